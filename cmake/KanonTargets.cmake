@@ -1,0 +1,40 @@
+# Shared settings for kanon's own targets: warnings as errors and, when
+# KANON_SANITIZE is on, ASan+UBSan. Third-party headers are SYSTEM includes,
+# so -Werror applies to our code only.
+
+set(KANON_WARNINGS -Wall -Wextra -Werror -Wno-missing-field-initializers)
+set(KANON_SANITIZER_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
+                          -fno-sanitize-recover=all)
+
+function(kanon_target_defaults target)
+  target_compile_options(${target} PRIVATE ${KANON_WARNINGS})
+  if(KANON_SANITIZE)
+    target_compile_options(${target} PRIVATE ${KANON_SANITIZER_FLAGS})
+    target_link_options(${target} PUBLIC ${KANON_SANITIZER_FLAGS})
+  endif()
+endfunction()
+
+# kanon_add_library(name SOURCES ... DEPS ...): one library per module.
+function(kanon_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  kanon_target_defaults(${name})
+endfunction()
+
+# kanon_add_test(name SOURCES ... DEPS ... LABELS ... [TIMEOUT s]): a doctest
+# executable registered with CTest. Labels: unit (no network), integration
+# (real PostgreSQL), robustness (random input).
+function(kanon_add_test name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE kanon_doctest_main ${ARG_DEPS})
+  kanon_target_defaults(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    ENVIRONMENT "KANON_SOURCE_DIR=${PROJECT_SOURCE_DIR};KANON_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endfunction()

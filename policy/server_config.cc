@@ -1,0 +1,130 @@
+#include "policy/server_config.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <set>
+
+namespace kanon::policy {
+namespace {
+
+// Reads one YAML file, remembering where it came from for error messages.
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
+                         const std::string& what) const {
+    const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 1;
+    throw ConfigError(fmt::format("{}:{}: {}: {}", path_, line, key, what));
+  }
+
+  void expect_map(const YAML::Node& node, const std::string& key,
+                  const std::set<std::string>& allowed) const {
+    if (!node.IsMap()) fail(node, key, "expected a mapping");
+    for (const auto& kv : node) {
+      const auto name = kv.first.as<std::string>();
+      if (!allowed.contains(name)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(kv.first, key.empty() ? name : key + "." + name,
+             fmt::format("unknown key (expected one of: {})", list));
+      }
+    }
+  }
+
+  std::string string(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, key, "expected a string");
+    return node.Scalar();
+  }
+
+  uint64_t integer(const YAML::Node& node, const std::string& key, uint64_t lo,
+                   uint64_t hi) const {
+    if (!node.IsScalar()) fail(node, key, "expected an integer");
+    const std::string& s = node.Scalar();
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size())
+      fail(node, key, fmt::format("expected an integer, got '{}'", s));
+    if (v < lo || v > hi) fail(node, key, fmt::format("must be between {} and {}", lo, hi));
+    return v;
+  }
+
+  Endpoint endpoint(const YAML::Node& node, const std::string& key, Endpoint def) const {
+    expect_map(node, key, {"host", "port"});
+    if (node["host"]) def.host = string(node["host"], key + ".host");
+    if (node["port"]) def.port = static_cast<uint16_t>(integer(node["port"], key + ".port", 1, 65535));
+    return def;
+  }
+
+ private:
+  std::string path_;
+};
+
+LogLevel parse_log_level(const Reader& r, const YAML::Node& node) {
+  const std::string s = r.string(node, "log_level");
+  if (s == "debug") return LogLevel::kDebug;
+  if (s == "info") return LogLevel::kInfo;
+  if (s == "warning") return LogLevel::kWarning;
+  if (s == "error") return LogLevel::kError;
+  r.fail(node, "log_level", fmt::format("'{}' is not one of debug, info, warning, error", s));
+}
+
+}  // namespace
+
+ServerConfig load_server_config(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(fmt::format("{}: cannot open the file", path));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+  }
+  const Reader r(path);
+  ServerConfig cfg;
+  cfg.path = path;
+  if (root.IsNull()) return cfg;
+  r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads"});
+  if (root["listen"]) cfg.listen = r.endpoint(root["listen"], "listen", cfg.listen);
+  if (root["backend"]) cfg.backend = r.endpoint(root["backend"], "backend", cfg.backend);
+  if (const auto limits = root["limits"]) {
+    r.expect_map(limits, "limits", {"max_clients", "max_message_size"});
+    if (limits["max_clients"])
+      cfg.limits.max_clients =
+          static_cast<uint32_t>(r.integer(limits["max_clients"], "limits.max_clients", 1, 100000));
+    if (limits["max_message_size"])
+      cfg.limits.max_message_size = static_cast<uint32_t>(
+          r.integer(limits["max_message_size"], "limits.max_message_size", 1024, 1u << 30));
+  }
+  if (root["log_level"]) cfg.log_level = parse_log_level(r, root["log_level"]);
+  if (root["threads"]) cfg.threads = static_cast<uint32_t>(r.integer(root["threads"], "threads", 0, 256));
+  return cfg;
+}
+
+Endpoint parse_endpoint(const std::string& text, const std::string& what) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    throw ConfigError(fmt::format("{}: expected HOST:PORT, got '{}'", what, text));
+  std::string host = text.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  const std::string port_text = text.substr(colon + 1);
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535)
+    throw ConfigError(fmt::format("{}: '{}' is not a port number", what, port_text));
+  return Endpoint{host, static_cast<uint16_t>(port)};
+}
+
+const char* to_string(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug: return "debug";
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarning: return "warning";
+    case LogLevel::kError: return "error";
+  }
+  return "info";
+}
+
+}  // namespace kanon::policy
