@@ -1,1 +1,50 @@
+#include <fmt/format.h>
 
+#include <cstdio>
+#include <memory>
+
+#include "app/commands.h"
+#include "policy/server_config.h"
+#include "proxy/log.h"
+#include "proxy/server.h"
+
+namespace kanon::app {
+namespace {
+
+struct ProxyOptions {
+  std::string config = "config/kanon.yaml";
+  std::string listen;
+  std::string backend;
+  std::string log_level;
+};
+
+}  // namespace
+
+void add_proxy_command(CLI::App& app) {
+  auto opts = std::make_shared<ProxyOptions>();
+  CLI::App* cmd = app.add_subcommand("proxy", "Run the PostgreSQL wire-protocol proxy");
+  cmd->add_option("-c,--config", opts->config, "Server configuration file (YAML)")
+      ->capture_default_str();
+  cmd->add_option("--listen", opts->listen, "HOST:PORT to accept clients on (overrides listen:)");
+  cmd->add_option("--backend", opts->backend,
+                  "HOST:PORT of the PostgreSQL server (overrides backend:)");
+  cmd->add_option("--log-level", opts->log_level, "debug, info, warning or error")
+      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
+  cmd->callback([opts] {
+    try {
+      policy::ServerConfig config = policy::load_server_config(opts->config);
+      if (!opts->listen.empty()) config.listen = policy::parse_endpoint(opts->listen, "--listen");
+      if (!opts->backend.empty())
+        config.backend = policy::parse_endpoint(opts->backend, "--backend");
+      if (auto level = policy::log_level_from_string(opts->log_level)) config.log_level = *level;
+      proxy::set_log_level(config.log_level);
+      proxy::Server server(std::move(config));
+      server.run();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "kanon proxy: {}\n", e.what());
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+}  // namespace kanon::app

@@ -64,10 +64,7 @@ class Reader {
 
 LogLevel parse_log_level(const Reader& r, const YAML::Node& node) {
   const std::string s = r.string(node, "log_level");
-  if (s == "debug") return LogLevel::kDebug;
-  if (s == "info") return LogLevel::kInfo;
-  if (s == "warning") return LogLevel::kWarning;
-  if (s == "error") return LogLevel::kError;
+  if (auto level = log_level_from_string(s)) return *level;
   r.fail(node, "log_level", fmt::format("'{}' is not one of debug, info, warning, error", s));
 }
 
@@ -115,6 +112,12 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
   if (ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 || port > 65535)
     throw ConfigError(fmt::format("{}: '{}' is not a port number", what, port_text));
   return Endpoint{host, static_cast<uint16_t>(port)};
+}
+
+std::optional<LogLevel> log_level_from_string(std::string_view text) {
+  for (auto level : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning, LogLevel::kError})
+    if (text == to_string(level)) return level;
+  return std::nullopt;
 }
 
 const char* to_string(LogLevel level) {

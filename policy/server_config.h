@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace kanon::policy {
 
@@ -47,5 +49,7 @@ ServerConfig load_server_config(const std::string& path);
 Endpoint parse_endpoint(const std::string& text, const std::string& what);
 
 const char* to_string(LogLevel level);
+// "debug", "info", "warning" or "error"; nullopt for anything else.
+std::optional<LogLevel> log_level_from_string(std::string_view text);
 
 }  // namespace kanon::policy

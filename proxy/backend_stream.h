@@ -1,0 +1,46 @@
+// BackendStream: the protocol state of what one backend connection sends to
+// its client. It owns no socket: the session feeds it each frame and is told
+// whether to forward the frame unchanged or to send a replacement instead.
+//
+// During start-up it swaps the backend's BackendKeyData for a client key
+// from the CancelRegistry; it remembers whether the server ended the session
+// with a FATAL error, so the session does not report a second one.
+#pragma once
+
+#include <optional>
+
+#include "proxy/cancel_registry.h"
+#include "proxy/wire/framing.h"
+
+namespace kanon::proxy {
+
+class BackendStream {
+ public:
+  enum class Phase { kStartup, kReady };
+  enum class Verdict { kForward, kReplace, kMalformed };
+
+  explicit BackendStream(CancelRegistry& registry) : registry_(registry) {}
+  ~BackendStream();
+  BackendStream(const BackendStream&) = delete;
+  BackendStream& operator=(const BackendStream&) = delete;
+
+  // REQUIRES: frame.status == kFrame. On kReplace the client gets
+  // replacement() instead of the frame.
+  Verdict on_frame(const wire::Frame& frame);
+  const wire::Buffer& replacement() const { return replacement_; }
+
+  Phase phase() const { return phase_; }
+  // True once the server sent an ErrorResponse with severity FATAL or PANIC.
+  bool ended_with_fatal() const { return fatal_; }
+  const std::optional<wire::BackendKeyData>& backend_key() const { return backend_key_; }
+
+ private:
+  CancelRegistry& registry_;
+  Phase phase_ = Phase::kStartup;
+  bool fatal_ = false;
+  std::optional<wire::BackendKeyData> backend_key_;
+  std::optional<wire::BackendKeyData> client_key_;
+  wire::Buffer replacement_;
+};
+
+}  // namespace kanon::proxy

@@ -1,0 +1,50 @@
+// Server: accepts clients and runs their sessions on a pool of I/O threads,
+// one io_context per thread, so a session never needs a lock.
+//
+// run() blocks until SIGINT/SIGTERM (or stop()), then stops accepting, asks
+// every session to end cleanly, waits for them (at most a few seconds) and
+// returns.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "policy/server_config.h"
+#include "proxy/server_context.h"
+
+namespace kanon::proxy {
+
+class Session;
+
+class Server {
+ public:
+  // Binds the listening socket; throws std::runtime_error naming the address
+  // when that fails.
+  explicit Server(policy::ServerConfig config);
+  ~Server();
+
+  // The bound address (useful with port 0).
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  void run();
+  // Thread-safe; may be called from a signal handler context via asio.
+  void stop();
+
+ private:
+  void accept_next();
+  void on_accept(std::shared_ptr<Session> session);
+  void begin_shutdown();
+
+  ServerContext context_;
+  std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  size_t next_context_ = 0;
+  std::mutex sessions_mutex_;
+  std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
+  bool shutting_down_ = false;
+};
+
+}  // namespace kanon::proxy

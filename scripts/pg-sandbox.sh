@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL 15 cluster for tests, benchmarks and the demo.
+#
+#   pg-sandbox.sh start [--port N] [--demo] [--owner-pid PID]
+#       initdb in a new temporary directory, start on 127.0.0.1 (a free port
+#       unless --port), create the test roles, and with --demo load the demo
+#       tables (public.adult, public.people). Prints shell assignments:
+#         KANON_PG_DIR=... KANON_PG_HOST=127.0.0.1 KANON_PG_PORT=...
+#       With --owner-pid, a watchdog stops and removes the cluster as soon as
+#       that process is gone, even if it was killed with SIGKILL.
+#   pg-sandbox.sh stop DIR
+#       stop the cluster in DIR and remove DIR.
+#
+# PostgreSQL refuses to run as root; as root the server runs as the
+# unprivileged 'postgres' user that Debian's package creates.
+#
+# Roles (all may log in over TCP on 127.0.0.1):
+#   postgres (superuser, trust), kanon_md5 / md5-secret (md5),
+#   kanon_scram / scram-secret (scram-sha-256), kanon_password /
+#   password-secret (cleartext 'password'), analyst (trust).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PGBIN="${KANON_PGBIN:-/usr/lib/postgresql/15/bin}"
+
+as_server_user() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+port_in_use() {
+  ss -Hltn "sport = :$1" 2>/dev/null | grep -q . 
+}
+
+stop_cluster() {
+  local dir="$1"
+  [ -d "$dir" ] || return 0
+  if [ -f "$dir/data/postmaster.pid" ]; then
+    as_server_user "$PGBIN/pg_ctl" -D "$dir/data" stop -m immediate -w >/dev/null 2>&1 || true
+  fi
+  rm -rf "$dir"
+}
+
+write_hba() {
+  cat >"$1/pg_hba.conf" <<'HBA'
+local all all                        trust
+host  all kanon_md5      127.0.0.1/32 md5
+host  all kanon_scram    127.0.0.1/32 scram-sha-256
+host  all kanon_password 127.0.0.1/32 password
+host  all all            127.0.0.1/32 trust
+HBA
+}
+
+create_roles() {
+  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$1" -U postgres -d postgres <<'SQL'
+SET password_encryption = 'md5';
+CREATE ROLE kanon_md5 LOGIN PASSWORD 'md5-secret';
+SET password_encryption = 'scram-sha-256';
+CREATE ROLE kanon_scram LOGIN PASSWORD 'scram-secret';
+CREATE ROLE kanon_password LOGIN PASSWORD 'password-secret';
+CREATE ROLE analyst LOGIN;
+GRANT pg_read_all_data TO kanon_md5, kanon_scram, kanon_password, analyst;
+SQL
+}
+
+load_demo() {
+  local port="$1"
+  local adult="${KANON_ADULT_CSV:-$ROOT/../shared/data/adult/adult.csv}"
+  [ -f "$adult" ] || { echo "pg-sandbox: ADULT data not found at $adult (set KANON_ADULT_CSV)" >&2; return 1; }
+  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d postgres \
+    -f "$ROOT/config/demo/schema.sql" \
+    -c "\\copy public.adult (sex, age, race, \"marital-status\", education, \"native-country\", workclass, occupation, \"salary-class\") FROM '$adult' WITH (FORMAT csv, DELIMITER ';', HEADER true)" \
+    -f "$ROOT/config/demo/people.sql" \
+    -c "ANALYZE"
+}
+
+start() {
+  local port="" demo=0 owner=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --port) port="$2"; shift 2 ;;
+      --demo) demo=1; shift ;;
+      --owner-pid) owner="$2"; shift 2 ;;
+      *) echo "pg-sandbox: unknown option $1" >&2; exit 2 ;;
+    esac
+  done
+  local dir
+  dir="$(mktemp -d /tmp/kanon-pg.XXXXXX)"
+  chmod 755 "$dir"
+  [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+  if [ -n "$owner" ]; then
+    # The watchdog runs in its own session so killing the owner's process
+    # group does not kill it.
+    setsid -f bash -c "while kill -0 $owner 2>/dev/null && [ -d '$dir' ]; do sleep 1; done; '$0' stop '$dir'" \
+      </dev/null >/dev/null 2>&1
+  fi
+  trap 'stop_cluster "$dir"' ERR
+  as_server_user "$PGBIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+    >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; false; }
+  write_hba "$dir/data"
+  local tries=0
+  while :; do
+    local p="$port"
+    if [ -z "$p" ]; then
+      p=$((20000 + RANDOM % 40000))
+      port_in_use "$p" && continue
+    fi
+    if as_server_user "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+      -o "-p $p -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 -c shared_buffers=256MB" \
+      >/dev/null 2>&1; then
+      port="$p"
+      break
+    fi
+    tries=$((tries + 1))
+    if [ -n "$port" ] || [ $tries -ge 10 ]; then
+      echo "pg-sandbox: PostgreSQL did not start; its log:" >&2
+      cat "$dir/server.log" >&2 || true
+      false
+    fi
+  done
+  create_roles "$port"
+  [ $demo -eq 1 ] && load_demo "$port"
+  trap - ERR
+  echo "KANON_PG_DIR=$dir"
+  echo "KANON_PG_HOST=127.0.0.1"
+  echo "KANON_PG_PORT=$port"
+}
+
+case "${1:-}" in
+  start) shift; start "$@" ;;
+  stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop_cluster "$2" ;;
+  *) echo "usage: $0 start [--port N] [--demo] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
+esac
