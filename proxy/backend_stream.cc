@@ -1,5 +1,6 @@
 #include "proxy/backend_stream.h"
 
+#include "proxy/wire/error_fields.h"
 #include "proxy/wire/message_types.h"
 
 namespace kanon::proxy {

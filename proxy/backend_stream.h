@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "proxy/cancel_registry.h"
+#include "proxy/wire/backend_messages.h"
 #include "proxy/wire/framing.h"
 
 namespace kanon::proxy {

@@ -154,21 +154,21 @@ awaitable<void> Session::forward_cancel(const wire::CancelRequest& request) {
 
 awaitable<bool> Session::connect_backend() {
   const auto& b = context_.config.backend;
-  try {
-    tcp::resolver resolver(client_.get_executor());
-    const auto endpoints =
-        co_await resolver.async_resolve(b.host, std::to_string(b.port), use_awaitable);
-    co_await asio::async_connect(backend_, endpoints, use_awaitable);
+  boost::system::error_code ec;
+  tcp::resolver resolver(client_.get_executor());
+  const auto endpoints = co_await resolver.async_resolve(
+      b.host, std::to_string(b.port), asio::redirect_error(use_awaitable, ec));
+  if (!ec) co_await asio::async_connect(backend_, endpoints, asio::redirect_error(use_awaitable, ec));
+  if (!ec) {
     set_no_delay(backend_);
     co_return true;
-  } catch (const boost::system::system_error& e) {
-    log(LogLevel::kWarning, "client {}: cannot connect to the backend {}:{}: {}", peer_, b.host,
-        b.port, e.code().message());
-    co_await send_fatal("08006", fmt::format("kanon cannot connect to the PostgreSQL server at "
-                                             "{}:{}: {}",
-                                             b.host, b.port, e.code().message()));
-    co_return false;
   }
+  log(LogLevel::kWarning, "client {}: cannot connect to the backend {}:{}: {}", peer_, b.host,
+      b.port, ec.message());
+  co_await send_fatal("08006", fmt::format("kanon cannot connect to the PostgreSQL server at "
+                                           "{}:{}: {}",
+                                           b.host, b.port, ec.message()));
+  co_return false;
 }
 
 awaitable<void> Session::relay_client_to_backend() {
@@ -176,11 +176,11 @@ awaitable<void> Session::relay_client_to_backend() {
   for (;;) {
     if (stopping_) co_return co_await finish("57P01", "terminating connection because kanon is "
                                                       "shutting down", true);
-    size_t n = 0;
-    try {
-      n = co_await client_.async_read_some(from_client_.prepare(), use_awaitable);
-    } catch (const boost::system::system_error& e) {
-      if (stopping_) continue;  // loop top finishes the session
+    boost::system::error_code ec;
+    const size_t n = co_await client_.async_read_some(from_client_.prepare(),
+                                                      asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (stopping_) continue;  // the loop top finishes the session
       co_return co_await finish("", "", true);  // the client went away
     }
     from_client_.commit(n);
@@ -202,13 +202,10 @@ awaitable<void> Session::relay_client_to_backend() {
       }
     }
     if (ready == 0) continue;
-    try {
-      co_await asio::async_write(backend_, asio::buffer(from_client_.pending().data(), ready),
-                                 use_awaitable);
-    } catch (const boost::system::system_error&) {
-      // The backend pump sees the loss too and reports it to the client.
-      co_return;
-    }
+    co_await asio::async_write(backend_, asio::buffer(from_client_.pending().data(), ready),
+                               asio::redirect_error(use_awaitable, ec));
+    // On failure the backend pump sees the loss too and reports it.
+    if (ec) co_return;
     from_client_.consume(ready);
     if (terminate) co_return co_await finish("", "", false);
   }

@@ -9,6 +9,8 @@
 // backend pump starts or after it has finished.
 #pragma once
 
+#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange unincluded
+
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>

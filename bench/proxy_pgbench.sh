@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Proxy throughput benchmark (not a test): pgbench -S against PostgreSQL
+# directly, through kanon, and through PgBouncer in session mode, all in one
+# run on loopback. Prints TPS, average latency and the ratios kanon/direct and
+# kanon/PgBouncer for each cell.
+#
+#   bench/proxy_pgbench.sh [--seconds N] [--clients "1 8 32"] [--modes "simple extended"]
+#
+# Needs a Release build in build/ (scripts/build.sh) and pgbouncer.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SECONDS_PER_CELL=20
+CLIENTS="1 8 32"
+MODES="simple extended"
+SCALE=10
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) SECONDS_PER_CELL="$2"; shift 2 ;;
+    --clients) CLIENTS="$2"; shift 2 ;;
+    --modes) MODES="$2"; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+KANON="$ROOT/build/app/kanon"
+[ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh" >&2; exit 1; }
+command -v pgbouncer >/dev/null || { echo "pgbouncer is not installed" >&2; exit 1; }
+
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 40000))
+    ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+  done
+}
+wait_port() {
+  for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
+  return 1
+}
+
+eval "$("$ROOT/scripts/pg-sandbox.sh" start --owner-pid $$)"
+WORK="$(mktemp -d /tmp/kanon-bench.XXXXXX)"
+chmod 755 "$WORK"
+[ "$(id -u)" -eq 0 ] && chown postgres: "$WORK"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  "$ROOT/scripts/pg-sandbox.sh" stop "$KANON_PG_DIR"
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+PG_PORT="$KANON_PG_PORT"
+psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABASE bench"
+pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres bench >/dev/null 2>&1
+
+KANON_PORT="$(free_port)"
+"$KANON" proxy --config "$ROOT/config/kanon.yaml" --listen "127.0.0.1:$KANON_PORT" \
+  --backend "127.0.0.1:$PG_PORT" --log-level warning 2>"$WORK/kanon.log" &
+PIDS+=($!)
+
+BOUNCER_PORT="$(free_port)"
+cat >"$WORK/pgbouncer.ini" <<INI
+[databases]
+bench = host=127.0.0.1 port=$PG_PORT dbname=bench
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $BOUNCER_PORT
+unix_socket_dir =
+auth_type = trust
+auth_file = $WORK/userlist.txt
+pool_mode = session
+max_client_conn = 500
+default_pool_size = 100
+logfile = $WORK/pgbouncer.log
+pidfile =
+log_connections = 0
+log_disconnections = 0
+INI
+echo '"postgres" ""' >"$WORK/userlist.txt"
+chmod 644 "$WORK"/*
+if [ "$(id -u)" -eq 0 ]; then
+  runuser -u postgres -- pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
+else
+  pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
+fi
+PIDS+=($!)
+wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
+wait_port "$BOUNCER_PORT" || { echo "pgbouncer did not start" >&2; exit 1; }
+
+run_cell() {  # port mode clients -> "tps latency_ms"
+  local jobs=$(($3 < 2 ? 1 : 2))
+  local out
+  out="$(pgbench -n -S -M "$2" -c "$3" -j "$jobs" -T "$SECONDS_PER_CELL" -h 127.0.0.1 -p "$1" \
+    -U postgres bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0"; return; }
+  local tps lat
+  tps="$(sed -nE 's/^tps = ([0-9.]+) .*/\1/p' <<<"$out" | tail -n 1)"
+  lat="$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")"
+  echo "$tps $lat"
+}
+
+echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
+printf '| %-8s | %7s | %12s | %12s | %12s | %12s | %12s | %12s | %9s | %9s |\n' \
+  mode clients "direct tps" "direct ms" "kanon tps" "kanon ms" "bouncer tps" "bouncer ms" \
+  "k/direct" "k/bouncer"
+printf '|%s|\n' "----------|---------|--------------|--------------|--------------|--------------|--------------|--------------|-----------|-----------"
+for mode in $MODES; do
+  for c in $CLIENTS; do
+    read -r dt dl <<<"$(run_cell "$PG_PORT" "$mode" "$c")"
+    read -r kt kl <<<"$(run_cell "$KANON_PORT" "$mode" "$c")"
+    read -r bt bl <<<"$(run_cell "$BOUNCER_PORT" "$mode" "$c")"
+    rd="$(awk -v a="$kt" -v b="$dt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
+    rb="$(awk -v a="$kt" -v b="$bt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
+    printf '| %-8s | %7s | %12.0f | %12.3f | %12.0f | %12.3f | %12.0f | %12.3f | %9s | %9s |\n' \
+      "$mode" "$c" "$dt" "$dl" "$kt" "$kl" "$bt" "$bl" "$rd" "$rb"
+  done
+done

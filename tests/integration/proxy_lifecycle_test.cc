@@ -1,0 +1,152 @@
+// The proxy's life around its sessions: client limits, an unreachable or
+// lost backend, and a clean shutdown on SIGTERM and SIGINT.
+#include <doctest/doctest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+
+#include <thread>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+
+using namespace kanon::testing;
+
+namespace {
+
+std::string error_of(PGconn* conn) { return PQerrorMessage(conn); }
+
+struct Query {
+  bool ok;
+  std::string value;
+  std::string sqlstate;
+  std::string message;
+};
+
+Query exec(PGconn* conn, const std::string& sql) {
+  PGresult* res = PQexec(conn, sql.c_str());
+  Query q{PQresultStatus(res) == PGRES_TUPLES_OK, "", "", error_of(conn)};
+  if (q.ok) q.value = PQgetvalue(res, 0, 0);
+  if (const char* s = PQresultErrorField(res, PG_DIAG_SQLSTATE)) q.sqlstate = s;
+  PQclear(res);
+  return q;
+}
+
+}  // namespace
+
+TEST_CASE("SIGTERM and SIGINT stop accepting, end sessions with 57P01 and exit 0") {
+  auto& pg = PgSandbox::shared();
+  for (int signo : {SIGTERM, SIGINT}) {
+    CAPTURE(signo);
+    KanonProxy proxy(pg.port());
+    PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
+    REQUIRE(PQstatus(conn) == CONNECTION_OK);
+    CHECK(exec(conn, "SELECT 5").value == "5");
+    CHECK(proxy.process().signal_and_wait(signo, 10) == 0);
+    const Query after = exec(conn, "SELECT 6");
+    CHECK_FALSE(after.ok);
+    PQfinish(conn);
+    CHECK(proxy.log().find("terminating connection because kanon is shutting down") ==
+          std::string::npos);  // the log records the signal, not the client's message
+    CHECK(proxy.log().find("shutting down") != std::string::npos);
+    CHECK_FALSE(wait_for_port(proxy.port(), 1));
+    // The backend session was ended too.
+    CHECK(pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'analyst' AND "
+                  "pid <> pg_backend_pid()") == "0\n");
+  }
+}
+
+TEST_CASE("a client idle at shutdown is told why the connection ends") {
+  auto& pg = PgSandbox::shared();
+  KanonProxy proxy(pg.port());
+  PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(conn) == CONNECTION_OK);
+  REQUIRE(PQsendQuery(conn, "SELECT pg_sleep(0.5)") == 1);
+  std::thread stopper([&] { proxy.process().signal_and_wait(SIGTERM, 10); });
+  PGresult* res;
+  std::string messages;
+  while ((res = PQgetResult(conn)) != nullptr) {
+    messages += PQresultErrorMessage(res);
+    PQclear(res);
+  }
+  stopper.join();
+  messages += error_of(conn);
+  CHECK(messages.find("kanon is shutting down") != std::string::npos);
+  PQfinish(conn);
+}
+
+TEST_CASE("clients beyond limits.max_clients are refused with 53300") {
+  auto& pg = PgSandbox::shared();
+  KanonProxy proxy(pg.port(), "limits: {max_clients: 2}\n");
+  PGconn* a = PQconnectdb(proxy.conninfo("analyst").c_str());
+  PGconn* b = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(a) == CONNECTION_OK);
+  REQUIRE(PQstatus(b) == CONNECTION_OK);
+  PGconn* c = PQconnectdb(proxy.conninfo("analyst").c_str());
+  CHECK(PQstatus(c) == CONNECTION_BAD);
+  CHECK(error_of(c).find("sorry, too many clients already") != std::string::npos);
+  PQfinish(c);
+  PQfinish(b);
+  // A slot frees up when a client leaves.
+  PGconn* d = nullptr;
+  for (int i = 0; i < 50; ++i) {
+    d = PQconnectdb(proxy.conninfo("analyst").c_str());
+    if (PQstatus(d) == CONNECTION_OK) break;
+    PQfinish(d);
+    d = nullptr;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(d != nullptr);
+  CHECK(exec(d, "SELECT 3").value == "3");
+  CHECK(exec(a, "SELECT 4").value == "4");
+  PQfinish(d);
+  PQfinish(a);
+}
+
+TEST_CASE("an unreachable backend gets the client a clear 08006 error") {
+  KanonProxy proxy(free_port());
+  PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
+  CHECK(PQstatus(conn) == CONNECTION_BAD);
+  CHECK(error_of(conn).find("kanon cannot connect to the PostgreSQL server") != std::string::npos);
+  PQfinish(conn);
+}
+
+// Runs last: killing a server process makes PostgreSQL restart all sessions.
+TEST_CASE("a backend that dies closes its client with an error; other clients are unaffected") {
+  auto& pg = PgSandbox::shared();
+  KanonProxy proxy(pg.port());
+  PGconn* victim = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(victim) == CONNECTION_OK);
+
+  SUBCASE("terminated by an administrator: the server's own FATAL reaches the client") {
+    const std::string pid = exec(victim, "SELECT pg_backend_pid()").value;
+    pg.psql("SELECT pg_terminate_backend(" + pid + ")");
+    const Query q = exec(victim, "SELECT 1");
+    CHECK_FALSE(q.ok);
+    CHECK(q.message.find("terminating connection due to administrator command") !=
+          std::string::npos);
+    CHECK(q.message.find("kanon lost the connection") == std::string::npos);
+  }
+  SUBCASE("killed: kanon reports the lost connection") {
+    const std::string pid = exec(victim, "SELECT pg_backend_pid()").value;
+    REQUIRE(kill(std::stoi(pid), SIGKILL) == 0);
+    const Query q = exec(victim, "SELECT 1");
+    CHECK_FALSE(q.ok);
+    // PostgreSQL's crash restart may also close the socket first; either way
+    // the client hears about it and kanon keeps running.
+    const bool reported = q.message.find("kanon lost the connection to the PostgreSQL server") !=
+                              std::string::npos ||
+                          q.message.find("terminating connection") != std::string::npos;
+    CHECK_MESSAGE(reported, q.message);
+    CHECK(proxy.process().running());
+  }
+  PQfinish(victim);
+  // kanon keeps serving new clients (after PostgreSQL's crash recovery).
+  bool served = false;
+  for (int i = 0; i < 100 && !served; ++i) {
+    PGconn* fresh = PQconnectdb(proxy.conninfo("analyst").c_str());
+    served = PQstatus(fresh) == CONNECTION_OK && exec(fresh, "SELECT 9").value == "9";
+    PQfinish(fresh);
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(served);
+}

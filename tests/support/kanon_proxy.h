@@ -1,0 +1,37 @@
+// KanonProxy: the real `kanon proxy` executable started for a test, listening
+// on a free port and forwarding to a given backend. Stopped on destruction.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "tests/support/process.h"
+
+namespace kanon::testing {
+
+class KanonProxy {
+ public:
+  // `extra_yaml` is appended to the generated config file.
+  KanonProxy(uint16_t backend_port, const std::string& extra_yaml = "");
+  ~KanonProxy();
+
+  uint16_t port() const { return port_; }
+  std::string conninfo(const std::string& user = "postgres", const std::string& dbname = "postgres",
+                       const std::string& password = "") const;
+  ChildProcess& process() { return *process_; }
+  std::string log() const { return read_file(log_path_); }
+
+ private:
+  uint16_t port_ = 0;
+  std::string dir_;
+  std::string log_path_;
+  std::unique_ptr<ChildProcess> process_;
+};
+
+// The built `kanon` executable.
+std::string kanon_executable();
+
+// True once something accepts TCP connections on 127.0.0.1:port.
+bool wait_for_port(uint16_t port, int seconds);
+
+}  // namespace kanon::testing

@@ -1,0 +1,103 @@
+#include "tests/support/raw_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+
+#include "proxy/wire/error_fields.h"
+#include "proxy/wire/framing.h"
+
+namespace kanon::testing {
+
+RawClient::RawClient(uint16_t port) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    throw std::runtime_error("RawClient: connect failed");
+}
+
+RawClient::~RawClient() { close(fd_); }
+
+void RawClient::send(const std::vector<uint8_t>& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return;  // the peer may already have closed; tests read the outcome
+    sent += static_cast<size_t>(n);
+  }
+}
+
+std::vector<uint8_t> RawClient::read_until_close(int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::vector<uint8_t> out = std::move(buffered_);
+  buffered_.clear();
+  uint8_t buf[8192];
+  while (!closed_) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) break;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) {
+      closed_ = true;
+    } else {
+      out.insert(out.end(), buf, buf + n);
+    }
+  }
+  return out;
+}
+
+std::vector<uint8_t> RawClient::read_until_message(char type, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  uint8_t buf[8192];
+  for (;;) {
+    // Is a complete message of `type` in the buffer?
+    size_t off = 0;
+    for (;;) {
+      const auto frame = wire::frame_typed(wire::Bytes(buffered_).subspan(off), 1u << 30);
+      if (frame.status != wire::FrameStatus::kFrame) break;
+      off += frame.size;
+      if (frame.type == type) {
+        std::vector<uint8_t> out(buffered_.begin(), buffered_.begin() + off);
+        buffered_.erase(buffered_.begin(), buffered_.begin() + off);
+        return out;
+      }
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0 || closed_) return {};
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
+    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) {
+      closed_ = true;
+    } else {
+      buffered_.insert(buffered_.end(), buf, buf + n);
+    }
+  }
+}
+
+std::string first_error_sqlstate(const std::vector<uint8_t>& bytes) {
+  size_t off = 0;
+  for (;;) {
+    const auto frame = wire::frame_typed(wire::Bytes(bytes).subspan(off), 1u << 30);
+    if (frame.status != wire::FrameStatus::kFrame) return "";
+    off += frame.size;
+    if (frame.type != 'E') continue;
+    auto error = wire::decode_error_response(frame.body);
+    return error.ok() ? std::string(error.value().field('C')) : "";
+  }
+}
+
+}  // namespace kanon::testing
