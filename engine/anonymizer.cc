@@ -1,0 +1,198 @@
+#include "engine/anonymizer.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <unordered_map>
+
+#include "engine/best_first_search.h"
+#include "engine/flash_search.h"
+
+namespace kanon::engine {
+
+Outcome anonymize(const Dataset& data, const PrivacyModel& privacy, MetricKind metric_kind,
+                  Algorithm algorithm, const CheckerOptions& checker_options,
+                  const SearchOptions& search) {
+  if (privacy.needs_sensitive() && data.sensitive.empty()) {
+    throw DataError("l-diversity needs a sensitive attribute");
+  }
+  std::vector<int> heights, max_levels;
+  std::vector<std::vector<uint32_t>> distinct;
+  for (const auto& q : data.qis) {
+    heights.push_back(q.height);
+    max_levels.push_back(q.max_level());
+    distinct.push_back(q.distinct_per_level);
+  }
+  const Lattice lattice(heights);
+  if (!lattice.ids_fit()) throw DataError("the lattice is too large (more than 2^64 nodes)");
+  if (algorithm == Algorithm::kFlash && lattice.size() > 200'000'000) {
+    throw DataError(fmt::format("the lattice has {} nodes; use --algorithm bfs", lattice.size()));
+  }
+  const TraversalOrder order(max_levels, distinct);
+  const QualityMetric metric(metric_kind, data);
+  Checker checker(data, privacy, metric, checker_options);
+  Outcome out;
+  out.search = algorithm == Algorithm::kFlash
+                   ? flash_search(checker, lattice, order, metric, privacy, search)
+                   : best_first_search(checker, lattice, order, metric, privacy, search);
+  if (out.search.found) {
+    Checker plain(data, privacy, metric, CheckerOptions{false, false, false, {}, false});
+    out.at_optimum = plain.check(out.search.levels);
+    for (MetricKind k : all_metrics()) {
+      const QualityMetric m(k, data);
+      out.losses[metric_name(k)] = plain.evaluate_last(m).value;
+    }
+  }
+  return out;
+}
+
+std::vector<uint8_t> suppressed_rows(const Dataset& data, const PrivacyModel& privacy,
+                                     const Levels& levels) {
+  const size_t w = data.width();
+  struct Agg {
+    uint32_t count = 0;
+    std::map<int32_t, uint32_t> dist;
+  };
+  std::unordered_map<std::string, Agg> classes;
+  std::vector<std::string> keys(data.rows);
+  for (size_t r = 0; r < data.rows; ++r) {
+    std::string key(w * 4, '\0');
+    for (size_t c = 0; c < w; ++c) {
+      const int32_t g = data.qis[c].maps[levels[c]][data.data[r * w + c]];
+      std::memcpy(key.data() + c * 4, &g, 4);
+    }
+    Agg& a = classes[key];
+    ++a.count;
+    if (privacy.needs_sensitive()) ++a.dist[data.sensitive[r]];
+    keys[r] = std::move(key);
+  }
+  std::unordered_map<std::string, bool> fails;
+  for (const auto& [key, a] : classes) {
+    std::vector<SensitiveCount> dist;
+    for (const auto& [v, n] : a.dist) dist.push_back({v, n});
+    fails[key] = !privacy.class_passes(a.count, dist);
+  }
+  std::vector<uint8_t> out(data.rows);
+  for (size_t r = 0; r < data.rows; ++r) out[r] = fails[keys[r]] ? 1 : 0;
+  return out;
+}
+
+void write_anonymized_csv(const std::string& path, const CsvTable& table, const Dataset& data,
+                          const std::vector<AttributeSpec>& specs, const PrivacyModel& privacy,
+                          const Levels& levels, char delimiter) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw DataError(fmt::format("{}: cannot write output", path));
+  std::vector<int> qi_of_column(table.header.size(), -1);
+  std::vector<bool> dropped(table.header.size(), false);
+  for (size_t q = 0; q < data.qis.size(); ++q) qi_of_column[data.qis[q].column] = static_cast<int>(q);
+  for (const auto& s : specs) {
+    if (s.role == AttributeRole::kIdentifying) dropped[table.column(s.name)] = true;
+  }
+  std::vector<std::string_view> fields;
+  for (size_t c = 0; c < table.header.size(); ++c) {
+    if (!dropped[c]) fields.push_back(table.header[c]);
+  }
+  write_csv_row(out, fields, delimiter);
+  const auto supp = suppressed_rows(data, privacy, levels);
+  const size_t w = data.width();
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    fields.clear();
+    for (size_t c = 0; c < table.header.size(); ++c) {
+      if (dropped[c]) continue;
+      const int q = qi_of_column[c];
+      if (q < 0) {
+        fields.push_back(table.rows[r][c]);
+      } else if (supp[r]) {
+        fields.push_back("*");
+      } else {
+        const auto& qi = data.qis[q];
+        fields.push_back(qi.dictionary.decode(qi.maps[levels[q]][data.data[r * w + q]]));
+      }
+    }
+    write_csv_row(out, fields, delimiter);
+  }
+  if (!out) throw DataError(fmt::format("{}: write failed", path));
+}
+
+namespace {
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", c);
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string report_json(const Dataset& data, const Outcome& o, const PrivacyModel& privacy,
+                        MetricKind metric) {
+  std::string s = "{\n";
+  s += fmt::format("  \"found\": {},\n", o.search.found ? "true" : "false");
+  s += "  \"levels\": {";
+  for (size_t i = 0; i < data.qis.size() && o.search.found; ++i) {
+    s += fmt::format("{}{}: {}", i ? ", " : "", json_string(data.qis[i].name),
+                     static_cast<int>(o.search.levels[i]));
+  }
+  s += "},\n";
+  s += fmt::format("  \"min_class_size\": {},\n", o.at_optimum.min_class_size);
+  s += fmt::format("  \"classes\": {},\n", o.at_optimum.kept_classes);
+  s += fmt::format("  \"suppressed\": {},\n", o.at_optimum.suppressed);
+  s += "  \"loss\": {";
+  bool first = true;
+  for (const auto& [name, v] : o.losses) {
+    s += fmt::format("{}{}: {:.17g}", first ? "" : ", ", json_string(name), v);
+    first = false;
+  }
+  s += "},\n";
+  s += fmt::format("  \"metric\": {},\n", json_string(metric_name(metric)));
+  s += fmt::format("  \"privacy\": {},\n", json_string(privacy.describe()));
+  s += fmt::format("  \"rows\": {},\n", data.rows);
+  s += fmt::format("  \"checked\": {},\n", o.search.checked);
+  s += fmt::format("  \"lattice_size\": {},\n", o.search.lattice_size);
+  s += fmt::format("  \"search_ms\": {:.3f},\n", o.search.search_ms);
+  s += fmt::format("  \"timed_out\": {},\n", o.search.timed_out ? "true" : "false");
+  s += fmt::format("  \"algorithm\": {}\n", json_string(o.search.algorithm));
+  return s + "}\n";
+}
+
+Outcome run_job(const AnonymizationJob& job,
+                const std::function<void(const SearchProgress&)>& progress) {
+  const CsvTable table = read_csv(job.input, job.delimiter);
+  const Dataset data = encode_dataset(table, job.attributes);
+  SearchOptions search;
+  search.time_limit_s = job.time_limit_s;
+  search.progress = progress;
+  Outcome o = anonymize(data, job.privacy, job.metric, job.algorithm, job.checker, search);
+  if (!job.output.empty() && o.search.found) {
+    write_anonymized_csv(job.output, table, data, job.attributes, job.privacy, o.search.levels,
+                         job.delimiter);
+  }
+  if (!job.report.empty()) {
+    std::ofstream out(job.report);
+    if (!out) throw DataError(fmt::format("{}: cannot write report", job.report));
+    out << report_json(data, o, job.privacy, job.metric);
+  }
+  return o;
+}
+
+}  // namespace kanon::engine

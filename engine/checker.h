@@ -1,0 +1,109 @@
+// Checks one transformation: transforms rows into the buffer, groups them
+// into equivalence classes, applies the privacy model with suppression and
+// evaluates the quality model. Implements the Flash paper's optimizations,
+// each switchable (results are identical with any combination):
+//   projection  only columns whose level differs from the buffer's are
+//               transformed, with loops specialised per number of columns;
+//   roll-up     when the target generalizes the previous check, the previous
+//               classes' representatives are regrouped instead of all rows;
+//   history     snapshots of earlier classes (snapshot_history.h) serve the
+//               same purpose for other transitions.
+// The buffer state machine: `buffer_levels_` is the transformation the buffer
+// holds for (a) every row when `buffer_all_rows_`, else (b) only the
+// representatives of the current classes. Projection is used only where the
+// rows to process are known to be consistent: a full scan in state (a), a
+// roll-up in either state, a snapshot in state (a); otherwise all columns of
+// the processed rows are transformed. Any roll-up or snapshot leaves state (b).
+//
+// Not thread-safe; one Checker per search.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/dataset.h"
+#include "engine/group_table.h"
+#include "engine/lattice.h"
+#include "engine/privacy_model.h"
+#include "engine/quality_metric.h"
+#include "engine/snapshot_history.h"
+
+namespace kanon::engine {
+
+struct CheckerOptions {
+  bool projection = true;
+  bool rollup = true;
+  bool history = true;
+  HistoryOptions history_options;
+  // Flash stores only snapshots of non-anonymous nodes (their generalizations
+  // are otherwise tagged); searches that evaluate anonymous nodes' successors
+  // set this.
+  bool store_anonymous_snapshots = false;
+};
+
+struct CheckResult {
+  bool anonymous = false;
+  uint64_t suppressed = 0;      // rows in classes that fail the model
+  uint64_t classes = 0;         // all classes, before suppression
+  uint64_t kept_classes = 0;    // classes that pass
+  uint64_t min_class_size = 0;  // smallest kept class (0 when none)
+  QualityValue quality;
+  enum class Source { kFull, kRollup, kSnapshot } source = Source::kFull;
+  uint64_t rows_processed = 0;
+};
+
+class Checker {
+ public:
+  Checker(const Dataset& data, const PrivacyModel& privacy, const QualityMetric& metric,
+          CheckerOptions options);
+
+  CheckResult check(const Levels& target);
+
+  uint64_t checks() const { return checks_; }
+  uint64_t cells_transformed() const { return cells_; }
+  SnapshotHistory& history() { return history_; }
+  const CheckerOptions& options() const { return options_; }
+  void set_store_anonymous_snapshots(bool on) { options_.store_anonymous_snapshots = on; }
+  // Classes of the last check (keys at buffer()[rep * width]).
+  const GroupTable& classes() const { return tables_[cur_]; }
+  const std::vector<uint8_t>& suppressed_flags() const { return suppressed_; }
+  const int32_t* buffer() const { return buffer_.data(); }
+  // Re-evaluates the last check's classes under another quality model.
+  QualityValue evaluate_last(const QualityMetric& metric) const;
+
+ private:
+  struct ColumnMap {
+    size_t col;
+    const int32_t* map;
+  };
+  template <int K, typename RowAt, typename OnAdd>
+  void run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k, GroupTable& out);
+  template <typename RowAt, typename OnAdd>
+  void dispatch(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
+                GroupTable& out);
+
+  const Dataset& data_;
+  PrivacyModel privacy_;
+  const QualityMetric& metric_;
+  CheckerOptions options_;
+  size_t width_;
+  uint64_t limit_;
+  bool sensitive_;
+
+  std::vector<int32_t> buffer_;
+  Levels buffer_levels_;
+  bool buffer_valid_ = false;
+  bool buffer_all_rows_ = false;
+  GroupTable tables_[2];
+  int cur_ = 0;
+  bool has_current_ = false;
+  Levels current_levels_;
+  SnapshotHistory history_;
+  std::vector<uint8_t> suppressed_;
+  std::vector<ColumnMap> columns_;
+  uint64_t checks_ = 0;
+  uint64_t cells_ = 0;
+  Levels last_levels_;
+};
+
+}  // namespace kanon::engine

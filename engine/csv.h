@@ -1,0 +1,40 @@
+// CSV input/output for the engine: a header row plus data rows, a configurable
+// one-character delimiter, RFC 4180 quoting ("a;b" and "" escapes).
+//
+// Reading throws CsvError (an std::runtime_error naming the file and line) on
+// malformed input: a row whose field count differs from the header's, or an
+// unterminated quote. Loading is not a hot path.
+#pragma once
+
+#include <cstddef>
+#include <iosfwd>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kanon::engine {
+
+class CsvError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CsvTable {
+  std::string source;  // file name, for error messages
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> line_numbers;  // 1-based line of each row, parallel to rows
+
+  // Index of the column named `name`, or -1.
+  int column(std::string_view name) const;
+};
+
+// Reads a CSV with a header row. Empty lines are skipped.
+CsvTable read_csv(const std::string& path, char delimiter);
+CsvTable parse_csv(std::istream& in, char delimiter, std::string source, bool has_header = true);
+
+// Writes one record, quoting fields that contain the delimiter, quotes or newlines.
+void write_csv_row(std::ostream& out, const std::vector<std::string_view>& fields, char delimiter);
+
+}  // namespace kanon::engine

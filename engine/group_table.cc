@@ -1,0 +1,52 @@
+#include "engine/group_table.h"
+
+#include <algorithm>
+
+namespace kanon::engine {
+
+void GroupTable::clear() {
+  if (classes_.size() * 8 < slots_.size()) {
+    for (const auto& c : classes_) slots_[c.slot] = 0;
+  } else {
+    std::fill(slots_.begin(), slots_.end(), 0);
+  }
+  classes_.clear();
+  triples_.clear();
+  dist_.clear();
+  offsets_.clear();
+}
+
+void GroupTable::grow(size_t capacity) {
+  slots_.assign(capacity, 0);
+  mask_ = static_cast<uint32_t>(capacity - 1);
+  for (uint32_t i = 0; i < classes_.size(); ++i) {
+    uint32_t pos = classes_[i].hash & mask_;
+    while (slots_[pos] != 0) pos = (pos + 1) & mask_;
+    slots_[pos] = i + 1;
+    classes_[i].slot = pos;
+  }
+}
+
+void GroupTable::compact() {
+  std::sort(triples_.begin(), triples_.end(), [](const auto& a, const auto& b) {
+    return a.cls != b.cls ? a.cls < b.cls : a.value < b.value;
+  });
+  dist_.clear();
+  offsets_.assign(classes_.size() + 1, 0);
+  size_t i = 0;
+  for (uint32_t c = 0; c < classes_.size(); ++c) {
+    offsets_[c] = static_cast<uint32_t>(dist_.size());
+    while (i < triples_.size() && triples_[i].cls == c) {
+      if (!dist_.empty() && dist_.size() > offsets_[c] && dist_.back().value == triples_[i].value) {
+        dist_.back().count += triples_[i].count;
+      } else {
+        dist_.push_back({triples_[i].value, triples_[i].count});
+      }
+      ++i;
+    }
+  }
+  offsets_[classes_.size()] = static_cast<uint32_t>(dist_.size());
+  triples_.clear();
+}
+
+}  // namespace kanon::engine

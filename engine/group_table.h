@@ -1,0 +1,95 @@
+// The groupify operator: an open-addressing hash table of equivalence classes
+// keyed by transformed rows in the buffer. Each class keeps the index of a
+// representative row (its key lives at buffer[rep]) and a row count, which is
+// all that roll-up and snapshots need. With l-diversity on, the table also
+// collects (class, sensitive value, count) triples, aggregated by compact().
+//
+// Not thread-safe. add() does not allocate once the table has grown to its
+// working size.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "engine/privacy_model.h"
+
+namespace kanon::engine {
+
+struct GroupClass {
+  uint32_t hash;
+  uint32_t rep;
+  uint32_t count;
+  uint32_t slot;
+};
+
+struct SensitiveTriple {
+  uint32_t cls;
+  int32_t value;
+  uint32_t count;
+};
+
+class GroupTable {
+ public:
+  GroupTable() { grow(1024); }
+
+  void clear();
+  // Adds `count` rows whose key is buffer[row]; returns the class index.
+  uint32_t add(const int32_t* buffer, size_t width, uint32_t row, uint32_t count, uint32_t hash) {
+    const int32_t* key = buffer + static_cast<size_t>(row) * width;
+    uint32_t pos = hash & mask_;
+    for (;;) {
+      const uint32_t s = slots_[pos];
+      if (s == 0) break;
+      GroupClass& c = classes_[s - 1];
+      if (c.hash == hash &&
+          std::memcmp(buffer + static_cast<size_t>(c.rep) * width, key, width * 4) == 0) {
+        c.count += count;
+        return s - 1;
+      }
+      pos = (pos + 1) & mask_;
+    }
+    const uint32_t idx = static_cast<uint32_t>(classes_.size());
+    classes_.push_back({hash, row, count, pos});
+    slots_[pos] = idx + 1;
+    if (classes_.size() * 2 > slots_.size()) grow(slots_.size() * 2);
+    return idx;
+  }
+
+  size_t size() const { return classes_.size(); }
+  const std::vector<GroupClass>& classes() const { return classes_; }
+
+  // Sensitive-value bookkeeping (l-diversity only).
+  void add_sensitive(uint32_t cls, int32_t value, uint32_t count) {
+    triples_.push_back({cls, value, count});
+  }
+  // Sorts and merges the triples; afterwards distribution(c) is valid.
+  void compact();
+  std::span<const SensitiveCount> distribution(uint32_t cls) const {
+    return {dist_.data() + offsets_[cls], dist_.data() + offsets_[cls + 1]};
+  }
+  bool has_sensitive() const { return !offsets_.empty(); }
+
+ private:
+  void grow(size_t capacity);
+
+  std::vector<uint32_t> slots_;  // 0 = empty, else class index + 1
+  std::vector<GroupClass> classes_;
+  uint32_t mask_ = 0;
+  std::vector<SensitiveTriple> triples_;
+  std::vector<SensitiveCount> dist_;
+  std::vector<uint32_t> offsets_;
+};
+
+// Hash of a transformed row.
+inline uint32_t hash_row(const int32_t* key, size_t width) {
+  uint64_t h = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < width; ++i) {
+    h = (h ^ static_cast<uint32_t>(key[i])) * 0xFF51AFD7ED558CCDull;
+  }
+  h ^= h >> 29;
+  return static_cast<uint32_t>(h ^ (h >> 32));
+}
+
+}  // namespace kanon::engine

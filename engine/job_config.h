@@ -1,0 +1,45 @@
+// Loading an AnonymizationJob from a YAML job file (see docs/engine.md):
+//
+//   input: adult.csv
+//   delimiter: ";"
+//   attributes:
+//     age: {role: quasi, hierarchy: adult_hierarchy_age.csv}
+//     zip: {role: quasi, hierarchy: {type: mask, levels: [1, 2, 3]}}
+//     disease: sensitive
+//     name: identifying
+//   k: 5
+//   l: 2                      # optional; with diversity: distinct|entropy|recursive, c:
+//   suppression: 0.05
+//   metric: loss              # loss|dm|entropy|precision|height|aecs
+//   algorithm: flash          # flash|bfs
+//   time_limit: 10
+//   optimizations: {projection: true, rollup: true, history: true,
+//                   history_max_relative_size: 0.2, history_max_relative_to_source: 0.8,
+//                   history_max_snapshots: 200}
+//   output: out.csv
+//   report: report.json
+//
+// Relative paths are resolved against the job file's directory. Errors throw
+// JobError naming the file, line and key.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "engine/anonymizer.h"
+
+namespace kanon::engine {
+
+class JobError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+AnonymizationJob load_job(const std::string& path);
+
+// The hierarchy provider for a file: `.yaml`/`.yml` functional spec, otherwise tabular CSV.
+HierarchyProvider hierarchy_from_file(const std::string& path);
+
+std::optional<Diversity> parse_diversity(const std::string& name);
+
+}  // namespace kanon::engine

@@ -1,0 +1,48 @@
+// Privacy models evaluated per equivalence class: k-anonymity and, on one
+// sensitive attribute, distinct, entropy or recursive-(c,l) diversity; plus
+// the record suppression limit floor(s x rows).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace kanon::engine {
+
+enum class Diversity { kNone, kDistinct, kEntropy, kRecursive };
+
+struct SensitiveCount {
+  int32_t value;
+  uint32_t count;
+};
+
+struct PrivacyModel {
+  uint32_t k = 2;
+  Diversity diversity = Diversity::kNone;
+  double l = 1;    // distinct/entropy/recursive l
+  double c = 1;    // recursive (c,l)
+  double suppression = 0;  // fraction of rows that may be suppressed
+
+  uint64_t suppression_limit(uint64_t rows) const;
+  bool needs_sensitive() const { return diversity != Diversity::kNone; }
+
+  // Whether "fulfils the model (within the suppression limit)" is monotone in
+  // the lattice, which is what predictive tagging of anonymity needs.
+  //  - k-anonymity and distinct-l: if one of the classes merged into a class
+  //    passes, the merged class passes (size and distinct values only grow),
+  //    so merged failing classes consist of failing classes only and the
+  //    number of suppressed rows can only shrink under generalization.
+  //  - entropy and recursive-(c,l): a passing class merged with a failing one
+  //    can fail (e.g. {x,y} with {x x 100}), so with suppression more rows may
+  //    be suppressed after generalizing: not monotone. Without suppression the
+  //    merged class of passing classes passes (entropy is concave; recursive
+  //    diversity is closed under union), so they are monotone when s = 0.
+  bool monotone() const;
+
+  // `dist` holds the class's sensitive values with counts (distinct values).
+  bool class_passes(uint32_t size, std::span<const SensitiveCount> dist) const;
+
+  std::string describe() const;
+};
+
+}  // namespace kanon::engine

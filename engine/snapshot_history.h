@@ -1,0 +1,74 @@
+// The history of the Flash paper: snapshots of the equivalence classes of
+// previously checked transformations, stored compactly as (representative
+// row, count) pairs (plus sensitive-value counts under l-diversity). A later
+// check of a generalization of a stored transformation merges the snapshot's
+// classes instead of scanning all rows.
+//
+// The three parameters of ARX:
+//   max_relative_size    a snapshot is stored only if it has at most this
+//                        many classes relative to the number of rows;
+//   max_relative_to_source  a snapshot computed from another snapshot (or by
+//                        roll-up) is stored only if it has at most this many
+//                        classes relative to that source -- otherwise the
+//                        source serves nearly as well;
+//   max_snapshots        capacity. When full, snapshots that no remaining
+//                        check can use (the `obsolete` callback: e.g. all
+//                        direct generalizations already tagged) are pruned
+//                        first, then the least recently used one is evicted.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "engine/group_table.h"
+#include "engine/lattice.h"
+
+namespace kanon::engine {
+
+struct HistoryOptions {
+  double max_relative_size = 0.2;
+  double max_relative_to_source = 0.8;
+  size_t max_snapshots = 200;
+};
+
+struct Snapshot {
+  Levels levels;
+  std::vector<uint32_t> reps;
+  std::vector<uint32_t> counts;
+  std::vector<uint32_t> dist_offsets;  // l-diversity only: per class into dist
+  std::vector<SensitiveCount> dist;
+  uint64_t last_used = 0;
+  size_t classes() const { return reps.size(); }
+};
+
+class SnapshotHistory {
+ public:
+  explicit SnapshotHistory(HistoryOptions options) : options_(options) {}
+
+  void set_obsolete_predicate(std::function<bool(const Levels&)> obsolete) {
+    obsolete_ = std::move(obsolete);
+  }
+  const HistoryOptions& options() const { return options_; }
+
+  // The stored snapshot of a specialization of `target` (or target itself)
+  // with the fewest classes, or nullptr. Marks it used.
+  const Snapshot* find(const Levels& target);
+  // Whether a result with `classes` classes over `rows` rows, computed from a
+  // source of `source_classes` classes (0 = full scan), is worth storing.
+  bool worth_storing(size_t classes, size_t rows, size_t source_classes) const;
+  void store(Snapshot snapshot);
+
+  size_t size() const { return snapshots_.size(); }
+  size_t bytes() const;
+  void clear() { snapshots_.clear(); }
+
+ private:
+  HistoryOptions options_;
+  std::vector<Snapshot> snapshots_;
+  std::function<bool(const Levels&)> obsolete_;
+  uint64_t clock_ = 0;
+};
+
+}  // namespace kanon::engine
