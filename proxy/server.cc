@@ -36,15 +36,6 @@ tcp::endpoint resolve_listen(asio::io_context& io, const policy::Endpoint& liste
   return results.begin()->endpoint();
 }
 
-asio::awaitable<void> refuse(tcp::socket socket, std::string sqlstate, std::string message) {
-  wire::Buffer out;
-  wire::encode_error(out, "FATAL", sqlstate, message);
-  boost::system::error_code ec;
-  co_await asio::async_write(socket, asio::buffer(out),
-                             asio::redirect_error(asio::use_awaitable, ec));
-  socket.close(ec);
-}
-
 }  // namespace
 
 Server::Server(policy::ServerConfig config)
@@ -134,14 +125,12 @@ void Server::accept_next() {
     if (ec) {
       if (ec == asio::error::operation_aborted || shutting_down_) return;
       log(LogLevel::kWarning, "accept failed: {}", ec.message());
-    } else if (context_.active_clients.load() >= context_.config.limits.max_clients) {
-      log(LogLevel::kWarning, "refused a client: max_clients ({}) reached",
-          context_.config.limits.max_clients);
-      const auto ex = socket.get_executor();
-      asio::co_spawn(ex, refuse(std::move(socket), "53300", "sorry, too many clients already"),
-                     asio::detached);
     } else {
-      on_accept(std::make_shared<Session>(std::move(socket), context_));
+      const bool over = context_.active_clients.load() >= context_.config.limits.max_clients;
+      if (over)
+        log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached",
+            context_.config.limits.max_clients);
+      on_accept(std::make_shared<Session>(std::move(socket), context_, over));
     }
     if (!shutting_down_) accept_next();
   });

@@ -37,18 +37,21 @@ void set_no_delay(Session::tcp::socket& s) {
 
 }  // namespace
 
-Session::Session(tcp::socket client, ServerContext& context)
+Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
     : context_(context),
       client_(std::move(client)),
       backend_(client_.get_executor()),
       backend_stream_(context.cancels),
       backend_done_(client_.get_executor(), asio::steady_timer::time_point::max()),
+      over_capacity_(over_capacity),
       peer_(describe_peer(client_)) {
-  ++context_.active_clients;
+  if (!over_capacity_) ++context_.active_clients;
   set_no_delay(client_);
 }
 
-Session::~Session() { --context_.active_clients; }
+Session::~Session() {
+  if (!over_capacity_) --context_.active_clients;
+}
 
 void Session::start() {
   asio::co_spawn(client_.get_executor(), [self = shared_from_this()] { return self->run_client(); },
@@ -70,6 +73,10 @@ awaitable<void> Session::run_client() {
   std::string user;
   try {
     if (!co_await read_startup(startup, user)) co_return close_client();
+    if (over_capacity_) {
+      co_await send_fatal("53300", "sorry, too many clients already");
+      co_return close_client();
+    }
     if (!co_await connect_backend()) co_return close_client();
     co_await asio::async_write(backend_, asio::buffer(startup), use_awaitable);
   } catch (const boost::system::system_error& e) {

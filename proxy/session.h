@@ -28,7 +28,9 @@ class Session : public std::enable_shared_from_this<Session> {
  public:
   using tcp = boost::asio::ip::tcp;
 
-  Session(tcp::socket client, ServerContext& context);
+  // An over-capacity session still answers encryption and cancel requests,
+  // then refuses the StartupMessage with 53300, as PostgreSQL does.
+  Session(tcp::socket client, ServerContext& context, bool over_capacity);
   ~Session();
 
   // Starts the session's coroutines. Call once.
@@ -63,6 +65,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool backend_running_ = false;
   bool client_pump_owns_client_ = false;  // backend pump must not touch the client
   bool stopping_ = false;
+  const bool over_capacity_;
   std::string peer_;
 };
 

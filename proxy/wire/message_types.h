@@ -62,8 +62,13 @@ inline constexpr uint32_t kGssEncRequestCode = 80877104;
 // Authentication request codes carried by 'R' messages.
 enum class AuthCode : uint32_t {
   kOk = 0,
+  kKerberosV5 = 2,
   kCleartextPassword = 3,
   kMd5Password = 5,
+  kScmCredential = 6,
+  kGss = 7,
+  kGssContinue = 8,
+  kSspi = 9,
   kSasl = 10,
   kSaslContinue = 11,
   kSaslFinal = 12,

@@ -83,7 +83,7 @@ TEST_CASE("clients beyond limits.max_clients are refused with 53300") {
   REQUIRE(PQstatus(b) == CONNECTION_OK);
   PGconn* c = PQconnectdb(proxy.conninfo("analyst").c_str());
   CHECK(PQstatus(c) == CONNECTION_BAD);
-  CHECK(error_of(c).find("sorry, too many clients already") != std::string::npos);
+  CHECK_MESSAGE(error_of(c).find("sorry, too many clients already") != std::string::npos, error_of(c));
   PQfinish(c);
   PQfinish(b);
   // A slot frees up when a client leaves.

@@ -1,0 +1,67 @@
+#include "policy/server_config.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+
+using namespace kanon::policy;
+
+namespace {
+
+std::string write_config(const std::string& text) {
+  const std::string path = "/tmp/kanon-server-config-test.yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    load_server_config(write_config(yaml));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("load_server_config reads every key") {
+  const auto cfg = load_server_config(write_config(
+      "listen: {host: 0.0.0.0, port: 7000}\nbackend: {host: db.local, port: 5433}\n"
+      "limits: {max_clients: 50, max_message_size: 4096}\nlog_level: debug\nthreads: 3\n"));
+  CHECK(cfg.listen.host == "0.0.0.0");
+  CHECK(cfg.listen.port == 7000);
+  CHECK(cfg.backend.host == "db.local");
+  CHECK(cfg.backend.port == 5433);
+  CHECK(cfg.limits.max_clients == 50);
+  CHECK(cfg.limits.max_message_size == 4096);
+  CHECK(cfg.log_level == LogLevel::kDebug);
+  CHECK(cfg.threads == 3);
+}
+
+TEST_CASE("defaults apply to missing keys and to an empty file") {
+  const auto cfg = load_server_config(write_config(""));
+  CHECK(cfg.listen.port == 6432);
+  CHECK(cfg.backend.port == 5432);
+  CHECK(cfg.limits.max_clients == 1000);
+}
+
+TEST_CASE("errors name file, line and key") {
+  const std::string path = "/tmp/kanon-server-config-test.yaml";
+  CHECK(error_of("threads: -1\n") == path + ":1: threads: expected an integer, got '-1'");
+  CHECK(error_of("limits:\n  max_message_size: 10\n") ==
+        path + ":2: limits.max_message_size: must be between 1024 and 1073741824");
+  CHECK(error_of("listen: 5\n") == path + ":1: listen: expected a mapping");
+  CHECK(error_of("listen:\n  host: [a]\n") == path + ":2: listen.host: expected a string");
+  CHECK(error_of("limits: {max_clients: 5, extra: 1}\n").find(":1: limits.extra: unknown key") !=
+        std::string::npos);
+}
+
+TEST_CASE("parse_endpoint") {
+  CHECK(parse_endpoint("127.0.0.1:6432", "--listen").port == 6432);
+  CHECK(parse_endpoint("[::1]:5432", "--backend").host == "::1");
+  CHECK_THROWS_WITH_AS(parse_endpoint("host:0", "--listen"), "--listen: '0' is not a port number",
+                       ConfigError);
+  CHECK_THROWS_AS(parse_endpoint("nohost", "--listen"), ConfigError);
+}
