@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   kanon::app::add_proxy_command(app);
   kanon::app::add_anonymize_command(app);
+  kanon::app::add_tree_command(app);
+  kanon::app::add_verify_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
