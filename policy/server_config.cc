@@ -39,8 +39,7 @@ class Reader {
     return node.Scalar();
   }
 
-  uint64_t integer(const YAML::Node& node, const std::string& key, uint64_t lo,
-                   uint64_t hi) const {
+  uint64_t integer(const YAML::Node& node, const std::string& key, uint64_t lo, uint64_t hi) const {
     if (!node.IsScalar()) fail(node, key, "expected an integer");
     const std::string& s = node.Scalar();
     uint64_t v = 0;
@@ -54,7 +53,8 @@ class Reader {
   Endpoint endpoint(const YAML::Node& node, const std::string& key, Endpoint def) const {
     expect_map(node, key, {"host", "port"});
     if (node["host"]) def.host = string(node["host"], key + ".host");
-    if (node["port"]) def.port = static_cast<uint16_t>(integer(node["port"], key + ".port", 1, 65535));
+    if (node["port"])
+      def.port = static_cast<uint16_t>(integer(node["port"], key + ".port", 1, 65535));
     return def;
   }
 
@@ -96,7 +96,8 @@ ServerConfig load_server_config(const std::string& path) {
           r.integer(limits["max_message_size"], "limits.max_message_size", 1024, 1u << 30));
   }
   if (root["log_level"]) cfg.log_level = parse_log_level(r, root["log_level"]);
-  if (root["threads"]) cfg.threads = static_cast<uint32_t>(r.integer(root["threads"], "threads", 0, 256));
+  if (root["threads"])
+    cfg.threads = static_cast<uint32_t>(r.integer(root["threads"], "threads", 0, 256));
   return cfg;
 }
 
@@ -105,7 +106,8 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
     throw ConfigError(fmt::format("{}: expected HOST:PORT, got '{}'", what, text));
   std::string host = text.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   const std::string port_text = text.substr(colon + 1);
   unsigned port = 0;
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
@@ -122,10 +124,14 @@ std::optional<LogLevel> log_level_from_string(std::string_view text) {
 
 const char* to_string(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warning";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }

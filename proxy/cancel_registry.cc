@@ -21,8 +21,7 @@ wire::BackendKeyData CancelRegistry::add(const wire::BackendKeyData& backend_key
   for (;;) {
     const uint64_t r = random_u64();
     // Keep process ids positive: some drivers store them in a signed int.
-    wire::BackendKeyData client_key{static_cast<uint32_t>(r >> 33) | 1u,
-                                    static_cast<uint32_t>(r)};
+    wire::BackendKeyData client_key{static_cast<uint32_t>(r >> 33) | 1u, static_cast<uint32_t>(r)};
     if (keys_.emplace(pack(client_key), backend_key).second) return client_key;
   }
 }

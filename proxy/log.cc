@@ -14,9 +14,13 @@ std::mutex g_mutex;
 
 }  // namespace
 
-void set_log_level(LogLevel level) { g_level.store(static_cast<int>(level)); }
+void set_log_level(LogLevel level) {
+  g_level.store(static_cast<int>(level));
+}
 
-bool log_enabled(LogLevel level) { return static_cast<int>(level) >= g_level.load(); }
+bool log_enabled(LogLevel level) {
+  return static_cast<int>(level) >= g_level.load();
+}
 
 void log_line(LogLevel level, std::string_view message) {
   using namespace std::chrono;

@@ -30,9 +30,8 @@ tcp::endpoint resolve_listen(asio::io_context& io, const policy::Endpoint& liste
   boost::system::error_code ec;
   const auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
   if (ec || results.empty())
-    throw std::runtime_error(
-        fmt::format("cannot resolve listen address {}:{}: {}", listen.host, listen.port,
-                    ec ? ec.message() : "no address"));
+    throw std::runtime_error(fmt::format("cannot resolve listen address {}:{}: {}", listen.host,
+                                         listen.port, ec ? ec.message() : "no address"));
   return results.begin()->endpoint();
 }
 
@@ -41,8 +40,8 @@ tcp::endpoint resolve_listen(asio::io_context& io, const policy::Endpoint& liste
 Server::Server(policy::ServerConfig config)
     : contexts_([&] {
         std::vector<std::unique_ptr<asio::io_context>> v;
-        const unsigned n = config.threads > 0 ? config.threads
-                                              : std::max(1u, std::thread::hardware_concurrency());
+        const unsigned n =
+            config.threads > 0 ? config.threads : std::max(1u, std::thread::hardware_concurrency());
         for (unsigned i = 0; i < n; ++i) v.push_back(std::make_unique<asio::io_context>(1));
         return v;
       }()),
@@ -62,7 +61,9 @@ Server::Server(policy::ServerConfig config)
 
 Server::~Server() = default;
 
-tcp::endpoint Server::local_endpoint() const { return acceptor_.local_endpoint(); }
+tcp::endpoint Server::local_endpoint() const {
+  return acceptor_.local_endpoint();
+}
 
 void Server::run() {
   asio::signal_set signals(*contexts_[0], SIGINT, SIGTERM);

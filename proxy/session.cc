@@ -54,8 +54,9 @@ Session::~Session() {
 }
 
 void Session::start() {
-  asio::co_spawn(client_.get_executor(), [self = shared_from_this()] { return self->run_client(); },
-                 asio::detached);
+  asio::co_spawn(
+      client_.get_executor(), [self = shared_from_this()] { return self->run_client(); },
+      asio::detached);
 }
 
 void Session::stop() {
@@ -86,8 +87,9 @@ awaitable<void> Session::run_client() {
   }
   log(LogLevel::kDebug, "client {}: session for user '{}' started", peer_, user);
   backend_running_ = true;
-  asio::co_spawn(client_.get_executor(), [self = shared_from_this()] { return self->run_backend(); },
-                 asio::detached);
+  asio::co_spawn(
+      client_.get_executor(), [self = shared_from_this()] { return self->run_backend(); },
+      asio::detached);
   co_await relay_client_to_backend();
 }
 
@@ -107,7 +109,8 @@ awaitable<bool> Session::read_startup(wire::Buffer& startup_bytes, std::string& 
     }
     auto packet = wire::decode_startup_packet(frame.body);
     if (!packet.ok()) {
-      co_await send_fatal("08P01", fmt::format("invalid start-up packet: {}", packet.error().message));
+      co_await send_fatal("08P01",
+                          fmt::format("invalid start-up packet: {}", packet.error().message));
       co_return false;
     }
     const wire::Bytes raw = from_client_.pending().first(frame.size);
@@ -163,9 +166,10 @@ awaitable<bool> Session::connect_backend() {
   const auto& b = context_.config.backend;
   boost::system::error_code ec;
   tcp::resolver resolver(client_.get_executor());
-  const auto endpoints = co_await resolver.async_resolve(
-      b.host, std::to_string(b.port), asio::redirect_error(use_awaitable, ec));
-  if (!ec) co_await asio::async_connect(backend_, endpoints, asio::redirect_error(use_awaitable, ec));
+  const auto endpoints = co_await resolver.async_resolve(b.host, std::to_string(b.port),
+                                                         asio::redirect_error(use_awaitable, ec));
+  if (!ec)
+    co_await asio::async_connect(backend_, endpoints, asio::redirect_error(use_awaitable, ec));
   if (!ec) {
     set_no_delay(backend_);
     co_return true;
@@ -181,13 +185,16 @@ awaitable<bool> Session::connect_backend() {
 awaitable<void> Session::relay_client_to_backend() {
   const uint32_t max = context_.config.limits.max_message_size;
   for (;;) {
-    if (stopping_) co_return co_await finish("57P01", "terminating connection because kanon is "
-                                                      "shutting down", true);
+    if (stopping_)
+      co_return co_await finish("57P01",
+                                "terminating connection because kanon is "
+                                "shutting down",
+                                true);
     boost::system::error_code ec;
     const size_t n = co_await client_.async_read_some(from_client_.prepare(),
                                                       asio::redirect_error(use_awaitable, ec));
     if (ec) {
-      if (stopping_) continue;  // the loop top finishes the session
+      if (stopping_) continue;                  // the loop top finishes the session
       co_return co_await finish("", "", true);  // the client went away
     }
     from_client_.commit(n);
@@ -198,9 +205,8 @@ awaitable<void> Session::relay_client_to_backend() {
       if (frame.status == wire::FrameStatus::kNeedMore) break;
       if (frame.status == wire::FrameStatus::kMalformed) {
         log(LogLevel::kWarning, "client {}: malformed message: {}", peer_, frame.error);
-        co_return co_await finish("08P01", fmt::format("invalid message from the client: {}",
-                                                       frame.error),
-                                  true);
+        co_return co_await finish(
+            "08P01", fmt::format("invalid message from the client: {}", frame.error), true);
       }
       ready += frame.size;
       if (frame.type == wire::frontend::kTerminate) {
@@ -238,8 +244,8 @@ awaitable<void> Session::run_backend() {
         }
         if (verdict == BackendStream::Verdict::kReplace) {
           if (ready > 0)
-            co_await asio::async_write(
-                client_, asio::buffer(from_backend_.pending().data(), ready), use_awaitable);
+            co_await asio::async_write(client_, asio::buffer(from_backend_.pending().data(), ready),
+                                       use_awaitable);
           from_backend_.consume(ready);
           ready = 0;
           co_await asio::async_write(client_, asio::buffer(backend_stream_.replacement()),

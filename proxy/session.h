@@ -9,9 +9,10 @@
 // backend pump starts or after it has finished.
 #pragma once
 
-#include <utility>  // Boost 1.74's awaitable.hpp uses std::exchange unincluded
-
+// clang-format off
+#include <utility>  // before awaitable.hpp: Boost 1.74 uses std::exchange without it
 #include <boost/asio/awaitable.hpp>
+// clang-format on
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>

@@ -9,8 +9,7 @@ namespace {
 // Name, five fixed fields and the format code: the least a field takes.
 constexpr size_t kMinFieldDescriptionSize = 1 + 4 + 2 + 4 + 2 + 4 + 2;
 
-std::optional<WireError> read_field_description(ByteReader& r, FieldDescription& f,
-                                                size_t number) {
+std::optional<WireError> read_field_description(ByteReader& r, FieldDescription& f, size_t number) {
   constexpr std::string_view kName = "RowDescription";
   if (!r.read_cstring(f.name))
     return wire_error(kName, "name of field ", number, " is not NUL-terminated");
@@ -52,8 +51,7 @@ Result<ReadyForQuery> decode_ready_for_query(Bytes body) {
     return WireError{"ReadyForQuery: message ends before the transaction status"};
   if (m.status != kTxIdle && m.status != kTxInBlock && m.status != kTxFailed)
     return wire_error("ReadyForQuery", "transaction status is ",
-                      printable_char(static_cast<uint8_t>(m.status)),
-                      "; expected 'I', 'T' or 'E'");
+                      printable_char(static_cast<uint8_t>(m.status)), "; expected 'I', 'T' or 'E'");
   if (!r.at_end()) return trailing_bytes("ReadyForQuery", r.remaining());
   return m;
 }
@@ -84,7 +82,8 @@ Result<DataRow> decode_data_row(Bytes body) {
 Result<CommandComplete> decode_command_complete(Bytes body) {
   ByteReader r(body);
   CommandComplete m;
-  if (!r.read_cstring(m.tag)) return WireError{"CommandComplete: command tag is not NUL-terminated"};
+  if (!r.read_cstring(m.tag))
+    return WireError{"CommandComplete: command tag is not NUL-terminated"};
   if (!r.at_end()) return trailing_bytes("CommandComplete", r.remaining());
   return m;
 }
@@ -110,7 +109,9 @@ Result<ParameterDescription> decode_parameter_description(Bytes body) {
   return m;
 }
 
-Result<NoData> decode_no_data(Bytes body) { return decode_empty<NoData>(body, "NoData"); }
+Result<NoData> decode_no_data(Bytes body) {
+  return decode_empty<NoData>(body, "NoData");
+}
 Result<PortalSuspended> decode_portal_suspended(Bytes body) {
   return decode_empty<PortalSuspended>(body, "PortalSuspended");
 }
@@ -211,9 +212,15 @@ void encode(const CommandComplete& m, Buffer& out) {
 void encode(const EmptyQueryResponse&, Buffer& out) {
   encode_empty(EmptyQueryResponse::kType, out);
 }
-void encode(const ParseComplete&, Buffer& out) { encode_empty(ParseComplete::kType, out); }
-void encode(const BindComplete&, Buffer& out) { encode_empty(BindComplete::kType, out); }
-void encode(const CloseComplete&, Buffer& out) { encode_empty(CloseComplete::kType, out); }
+void encode(const ParseComplete&, Buffer& out) {
+  encode_empty(ParseComplete::kType, out);
+}
+void encode(const BindComplete&, Buffer& out) {
+  encode_empty(BindComplete::kType, out);
+}
+void encode(const CloseComplete&, Buffer& out) {
+  encode_empty(CloseComplete::kType, out);
+}
 
 void encode(const ParameterDescription& m, Buffer& out) {
   ByteWriter w(out);
@@ -222,8 +229,12 @@ void encode(const ParameterDescription& m, Buffer& out) {
   w.end_message();
 }
 
-void encode(const NoData&, Buffer& out) { encode_empty(NoData::kType, out); }
-void encode(const PortalSuspended&, Buffer& out) { encode_empty(PortalSuspended::kType, out); }
+void encode(const NoData&, Buffer& out) {
+  encode_empty(NoData::kType, out);
+}
+void encode(const PortalSuspended&, Buffer& out) {
+  encode_empty(PortalSuspended::kType, out);
+}
 
 void encode(const NotificationResponse& m, Buffer& out) {
   ByteWriter w(out);
@@ -262,29 +273,52 @@ Result<BackendMessage> widen(Result<T> r) {
 
 Result<BackendMessage> decode_backend_message(char type, Bytes body) {
   switch (type) {
-    case backend::kAuthentication: return widen(decode_authentication(body));
-    case backend::kParameterStatus: return widen(decode_parameter_status(body));
-    case backend::kBackendKeyData: return widen(decode_backend_key_data(body));
-    case backend::kReadyForQuery: return widen(decode_ready_for_query(body));
-    case backend::kRowDescription: return widen(decode_row_description(body));
-    case backend::kDataRow: return widen(decode_data_row(body));
-    case backend::kCommandComplete: return widen(decode_command_complete(body));
-    case backend::kEmptyQueryResponse: return widen(decode_empty_query_response(body));
-    case backend::kErrorResponse: return widen(decode_error_response(body));
-    case backend::kNoticeResponse: return widen(decode_notice_response(body));
-    case backend::kParseComplete: return widen(decode_parse_complete(body));
-    case backend::kBindComplete: return widen(decode_bind_complete(body));
-    case backend::kCloseComplete: return widen(decode_close_complete(body));
-    case backend::kParameterDescription: return widen(decode_parameter_description(body));
-    case backend::kNoData: return widen(decode_no_data(body));
-    case backend::kPortalSuspended: return widen(decode_portal_suspended(body));
-    case backend::kCopyInResponse: return widen(decode_copy_in_response(body));
-    case backend::kCopyOutResponse: return widen(decode_copy_out_response(body));
-    case backend::kCopyBothResponse: return widen(decode_copy_both_response(body));
-    case backend::kCopyData: return widen(decode_copy_data(body));
-    case backend::kCopyDone: return widen(decode_copy_done(body));
-    case backend::kNotificationResponse: return widen(decode_notification_response(body));
-    case backend::kFunctionCallResponse: return widen(decode_function_call_response(body));
+    case backend::kAuthentication:
+      return widen(decode_authentication(body));
+    case backend::kParameterStatus:
+      return widen(decode_parameter_status(body));
+    case backend::kBackendKeyData:
+      return widen(decode_backend_key_data(body));
+    case backend::kReadyForQuery:
+      return widen(decode_ready_for_query(body));
+    case backend::kRowDescription:
+      return widen(decode_row_description(body));
+    case backend::kDataRow:
+      return widen(decode_data_row(body));
+    case backend::kCommandComplete:
+      return widen(decode_command_complete(body));
+    case backend::kEmptyQueryResponse:
+      return widen(decode_empty_query_response(body));
+    case backend::kErrorResponse:
+      return widen(decode_error_response(body));
+    case backend::kNoticeResponse:
+      return widen(decode_notice_response(body));
+    case backend::kParseComplete:
+      return widen(decode_parse_complete(body));
+    case backend::kBindComplete:
+      return widen(decode_bind_complete(body));
+    case backend::kCloseComplete:
+      return widen(decode_close_complete(body));
+    case backend::kParameterDescription:
+      return widen(decode_parameter_description(body));
+    case backend::kNoData:
+      return widen(decode_no_data(body));
+    case backend::kPortalSuspended:
+      return widen(decode_portal_suspended(body));
+    case backend::kCopyInResponse:
+      return widen(decode_copy_in_response(body));
+    case backend::kCopyOutResponse:
+      return widen(decode_copy_out_response(body));
+    case backend::kCopyBothResponse:
+      return widen(decode_copy_both_response(body));
+    case backend::kCopyData:
+      return widen(decode_copy_data(body));
+    case backend::kCopyDone:
+      return widen(decode_copy_done(body));
+    case backend::kNotificationResponse:
+      return widen(decode_notification_response(body));
+    case backend::kFunctionCallResponse:
+      return widen(decode_function_call_response(body));
     case backend::kNegotiateProtocolVersion:
       return widen(decode_negotiate_protocol_version(body));
     default:

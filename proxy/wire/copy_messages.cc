@@ -31,15 +31,18 @@ void encode_copy_response(const T& m, Buffer& out) {
 
 }  // namespace
 
-Result<CopyData> decode_copy_data(Bytes body) { return CopyData{{body.begin(), body.end()}}; }
+Result<CopyData> decode_copy_data(Bytes body) {
+  return CopyData{{body.begin(), body.end()}};
+}
 
-Result<CopyDone> decode_copy_done(Bytes body) { return decode_empty<CopyDone>(body, "CopyDone"); }
+Result<CopyDone> decode_copy_done(Bytes body) {
+  return decode_empty<CopyDone>(body, "CopyDone");
+}
 
 Result<CopyFail> decode_copy_fail(Bytes body) {
   ByteReader r(body);
   CopyFail m;
-  if (!r.read_cstring(m.message))
-    return WireError{"CopyFail: error message is not NUL-terminated"};
+  if (!r.read_cstring(m.message)) return WireError{"CopyFail: error message is not NUL-terminated"};
   if (!r.at_end()) return trailing_bytes("CopyFail", r.remaining());
   return m;
 }
@@ -61,7 +64,9 @@ void encode(const CopyData& m, Buffer& out) {
   w.end_message();
 }
 
-void encode(const CopyDone&, Buffer& out) { encode_empty(CopyDone::kType, out); }
+void encode(const CopyDone&, Buffer& out) {
+  encode_empty(CopyDone::kType, out);
+}
 
 void encode(const CopyFail& m, Buffer& out) {
   ByteWriter w(out);
@@ -70,8 +75,14 @@ void encode(const CopyFail& m, Buffer& out) {
   w.end_message();
 }
 
-void encode(const CopyInResponse& m, Buffer& out) { encode_copy_response(m, out); }
-void encode(const CopyOutResponse& m, Buffer& out) { encode_copy_response(m, out); }
-void encode(const CopyBothResponse& m, Buffer& out) { encode_copy_response(m, out); }
+void encode(const CopyInResponse& m, Buffer& out) {
+  encode_copy_response(m, out);
+}
+void encode(const CopyOutResponse& m, Buffer& out) {
+  encode_copy_response(m, out);
+}
+void encode(const CopyBothResponse& m, Buffer& out) {
+  encode_copy_response(m, out);
+}
 
 }  // namespace kanon::wire

@@ -19,7 +19,8 @@ std::optional<WireError> read_fields(Bytes body, Fields& fields, std::string_vie
   ByteReader r(body);
   for (;;) {
     char code;
-    if (!r.read_char(code)) return wire_error(message, "field list is not terminated by a zero byte");
+    if (!r.read_char(code))
+      return wire_error(message, "field list is not terminated by a zero byte");
     if (code == 0) break;
     std::string value;
     if (!r.read_cstring(value))
@@ -60,8 +61,12 @@ void write_short_fields(char type, std::string_view severity, std::string_view s
 
 }  // namespace
 
-std::string_view ErrorResponse::field(char code) const { return find_field(fields, code); }
-std::string_view NoticeResponse::field(char code) const { return find_field(fields, code); }
+std::string_view ErrorResponse::field(char code) const {
+  return find_field(fields, code);
+}
+std::string_view NoticeResponse::field(char code) const {
+  return find_field(fields, code);
+}
 
 Result<ErrorResponse> decode_error_response(Bytes body) {
   ErrorResponse m;
@@ -75,7 +80,9 @@ Result<NoticeResponse> decode_notice_response(Bytes body) {
   return m;
 }
 
-void encode(const ErrorResponse& m, Buffer& out) { write_fields(ErrorResponse::kType, m.fields, out); }
+void encode(const ErrorResponse& m, Buffer& out) {
+  write_fields(ErrorResponse::kType, m.fields, out);
+}
 void encode(const NoticeResponse& m, Buffer& out) {
   write_fields(NoticeResponse::kType, m.fields, out);
 }

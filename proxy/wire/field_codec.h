@@ -30,10 +30,18 @@ inline constexpr int16_t kFormatText = 0;
 inline constexpr int16_t kFormatBinary = 1;
 
 namespace detail {
-inline void append_part(std::string& s, std::string_view v) { s += v; }
-inline void append_part(std::string& s, const char* v) { s += v; }
-inline void append_part(std::string& s, const std::string& v) { s += v; }
-inline void append_part(std::string& s, char c) { s += c; }
+inline void append_part(std::string& s, std::string_view v) {
+  s += v;
+}
+inline void append_part(std::string& s, const char* v) {
+  s += v;
+}
+inline void append_part(std::string& s, const std::string& v) {
+  s += v;
+}
+inline void append_part(std::string& s, char c) {
+  s += c;
+}
 template <std::integral T>
 void append_part(std::string& s, T v) {
   s += std::to_string(v);

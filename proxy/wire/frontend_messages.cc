@@ -48,8 +48,7 @@ Result<Query> decode_query(Bytes body) {
 Result<Parse> decode_parse(Bytes body) {
   ByteReader r(body);
   Parse m;
-  if (!r.read_cstring(m.statement))
-    return WireError{"Parse: statement name is not NUL-terminated"};
+  if (!r.read_cstring(m.statement)) return WireError{"Parse: statement name is not NUL-terminated"};
   if (!r.read_cstring(m.query)) return WireError{"Parse: query string is not NUL-terminated"};
   if (auto e = read_oids(r, m.param_types, "Parse")) return *e;
   if (!r.at_end()) return trailing_bytes("Parse", r.remaining());
@@ -60,8 +59,7 @@ Result<Bind> decode_bind(Bytes body) {
   ByteReader r(body);
   Bind m;
   if (!r.read_cstring(m.portal)) return WireError{"Bind: portal name is not NUL-terminated"};
-  if (!r.read_cstring(m.statement))
-    return WireError{"Bind: statement name is not NUL-terminated"};
+  if (!r.read_cstring(m.statement)) return WireError{"Bind: statement name is not NUL-terminated"};
   if (auto e = read_format_codes(r, m.param_formats, "Bind", "parameter format code")) return *e;
   if (auto e = read_values(r, m.params, "Bind", "parameter")) return *e;
   if (auto e = read_format_codes(r, m.result_formats, "Bind", "result format code")) return *e;
@@ -71,7 +69,9 @@ Result<Bind> decode_bind(Bytes body) {
   return m;
 }
 
-Result<Describe> decode_describe(Bytes body) { return decode_target<Describe>(body, "Describe"); }
+Result<Describe> decode_describe(Bytes body) {
+  return decode_target<Describe>(body, "Describe");
+}
 
 Result<Execute> decode_execute(Bytes body) {
   ByteReader r(body);
@@ -83,16 +83,21 @@ Result<Execute> decode_execute(Bytes body) {
   return m;
 }
 
-Result<Sync> decode_sync(Bytes body) { return decode_empty<Sync>(body, "Sync"); }
-Result<Flush> decode_flush(Bytes body) { return decode_empty<Flush>(body, "Flush"); }
-Result<Close> decode_close(Bytes body) { return decode_target<Close>(body, "Close"); }
+Result<Sync> decode_sync(Bytes body) {
+  return decode_empty<Sync>(body, "Sync");
+}
+Result<Flush> decode_flush(Bytes body) {
+  return decode_empty<Flush>(body, "Flush");
+}
+Result<Close> decode_close(Bytes body) {
+  return decode_target<Close>(body, "Close");
+}
 
 Result<FunctionCall> decode_function_call(Bytes body) {
   constexpr std::string_view kName = "FunctionCall";
   ByteReader r(body);
   FunctionCall m;
-  if (!r.read_u32(m.function_oid))
-    return wire_error(kName, "message ends before the function OID");
+  if (!r.read_u32(m.function_oid)) return wire_error(kName, "message ends before the function OID");
   if (auto e = read_format_codes(r, m.arg_formats, kName, "argument format code")) return *e;
   if (auto e = read_values(r, m.args, kName, "argument")) return *e;
   if (!r.read_i16(m.result_format))
@@ -163,7 +168,9 @@ void encode(const Bind& m, Buffer& out) {
   w.end_message();
 }
 
-void encode(const Describe& m, Buffer& out) { encode_target(m, out); }
+void encode(const Describe& m, Buffer& out) {
+  encode_target(m, out);
+}
 
 void encode(const Execute& m, Buffer& out) {
   ByteWriter w(out);
@@ -173,9 +180,15 @@ void encode(const Execute& m, Buffer& out) {
   w.end_message();
 }
 
-void encode(const Sync&, Buffer& out) { encode_empty(Sync::kType, out); }
-void encode(const Flush&, Buffer& out) { encode_empty(Flush::kType, out); }
-void encode(const Close& m, Buffer& out) { encode_target(m, out); }
+void encode(const Sync&, Buffer& out) {
+  encode_empty(Sync::kType, out);
+}
+void encode(const Flush&, Buffer& out) {
+  encode_empty(Flush::kType, out);
+}
+void encode(const Close& m, Buffer& out) {
+  encode_target(m, out);
+}
 
 void encode(const FunctionCall& m, Buffer& out) {
   ByteWriter w(out);
@@ -187,7 +200,9 @@ void encode(const FunctionCall& m, Buffer& out) {
   w.end_message();
 }
 
-void encode(const Terminate&, Buffer& out) { encode_empty(Terminate::kType, out); }
+void encode(const Terminate&, Buffer& out) {
+  encode_empty(Terminate::kType, out);
+}
 
 void encode(const PasswordMessage& m, Buffer& out) {
   ByteWriter w(out);
@@ -223,20 +238,34 @@ Result<FrontendMessage> widen(Result<T> r) {
 
 Result<FrontendMessage> decode_frontend_message(char type, Bytes body) {
   switch (type) {
-    case frontend::kQuery: return widen(decode_query(body));
-    case frontend::kParse: return widen(decode_parse(body));
-    case frontend::kBind: return widen(decode_bind(body));
-    case frontend::kDescribe: return widen(decode_describe(body));
-    case frontend::kExecute: return widen(decode_execute(body));
-    case frontend::kSync: return widen(decode_sync(body));
-    case frontend::kFlush: return widen(decode_flush(body));
-    case frontend::kClose: return widen(decode_close(body));
-    case frontend::kCopyData: return widen(decode_copy_data(body));
-    case frontend::kCopyDone: return widen(decode_copy_done(body));
-    case frontend::kCopyFail: return widen(decode_copy_fail(body));
-    case frontend::kFunctionCall: return widen(decode_function_call(body));
-    case frontend::kTerminate: return widen(decode_terminate(body));
-    case frontend::kPasswordMessage: return widen(decode_password_message(body));
+    case frontend::kQuery:
+      return widen(decode_query(body));
+    case frontend::kParse:
+      return widen(decode_parse(body));
+    case frontend::kBind:
+      return widen(decode_bind(body));
+    case frontend::kDescribe:
+      return widen(decode_describe(body));
+    case frontend::kExecute:
+      return widen(decode_execute(body));
+    case frontend::kSync:
+      return widen(decode_sync(body));
+    case frontend::kFlush:
+      return widen(decode_flush(body));
+    case frontend::kClose:
+      return widen(decode_close(body));
+    case frontend::kCopyData:
+      return widen(decode_copy_data(body));
+    case frontend::kCopyDone:
+      return widen(decode_copy_done(body));
+    case frontend::kCopyFail:
+      return widen(decode_copy_fail(body));
+    case frontend::kFunctionCall:
+      return widen(decode_function_call(body));
+    case frontend::kTerminate:
+      return widen(decode_terminate(body));
+    case frontend::kPasswordMessage:
+      return widen(decode_password_message(body));
     default:
       return WireError{"unknown frontend message type " +
                        printable_char(static_cast<uint8_t>(type))};

@@ -89,8 +89,12 @@ void encode(const StartupMessage& m, Buffer& out) {
   w.end_message();
 }
 
-void encode(const SslRequest&, Buffer& out) { encode_request(kSslRequestCode, out); }
-void encode(const GssEncRequest&, Buffer& out) { encode_request(kGssEncRequestCode, out); }
+void encode(const SslRequest&, Buffer& out) {
+  encode_request(kSslRequestCode, out);
+}
+void encode(const GssEncRequest&, Buffer& out) {
+  encode_request(kGssEncRequestCode, out);
+}
 
 void encode(const CancelRequest& m, Buffer& out) {
   ByteWriter w(out);

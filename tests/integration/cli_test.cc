@@ -49,7 +49,8 @@ TEST_CASE("a bad config file is refused with file, line and key") {
     std::string yaml, expected;
   };
   const Case cases[] = {
-      {"listen:\n  host: 127.0.0.1\n  port: 99999\n", ":3: listen.port: must be between 1 and 65535"},
+      {"listen:\n  host: 127.0.0.1\n  port: 99999\n",
+       ":3: listen.port: must be between 1 and 65535"},
       {"listen: {host: 127.0.0.1}\nlimits:\n  max_clients: many\n",
        ":3: limits.max_clients: expected an integer, got 'many'"},
       {"backend:\n  host: db\n  prot: 5432\n", ":3: backend.prot: unknown key"},
@@ -78,10 +79,10 @@ TEST_CASE("--listen and --backend override the file and are validated") {
   // The flag wins over the file: the proxy listens on the flag's port.
   auto& pg = PgSandbox::shared();
   const uint16_t port = free_port();
-  ChildProcess proxy({kanon_executable(), "proxy", "--config", path, "--listen",
-                      "127.0.0.1:" + std::to_string(port), "--backend",
-                      "127.0.0.1:" + std::to_string(pg.port())},
-                     "/tmp/kanon-cli-test/override.log");
+  ChildProcess proxy(
+      {kanon_executable(), "proxy", "--config", path, "--listen",
+       "127.0.0.1:" + std::to_string(port), "--backend", "127.0.0.1:" + std::to_string(pg.port())},
+      "/tmp/kanon-cli-test/override.log");
   REQUIRE(wait_for_port(port, 20));
   const auto r = run_command({"psql", "-X", "-At", "-d",
                               make_conninfo("127.0.0.1", port, "postgres", "postgres"), "-c",

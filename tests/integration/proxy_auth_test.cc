@@ -58,9 +58,11 @@ TEST_CASE("the proxy relays the server's authentication method unchanged") {
 
 TEST_CASE("trust users and startup parameters pass through") {
   auto& f = fixture();
-  const auto r = run_command({"psql", "-X", "-At", "-d",
-                              f.proxy.conninfo("analyst") + " application_name=kanon-test options='-c search_path=pg_catalog'",
-                              "-c", "SELECT current_setting('application_name'), current_setting('search_path')"});
+  const auto r = run_command(
+      {"psql", "-X", "-At", "-d",
+       f.proxy.conninfo("analyst") +
+           " application_name=kanon-test options='-c search_path=pg_catalog'",
+       "-c", "SELECT current_setting('application_name'), current_setting('search_path')"});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.out == "kanon-test|pg_catalog\n");
 }

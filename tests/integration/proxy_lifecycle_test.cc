@@ -13,7 +13,9 @@ using namespace kanon::testing;
 
 namespace {
 
-std::string error_of(PGconn* conn) { return PQerrorMessage(conn); }
+std::string error_of(PGconn* conn) {
+  return PQerrorMessage(conn);
+}
 
 struct Query {
   bool ok;
@@ -83,7 +85,8 @@ TEST_CASE("clients beyond limits.max_clients are refused with 53300") {
   REQUIRE(PQstatus(b) == CONNECTION_OK);
   PGconn* c = PQconnectdb(proxy.conninfo("analyst").c_str());
   CHECK(PQstatus(c) == CONNECTION_BAD);
-  CHECK_MESSAGE(error_of(c).find("sorry, too many clients already") != std::string::npos, error_of(c));
+  CHECK_MESSAGE(error_of(c).find("sorry, too many clients already") != std::string::npos,
+                error_of(c));
   PQfinish(c);
   PQfinish(b);
   // A slot frees up when a client leaves.
@@ -133,9 +136,9 @@ TEST_CASE("a backend that dies closes its client with an error; other clients ar
     CHECK_FALSE(q.ok);
     // PostgreSQL's crash restart may also close the socket first; either way
     // the client hears about it and kanon keeps running.
-    const bool reported = q.message.find("kanon lost the connection to the PostgreSQL server") !=
-                              std::string::npos ||
-                          q.message.find("terminating connection") != std::string::npos;
+    const bool reported =
+        q.message.find("kanon lost the connection to the PostgreSQL server") != std::string::npos ||
+        q.message.find("terminating connection") != std::string::npos;
     CHECK_MESSAGE(reported, q.message);
     CHECK(proxy.process().running());
   }

@@ -26,8 +26,8 @@ Fixture& fixture() {
 
 CommandResult psql_through(const std::string& conninfo, const std::string& sql,
                            const std::string& input = {}) {
-  return run_command({"psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-d", conninfo, "-c", sql},
-                     {}, input);
+  return run_command({"psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-d", conninfo, "-c", sql}, {},
+                     input);
 }
 
 }  // namespace
@@ -54,12 +54,13 @@ TEST_CASE("pgbench -S runs through the proxy in simple, extended and prepared mo
   auto& f = fixture();
   f.pg.psql("DROP DATABASE IF EXISTS bench");
   f.pg.psql("CREATE DATABASE bench");
-  const auto init = run_command({"pgbench", "-i", "-q", "-s", "1", f.pg.conninfo("postgres", "bench")});
+  const auto init =
+      run_command({"pgbench", "-i", "-q", "-s", "1", f.pg.conninfo("postgres", "bench")});
   REQUIRE_MESSAGE(init.exit_code == 0, init.err);
   for (const std::string mode : {"simple", "extended", "prepared"}) {
     CAPTURE(mode);
-    const auto r = run_command({"pgbench", "-n", "-S", "-M", mode, "-c", "4", "-j", "2", "-t", "250",
-                                f.proxy.conninfo("postgres", "bench")});
+    const auto r = run_command({"pgbench", "-n", "-S", "-M", mode, "-c", "4", "-j", "2", "-t",
+                                "250", f.proxy.conninfo("postgres", "bench")});
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     CHECK(r.out.find("number of transactions actually processed: 1000/1000") != std::string::npos);
     CHECK(r.out.find("number of failed transactions: 0") != std::string::npos);
@@ -95,8 +96,8 @@ TEST_CASE("COPY FROM STDIN and COPY TO STDOUT through the proxy") {
   f.pg.psql("DROP TABLE IF EXISTS copy_target; CREATE TABLE copy_target (id int, label text)");
   std::string input;
   for (int i = 1; i <= 5000; ++i) input += std::to_string(i) + ",label " + std::to_string(i) + "\n";
-  const auto in = psql_through(f.proxy.conninfo(), "COPY copy_target FROM STDIN WITH (FORMAT csv)",
-                               input);
+  const auto in =
+      psql_through(f.proxy.conninfo(), "COPY copy_target FROM STDIN WITH (FORMAT csv)", input);
   REQUIRE_MESSAGE(in.exit_code == 0, in.err);
   CHECK(f.pg.psql("SELECT count(*), sum(id), max(label) FROM copy_target") ==
         "5000|12502500|label 999\n");
@@ -110,8 +111,7 @@ TEST_CASE("COPY FROM STDIN and COPY TO STDOUT through the proxy") {
 
   // A failed COPY (bad data) leaves the session usable.
   const auto bad = run_command({"psql", "-X", "-At", "-d", f.proxy.conninfo(), "-c",
-                                "COPY copy_target FROM STDIN WITH (FORMAT csv)", "-c",
-                                "SELECT 42"},
+                                "COPY copy_target FROM STDIN WITH (FORMAT csv)", "-c", "SELECT 42"},
                                {}, "not-a-number,x\n");
   CHECK(bad.err.find("invalid input syntax for type integer") != std::string::npos);
   CHECK(bad.out.find("42") != std::string::npos);

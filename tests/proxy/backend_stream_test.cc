@@ -84,6 +84,7 @@ TEST_CASE("client keys are unique and unguessable across many sessions") {
   }
   // Keys are not sequential: neighbours differ in their secret.
   int equal_secrets = 0;
-  for (size_t i = 1; i < keys.size(); ++i) equal_secrets += keys[i].secret_key == keys[i - 1].secret_key;
+  for (size_t i = 1; i < keys.size(); ++i)
+    equal_secrets += keys[i].secret_key == keys[i - 1].secret_key;
   CHECK(equal_secrets == 0);
 }

@@ -15,7 +15,9 @@
 
 namespace kanon::testing {
 
-std::string kanon_executable() { return binary_dir() + "/app/kanon"; }
+std::string kanon_executable() {
+  return binary_dir() + "/app/kanon";
+}
 
 bool wait_for_port(uint16_t port, int seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);

@@ -14,13 +14,15 @@ namespace kanon::testing {
 
 std::string source_dir() {
   const char* s = std::getenv("KANON_SOURCE_DIR");
-  if (s == nullptr) throw std::runtime_error("KANON_SOURCE_DIR is not set (run the tests via ctest)");
+  if (s == nullptr)
+    throw std::runtime_error("KANON_SOURCE_DIR is not set (run the tests via ctest)");
   return s;
 }
 
 std::string binary_dir() {
   const char* s = std::getenv("KANON_BINARY_DIR");
-  if (s == nullptr) throw std::runtime_error("KANON_BINARY_DIR is not set (run the tests via ctest)");
+  if (s == nullptr)
+    throw std::runtime_error("KANON_BINARY_DIR is not set (run the tests via ctest)");
   return s;
 }
 
@@ -46,7 +48,9 @@ PgSandbox::PgSandbox() {
   if (dir_.empty() || port_ == 0) throw std::runtime_error("pg-sandbox.sh printed no cluster");
 }
 
-PgSandbox::~PgSandbox() { run_command({source_dir() + "/scripts/pg-sandbox.sh", "stop", dir_}); }
+PgSandbox::~PgSandbox() {
+  run_command({source_dir() + "/scripts/pg-sandbox.sh", "stop", dir_});
+}
 
 std::string PgSandbox::conninfo(const std::string& user, const std::string& dbname,
                                 const std::string& password) const {

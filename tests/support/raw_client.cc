@@ -24,7 +24,9 @@ RawClient::RawClient(uint16_t port) {
     throw std::runtime_error("RawClient: connect failed");
 }
 
-RawClient::~RawClient() { close(fd_); }
+RawClient::~RawClient() {
+  close(fd_);
+}
 
 void RawClient::send(const std::vector<uint8_t>& bytes) {
   size_t sent = 0;
