@@ -157,7 +157,9 @@ void add_anonymize_command(CLI::App& app) {
       const engine::Outcome out = engine::run_job(job, progress);
       bar.finish();
       if (!out.search.found) {
-        fmt::print(stderr, "kanon anonymize: no transformation satisfies {}\n",
+        fmt::print(stderr, "kanon anonymize: {} {}\n",
+                   out.search.timed_out ? "time limit reached before finding a transformation for"
+                                        : "no transformation satisfies",
                    job.privacy.describe());
         throw CLI::RuntimeError(2);
       }
