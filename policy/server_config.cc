@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <filesystem>
 #include <set>
 
 namespace kanon::policy {
@@ -50,8 +51,11 @@ class Reader {
     return v;
   }
 
-  Endpoint endpoint(const YAML::Node& node, const std::string& key, Endpoint def) const {
-    expect_map(node, key, {"host", "port"});
+  Endpoint endpoint(const YAML::Node& node, const std::string& key, Endpoint def,
+                    const std::set<std::string>& extra = {}) const {
+    std::set<std::string> allowed = extra;
+    allowed.insert({"host", "port"});
+    expect_map(node, key, allowed);
     if (node["host"]) def.host = string(node["host"], key + ".host");
     if (node["port"])
       def.port = static_cast<uint16_t>(integer(node["port"], key + ".port", 1, 65535));
@@ -83,9 +87,28 @@ ServerConfig load_server_config(const std::string& path) {
   ServerConfig cfg;
   cfg.path = path;
   if (root.IsNull()) return cfg;
-  r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads"});
+  r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads", "policies"});
   if (root["listen"]) cfg.listen = r.endpoint(root["listen"], "listen", cfg.listen);
-  if (root["backend"]) cfg.backend = r.endpoint(root["backend"], "backend", cfg.backend);
+  if (const auto backend = root["backend"]) {
+    cfg.backend = r.endpoint(backend, "backend", cfg.backend,
+                             {"user", "password", "dbname", "conninfo"});
+    if (backend["user"]) cfg.service.user = r.string(backend["user"], "backend.user");
+    if (backend["password"])
+      cfg.service.password = r.string(backend["password"], "backend.password");
+    if (backend["dbname"]) cfg.service.dbname = r.string(backend["dbname"], "backend.dbname");
+    if (backend["conninfo"])
+      cfg.service.conninfo = r.string(backend["conninfo"], "backend.conninfo");
+  }
+  if (const auto policies = root["policies"]) {
+    if (!policies.IsSequence()) r.fail(policies, "policies", "expected a list of file paths");
+    const auto dir = std::filesystem::path(path).parent_path();
+    for (const auto& item : policies) {
+      const std::string file = r.string(item, "policies[]");
+      if (file.empty()) r.fail(item, "policies[]", "empty path");
+      const std::filesystem::path p(file);
+      cfg.policies.push_back(p.is_absolute() ? file : (dir / p).lexically_normal().string());
+    }
+  }
   if (const auto limits = root["limits"]) {
     r.expect_map(limits, "limits", {"max_clients", "max_message_size"});
     if (limits["max_clients"])
@@ -99,6 +122,33 @@ ServerConfig load_server_config(const std::string& path) {
   if (root["threads"])
     cfg.threads = static_cast<uint32_t>(r.integer(root["threads"], "threads", 0, 256));
   return cfg;
+}
+
+namespace {
+
+// A conninfo value: quoted when it is empty or holds spaces, quotes or
+// backslashes (libpq's rules).
+std::string conninfo_value(const std::string& v) {
+  if (!v.empty() && v.find_first_of(" '\\\t") == std::string::npos) return v;
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+std::string service_conninfo(const ServerConfig& config) {
+  if (!config.service.conninfo.empty()) return config.service.conninfo;
+  std::string s = "host=" + conninfo_value(config.backend.host) +
+                  " port=" + std::to_string(config.backend.port);
+  if (!config.service.user.empty()) s += " user=" + conninfo_value(config.service.user);
+  if (!config.service.password.empty())
+    s += " password=" + conninfo_value(config.service.password);
+  if (!config.service.dbname.empty()) s += " dbname=" + conninfo_value(config.service.dbname);
+  return s + " application_name=kanon";
 }
 
 Endpoint parse_endpoint(const std::string& text, const std::string& what) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kanon::policy {
 
@@ -31,10 +32,24 @@ struct Limits {
   uint32_t max_message_size = 64u << 20;
 };
 
+// kanon's own service account on the backend, used to load tables and build
+// policies (never a client's credentials). Empty fields fall back to libpq's
+// defaults (PGUSER, PGPASSWORD, PGDATABASE, ~/.pgpass); a non-empty
+// `conninfo` replaces host, port and the fields below entirely.
+struct ServiceAccount {
+  std::string user;
+  std::string password;
+  std::string dbname;
+  std::string conninfo;
+};
+
 struct ServerConfig {
   std::string path;  // the file it was loaded from
   Endpoint listen{"127.0.0.1", 6432};
   Endpoint backend{"127.0.0.1", 5432};
+  ServiceAccount service;  // backend.user, backend.password, backend.dbname, backend.conninfo
+  // Policy files (policies:), resolved against the config file's directory.
+  std::vector<std::string> policies;
   Limits limits;
   LogLevel log_level = LogLevel::kInfo;
   // I/O threads; 0 means one per core.
@@ -43,6 +58,9 @@ struct ServerConfig {
 
 // Throws ConfigError.
 ServerConfig load_server_config(const std::string& path);
+
+// The libpq connection string of kanon's service connection to the backend.
+std::string service_conninfo(const ServerConfig& config);
 
 // Parses "HOST:PORT" (or "[v6]:PORT"); `what` names the flag in errors.
 // Throws ConfigError.

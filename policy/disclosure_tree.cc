@@ -1,0 +1,231 @@
+#include "policy/disclosure_tree.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace kanon::policy {
+namespace {
+
+struct Candidate {
+  uint64_t count;
+  int attribute;
+  uint32_t code;
+};
+
+// Scratch state of one build: rows are partitioned in place so every node
+// owns a contiguous range [begin, end) of distinct rows.
+class Builder {
+ public:
+  Builder(const EncodedTable& table, const TreeOptions& options)
+      : table_(table), options_(options), width_(table.width()),
+        attrs_(static_cast<int>(table.attribute_count())) {
+    const size_t n = table.distinct_rows();
+    order_.resize(n);
+    for (size_t i = 0; i < n; ++i) order_[i] = static_cast<uint32_t>(i);
+    tmp_.resize(n);
+    counts_.resize(attrs_);
+    for (int a = 0; a < attrs_; ++a) counts_[a].assign(table.attribute(a).dictionary.size(), 0);
+    touched_.resize(attrs_);
+    if (options.l > 0) {
+      const uint32_t m = table.sensitive()->dictionary.size();
+      left_seen_.assign(m, 0);
+      right_seen_.assign(m, 0);
+    }
+  }
+
+  // The pair to release in rows order_[begin, end), or nullopt.
+  std::optional<Candidate> choose(size_t begin, size_t end, uint64_t n) {
+    const uint64_t k = options_.k;
+    if (n < 2 * k) return std::nullopt;
+    const uint32_t* codes = table_.codes().data();
+    const uint64_t* weights = table_.weights().data();
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t row = order_[i];
+      const uint32_t* r = codes + size_t{row} * width_;
+      const uint64_t w = weights[row];
+      for (int a = 0; a < attrs_; ++a) {
+        const uint32_t c = r[a];
+        if (c == kNullCode) continue;
+        if (counts_[a][c] == 0) touched_[a].push_back(c);
+        counts_[a][c] += w;
+      }
+    }
+    candidates_.clear();
+    for (int a = 0; a < attrs_; ++a) {
+      for (uint32_t c : touched_[a]) {
+        const uint64_t cnt = counts_[a][c];
+        counts_[a][c] = 0;
+        if (cnt >= k && n - cnt >= k) candidates_.push_back({cnt, a, c});
+      }
+      touched_[a].clear();
+    }
+    if (candidates_.empty()) return std::nullopt;
+    auto better = [&](const Candidate& x, const Candidate& y) {
+      if (x.count != y.count) return x.count > y.count;
+      if (x.attribute != y.attribute) return x.attribute < y.attribute;
+      const auto& d = table_.attribute(x.attribute).dictionary;
+      return d.decode(x.code) < d.decode(y.code);  // std::string compares bytes as unsigned
+    };
+    if (options_.l == 0)
+      return *std::min_element(candidates_.begin(), candidates_.end(), better);
+    std::sort(candidates_.begin(), candidates_.end(), better);
+    for (const auto& cand : candidates_)
+      if (diverse(begin, end, cand)) return cand;
+    return std::nullopt;
+  }
+
+  // Splits order_[begin, end) stably; returns the end of the left part.
+  size_t partition(size_t begin, size_t end, const Candidate& cand) {
+    size_t l = begin, r = 0;
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t row = order_[i];
+      if (table_.code(row, cand.attribute) == cand.code) {
+        order_[l++] = row;
+      } else {
+        tmp_[r++] = row;
+      }
+    }
+    std::copy(tmp_.begin(), tmp_.begin() + static_cast<std::ptrdiff_t>(r), order_.begin() + l);
+    return l;
+  }
+
+  uint64_t weight(size_t begin, size_t end) const {
+    uint64_t w = 0;
+    for (size_t i = begin; i < end; ++i) w += table_.weights()[order_[i]];
+    return w;
+  }
+
+ private:
+  bool diverse(size_t begin, size_t end, const Candidate& cand) {
+    const size_t s = table_.attribute_count();
+    uint32_t left = 0, right = 0;
+    seen_list_.clear();
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t row = order_[i];
+      const uint32_t sv = table_.code(row, s);
+      if (sv == kNullCode) continue;
+      const bool is_left = table_.code(row, cand.attribute) == cand.code;
+      auto& seen = is_left ? left_seen_ : right_seen_;
+      if (!seen[sv]) {
+        seen[sv] = 1;
+        seen_list_.push_back(sv);
+        ++(is_left ? left : right);
+      }
+    }
+    for (uint32_t sv : seen_list_) left_seen_[sv] = right_seen_[sv] = 0;
+    return left >= options_.l && right >= options_.l;
+  }
+
+  const EncodedTable& table_;
+  const TreeOptions& options_;
+  const size_t width_;
+  const int attrs_;
+  std::vector<uint32_t> order_, tmp_;
+  std::vector<std::vector<uint64_t>> counts_;
+  std::vector<std::vector<uint32_t>> touched_;
+  std::vector<Candidate> candidates_;
+  std::vector<uint8_t> left_seen_, right_seen_;
+  std::vector<uint32_t> seen_list_;
+};
+
+}  // namespace
+
+DisclosureTree DisclosureTree::build(const EncodedTable& table, const TreeOptions& options) {
+  DisclosureTree tree;
+  tree.options_ = options;
+  for (const auto& a : table.attributes()) tree.attributes_.push_back(a.name);
+  Builder b(table, options);
+
+  struct Pending {
+    int node;
+    size_t begin, end;
+  };
+  TreeNode root;
+  root.rows = table.total_rows();
+  root.label.assign(1, 'D');
+  tree.nodes_.push_back(std::move(root));
+  std::deque<Pending> queue{{0, 0, table.distinct_rows()}};
+  while (!queue.empty()) {
+    const Pending p = queue.front();
+    queue.pop_front();
+    if (tree.nodes_.size() + 2 > options.max_nodes) break;
+    const auto cand = b.choose(p.begin, p.end, tree.nodes_[p.node].rows);
+    if (!cand) continue;
+    const size_t mid = b.partition(p.begin, p.end, *cand);
+    const int left = static_cast<int>(tree.nodes_.size());
+    TreeNode& parent = tree.nodes_[p.node];
+    parent.attribute = cand->attribute;
+    parent.value = table.attribute(cand->attribute).dictionary.decode(cand->code);
+    parent.left = left;
+    parent.right = left + 1;
+    TreeNode l, r;
+    l.parent = r.parent = p.node;
+    l.rows = cand->count;
+    r.rows = parent.rows - cand->count;
+    l.released = parent.released | (uint64_t{1} << cand->attribute);
+    r.released = parent.released;
+    l.label = r.label = parent.label;
+    l.label.push_back('1');
+    r.label.push_back('2');
+    tree.nodes_.push_back(std::move(l));
+    tree.nodes_.push_back(std::move(r));
+    queue.push_back({left, p.begin, mid});
+    queue.push_back({left + 1, mid, p.end});
+  }
+  return tree;
+}
+
+int DisclosureTree::depth() const {
+  std::vector<int> d(nodes_.size(), 0);
+  int best = 0;
+  for (size_t i = 1; i < nodes_.size(); ++i) {
+    d[i] = d[static_cast<size_t>(nodes_[i].parent)] + 1;
+    best = std::max(best, d[i]);
+  }
+  return best;
+}
+
+std::vector<int> DisclosureTree::leaves() const {
+  std::vector<int> out, stack{0};
+  while (!stack.empty()) {
+    const int n = stack.back();
+    stack.pop_back();
+    if (nodes_[n].leaf()) {
+      out.push_back(n);
+    } else {
+      stack.push_back(nodes_[n].right);
+      stack.push_back(nodes_[n].left);
+    }
+  }
+  return out;
+}
+
+std::vector<PathCondition> DisclosureTree::path(int node) const {
+  std::vector<PathCondition> out;
+  for (int n = node; nodes_[n].parent >= 0; n = nodes_[n].parent) {
+    const TreeNode& p = nodes_[nodes_[n].parent];
+    out.push_back({p.attribute, p.value, p.left == n});
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+int DisclosureTree::leaf_of(std::span<const std::optional<std::string_view>> values) const {
+  int n = 0;
+  while (!nodes_[n].leaf()) {
+    const auto& v = values[static_cast<size_t>(nodes_[n].attribute)];
+    n = (v && *v == nodes_[n].value) ? nodes_[n].left : nodes_[n].right;
+  }
+  return n;
+}
+
+std::vector<std::optional<std::string>> DisclosureTree::release(
+    std::span<const std::optional<std::string_view>> values) const {
+  const uint64_t released = nodes_[leaf_of(values)].released;
+  std::vector<std::optional<std::string>> out(attributes_.size());
+  for (size_t i = 0; i < attributes_.size(); ++i)
+    if ((released >> i & 1) && values[i]) out[i] = std::string(*values[i]);
+  return out;
+}
+
+}  // namespace kanon::policy

@@ -1,0 +1,345 @@
+#include "policy/policy_file.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <filesystem>
+#include <set>
+
+namespace kanon::policy {
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string path) : path_(std::move(path)) {}
+
+  const std::string& path() const { return path_; }
+
+  SourceRef ref(const YAML::Node& node, const std::string& key) const {
+    return SourceRef{path_, node.Mark().line >= 0 ? node.Mark().line + 1 : 1, key};
+  }
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
+                         const std::string& what) const {
+    const auto r = ref(node, key);
+    throw ConfigError(fmt::format("{}:{}: {}: {}", r.file, r.line, key, what));
+  }
+
+  void expect_map(const YAML::Node& node, const std::string& key,
+                  const std::set<std::string>& allowed) const {
+    if (!node.IsMap()) fail(node, key, "expected a mapping");
+    for (const auto& kv : node) {
+      const auto name = kv.first.as<std::string>();
+      if (!allowed.contains(name)) {
+        std::string list;
+        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+        fail(kv.first, key.empty() ? name : key + "." + name,
+             fmt::format("unknown key (expected one of: {})", list));
+      }
+    }
+  }
+
+  std::string string(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, key, "expected a string");
+    return node.Scalar();
+  }
+
+  std::string column(const YAML::Node& node, const std::string& key) const {
+    std::string s = string(node, key);
+    if (s.empty()) fail(node, key, "empty column name");
+    return s;
+  }
+
+  uint64_t integer(const YAML::Node& node, const std::string& key, uint64_t lo, uint64_t hi,
+                   const std::string& range_msg = "") const {
+    if (!node.IsScalar()) fail(node, key, "expected an integer");
+    const std::string& s = node.Scalar();
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty())
+      fail(node, key, fmt::format("expected an integer, got '{}'", s));
+    if (v < lo || v > hi)
+      fail(node, key,
+           range_msg.empty() ? fmt::format("must be between {} and {}", lo, hi) : range_msg);
+    return v;
+  }
+
+  double fraction(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) fail(node, key, "expected a number");
+    double v = 0;
+    const std::string& s = node.Scalar();
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty())
+      fail(node, key, fmt::format("expected a number, got '{}'", s));
+    if (!(v >= 0.0 && v <= 1.0)) fail(node, key, "must be between 0 and 1");
+    return v;
+  }
+
+  std::vector<std::pair<std::string, YAML::Node>> column_list(const YAML::Node& node,
+                                                              const std::string& key) const {
+    if (!node.IsSequence()) fail(node, key, "expected a list of column names");
+    std::vector<std::pair<std::string, YAML::Node>> out;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string k = fmt::format("{}[{}]", key, i);
+      std::string c = column(node[i], k);
+      if (!seen.insert(c).second) fail(node[i], k, fmt::format("column '{}' listed twice", c));
+      out.emplace_back(std::move(c), node[i]);
+    }
+    return out;
+  }
+
+ private:
+  std::string path_;
+};
+
+const std::set<std::string> kTableKeys = {
+    "table",  "k",         "quasi_identifiers", "direct_identifiers", "sensitive", "exempt",
+    "refresh", "max_nodes", "mode",              "export"};
+
+void parse_export(const Reader& r, const YAML::Node& node, const std::string& key,
+                  TablePolicy& p) {
+  r.expect_map(node, key, {"hierarchies", "suppression", "metric"});
+  if (const auto h = node["hierarchies"]) {
+    if (!h.IsMap()) r.fail(h, key + ".hierarchies", "expected a mapping of column to file");
+    const auto dir = std::filesystem::path(r.path()).parent_path();
+    for (const auto& kv : h) {
+      const std::string col = r.column(kv.first, key + ".hierarchies");
+      const std::string k = key + ".hierarchies." + col;
+      const std::filesystem::path file(r.string(kv.second, k));
+      if (std::find(p.quasi_identifiers.begin(), p.quasi_identifiers.end(), col) ==
+          p.quasi_identifiers.end())
+        r.fail(kv.first, k, fmt::format("'{}' is not a quasi-identifier of this table", col));
+      p.export_options.hierarchies[col] =
+          file.is_absolute() ? file.string() : (dir / file).lexically_normal().string();
+    }
+  }
+  if (const auto s = node["suppression"])
+    p.export_options.suppression = r.fraction(s, key + ".suppression");
+  if (const auto m = node["metric"]) {
+    static const std::set<std::string> kMetrics = {"loss",      "dm",     "entropy",
+                                                   "precision", "height", "aecs"};
+    p.export_options.metric = r.string(m, key + ".metric");
+    if (!kMetrics.contains(p.export_options.metric))
+      r.fail(m, key + ".metric",
+             fmt::format("'{}' is not one of loss, dm, entropy, precision, height, aecs",
+                         p.export_options.metric));
+  }
+}
+
+TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::string& key) {
+  r.expect_map(node, key, kTableKeys);
+  TablePolicy p;
+  for (const char* required : {"table", "k", "quasi_identifiers"})
+    if (!node[required]) r.fail(node, key + "." + required, "required key is missing");
+
+  const std::string name = r.string(node["table"], key + ".table");
+  const auto parts = split_table_name(name);
+  if (!parts)
+    r.fail(node["table"], key + ".table",
+           fmt::format("'{}' is not a schema-qualified table name (schema.table)", name));
+  p.schema = parts->first;
+  p.table = parts->second;
+  p.where = r.ref(node["table"], key + ".table");
+
+  p.k = static_cast<uint32_t>(
+      r.integer(node["k"], key + ".k", 2, 1u << 30, "must be at least 2 (and at most 2^30)"));
+
+  std::set<std::string> used;  // every column has one role
+  auto claim = [&](const std::string& col, const YAML::Node& at, const std::string& k) {
+    if (!used.insert(col).second)
+      r.fail(at, k, fmt::format("column '{}' already has another role in this table", col));
+  };
+
+  const auto qis = r.column_list(node["quasi_identifiers"], key + ".quasi_identifiers");
+  if (qis.empty()) r.fail(node["quasi_identifiers"], key + ".quasi_identifiers", "empty list");
+  for (size_t i = 0; i < qis.size(); ++i) {
+    const std::string k = fmt::format("{}.quasi_identifiers[{}]", key, i);
+    claim(qis[i].first, qis[i].second, k);
+    p.quasi_identifiers.push_back(qis[i].first);
+    p.quasi_identifier_refs.push_back(r.ref(qis[i].second, k));
+  }
+
+  if (const auto d = node["direct_identifiers"]) {
+    const std::string dk = key + ".direct_identifiers";
+    if (d.IsSequence()) {  // [name, ssn]: all masked as NULL
+      for (const auto& [col, at] : r.column_list(d, dk)) {
+        claim(col, at, dk + "." + col);
+        p.direct_identifiers.push_back({col, std::nullopt, r.ref(at, dk + "." + col)});
+      }
+    } else if (d.IsMap()) {
+      for (const auto& kv : d) {
+        const std::string col = r.column(kv.first, dk);
+        const std::string k = dk + "." + col;
+        claim(col, kv.first, k);
+        DirectIdentifier di{col, std::nullopt, r.ref(kv.first, k)};
+        if (!kv.second.IsNull()) di.constant = r.string(kv.second, k);
+        p.direct_identifiers.push_back(std::move(di));
+      }
+    } else {
+      r.fail(d, dk, "expected a mapping of column to null or a constant, or a list of columns");
+    }
+  }
+
+  if (const auto s = node["sensitive"]) {
+    const std::string sk = key + ".sensitive";
+    r.expect_map(s, sk, {"column", "l"});
+    if (!s["column"]) r.fail(s, sk + ".column", "required key is missing");
+    SensitiveAttribute sa;
+    sa.column = r.column(s["column"], sk + ".column");
+    sa.where = r.ref(s["column"], sk + ".column");
+    claim(sa.column, s["column"], sk + ".column");
+    if (s["l"]) sa.l = static_cast<uint32_t>(r.integer(s["l"], sk + ".l", 2, 1u << 20));
+    p.sensitive = sa;
+  }
+
+  if (const auto e = node["exempt"]) {
+    if (!e.IsSequence()) r.fail(e, key + ".exempt", "expected a list of users or roles");
+    for (size_t i = 0; i < e.size(); ++i) {
+      const std::string k = fmt::format("{}.exempt[{}]", key, i);
+      std::string role = r.string(e[i], k);
+      if (role.empty()) r.fail(e[i], k, "empty role name");
+      p.exempt.push_back(std::move(role));
+    }
+  }
+
+  if (const auto f = node["refresh"]) {
+    const std::string text = r.string(f, key + ".refresh");
+    const auto d = parse_duration(text);
+    if (!d || d->count() <= 0)
+      r.fail(f, key + ".refresh",
+             fmt::format("'{}' is not a positive duration (e.g. 30s, 10m, 1h)", text));
+    p.refresh = *d;
+  }
+
+  if (const auto m = node["max_nodes"])
+    p.max_nodes = static_cast<uint32_t>(r.integer(m, key + ".max_nodes", 1, 1u << 24));
+
+  if (const auto m = node["mode"]) {
+    const std::string mode = r.string(m, key + ".mode");
+    if (mode == "inline") {
+      p.mode = EnforcementMode::kInline;
+    } else if (mode == "materialized") {
+      p.mode = EnforcementMode::kMaterialized;
+    } else {
+      r.fail(m, key + ".mode", fmt::format("'{}' is not one of inline, materialized", mode));
+    }
+  }
+
+  if (const auto x = node["export"]) parse_export(r, x, key + ".export", p);
+  return p;
+}
+
+}  // namespace
+
+const char* to_string(EnforcementMode mode) {
+  return mode == EnforcementMode::kMaterialized ? "materialized" : "inline";
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  const std::string unit(end, text.data() + text.size());
+  uint64_t ms = 0;
+  if (unit == "ms") {
+    ms = 1;
+  } else if (unit == "s" || unit.empty()) {
+    ms = 1000;
+  } else if (unit == "m") {
+    ms = 60'000;
+  } else if (unit == "h") {
+    ms = 3'600'000;
+  } else if (unit == "d") {
+    ms = 86'400'000;
+  } else {
+    return std::nullopt;
+  }
+  if (n > (uint64_t{1} << 40) / ms) return std::nullopt;
+  return std::chrono::milliseconds(n * ms);
+}
+
+std::optional<std::pair<std::string, std::string>> split_table_name(const std::string& text) {
+  std::vector<std::string> parts(1);
+  size_t i = 0;
+  bool part_started = false;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (c == '"') {
+      if (part_started) return std::nullopt;
+      ++i;
+      std::string& out = parts.back();
+      for (;;) {
+        if (i >= text.size()) return std::nullopt;
+        if (text[i] == '"') {
+          if (i + 1 < text.size() && text[i + 1] == '"') {
+            out += '"';
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        out += text[i++];
+      }
+      part_started = true;
+      if (i < text.size() && text[i] != '.') return std::nullopt;
+    } else if (c == '.') {
+      if (parts.back().empty()) return std::nullopt;
+      parts.emplace_back();
+      part_started = false;
+      ++i;
+    } else {
+      parts.back() += c;
+      part_started = true;
+      ++i;
+    }
+  }
+  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) return std::nullopt;
+  return std::make_pair(parts[0], parts[1]);
+}
+
+std::vector<TablePolicy> load_policy_file(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError(fmt::format("{}: cannot open the policy file", path));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
+  }
+  const Reader r(path);
+  if (!root.IsMap()) r.fail(root, "tables", "a policy file is a mapping with a tables: list");
+  r.expect_map(root, "", {"tables"});
+  const auto tables = root["tables"];
+  if (!tables || !tables.IsSequence()) r.fail(root, "tables", "expected a list of tables");
+  std::vector<TablePolicy> out;
+  for (size_t i = 0; i < tables.size(); ++i) {
+    auto p = parse_table(r, tables[i], fmt::format("tables[{}]", i));
+    for (const auto& q : out)
+      if (q.schema == p.schema && q.table == p.table)
+        throw ConfigError(fmt::format("{}:{}: {}: table {} already has a policy at line {}",
+                                      p.where.file, p.where.line, p.where.key, p.name(),
+                                      q.where.line));
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<TablePolicy> load_policies(const ServerConfig& config) {
+  std::vector<TablePolicy> all;
+  for (const auto& file : config.policies) {
+    for (auto& p : load_policy_file(file)) {
+      for (const auto& q : all)
+        if (q.schema == p.schema && q.table == p.table)
+          throw ConfigError(fmt::format("{}:{}: {}: table {} already has a policy in {}:{}",
+                                        p.where.file, p.where.line, p.where.key, p.name(),
+                                        q.where.file, q.where.line));
+      all.push_back(std::move(p));
+    }
+  }
+  return all;
+}
+
+}  // namespace kanon::policy

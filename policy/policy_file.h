@@ -1,0 +1,35 @@
+// Reading policy files. A policy file holds a `tables:` list; config/kanon.yaml
+// lists the files under `policies:`. The format and every key are described
+// in docs/policy.md.
+//
+// Validation is strict: unknown keys, wrong types, k < 2, l < 2, duplicate
+// columns or tables, a column used in two roles, all throw ConfigError whose
+// message is "file:line: key: what", e.g.
+//   "config/policies/people.yaml:4: tables[0].k: must be at least 2".
+// Columns are checked against the catalog later (check_against_catalog in
+// table_catalog.h), once a connection is available.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/server_config.h"
+#include "policy/table_policy.h"
+
+namespace kanon::policy {
+
+// Throws ConfigError.
+std::vector<TablePolicy> load_policy_file(const std::string& path);
+
+// Every table of every file in `config.policies`; a table named twice throws.
+std::vector<TablePolicy> load_policies(const ServerConfig& config);
+
+// Parses "10m", "30s", "1h", "500ms", "2d" or a plain number of seconds.
+// nullopt on anything else.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
+
+// Splits "schema.table" (each part optionally double-quoted, "" inside quotes
+// for a quote). nullopt when it is not exactly two non-empty parts.
+std::optional<std::pair<std::string, std::string>> split_table_name(const std::string& text);
+
+}  // namespace kanon::policy

@@ -1,0 +1,108 @@
+#include "policy/predicate_sql.h"
+
+#include <algorithm>
+
+#include "policy/sql_text.h"
+
+namespace kanon::policy {
+namespace {
+
+class Emitter {
+ public:
+  Emitter(const ReleasePredicate& p, const std::vector<SqlColumn>& attrs, PredicateForm form)
+      : p_(p), attrs_(attrs), form_(form) {
+    for (const auto& a : attrs_) quoted_.push_back(quote_identifier(a.name));
+  }
+
+  void emit(uint32_t id, std::string& out) {
+    if (id == ReleasePredicate::kTrue) {
+      out += "true";
+    } else if (id == ReleasePredicate::kFalse) {
+      out += "false";
+    } else if (form_ == PredicateForm::kNestedCase) {
+      const auto& t = p_.test(id);
+      out += "CASE WHEN ";
+      equals(t.attribute, {t.value}, out);
+      out += " THEN ";
+      emit(t.if_equal, out);
+      out += " ELSE ";
+      emit(t.if_not, out);
+      out += " END";
+    } else {
+      flat(id, out);
+    }
+  }
+
+ private:
+  struct Arm {
+    int attribute;
+    std::vector<std::string> values;
+    uint32_t result;
+  };
+
+  void equals(int attribute, const std::vector<std::string>& values, std::string& out) const {
+    const auto& col = attrs_[static_cast<size_t>(attribute)];
+    out += quoted_[static_cast<size_t>(attribute)];
+    if (values.size() == 1) {
+      out += " = ";
+      out += typed_literal(values[0], col.type);
+    } else {
+      out += " = ANY (";
+      out += typed_array_literal(values, col.type);
+      out += ")";
+    }
+  }
+
+  void flat(uint32_t id, std::string& out) {
+    // Walk the chain of "not equal" branches.
+    std::vector<Arm> arms;
+    size_t run_start = 0;  // first arm of the current same-attribute run
+    while (!ReleasePredicate::constant(id)) {
+      const auto& t = p_.test(id);
+      if (!arms.empty() && arms[run_start].attribute != t.attribute) run_start = arms.size();
+      // Tests on one attribute exclude each other, so within a run arms with
+      // the same result can be merged whatever their order.
+      auto same = std::find_if(arms.begin() + static_cast<std::ptrdiff_t>(run_start), arms.end(),
+                               [&](const Arm& a) { return a.result == t.if_equal; });
+      if (same != arms.end()) {
+        same->values.push_back(t.value);
+      } else {
+        arms.push_back({t.attribute, {t.value}, t.if_equal});
+      }
+      id = t.if_not;
+    }
+    out += "CASE";
+    for (const auto& arm : arms) {
+      out += " WHEN ";
+      equals(arm.attribute, arm.values, out);
+      out += " THEN ";
+      emit(arm.result, out);
+    }
+    out += " ELSE ";
+    emit(id, out);
+    out += " END";
+  }
+
+  const ReleasePredicate& p_;
+  const std::vector<SqlColumn>& attrs_;
+  const PredicateForm form_;
+  std::vector<std::string> quoted_;
+};
+
+}  // namespace
+
+std::string predicate_sql(const ReleasePredicate& predicate,
+                          const std::vector<SqlColumn>& attributes, PredicateForm form) {
+  std::string out;
+  Emitter(predicate, attributes, form).emit(predicate.root(), out);
+  return out;
+}
+
+std::string mask_sql(const std::string& column, const std::string& type,
+                     const std::string& predicate) {
+  if (predicate == "true") return quote_identifier(column);
+  if (predicate == "false") return "NULL::" + type;
+  return "CASE WHEN " + predicate + " THEN " + quote_identifier(column) + " END";
+}
+
+}  // namespace kanon::policy

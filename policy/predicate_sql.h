@@ -1,0 +1,41 @@
+// Emitting a ReleasePredicate as SQL.
+//
+// Every form yields only TRUE or FALSE, never NULL: tests sit in CASE WHEN
+// conditions (a NULL comparison falls through to the next arm, i.e. the
+// "not equal" branch) and every result is a constant or another CASE.
+// Literals are cast to the column's type, so integers, dates and numerics
+// compare as values, not as text.
+//
+//   kNestedCase  CASE WHEN a = 'v' THEN <eq> ELSE <ne> END, recursively.
+//   kFlatCase    right-hand chains become one CASE with many arms, and arms of
+//                a run of tests on the same attribute that lead to the same
+//                result are merged into `a = ANY('{...}'::type[])`, which
+//                PostgreSQL evaluates with a hash table from 9 elements on.
+// bench/policy measures both; kFlatCase is the default because it is faster.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/release_predicate.h"
+
+namespace kanon::policy {
+
+enum class PredicateForm { kNestedCase, kFlatCase };
+
+struct SqlColumn {
+  std::string name;
+  std::string type;  // type name without modifiers
+};
+
+// REQUIRES: attributes[i] describes the predicate's attribute i.
+std::string predicate_sql(const ReleasePredicate& predicate,
+                          const std::vector<SqlColumn>& attributes,
+                          PredicateForm form = PredicateForm::kFlatCase);
+
+// CASE WHEN <predicate> THEN "column" END, or the bare column / typed NULL
+// for constant predicates.
+std::string mask_sql(const std::string& column, const std::string& type,
+                     const std::string& predicate);
+
+}  // namespace kanon::policy

@@ -1,0 +1,57 @@
+// ReleasePredicate: for one quasi-identifier, the boolean "is this attribute
+// released in this row's cohort" (the seed's "attribute disclosure rules"),
+// compiled from a DisclosureTree and simplified.
+//
+// The predicate is a reduced decision diagram over equality tests
+// `attribute = 'value'` with TRUE/FALSE leaves: below a left branch on the
+// attribute itself everything folds to TRUE, a test whose two branches are
+// identical is dropped, and identical sub-diagrams are shared (hash-consed),
+// so equality of branches is one integer compare. A test on NULL data takes
+// the "not equal" branch, exactly as the tree routes NULL rows.
+// Immutable after compile; shareable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/disclosure_tree.h"
+
+namespace kanon::policy {
+
+class ReleasePredicate {
+ public:
+  static constexpr uint32_t kFalse = 0;
+  static constexpr uint32_t kTrue = 1;
+
+  struct Test {
+    int attribute;
+    std::string value;
+    uint32_t if_equal;  // node id
+    uint32_t if_not;    // node id
+  };
+
+  // Node ids >= 2 index tests()[id - 2].
+  uint32_t root() const { return root_; }
+  const Test& test(uint32_t id) const { return tests_[id - 2]; }
+  static bool constant(uint32_t id) { return id < 2; }
+  // Distinct tests reachable from the root.
+  size_t size() const;
+  bool evaluate(std::span<const std::optional<std::string_view>> values) const;
+  // Disjunction of the paths to TRUE, as in the seed's table, e.g.
+  // "((state = OH) AND (city = Hamlet))"; "TRUE"/"FALSE" for constants.
+  std::string rule_text(const std::vector<std::string>& attribute_names) const;
+
+ private:
+  friend std::vector<ReleasePredicate> compile_release_predicates(const DisclosureTree& tree);
+  uint32_t root_ = kFalse;
+  std::vector<Test> tests_;
+};
+
+// One predicate per attribute of the tree, in the tree's attribute order.
+std::vector<ReleasePredicate> compile_release_predicates(const DisclosureTree& tree);
+
+}  // namespace kanon::policy

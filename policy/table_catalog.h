@@ -1,0 +1,39 @@
+// What the backend's catalog says about a protected table, and the check of a
+// policy against it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/server_config.h"
+#include "policy/table_policy.h"
+
+namespace pqxx {
+class connection_base;
+}
+
+namespace kanon::policy {
+
+struct ColumnInfo {
+  std::string name;
+  std::string type;       // format_type(atttypid, NULL), e.g. "character varying"
+  std::string full_type;  // with modifiers, e.g. "character varying(20)"
+};
+
+struct TableInfo {
+  std::string schema;
+  std::string table;
+  std::vector<ColumnInfo> columns;  // in attnum order, dropped columns left out
+
+  const ColumnInfo* find(const std::string& name) const;
+};
+
+// Reads the columns of schema.table. Throws ConfigError (naming the policy
+// entry) when the table does not exist; pqxx errors pass through.
+TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy);
+
+// Every column the policy names must exist in the table; throws ConfigError
+// "file:line: key: column 'x' does not exist in schema.table".
+void check_against_catalog(const TablePolicy& policy, const TableInfo& info);
+
+}  // namespace kanon::policy

@@ -1,0 +1,162 @@
+#include "policy/table_loader.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <pqxx/pqxx>
+
+#include "policy/sql_text.h"
+
+namespace kanon::policy {
+namespace {
+
+std::string select_expr(const ColumnInfo& c) {
+  const std::string q = quote_identifier(c.name);
+  if (c.type == "numeric") return "pg_catalog.trim_scale(" + q + ")";
+  return q;
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+void pin_session_settings(pqxx::connection_base& conn) {
+  pqxx::nontransaction tx(conn);
+  tx.exec(
+      "SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET TimeZone = 'UTC'; "
+      "SET extra_float_digits = 3; SET bytea_output = 'hex'; SET client_encoding = 'UTF8'; "
+      "SET standard_conforming_strings = on; SET search_path = pg_catalog");
+}
+
+std::string load_query(const TablePolicy& policy, const TableInfo& info,
+                       const LoadOptions& options) {
+  std::vector<std::string> cols = policy.quasi_identifiers;
+  if (policy.sensitive) cols.push_back(policy.sensitive->column);
+  std::string list, groups;
+  for (size_t i = 0; i < cols.size(); ++i) {
+    const ColumnInfo* c = info.find(cols[i]);
+    list += (i ? ", " : "") + select_expr(*c);
+    groups += (i ? ", " : "") + std::to_string(i + 1);
+  }
+  const std::string from = qualified_name(policy.schema, policy.table);
+  if (!options.aggregate) return fmt::format("SELECT {} FROM {}", list, from);
+  return fmt::format("SELECT {}, count(*) FROM {} GROUP BY {}", list, from, groups);
+}
+
+bool parse_copy_line(std::string_view line, std::string& storage,
+                     std::vector<std::optional<std::string_view>>& fields) {
+  storage.clear();
+  storage.reserve(line.size());
+  std::vector<std::pair<size_t, size_t>> spans;  // into storage; npos start = NULL
+  fields.clear();
+  size_t start = 0;
+  bool is_null = false;
+  auto finish = [&] {
+    spans.emplace_back(is_null ? std::string::npos : start, storage.size() - start);
+    start = storage.size();
+    is_null = false;
+  };
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '\t') {
+      finish();
+      continue;
+    }
+    if (c != '\\') {
+      storage += c;
+      continue;
+    }
+    if (++i >= line.size()) return false;
+    const char e = line[i];
+    switch (e) {
+      case 'N':
+        if (storage.size() != start) return false;
+        is_null = true;
+        break;
+      case 'b': storage += '\b'; break;
+      case 'f': storage += '\f'; break;
+      case 'n': storage += '\n'; break;
+      case 'r': storage += '\r'; break;
+      case 't': storage += '\t'; break;
+      case 'v': storage += '\v'; break;
+      case 'x': {
+        int v = 0, n = 0;
+        while (n < 2 && i + 1 < line.size() && hex_digit(line[i + 1]) >= 0)
+          v = v * 16 + hex_digit(line[++i]), ++n;
+        if (n == 0) return false;
+        storage += static_cast<char>(v);
+        break;
+      }
+      default:
+        if (e >= '0' && e <= '7') {
+          int v = e - '0', n = 1;
+          while (n < 3 && i + 1 < line.size() && line[i + 1] >= '0' && line[i + 1] <= '7')
+            v = v * 8 + (line[++i] - '0'), ++n;
+          storage += static_cast<char>(v);
+        } else {
+          storage += e;
+        }
+    }
+  }
+  finish();
+  for (const auto& [s, n] : spans)
+    fields.push_back(s == std::string::npos ? std::nullopt
+                                            : std::optional(std::string_view(storage).substr(s, n)));
+  return true;
+}
+
+EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
+                        const TableInfo& info, const LoadOptions& options) {
+  std::vector<EncodedColumn> attrs;
+  for (const auto& q : policy.quasi_identifiers) attrs.push_back({q, info.find(q)->type, {}});
+  std::optional<EncodedColumn> sensitive;
+  if (policy.sensitive)
+    sensitive = EncodedColumn{policy.sensitive->column, info.find(policy.sensitive->column)->type,
+                              {}};
+  EncodedTable table(std::move(attrs), std::move(sensitive));
+  const size_t width = table.width();
+
+  pin_session_settings(conn);
+  pqxx::read_transaction tx(conn);
+  pqxx::stream_from copy(tx, "(" + load_query(policy, info, options) + ")");
+  std::string line, storage;
+  std::vector<std::optional<std::string_view>> fields;
+  while (copy.get_raw_line(line)) {
+    if (!parse_copy_line(line, storage, fields) ||
+        fields.size() != width + (options.aggregate ? 1 : 0))
+      throw std::runtime_error(fmt::format("malformed COPY line from {}", policy.name()));
+    uint64_t weight = 1;
+    if (options.aggregate) {
+      const auto w = *fields.back();
+      std::from_chars(w.data(), w.data() + w.size(), weight);
+      fields.pop_back();
+    }
+    table.add_row(fields, weight);
+  }
+  copy.complete();
+  tx.commit();
+  return table;
+}
+
+void check_constants(pqxx::connection_base& conn, const TablePolicy& policy,
+                     const TableInfo& info) {
+  for (const auto& d : policy.direct_identifiers) {
+    if (!d.constant) continue;
+    const ColumnInfo* c = info.find(d.column);
+    try {
+      pqxx::read_transaction tx(conn);
+      tx.exec("SELECT " + typed_literal(*d.constant, c->full_type));
+    } catch (const pqxx::sql_error& e) {
+      throw ConfigError(fmt::format("{}:{}: {}: '{}' is not a valid {} value: {}", d.where.file,
+                                    d.where.line, d.where.key, *d.constant, c->full_type,
+                                    e.what()));
+    }
+  }
+}
+
+}  // namespace kanon::policy

@@ -1,0 +1,58 @@
+// Loading a protected table's quasi-identifiers from PostgreSQL into an
+// EncodedTable, over kanon's own service connection.
+//
+// The session is pinned first (pin_session_settings) so that the text
+// PostgreSQL prints for each value is canonical and, used as a typed literal
+// in a release predicate, compares equal to the stored value whatever the
+// client session's settings: DateStyle ISO, IntervalStyle postgres, TimeZone
+// UTC, extra_float_digits 3, bytea_output hex, UTF8. numeric values are
+// loaded through trim_scale() so 1.50 and 1.5 are one value, as they are for
+// the `=` operator. NULLs stay NULL.
+//
+// Errors: pqxx exceptions (connection, permissions, SQL) pass through; a
+// constant for a direct identifier that is not valid for the column's type
+// throws ConfigError naming the policy file and key.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/encoded_table.h"
+#include "policy/table_catalog.h"
+#include "policy/table_policy.h"
+
+namespace pqxx {
+class connection_base;
+}
+
+namespace kanon::policy {
+
+struct LoadOptions {
+  // COPY (SELECT qis, count(*) ... GROUP BY qis): only distinct rows travel.
+  // Off: COPY (SELECT qis FROM t), one line per row.
+  bool aggregate = true;
+};
+
+void pin_session_settings(pqxx::connection_base& conn);
+
+// The SELECT whose output is copied (exposed for tests and the docs).
+std::string load_query(const TablePolicy& policy, const TableInfo& info,
+                       const LoadOptions& options);
+
+EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
+                        const TableInfo& info, const LoadOptions& options = {});
+
+// Checks that every direct-identifier constant is a valid value of its
+// column's type (by casting it on the backend).
+void check_constants(pqxx::connection_base& conn, const TablePolicy& policy,
+                     const TableInfo& info);
+
+// Splits one line of COPY text format into fields (tab separated, \N = NULL,
+// backslash escapes decoded). `storage` receives the decoded text; the views
+// in `fields` point into it. Returns false on a malformed line.
+bool parse_copy_line(std::string_view line, std::string& storage,
+                     std::vector<std::optional<std::string_view>>& fields);
+
+}  // namespace kanon::policy

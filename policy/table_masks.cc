@@ -1,0 +1,52 @@
+#include "policy/table_masks.h"
+
+#include <algorithm>
+
+#include "policy/sql_text.h"
+
+namespace kanon::policy {
+
+std::string TableMasks::select_list() const {
+  std::string s;
+  for (const auto& c : columns) {
+    if (!s.empty()) s += ", ";
+    s += c.expression;
+    s += " AS ";
+    s += quote_identifier(c.column);
+  }
+  return s;
+}
+
+std::string TableMasks::masked_relation(const std::string& schema,
+                                        const std::string& table) const {
+  return "(SELECT " + select_list() + " FROM " + qualified_name(schema, table) + ")";
+}
+
+TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
+                       const std::vector<ReleasePredicate>& predicates, PredicateForm form) {
+  std::vector<SqlColumn> attrs;
+  for (const auto& q : policy.quasi_identifiers) attrs.push_back({q, info.find(q)->type});
+  TableMasks masks;
+  for (const auto& col : info.columns) {
+    ColumnMask m{col.name, col.full_type, quote_identifier(col.name), ColumnMask::Role::kOther};
+    const auto qi = std::find(policy.quasi_identifiers.begin(), policy.quasi_identifiers.end(),
+                              col.name);
+    if (qi != policy.quasi_identifiers.end()) {
+      const size_t i = static_cast<size_t>(qi - policy.quasi_identifiers.begin());
+      m.role = ColumnMask::Role::kQuasiIdentifier;
+      m.expression = mask_sql(col.name, col.full_type, predicate_sql(predicates[i], attrs, form));
+    }
+    for (const auto& d : policy.direct_identifiers) {
+      if (d.column != col.name) continue;
+      m.role = ColumnMask::Role::kDirectIdentifier;
+      m.expression = d.constant ? typed_literal(*d.constant, col.full_type)
+                                : "NULL::" + col.full_type;
+    }
+    if (policy.sensitive && policy.sensitive->column == col.name)
+      m.role = ColumnMask::Role::kSensitive;
+    masks.columns.push_back(std::move(m));
+  }
+  return masks;
+}
+
+}  // namespace kanon::policy

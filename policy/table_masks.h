@@ -1,0 +1,42 @@
+// TableMasks: the SQL expression of every column of a protected table as a
+// restricted user may see it, in the table's column order:
+//   quasi-identifier   CASE WHEN <release predicate> THEN "col" END
+//   direct identifier  NULL::type or 'constant'::type
+//   other columns      "col" (passed through)
+// masked_relation() wraps them as a derived table the rewriter splices in
+// place of a reference to the table. Plain value; shareable.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "policy/predicate_sql.h"
+#include "policy/release_predicate.h"
+#include "policy/table_catalog.h"
+#include "policy/table_policy.h"
+
+namespace kanon::policy {
+
+struct ColumnMask {
+  std::string column;
+  std::string type;        // with modifiers
+  std::string expression;  // SQL yielding the masked value
+  enum class Role { kQuasiIdentifier, kDirectIdentifier, kSensitive, kOther } role;
+};
+
+struct TableMasks {
+  std::vector<ColumnMask> columns;
+
+  // expr AS "col", ... (every column, table order).
+  std::string select_list() const;
+  // (SELECT <select_list> FROM "schema"."table")
+  std::string masked_relation(const std::string& schema, const std::string& table) const;
+};
+
+// REQUIRES: predicates[i] belongs to policy.quasi_identifiers[i]; every
+// column of the policy exists in `info`.
+TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
+                       const std::vector<ReleasePredicate>& predicates,
+                       PredicateForm form = PredicateForm::kFlatCase);
+
+}  // namespace kanon::policy

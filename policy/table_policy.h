@@ -1,0 +1,67 @@
+// TablePolicy: what kanon enforces on one protected table, as read from a
+// policy file (see docs/policy.md for the format and every key).
+//
+// Every field that names a column remembers where it was written (file, line,
+// key), so checks made later against the catalog still point at the YAML.
+// Plain values; safe to copy and to share read-only between threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kanon::policy {
+
+// Where a value was written: "file:line: key".
+struct SourceRef {
+  std::string file;
+  int line = 0;
+  std::string key;
+};
+
+enum class EnforcementMode { kInline, kMaterialized };
+
+struct DirectIdentifier {
+  std::string column;
+  std::optional<std::string> constant;  // nullopt: masked as a typed NULL
+  SourceRef where;
+};
+
+struct SensitiveAttribute {
+  std::string column;
+  uint32_t l = 2;  // distinct l-diversity required in every cohort
+  SourceRef where;
+};
+
+// The `export:` section, handed to the offline engine.
+struct ExportOptions {
+  std::map<std::string, std::string> hierarchies;  // column -> file (resolved)
+  double suppression = 0.0;                         // fraction of rows, 0..1
+  std::string metric = "loss";                      // loss|dm|entropy|precision|height|aecs
+};
+
+struct TablePolicy {
+  std::string schema;
+  std::string table;
+  uint32_t k = 2;
+  std::vector<std::string> quasi_identifiers;  // policy order breaks ties in the tree
+  std::vector<SourceRef> quasi_identifier_refs;
+  std::vector<DirectIdentifier> direct_identifiers;
+  std::optional<SensitiveAttribute> sensitive;
+  std::vector<std::string> exempt;  // users or roles that see raw data
+  std::chrono::milliseconds refresh{std::chrono::minutes(10)};
+  uint32_t max_nodes = 4096;  // cap on tree nodes (leaves included)
+  EnforcementMode mode = EnforcementMode::kInline;
+  ExportOptions export_options;
+  SourceRef where;  // the `table:` key of the entry
+
+  // "schema.table" as written in policies (unquoted).
+  std::string name() const { return schema + "." + table; }
+};
+
+const char* to_string(EnforcementMode mode);
+
+}  // namespace kanon::policy

@@ -1,0 +1,66 @@
+// TableSnapshot: everything built for one protected table at one moment —
+// its policy, catalog columns, disclosure tree, release predicates and
+// compiled masks — plus build_table_snapshot, which makes one from the live
+// table over kanon's service connection.
+//
+// Immutable once built; held by std::shared_ptr<const TableSnapshot> and
+// shared freely between threads.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/disclosure_tree.h"
+#include "policy/release_predicate.h"
+#include "policy/table_catalog.h"
+#include "policy/table_loader.h"
+#include "policy/table_masks.h"
+#include "policy/table_policy.h"
+
+namespace pqxx {
+class connection_base;
+}
+
+namespace kanon::policy {
+
+struct BuildStats {
+  uint64_t rows = 0;
+  uint64_t distinct_rows = 0;
+  double load_ms = 0;   // catalog + COPY
+  double tree_ms = 0;   // tree build
+  double compile_ms = 0;  // predicates + SQL
+};
+
+struct TableSnapshot {
+  TablePolicy policy;
+  TableInfo info;
+  DisclosureTree tree;
+  std::vector<ReleasePredicate> predicates;  // one per quasi-identifier, policy order
+  TableMasks masks;
+  BuildStats stats;
+  std::chrono::system_clock::time_point built_at;
+  // For mode: materialized, the masked copy ("kanon_masked"."schema__table")
+  // once materialize() has run; empty otherwise.
+  std::string materialized_name;
+};
+
+struct BuildOptions {
+  LoadOptions load;
+  PredicateForm form = PredicateForm::kFlatCase;
+};
+
+// Catalog check, constants check, COPY, tree, predicates, masks. The
+// connection should be pinned (pin_session_settings) — this does it.
+// Throws ConfigError for policy/catalog mismatches, pqxx errors otherwise.
+std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base& conn,
+                                                          const TablePolicy& policy,
+                                                          const BuildOptions& options = {});
+
+// Tree and masks from an already loaded table (tests, benchmarks).
+std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const TableInfo& info,
+                                                const EncodedTable& table,
+                                                const BuildOptions& options = {});
+
+}  // namespace kanon::policy
