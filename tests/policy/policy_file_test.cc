@@ -1,0 +1,178 @@
+#include "policy/policy_file.h"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "policy/table_catalog.h"
+
+using namespace kanon::policy;
+
+namespace {
+
+const std::string kPath = "/tmp/kanon-policy-file-test.yaml";
+
+std::string write(const std::string& text, const std::string& path = kPath) {
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    load_policy_file(write(yaml));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::string kHead = "tables:\n  - table: public.people\n    k: 2\n"
+                          "    quasi_identifiers: [occupation, city, state]\n";
+
+}  // namespace
+
+TEST_CASE("a full policy entry loads") {
+  const auto ps = load_policy_file(write(kHead +
+                                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
+                                         "    sensitive: {column: diagnosis, l: 3}\n"
+                                         "    exempt: [postgres, auditor]\n"
+                                         "    refresh: 10m\n"
+                                         "    max_nodes: 100\n"
+                                         "    mode: materialized\n"
+                                         "    export:\n"
+                                         "      hierarchies: {city: h/city.csv}\n"
+                                         "      suppression: 0.05\n"
+                                         "      metric: entropy\n"));
+  REQUIRE(ps.size() == 1);
+  const auto& p = ps[0];
+  CHECK(p.schema == "public");
+  CHECK(p.table == "people");
+  CHECK(p.k == 2);
+  CHECK(p.quasi_identifiers == std::vector<std::string>{"occupation", "city", "state"});
+  CHECK(p.quasi_identifier_refs[1].line == 4);
+  REQUIRE(p.direct_identifiers.size() == 2);
+  CHECK(p.direct_identifiers[0].column == "name");
+  CHECK(!p.direct_identifiers[0].constant);
+  CHECK(p.direct_identifiers[1].constant == "***");
+  CHECK(p.sensitive->column == "diagnosis");
+  CHECK(p.sensitive->l == 3);
+  CHECK(p.exempt == std::vector<std::string>{"postgres", "auditor"});
+  CHECK(p.refresh == std::chrono::minutes(10));
+  CHECK(p.max_nodes == 100);
+  CHECK(p.mode == EnforcementMode::kMaterialized);
+  CHECK(p.export_options.hierarchies.at("city") == "/tmp/h/city.csv");
+  CHECK(p.export_options.suppression == 0.05);
+  CHECK(p.export_options.metric == "entropy");
+}
+
+TEST_CASE("defaults") {
+  const auto p = load_policy_file(write(kHead))[0];
+  CHECK(p.mode == EnforcementMode::kInline);
+  CHECK(p.max_nodes == 4096);
+  CHECK(!p.sensitive);
+  CHECK(p.refresh == std::chrono::minutes(10));
+}
+
+TEST_CASE("every validation error names file, line and key") {
+  const std::string f = kPath + ":";
+  CHECK(error_of("tables: 3\n") == f + "1: tables: expected a list of tables");
+  CHECK(error_of("tablez: []\n").find(f + "1: tablez: unknown key") == 0);
+  CHECK(error_of("tables:\n  - k: 2\n    quasi_identifiers: [a]\n") ==
+        f + "2: tables[0].table: required key is missing");
+  CHECK(error_of("tables:\n  - table: people\n    k: 2\n    quasi_identifiers: [a]\n") ==
+        f + "2: tables[0].table: 'people' is not a schema-qualified table name (schema.table)");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: 1\n    quasi_identifiers: [a]\n") ==
+        f + "3: tables[0].k: must be at least 2 (and at most 2^30)");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: two\n    quasi_identifiers: [a]\n") ==
+        f + "3: tables[0].k: expected an integer, got 'two'");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: 2\n    quasi_identifiers: a\n") ==
+        f + "4: tables[0].quasi_identifiers: expected a list of column names");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: 2\n    quasi_identifiers: []\n") ==
+        f + "4: tables[0].quasi_identifiers: empty list");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: 2\n    quasi_identifiers: [a, a]\n") ==
+        f + "4: tables[0].quasi_identifiers[1]: column 'a' listed twice");
+  CHECK(error_of(kHead + "    colour: red\n").find(f + "5: tables[0].colour: unknown key") == 0);
+  CHECK(error_of(kHead + "    direct_identifiers: {city: null}\n") ==
+        f + "5: tables[0].direct_identifiers.city: column 'city' already has another role in "
+            "this table");
+  CHECK(error_of(kHead + "    direct_identifiers: 5\n") ==
+        f + "5: tables[0].direct_identifiers: expected a mapping of column to null or a "
+            "constant, or a list of columns");
+  CHECK(error_of(kHead + "    sensitive: {column: diagnosis, l: 1}\n") ==
+        f + "5: tables[0].sensitive.l: must be between 2 and 1048576");
+  CHECK(error_of(kHead + "    sensitive: {l: 2}\n") ==
+        f + "5: tables[0].sensitive.column: required key is missing");
+  CHECK(error_of(kHead + "    sensitive: {column: x, c: 2}\n").find(
+            f + "5: tables[0].sensitive.c: unknown key") == 0);
+  CHECK(error_of(kHead + "    exempt: postgres\n") ==
+        f + "5: tables[0].exempt: expected a list of users or roles");
+  CHECK(error_of(kHead + "    refresh: soon\n") ==
+        f + "5: tables[0].refresh: 'soon' is not a positive duration (e.g. 30s, 10m, 1h)");
+  CHECK(error_of(kHead + "    max_nodes: 0\n") ==
+        f + "5: tables[0].max_nodes: must be between 1 and 16777216");
+  CHECK(error_of(kHead + "    mode: lazy\n") ==
+        f + "5: tables[0].mode: 'lazy' is not one of inline, materialized");
+  CHECK(error_of(kHead + "    export: {metric: fast}\n") ==
+        f + "5: tables[0].export.metric: 'fast' is not one of loss, dm, entropy, precision, "
+            "height, aecs");
+  CHECK(error_of(kHead + "    export: {suppression: 2}\n") ==
+        f + "5: tables[0].export.suppression: must be between 0 and 1");
+  CHECK(error_of(kHead + "    export:\n      hierarchies: {zip: z.csv}\n") ==
+        f + "6: tables[0].export.hierarchies.zip: 'zip' is not a quasi-identifier of this table");
+  CHECK(error_of(kHead + kHead.substr(8)) ==
+        f + "5: tables[1].table: table public.people already has a policy at line 2");
+  CHECK(error_of("tables: [\n").find(f) == 0);
+  CHECK_THROWS_WITH_AS(load_policy_file("/nonexistent/p.yaml"),
+                       "/nonexistent/p.yaml: cannot open the policy file", ConfigError);
+}
+
+TEST_CASE("policies listed in the server config; duplicates across files") {
+  write(kHead, "/tmp/kanon-policy-a.yaml");
+  write(kHead, "/tmp/kanon-policy-b.yaml");
+  std::ofstream("/tmp/kanon-policy-config.yaml")
+      << "backend: {host: db, port: 5433, user: kanon, password: \"s e\", dbname: demo}\n"
+         "policies: [kanon-policy-a.yaml]\n";
+  auto cfg = load_server_config("/tmp/kanon-policy-config.yaml");
+  CHECK(cfg.policies == std::vector<std::string>{"/tmp/kanon-policy-a.yaml"});
+  CHECK(service_conninfo(cfg) ==
+        "host=db port=5433 user=kanon password='s e' dbname=demo application_name=kanon");
+  CHECK(load_policies(cfg).size() == 1);
+  cfg.policies.push_back("/tmp/kanon-policy-b.yaml");
+  CHECK_THROWS_WITH_AS(load_policies(cfg),
+                       "/tmp/kanon-policy-b.yaml:2: tables[0].table: table public.people already "
+                       "has a policy in /tmp/kanon-policy-a.yaml:2",
+                       ConfigError);
+}
+
+TEST_CASE("columns are checked against the catalog") {
+  const auto p = load_policy_file(write(kHead + "    direct_identifiers: [nam]\n"))[0];
+  TableInfo info{"public", "people", {{"occupation", "text", "text"}, {"city", "text", "text"},
+                                      {"state", "text", "text"}, {"name", "text", "text"}}};
+  CHECK_THROWS_WITH_AS(check_against_catalog(p, info),
+                       (kPath + ":5: tables[0].direct_identifiers.nam: column 'nam' does not "
+                                "exist in public.people")
+                           .c_str(),
+                       ConfigError);
+  info.columns.erase(info.columns.begin() + 1);
+  CHECK_THROWS_WITH_AS(check_against_catalog(p, info),
+                       (kPath + ":4: tables[0].quasi_identifiers[1]: column 'city' does not "
+                                "exist in public.people")
+                           .c_str(),
+                       ConfigError);
+}
+
+TEST_CASE("durations and table names") {
+  CHECK(parse_duration("30s") == std::chrono::seconds(30));
+  CHECK(parse_duration("500ms") == std::chrono::milliseconds(500));
+  CHECK(parse_duration("2h") == std::chrono::hours(2));
+  CHECK(parse_duration("15") == std::chrono::seconds(15));
+  CHECK(!parse_duration("m"));
+  CHECK(!parse_duration("5 minutes"));
+  CHECK(split_table_name("public.people") == std::make_pair(std::string("public"),
+                                                             std::string("people")));
+  CHECK(split_table_name("\"My.Schema\".\"t\"\"x\"") ==
+        std::make_pair(std::string("My.Schema"), std::string("t\"x")));
+  CHECK(!split_table_name("a.b.c"));
+  CHECK(!split_table_name(".b"));
+  CHECK(!split_table_name("a."));
+}
