@@ -163,7 +163,8 @@ void add_anonymize_command(CLI::App& app) {
                    job.privacy.describe());
         throw CLI::RuntimeError(2);
       }
-      fmt::print(stderr, "{} {}: {} checked of {} in {:.1f} ms, {} = {:.6g}, {} rows suppressed{}\n",
+      fmt::print(stderr,
+                 "{} {}: {} checked of {} in {:.1f} ms, {} = {:.6g}, {} rows suppressed{}\n",
                  out.search.algorithm, job.privacy.describe(), out.search.checked,
                  out.search.lattice_size, out.search.search_ms, engine::metric_name(job.metric),
                  out.search.value, out.at_optimum.suppressed,

@@ -86,7 +86,8 @@ void write_anonymized_csv(const std::string& path, const CsvTable& table, const 
   if (!out) throw DataError(fmt::format("{}: cannot write output", path));
   std::vector<int> qi_of_column(table.header.size(), -1);
   std::vector<bool> dropped(table.header.size(), false);
-  for (size_t q = 0; q < data.qis.size(); ++q) qi_of_column[data.qis[q].column] = static_cast<int>(q);
+  for (size_t q = 0; q < data.qis.size(); ++q)
+    qi_of_column[data.qis[q].column] = static_cast<int>(q);
   for (const auto& s : specs) {
     if (s.role == AttributeRole::kIdentifying) dropped[table.column(s.name)] = true;
   }

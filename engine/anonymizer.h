@@ -33,14 +33,13 @@ struct AnonymizationJob {
 
 struct Outcome {
   SearchResult search;
-  CheckResult at_optimum;                 // the optimum re-checked
-  std::map<std::string, double> losses;   // every quality model at the optimum
+  CheckResult at_optimum;                // the optimum re-checked
+  std::map<std::string, double> losses;  // every quality model at the optimum
 };
 
 // Searches `data` and re-evaluates the optimum under every quality model.
 Outcome anonymize(const Dataset& data, const PrivacyModel& privacy, MetricKind metric,
-                  Algorithm algorithm, const CheckerOptions& checker,
-                  const SearchOptions& search);
+                  Algorithm algorithm, const CheckerOptions& checker, const SearchOptions& search);
 
 // Rows whose class fails the privacy model under `levels`.
 std::vector<uint8_t> suppressed_rows(const Dataset& data, const PrivacyModel& privacy,

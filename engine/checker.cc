@@ -80,8 +80,8 @@ CheckResult Checker::check(const Levels& target) {
   }
 
   // Columns to transform (projection only where the rows are consistent).
-  const bool consistent = options_.projection && buffer_valid_ &&
-                          (buffer_all_rows_ || source == Source::kRollup);
+  const bool consistent =
+      options_.projection && buffer_valid_ && (buffer_all_rows_ || source == Source::kRollup);
   columns_.clear();
   for (size_t c = 0; c < width_; ++c) {
     if (!consistent || target[c] != buffer_levels_[c]) {

@@ -107,8 +107,7 @@ CsvTable read_csv(const std::string& path, char delimiter) {
   return parse_csv(in, delimiter, path, true);
 }
 
-void write_csv_row(std::ostream& out, const std::vector<std::string_view>& fields,
-                   char delimiter) {
+void write_csv_row(std::ostream& out, const std::vector<std::string_view>& fields, char delimiter) {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i) out.put(delimiter);
     const std::string_view f = fields[i];

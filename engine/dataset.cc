@@ -11,7 +11,8 @@ void Dataset::replicate(int times) {
   data.reserve(n * width() * times);
   for (int t = 1; t < times; ++t) {
     data.insert(data.end(), data.begin(), data.begin() + n * width());
-    if (!sensitive.empty()) sensitive.insert(sensitive.end(), sensitive.begin(), sensitive.begin() + n);
+    if (!sensitive.empty())
+      sensitive.insert(sensitive.end(), sensitive.begin(), sensitive.begin() + n);
   }
   rows = n * times;
   for (auto& q : qis) {
@@ -52,10 +53,10 @@ QuasiIdentifier encode_qi(const CsvTable& table, int column, const AttributeSpec
     if (covered[c]) continue;
     for (size_t r = 0; r < table.rows.size(); ++r) {
       if (codes[r] == static_cast<int32_t>(c)) {
-        throw DataError(fmt::format("{}:{}: value '{}' of column '{}' is not covered by its "
-                                    "hierarchy {}",
-                                    table.source, table.line_numbers[r], table.rows[r][column],
-                                    spec.name, h.source));
+        throw DataError(fmt::format(
+            "{}:{}: value '{}' of column '{}' is not covered by its "
+            "hierarchy {}",
+            table.source, table.line_numbers[r], table.rows[r][column], spec.name, h.source));
       }
     }
   }
@@ -84,7 +85,8 @@ Dataset encode_dataset(const CsvTable& table, const std::vector<AttributeSpec>& 
   for (const auto& spec : specs) {
     const int col = table.column(spec.name);
     if (col < 0) {
-      throw DataError(fmt::format("{}: no column named '{}' in the header", table.source, spec.name));
+      throw DataError(
+          fmt::format("{}: no column named '{}' in the header", table.source, spec.name));
     }
     if (spec.role == AttributeRole::kQuasiIdentifier) {
       columns.emplace_back();

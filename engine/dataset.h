@@ -33,14 +33,14 @@ struct AttributeSpec {
 
 struct QuasiIdentifier {
   std::string name;
-  int column = -1;            // column in the input table
-  Dictionary dictionary;      // all values of all levels
-  uint32_t data_values = 0;   // codes 0..data_values-1 occur in the data
-  uint32_t domain_size = 0;   // rows of the hierarchy table (codes 0..domain_size-1 at level 0)
-  int height = 0;             // number of levels, 0..height-1
-  std::vector<std::vector<int32_t>> maps;     // maps[level][level-0 code]
-  std::vector<uint32_t> data_frequency;       // occurrences of each level-0 code in the data
-  std::vector<uint32_t> distinct_per_level;   // distinct values per level in the table
+  int column = -1;           // column in the input table
+  Dictionary dictionary;     // all values of all levels
+  uint32_t data_values = 0;  // codes 0..data_values-1 occur in the data
+  uint32_t domain_size = 0;  // rows of the hierarchy table (codes 0..domain_size-1 at level 0)
+  int height = 0;            // number of levels, 0..height-1
+  std::vector<std::vector<int32_t>> maps;    // maps[level][level-0 code]
+  std::vector<uint32_t> data_frequency;      // occurrences of each level-0 code in the data
+  std::vector<uint32_t> distinct_per_level;  // distinct values per level in the table
 
   int max_level() const { return height - 1; }
 };
@@ -50,10 +50,10 @@ struct Dataset {
   std::vector<QuasiIdentifier> qis;
   std::vector<int32_t> data;  // rows x qis.size(), row-major
 
-  std::string sensitive_name;       // empty when there is no sensitive attribute
+  std::string sensitive_name;  // empty when there is no sensitive attribute
   int sensitive_column = -1;
   Dictionary sensitive_dictionary;
-  std::vector<int32_t> sensitive;   // one code per row
+  std::vector<int32_t> sensitive;  // one code per row
 
   size_t width() const { return qis.size(); }
   // Appends `times - 1` copies of the rows (benchmarks: ADULT x 10).

@@ -23,7 +23,8 @@ std::string where(const HierarchyTable& t, size_t row) {
 void HierarchyTable::validate() const {
   if (rows.empty()) throw HierarchyError(fmt::format("{}: hierarchy has no rows", source));
   const size_t h = rows.front().size();
-  if (h == 0) throw HierarchyError(fmt::format("{}: hierarchy row without values", where(*this, 0)));
+  if (h == 0)
+    throw HierarchyError(fmt::format("{}: hierarchy row without values", where(*this, 0)));
   if (h > 250) throw HierarchyError(fmt::format("{}: more than 250 levels", where(*this, 0)));
   for (size_t r = 0; r < rows.size(); ++r) {
     if (rows[r].size() != h) {
@@ -55,9 +56,10 @@ void HierarchyTable::validate() const {
   }
   for (size_t r = 1; r < rows.size(); ++r) {
     if (rows[r][h - 1] != rows[0][h - 1]) {
-      throw HierarchyError(fmt::format("{}: top level value '{}' differs from '{}' (a single top "
-                                       "value is required)",
-                                       where(*this, r), rows[r][h - 1], rows[0][h - 1]));
+      throw HierarchyError(
+          fmt::format("{}: top level value '{}' differs from '{}' (a single top "
+                      "value is required)",
+                      where(*this, r), rows[r][h - 1], rows[0][h - 1]));
     }
   }
 }

@@ -24,9 +24,9 @@ class HierarchyError : public std::runtime_error {
 };
 
 struct HierarchyTable {
-  std::string source;                         // file or spec name, for messages
-  std::vector<std::vector<std::string>> rows; // rows[i][level]
-  std::vector<size_t> line_numbers;           // 1-based source line per row (0 = generated)
+  std::string source;                          // file or spec name, for messages
+  std::vector<std::vector<std::string>> rows;  // rows[i][level]
+  std::vector<size_t> line_numbers;            // 1-based source line per row (0 = generated)
 
   size_t height() const { return rows.empty() ? 0 : rows.front().size(); }
   void validate() const;

@@ -17,7 +17,8 @@ namespace {
   throw HierarchyError(fmt::format("{}: {}", source, what));
 }
 
-std::vector<long long> int_list(const YAML::Node& spec, const char* key, const std::string& source) {
+std::vector<long long> int_list(const YAML::Node& spec, const char* key,
+                                const std::string& source) {
   const YAML::Node n = spec[key];
   if (!n || !n.IsSequence() || n.size() == 0) {
     fail(source, spec, fmt::format("'{}' must be a non-empty list of integers", key));
@@ -93,8 +94,9 @@ void dates(const YAML::Node& spec, const std::vector<std::string>& values,
   }
   for (size_t i = 0; i < values.size(); ++i) {
     const std::string& v = values[i];
-    const bool ok = v.size() == 10 && v[4] == '-' && v[7] == '-' &&
-                    std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '-'; });
+    const bool ok =
+        v.size() == 10 && v[4] == '-' && v[7] == '-' &&
+        std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(c) || c == '-'; });
     if (!ok) fail(source, spec, fmt::format("value '{}' is not a YYYY-MM-DD date", v));
     for (const auto& l : levels) {
       if (l == "month") t.rows[i].push_back(v.substr(0, 7));
@@ -104,8 +106,8 @@ void dates(const YAML::Node& spec, const std::vector<std::string>& values,
   }
 }
 
-void mask(const YAML::Node& spec, const std::vector<std::string>& values,
-          const std::string& source, HierarchyTable& t) {
+void mask(const YAML::Node& spec, const std::vector<std::string>& values, const std::string& source,
+          HierarchyTable& t) {
   const auto counts = int_list(spec, "levels", source);
   for (size_t i = 0; i < counts.size(); ++i) {
     if (counts[i] <= 0 || (i > 0 && counts[i] <= counts[i - 1])) {
@@ -147,7 +149,8 @@ void ordered(const YAML::Node& spec, const std::vector<std::string>& values,
   for (size_t i = 0; i < values.size(); ++i) {
     auto it = pos.find(values[i]);
     if (it == pos.end()) {
-      fail(source, spec["order"], fmt::format("data value '{}' is not listed in 'order'", values[i]));
+      fail(source, spec["order"],
+           fmt::format("data value '{}' is not listed in 'order'", values[i]));
     }
     for (long long s : sizes) {
       const size_t lo = it->second / s * s;

@@ -26,7 +26,8 @@ T get(const std::string& file, const YAML::Node& node, const char* key) {
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 }  // namespace
@@ -95,8 +96,8 @@ AnonymizationJob load_job(const std::string& path) {
       if (h.IsScalar()) {
         spec.hierarchy = hierarchy_from_file(resolve(h.as<std::string>()));
       } else {
-        const std::string source = fmt::format("{}:{} (hierarchy of '{}')", path,
-                                               h.Mark().line + 1, spec.name);
+        const std::string source =
+            fmt::format("{}:{} (hierarchy of '{}')", path, h.Mark().line + 1, spec.name);
         YAML::Node copy = YAML::Clone(h);
         spec.hierarchy = [copy, source](const std::vector<std::string>& values) {
           return expand_hierarchy_spec(copy, values, source);
@@ -109,8 +110,10 @@ AnonymizationJob load_job(const std::string& path) {
     } else if (role == "identifying") {
       spec.role = AttributeRole::kIdentifying;
     } else {
-      fail(path, v, fmt::format("attribute '{}': unknown role '{}' (quasi, sensitive, "
-                                "insensitive, identifying)", spec.name, role));
+      fail(path, v,
+           fmt::format("attribute '{}': unknown role '{}' (quasi, sensitive, "
+                       "insensitive, identifying)",
+                       spec.name, role));
     }
     job.attributes.push_back(std::move(spec));
   }
@@ -136,12 +139,14 @@ AnonymizationJob load_job(const std::string& path) {
   }
   if (root["metric"]) {
     auto m = parse_metric(get<std::string>(path, root, "metric"));
-    if (!m) fail(path, root["metric"], "unknown 'metric' (loss, dm, entropy, precision, height, aecs)");
+    if (!m)
+      fail(path, root["metric"], "unknown 'metric' (loss, dm, entropy, precision, height, aecs)");
     job.metric = *m;
   }
   if (root["algorithm"]) {
     const auto a = get<std::string>(path, root, "algorithm");
-    if (a != "flash" && a != "bfs") fail(path, root["algorithm"], "'algorithm' must be flash or bfs");
+    if (a != "flash" && a != "bfs")
+      fail(path, root["algorithm"], "'algorithm' must be flash or bfs");
     job.algorithm = a == "flash" ? Algorithm::kFlash : Algorithm::kBestFirst;
   }
   if (root["time_limit"]) job.time_limit_s = get<double>(path, root, "time_limit");

@@ -47,7 +47,8 @@ class Lattice {
 // order is total and independent of hash-table iteration.
 class TraversalOrder {
  public:
-  TraversalOrder(std::vector<int> max_levels, std::vector<std::vector<uint32_t>> distinct_per_level);
+  TraversalOrder(std::vector<int> max_levels,
+                 std::vector<std::vector<uint32_t>> distinct_per_level);
   std::array<double, 3> key(const Levels& l) const;
   bool less(const Levels& a, const Levels& b) const;
   void sort(std::vector<Levels>& nodes) const;

@@ -19,8 +19,8 @@ struct SensitiveCount {
 struct PrivacyModel {
   uint32_t k = 2;
   Diversity diversity = Diversity::kNone;
-  double l = 1;    // distinct/entropy/recursive l
-  double c = 1;    // recursive (c,l)
+  double l = 1;            // distinct/entropy/recursive l
+  double c = 1;            // recursive (c,l)
   double suppression = 0;  // fraction of rows that may be suppressed
 
   uint64_t suppression_limit(uint64_t rows) const;

@@ -50,9 +50,9 @@ const char* metric_name(MetricKind kind) {
 }
 
 const std::vector<MetricKind>& all_metrics() {
-  static const std::vector<MetricKind> kAll{MetricKind::kLoss,      MetricKind::kDiscernibility,
-                                            MetricKind::kEntropy,   MetricKind::kPrecision,
-                                            MetricKind::kHeight,    MetricKind::kAecs};
+  static const std::vector<MetricKind> kAll{MetricKind::kLoss,    MetricKind::kDiscernibility,
+                                            MetricKind::kEntropy, MetricKind::kPrecision,
+                                            MetricKind::kHeight,  MetricKind::kAecs};
   return kAll;
 }
 
@@ -177,8 +177,8 @@ QualityValue QualityMetric::evaluate(const Levels& levels, const std::vector<Gro
     case MetricKind::kPrecision: {
       const double p = bound(levels);
       const double d = static_cast<double>(width_);
-      const double value = ((n - static_cast<double>(supp)) * p * d + static_cast<double>(supp) * d) /
-                           (n * d);
+      const double value =
+          ((n - static_cast<double>(supp)) * p * d + static_cast<double>(supp) * d) / (n * d);
       return {value, p};
     }
     case MetricKind::kHeight: {

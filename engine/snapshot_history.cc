@@ -37,8 +37,9 @@ void SnapshotHistory::store(Snapshot snapshot) {
     std::erase_if(snapshots_, [&](const Snapshot& s) { return obsolete_(s.levels); });
   }
   if (snapshots_.size() >= options_.max_snapshots) {
-    auto lru = std::min_element(snapshots_.begin(), snapshots_.end(),
-                                [](const auto& a, const auto& b) { return a.last_used < b.last_used; });
+    auto lru =
+        std::min_element(snapshots_.begin(), snapshots_.end(),
+                         [](const auto& a, const auto& b) { return a.last_used < b.last_used; });
     *lru = std::move(snapshots_.back());
     snapshots_.pop_back();
   }

@@ -21,13 +21,13 @@ using namespace kanon::engine;
 
 namespace {
 
-const char* const kAttributes[] = {"sex",       "age",            "race",
-                                   "marital-status", "education", "native-country",
-                                   "workclass", "occupation",     "salary-class"};
+const char* const kAttributes[] = {
+    "sex",       "age",        "race",        "marital-status", "education", "native-country",
+    "workclass", "occupation", "salary-class"};
 const int kK[] = {2, 5, 10};
 const double kS[] = {0, 0.02, 0.05};
 // ARX 3.9.2 Flash, main-thread CPU ms, from the issue: [metric][k][s].
-const double kArx[2][3][3] = {{{138, 2424, 2037}, {127, 1930, 2287}, {86, 1776, 2073}},   // loss
+const double kArx[2][3][3] = {{{138, 2424, 2037}, {127, 1930, 2287}, {86, 1776, 2073}},  // loss
                               {{115, 2808, 4066}, {86, 1226, 2506}, {89, 1045, 1864}}};  // dm
 
 double peak_mib() {
@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--adult") && i + 1 < argc) dir = argv[++i];
-    if (!std::strcmp(argv[i], "--levels") && i + 1 < argc) all_levels = std::string(argv[++i]) == "all";
+    if (!std::strcmp(argv[i], "--levels") && i + 1 < argc)
+      all_levels = std::string(argv[++i]) == "all";
     if (!std::strcmp(argv[i], "--no-x10")) x10 = false;
   }
   Dataset adult;
@@ -125,8 +126,8 @@ int main(int argc, char** argv) {
           p.k = k;
           p.suppression = s;
           Outcome o;
-          const double ms = median_ms(adult, p, metric, levels.back().options,
-                                      std::max(1, runs / 2), &o);
+          const double ms =
+              median_ms(adult, p, metric, levels.back().options, std::max(1, runs / 2), &o);
           fmt::print("| {} | {} | {} | {:.1f} | {} | {:.10g} |\n", metric_name(metric), k, s, ms,
                      o.search.checked, o.search.value);
           std::fflush(stdout);

@@ -13,13 +13,14 @@ namespace kanon::engine::testing {
 
 inline std::string adult_dir() {
   if (const char* d = std::getenv("KANON_ADULT_DIR")) return d;
-  if (const char* s = std::getenv("KANON_SOURCE_DIR")) return std::string(s) + "/../shared/data/adult";
+  if (const char* s = std::getenv("KANON_SOURCE_DIR"))
+    return std::string(s) + "/../shared/data/adult";
   return "/work/shared/data/adult";
 }
 
-inline const char* const kAdultAttributes[] = {"sex",        "age",            "race",
-                                               "marital-status", "education", "native-country",
-                                               "workclass",  "occupation",     "salary-class"};
+inline const char* const kAdultAttributes[] = {
+    "sex",       "age",        "race",        "marital-status", "education", "native-country",
+    "workclass", "occupation", "salary-class"};
 
 inline Dataset load_adult() {
   const std::string dir = adult_dir();

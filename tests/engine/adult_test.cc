@@ -1,7 +1,6 @@
 // ADULT reference optima (issue 3) and DM* against brute force over all
 // 12,960 transformations.
 #include <doctest/doctest.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -82,7 +81,8 @@ TEST_CASE("ADULT DM* k=5 s=0 reference levels") {
   std::sort(sorted.begin(), sorted.end());
   Levels l(d.qis.size());
   for (size_t i = 0; i < names.size(); ++i) {
-    l[i] = static_cast<uint8_t>(arx[std::find(sorted.begin(), sorted.end(), names[i]) - sorted.begin()]);
+    l[i] = static_cast<uint8_t>(
+        arx[std::find(sorted.begin(), sorted.end(), names[i]) - sorted.begin()]);
   }
   const QualityMetric metric(MetricKind::kDiscernibility, d);
   Checker plain(d, p, metric, CheckerOptions{false, false, false, {}, false});

@@ -94,12 +94,12 @@ TEST_CASE("functional specs expand to valid tables") {
                                         {"3", "7", "12"}, "s");
   CHECK(iv.rows[0] == std::vector<std::string>{"3", "[0, 5)", "[0, 10)", "*"});
   CHECK(iv.rows[2][2] == "[10, 20)");
-  CHECK_THROWS_WITH_AS(expand_hierarchy_spec(YAML::Load("{type: intervals, widths: [5, 7]}"),
-                                             {"1"}, "s"),
-                       doctest::Contains("not a multiple"), HierarchyError);
-  CHECK_THROWS_WITH_AS(expand_hierarchy_spec(YAML::Load("{type: intervals, widths: [5]}"),
-                                             {"x1"}, "s"),
-                       doctest::Contains("'x1' is not a number"), HierarchyError);
+  CHECK_THROWS_WITH_AS(
+      expand_hierarchy_spec(YAML::Load("{type: intervals, widths: [5, 7]}"), {"1"}, "s"),
+      doctest::Contains("not a multiple"), HierarchyError);
+  CHECK_THROWS_WITH_AS(
+      expand_hierarchy_spec(YAML::Load("{type: intervals, widths: [5]}"), {"x1"}, "s"),
+      doctest::Contains("'x1' is not a number"), HierarchyError);
   const auto dt = expand_hierarchy_spec(YAML::Load("{type: dates}"), {"2021-03-04"}, "s");
   CHECK(dt.rows[0] == std::vector<std::string>{"2021-03-04", "2021-03", "2021", "2020s", "*"});
   CHECK_THROWS_AS(expand_hierarchy_spec(YAML::Load("{type: dates}"), {"03/04/2021"}, "s"),

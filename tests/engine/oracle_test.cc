@@ -44,7 +44,9 @@ Truth brute_force(const Dataset& d, const PrivacyModel& p, MetricKind kind) {
   return t;
 }
 
-bool same(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(a)); }
+bool same(double a, double b) {
+  return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(a));
+}
 
 // Independent check of the published result (suppressed_rows does not use the checker).
 void verify_output(const Dataset& d, const PrivacyModel& p, const Levels& l) {
