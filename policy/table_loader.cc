@@ -50,6 +50,7 @@ std::string load_query(const TablePolicy& policy, const TableInfo& info,
 
 bool parse_copy_line(std::string_view line, std::string& storage,
                      std::vector<std::optional<std::string_view>>& fields) {
+  if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
   storage.clear();
   storage.reserve(line.size());
   std::vector<std::pair<size_t, size_t>> spans;  // into storage; npos start = NULL
