@@ -327,6 +327,21 @@ std::vector<TablePolicy> load_policy_file(const std::string& path) {
   return out;
 }
 
+const TablePolicy& find_policy(const std::vector<TablePolicy>& policies, const std::string& name) {
+  const TablePolicy* found = nullptr;
+  int bare = 0;
+  for (const auto& p : policies) {
+    if (p.name() == name) return p;
+    if (p.table == name) found = &p, ++bare;
+  }
+  if (bare == 1) return *found;
+  std::string list;
+  for (const auto& p : policies) list += (list.empty() ? "" : ", ") + p.name();
+  throw ConfigError(fmt::format("no policy for table '{}'{} (protected tables: {})", name,
+                                bare > 1 ? " (ambiguous: qualify it with its schema)" : "",
+                                list.empty() ? "none" : list));
+}
+
 std::vector<TablePolicy> load_policies(const ServerConfig& config) {
   std::vector<TablePolicy> all;
   for (const auto& file : config.policies) {

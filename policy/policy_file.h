@@ -24,6 +24,10 @@ std::vector<TablePolicy> load_policy_file(const std::string& path);
 // Every table of every file in `config.policies`; a table named twice throws.
 std::vector<TablePolicy> load_policies(const ServerConfig& config);
 
+// The policy of `name` ("schema.table", or a bare table name when exactly one
+// policy has it). Throws ConfigError listing the protected tables otherwise.
+const TablePolicy& find_policy(const std::vector<TablePolicy>& policies, const std::string& name);
+
 // Parses "10m", "30s", "1h", "500ms", "2d" or a plain number of seconds.
 // nullopt on anything else.
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
