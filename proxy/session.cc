@@ -7,6 +7,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <chrono>
 #include <variant>
 
 #include "proxy/log.h"
@@ -23,6 +24,10 @@ using asio::use_awaitable;
 namespace {
 
 constexpr uint8_t kRefuseEncryption = 'N';
+// Like PostgreSQL's authentication_timeout: a client that has not sent its
+// StartupMessage by then is dropped. Authentication itself is then timed by
+// the server.
+constexpr auto kStartupTimeout = std::chrono::seconds(60);
 
 std::string describe_peer(const Session::tcp::socket& s) {
   boost::system::error_code ec;
@@ -72,8 +77,18 @@ void Session::stop() {
 awaitable<void> Session::run_client() {
   wire::Buffer startup;
   std::string user;
+  asio::steady_timer startup_timer(client_.get_executor(), kStartupTimeout);
+  startup_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+    if (auto self = weak.lock(); self && !ec) {
+      log(LogLevel::kInfo, "client {}: no start-up packet within {} s; closing", self->peer_,
+          kStartupTimeout.count());
+      self->close_client();
+    }
+  });
   try {
-    if (!co_await read_startup(startup, user)) co_return close_client();
+    const bool started = co_await read_startup(startup, user);
+    startup_timer.cancel();
+    if (!started) co_return close_client();
     if (over_capacity_) {
       co_await send_fatal("53300", "sorry, too many clients already");
       co_return close_client();

@@ -14,14 +14,8 @@ using namespace kanon::testing;
 
 namespace {
 
-struct Fixture {
-  PgSandbox& pg = PgSandbox::shared();
-  KanonProxy proxy{pg.port()};
-};
-
-Fixture& fixture() {
-  static Fixture f;
-  return f;
+SandboxedProxy& fixture() {
+  return shared_proxy();
 }
 
 CommandResult psql_through(const std::string& conninfo, const std::string& sql,

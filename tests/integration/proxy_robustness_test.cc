@@ -17,14 +17,8 @@ namespace wire = kanon::wire;
 
 namespace {
 
-struct Fixture {
-  PgSandbox& pg = PgSandbox::shared();
-  KanonProxy proxy{pg.port(), "limits: {max_message_size: 1048576}\n"};
-};
-
-Fixture& fixture() {
-  static Fixture f;
-  return f;
+SandboxedProxy& fixture() {
+  return shared_proxy("limits: {max_message_size: 1048576}\n");
 }
 
 std::string query_one(PGconn* conn, const std::string& sql) {

@@ -15,6 +15,12 @@
 
 namespace kanon::testing {
 
+SandboxedProxy& shared_proxy(const std::string& extra_yaml) {
+  static SandboxedProxy instance{PgSandbox::shared(),
+                                 KanonProxy(PgSandbox::shared().port(), extra_yaml)};
+  return instance;
+}
+
 std::string kanon_executable() {
   return binary_dir() + "/app/kanon";
 }

@@ -28,6 +28,16 @@ class KanonProxy {
   std::unique_ptr<ChildProcess> process_;
 };
 
+class PgSandbox;
+
+// The process-wide sandbox with one proxy in front of it, started on first
+// use; `extra_yaml` is honoured by the first call only.
+struct SandboxedProxy {
+  PgSandbox& pg;
+  KanonProxy proxy;
+};
+SandboxedProxy& shared_proxy(const std::string& extra_yaml = "");
+
 // The built `kanon` executable.
 std::string kanon_executable();
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <stdexcept>
+#include <utility>
 
 #include "proxy/wire/error_fields.h"
 #include "proxy/wire/framing.h"
@@ -37,33 +38,33 @@ void RawClient::send(const std::vector<uint8_t>& bytes) {
   }
 }
 
+bool RawClient::receive(std::chrono::steady_clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now())
+                        .count();
+  if (left <= 0 || closed_) return false;
+  pollfd p{fd_, POLLIN, 0};
+  if (poll(&p, 1, static_cast<int>(left)) <= 0) return true;
+  uint8_t buf[8192];
+  const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+  if (n <= 0) {
+    closed_ = true;
+  } else {
+    buffered_.insert(buffered_.end(), buf, buf + n);
+  }
+  return true;
+}
+
 std::vector<uint8_t> RawClient::read_until_close(int seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  std::vector<uint8_t> out = std::move(buffered_);
-  buffered_.clear();
-  uint8_t buf[8192];
-  while (!closed_) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0) break;
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) {
-      closed_ = true;
-    } else {
-      out.insert(out.end(), buf, buf + n);
-    }
+  while (receive(deadline)) {
   }
-  return out;
+  return std::exchange(buffered_, {});
 }
 
 std::vector<uint8_t> RawClient::read_until_message(char type, int seconds) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  uint8_t buf[8192];
-  for (;;) {
-    // Is a complete message of `type` in the buffer?
+  do {
     size_t off = 0;
     for (;;) {
       const auto frame = wire::frame_typed(wire::Bytes(buffered_).subspan(off), 1u << 30);
@@ -75,19 +76,8 @@ std::vector<uint8_t> RawClient::read_until_message(char type, int seconds) {
         return out;
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now())
-                          .count();
-    if (left <= 0 || closed_) return {};
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, static_cast<int>(left)) <= 0) continue;
-    const ssize_t n = recv(fd_, buf, sizeof buf, 0);
-    if (n <= 0) {
-      closed_ = true;
-    } else {
-      buffered_.insert(buffered_.end(), buf, buf + n);
-    }
-  }
+  } while (receive(deadline));
+  return {};
 }
 
 std::string first_error_sqlstate(const std::vector<uint8_t>& bytes) {

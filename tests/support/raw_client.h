@@ -2,6 +2,7 @@
 // and reading what comes back, for tests of malformed input.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,10 @@ class RawClient {
   bool closed() const { return closed_; }
 
  private:
+  // Waits for bytes until `deadline`; false once the deadline passed or the
+  // peer closed.
+  bool receive(std::chrono::steady_clock::time_point deadline);
+
   int fd_ = -1;
   bool closed_ = false;
   std::vector<uint8_t> buffered_;
