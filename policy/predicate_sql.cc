@@ -9,16 +9,18 @@ namespace {
 
 class Emitter {
  public:
-  Emitter(const ReleasePredicate& p, const std::vector<SqlColumn>& attrs, PredicateForm form)
-      : p_(p), attrs_(attrs), form_(form) {
+  Emitter(const ReleasePredicate& p, const std::vector<SqlColumn>& attrs, PredicateForm form,
+          std::string when_true = "true", std::string when_false = "false")
+      : p_(p), attrs_(attrs), form_(form), true_(std::move(when_true)),
+        false_(std::move(when_false)) {
     for (const auto& a : attrs_) quoted_.push_back(quote_identifier(a.name));
   }
 
   void emit(uint32_t id, std::string& out) {
     if (id == ReleasePredicate::kTrue) {
-      out += "true";
+      out += true_;
     } else if (id == ReleasePredicate::kFalse) {
-      out += "false";
+      out += false_;
     } else if (form_ == PredicateForm::kNestedCase) {
       const auto& t = p_.test(id);
       out += "CASE WHEN ";
@@ -86,6 +88,7 @@ class Emitter {
   const ReleasePredicate& p_;
   const std::vector<SqlColumn>& attrs_;
   const PredicateForm form_;
+  const std::string true_, false_;
   std::vector<std::string> quoted_;
 };
 
@@ -95,6 +98,17 @@ std::string predicate_sql(const ReleasePredicate& predicate,
                           const std::vector<SqlColumn>& attributes, PredicateForm form) {
   std::string out;
   Emitter(predicate, attributes, form).emit(predicate.root(), out);
+  return out;
+}
+
+std::string masked_column_sql(const ReleasePredicate& predicate,
+                              const std::vector<SqlColumn>& attributes, const std::string& column,
+                              const std::string& type) {
+  if (predicate.root() == ReleasePredicate::kTrue) return quote_identifier(column);
+  if (predicate.root() == ReleasePredicate::kFalse) return "NULL::" + type;
+  std::string out;
+  Emitter(predicate, attributes, PredicateForm::kFlatCase, quote_identifier(column), "NULL")
+      .emit(predicate.root(), out);
   return out;
 }
 

@@ -12,6 +12,8 @@
 //                result are merged into `a = ANY('{...}'::type[])`, which
 //                PostgreSQL evaluates with a hash table from 9 elements on.
 // bench/policy measures both; kFlatCase is the default because it is faster.
+// masked_column_sql() emits the flat form with the column itself in place of
+// TRUE and NULL in place of FALSE, which saves the outer CASE of mask_sql.
 #pragma once
 
 #include <string>
@@ -21,7 +23,11 @@
 
 namespace kanon::policy {
 
-enum class PredicateForm { kNestedCase, kFlatCase };
+enum class PredicateForm {
+  kNestedCase,   // predicate_sql nested, wrapped by mask_sql
+  kFlatCase,     // predicate_sql flat, wrapped by mask_sql
+  kFlatValue,    // masked_column_sql
+};
 
 struct SqlColumn {
   std::string name;
@@ -32,6 +38,12 @@ struct SqlColumn {
 std::string predicate_sql(const ReleasePredicate& predicate,
                           const std::vector<SqlColumn>& attributes,
                           PredicateForm form = PredicateForm::kFlatCase);
+
+// The masked column in one expression: the flat form whose TRUE results are
+// "column" and FALSE results NULL (same values as mask_sql over predicate_sql).
+std::string masked_column_sql(const ReleasePredicate& predicate,
+                              const std::vector<SqlColumn>& attributes, const std::string& column,
+                              const std::string& type);
 
 // CASE WHEN <predicate> THEN "column" END, or the bare column / typed NULL
 // for constant predicates.

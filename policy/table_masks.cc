@@ -34,7 +34,10 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
     if (qi != policy.quasi_identifiers.end()) {
       const size_t i = static_cast<size_t>(qi - policy.quasi_identifiers.begin());
       m.role = ColumnMask::Role::kQuasiIdentifier;
-      m.expression = mask_sql(col.name, col.full_type, predicate_sql(predicates[i], attrs, form));
+      m.expression =
+          form == PredicateForm::kFlatValue
+              ? masked_column_sql(predicates[i], attrs, col.name, col.full_type)
+              : mask_sql(col.name, col.full_type, predicate_sql(predicates[i], attrs, form));
     }
     for (const auto& d : policy.direct_identifiers) {
       if (d.column != col.name) continue;

@@ -180,7 +180,8 @@ TEST_CASE("random tables: leaves >= k, l-diversity, SQL masks == C++ tree row fo
     make_random_table(table, c.seed, c.rows);
     auto policy = random_policy(table, c.k, c.l);
     policy.max_nodes = c.max_nodes;
-    for (auto form : {PredicateForm::kFlatCase, PredicateForm::kNestedCase}) {
+    for (auto form :
+         {PredicateForm::kFlatCase, PredicateForm::kNestedCase, PredicateForm::kFlatValue}) {
       BuildOptions opts;
       opts.form = form;
       const auto snap = build_table_snapshot(conn, policy, opts);
