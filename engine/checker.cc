@@ -1,6 +1,7 @@
 #include "engine/checker.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace kanon::engine {
 
@@ -13,8 +14,87 @@ Checker::Checker(const Dataset& data, const PrivacyModel& privacy, const Quality
       width_(data.width()),
       limit_(privacy.suppression_limit(data.rows)),
       sensitive_(privacy.needs_sensitive()),
-      buffer_(data.data.size()),
-      history_(options.history_options) {}
+      history_(options.history_options) {
+  init_packing();
+  if (packed_) {
+    keys_.assign(data_.rows, 0);
+    for (auto& t : tables_) t.use_packed_keys();
+  } else {
+    buffer_.assign(data_.data.size(), 0);
+  }
+  init_base_rows();
+}
+
+void Checker::init_packing() {
+  if (!options_.packed_keys) return;
+  unsigned bits = 0;
+  for (const auto& q : data_.qis) {
+    int32_t max_code = 0;
+    for (const auto& m : q.maps) {
+      for (int32_t c : m) max_code = std::max(max_code, c);
+    }
+    const unsigned b = std::bit_width(static_cast<uint32_t>(max_code));
+    if (bits + b > 64) {
+      shifts_.clear();
+      masks_.clear();
+      return;
+    }
+    shifts_.push_back(static_cast<uint8_t>(bits));
+    masks_.push_back(b == 64 ? ~0ull : (1ull << b) - 1);
+    bits += b;
+  }
+  packed_ = true;
+  for (size_t c = 0; c < width_; ++c) {
+    auto& per_level = packed_maps_.emplace_back();
+    for (const auto& m : data_.qis[c].maps) {
+      auto& pm = per_level.emplace_back(m.size());
+      for (size_t v = 0; v < m.size(); ++v) pm[v] = static_cast<uint64_t>(m[v]) << shifts_[c];
+    }
+  }
+}
+
+void Checker::init_base_rows() {
+  if (!options_.deduplicate) {
+    base_rows_.resize(data_.rows);
+    for (uint32_t r = 0; r < data_.rows; ++r) base_rows_[r] = r;
+    base_counts_.assign(data_.rows, 1);
+    return;
+  }
+  // Groups rows by their level-0 codes (and sensitive value) in a scratch table.
+  const size_t w = width_ + (sensitive_ ? 1 : 0);
+  std::vector<int32_t> scratch;
+  const int32_t* rows = data_.data.data();
+  if (sensitive_) {
+    scratch.resize(data_.rows * w);
+    for (size_t r = 0; r < data_.rows; ++r) {
+      std::copy_n(rows + r * width_, width_, scratch.data() + r * w);
+      scratch[r * w + width_] = data_.sensitive[r];
+    }
+    rows = scratch.data();
+  }
+  GroupTable distinct;
+  for (uint32_t r = 0; r < data_.rows; ++r) {
+    distinct.add(rows, w, r, 1, hash_row(rows + static_cast<size_t>(r) * w, w));
+  }
+  base_rows_.reserve(distinct.size());
+  base_counts_.reserve(distinct.size());
+  for (const auto& c : distinct.classes()) {
+    base_rows_.push_back(c.rep);
+    base_counts_.push_back(c.count);
+  }
+}
+
+ClassKeys Checker::class_keys() const {
+  ClassKeys k;
+  k.width = width_;
+  if (packed_) {
+    k.shifts = shifts_.data();
+    k.masks = masks_.data();
+  } else {
+    k.buffer = buffer_.data();
+  }
+  return k;
+}
 
 template <int K, typename RowAt, typename OnAdd>
 void Checker::run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
@@ -36,10 +116,44 @@ void Checker::run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, siz
   }
 }
 
+template <int K, typename RowAt, typename OnAdd>
+void Checker::run_packed(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
+                         GroupTable& out) {
+  uint64_t* keys = keys_.data();
+  const int32_t* src = data_.data.data();
+  const size_t w = width_;
+  for (size_t i = 0; i < n; ++i) {
+    const auto [row, count] = row_at(i);
+    const int32_t* d = src + static_cast<size_t>(row) * w;
+    uint64_t key = keys[row];
+    if constexpr (K >= 0) {
+      for (int j = 0; j < K; ++j) key = (key & cm[j].keep) | cm[j].packed_map[d[cm[j].col]];
+    } else {
+      for (size_t j = 0; j < k; ++j) key = (key & cm[j].keep) | cm[j].packed_map[d[cm[j].col]];
+    }
+    keys[row] = key;
+    on_add(i, row, out.add_packed(key, row, count));
+  }
+}
+
 template <typename RowAt, typename OnAdd>
 void Checker::dispatch(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
                        GroupTable& out) {
   cells_ += n * k;
+  if (packed_) {
+    switch (k) {
+      case 0:
+        return run_packed<0>(n, row_at, on_add, cm, k, out);
+      case 1:
+        return run_packed<1>(n, row_at, on_add, cm, k, out);
+      case 2:
+        return run_packed<2>(n, row_at, on_add, cm, k, out);
+      case 3:
+        return run_packed<3>(n, row_at, on_add, cm, k, out);
+      default:
+        return run_packed<-1>(n, row_at, on_add, cm, k, out);
+    }
+  }
   switch (k) {
     case 0:
       return run<0>(n, row_at, on_add, cm, k, out);
@@ -65,7 +179,7 @@ CheckResult Checker::check(const Levels& target) {
   // Source: the cheapest set of rows whose classes refine the target's.
   using Source = CheckResult::Source;
   Source source = Source::kFull;
-  size_t source_size = data_.rows;
+  size_t source_size = base_rows_.size();
   const bool can_rollup = options_.rollup && has_current_ &&
                           std::equal(target.begin(), target.end(), current_levels_.begin(),
                                      [](uint8_t t, uint8_t c) { return t >= c; });
@@ -85,7 +199,9 @@ CheckResult Checker::check(const Levels& target) {
   columns_.clear();
   for (size_t c = 0; c < width_; ++c) {
     if (!consistent || target[c] != buffer_levels_[c]) {
-      columns_.push_back({c, data_.qis[c].maps[target[c]].data()});
+      columns_.push_back({c, data_.qis[c].maps[target[c]].data(),
+                          packed_ ? packed_maps_[c][target[c]].data() : nullptr,
+                          packed_ ? ~(masks_[c] << shifts_[c]) : 0});
     }
   }
 
@@ -93,15 +209,21 @@ CheckResult Checker::check(const Levels& target) {
   const auto no_sensitive = [](size_t, uint32_t, uint32_t) {};
   switch (source) {
     case Source::kFull: {
-      const auto row_at = [](size_t i) { return std::pair<uint32_t, uint32_t>(i, 1); };
+      const uint32_t* rows = base_rows_.data();
+      const uint32_t* counts = base_counts_.data();
+      const auto row_at = [&](size_t i) {
+        return std::pair<uint32_t, uint32_t>(rows[i], counts[i]);
+      };
       if (sensitive_) {
         const int32_t* s = data_.sensitive.data();
         dispatch(
-            data_.rows, row_at,
-            [&](size_t, uint32_t row, uint32_t cls) { next.add_sensitive(cls, s[row], 1); },
+            base_rows_.size(), row_at,
+            [&](size_t i, uint32_t row, uint32_t cls) {
+              next.add_sensitive(cls, s[row], counts[i]);
+            },
             columns_.data(), columns_.size(), next);
       } else {
-        dispatch(data_.rows, row_at, no_sensitive, columns_.data(), columns_.size(), next);
+        dispatch(base_rows_.size(), row_at, no_sensitive, columns_.data(), columns_.size(), next);
       }
       break;
     }
@@ -173,7 +295,7 @@ CheckResult Checker::check(const Levels& target) {
   r.classes = classes.size();
   r.min_class_size = r.kept_classes ? min_size : 0;
   r.anonymous = r.suppressed <= limit_;
-  r.quality = metric_.evaluate(target, classes, suppressed_, buffer_.data());
+  r.quality = metric_.evaluate(target, classes, suppressed_, class_keys());
   r.source = source;
   r.rows_processed = source_size;
   last_levels_ = target;
@@ -202,7 +324,7 @@ CheckResult Checker::check(const Levels& target) {
 }
 
 QualityValue Checker::evaluate_last(const QualityMetric& metric) const {
-  return metric.evaluate(last_levels_, tables_[cur_].classes(), suppressed_, buffer_.data());
+  return metric.evaluate(last_levels_, tables_[cur_].classes(), suppressed_, class_keys());
 }
 
 }  // namespace kanon::engine

@@ -7,7 +7,15 @@
 //   roll-up     when the target generalizes the previous check, the previous
 //               classes' representatives are regrouped instead of all rows;
 //   history     snapshots of earlier classes (snapshot_history.h) serve the
-//               same purpose for other transitions.
+//               same purpose for other transitions;
+//   packed keys when the generalized codes of a row fit in 64 bits together,
+//               the buffer holds one packed word per row (columns at fixed
+//               bit offsets) instead of int32 cells: a transformed column is
+//               one lookup of a pre-shifted code and one mask, and groupify
+//               hashes and compares one word;
+//   deduplication  a "full scan" visits each distinct input row (quasi-
+//               identifiers and sensitive value) once, with its multiplicity:
+//               every transformation's classes are unions of those rows.
 // The buffer state machine: `buffer_levels_` is the transformation the buffer
 // holds for (a) every row when `buffer_all_rows_`, else (b) only the
 // representatives of the current classes. Projection is used only where the
@@ -39,6 +47,8 @@ struct CheckerOptions {
   // are otherwise tagged); searches that evaluate anonymous nodes' successors
   // set this.
   bool store_anonymous_snapshots = false;
+  bool packed_keys = true;  // used only when the codes fit in 64 bits
+  bool deduplicate = true;
 };
 
 struct CheckResult {
@@ -64,10 +74,11 @@ class Checker {
   SnapshotHistory& history() { return history_; }
   const CheckerOptions& options() const { return options_; }
   void set_store_anonymous_snapshots(bool on) { options_.store_anonymous_snapshots = on; }
-  // Classes of the last check (keys at buffer()[rep * width]).
+  // Classes of the last check; class_keys() reads their generalized codes.
   const GroupTable& classes() const { return tables_[cur_]; }
+  ClassKeys class_keys() const;
   const std::vector<uint8_t>& suppressed_flags() const { return suppressed_; }
-  const int32_t* buffer() const { return buffer_.data(); }
+  bool packed() const { return packed_; }
   // Re-evaluates the last check's classes under another quality model.
   QualityValue evaluate_last(const QualityMetric& metric) const;
 
@@ -75,9 +86,16 @@ class Checker {
   struct ColumnMap {
     size_t col;
     const int32_t* map;
+    const uint64_t* packed_map;  // map's codes shifted to the column's bits
+    uint64_t keep;               // packed: the other columns' bits
   };
+  void init_packing();
+  void init_base_rows();
   template <int K, typename RowAt, typename OnAdd>
   void run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k, GroupTable& out);
+  template <int K, typename RowAt, typename OnAdd>
+  void run_packed(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
+                  GroupTable& out);
   template <typename RowAt, typename OnAdd>
   void dispatch(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
                 GroupTable& out);
@@ -90,7 +108,14 @@ class Checker {
   uint64_t limit_;
   bool sensitive_;
 
-  std::vector<int32_t> buffer_;
+  std::vector<int32_t> buffer_;  // int32 keys: row-major, width_ cells per row
+  bool packed_ = false;
+  std::vector<uint64_t> keys_;  // packed keys: one per row
+  std::vector<uint8_t> shifts_;
+  std::vector<uint64_t> masks_;
+  std::vector<std::vector<std::vector<uint64_t>>> packed_maps_;  // [column][level][code]
+  std::vector<uint32_t> base_rows_;                              // the rows a full scan visits ...
+  std::vector<uint32_t> base_counts_;                            // ... and their multiplicities
   Levels buffer_levels_;
   bool buffer_valid_ = false;
   bool buffer_all_rows_ = false;

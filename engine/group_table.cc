@@ -7,8 +7,12 @@ namespace kanon::engine {
 void GroupTable::clear() {
   if (classes_.size() * 8 < slots_.size()) {
     for (const auto& c : classes_) slots_[c.slot] = 0;
+    if (!packed_slots_.empty()) {
+      for (const auto& c : classes_) packed_slots_[c.slot].cls = 0;
+    }
   } else {
     std::fill(slots_.begin(), slots_.end(), 0);
+    std::fill(packed_slots_.begin(), packed_slots_.end(), PackedSlot{0, 0});
   }
   classes_.clear();
   triples_.clear();
@@ -23,6 +27,19 @@ void GroupTable::grow(size_t capacity) {
     uint32_t pos = classes_[i].hash & mask_;
     while (slots_[pos] != 0) pos = (pos + 1) & mask_;
     slots_[pos] = i + 1;
+    classes_[i].slot = pos;
+  }
+}
+
+void GroupTable::grow_packed(size_t capacity) {
+  // slots_ stays empty (all zero) in packed use but keeps the capacity.
+  slots_.assign(capacity, 0);
+  packed_slots_.assign(capacity, PackedSlot{0, 0});
+  mask_ = static_cast<uint32_t>(capacity - 1);
+  for (uint32_t i = 0; i < classes_.size(); ++i) {
+    uint32_t pos = classes_[i].hash & mask_;
+    while (packed_slots_[pos].cls != 0) pos = (pos + 1) & mask_;
+    packed_slots_[pos] = {classes_[i].key, i + 1};
     classes_[i].slot = pos;
   }
 }

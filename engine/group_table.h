@@ -1,8 +1,12 @@
 // The groupify operator: an open-addressing hash table of equivalence classes
-// keyed by transformed rows in the buffer. Each class keeps the index of a
-// representative row (its key lives at buffer[rep]) and a row count, which is
-// all that roll-up and snapshots need. With l-diversity on, the table also
-// collects (class, sensitive value, count) triples, aggregated by compact().
+// keyed by transformed rows. Each class keeps the index of a representative
+// row and a row count, which is all that roll-up and snapshots need. Keys are
+// either rows of an int32 buffer (add(): the key lives at buffer[rep]) or,
+// when every generalized code of a row packs into 64 bits, that packed word
+// (add_packed(): the key lives in the class and in its slot, so a probe
+// touches one cache line and compares one word). One table uses one kind of
+// key between clear()s. With l-diversity on, the table also collects (class,
+// sensitive value, count) triples, aggregated by compact().
 //
 // Not thread-safe. add() does not allocate once the table has grown to its
 // working size.
@@ -22,6 +26,7 @@ struct GroupClass {
   uint32_t rep;
   uint32_t count;
   uint32_t slot;
+  uint64_t key;  // packed key (add_packed() only)
 };
 
 struct SensitiveTriple {
@@ -35,6 +40,8 @@ class GroupTable {
   GroupTable() { grow(1024); }
 
   void clear();
+  // Prepares the table for add_packed(); REQUIRES: empty.
+  void use_packed_keys() { packed_slots_.assign(slots_.size(), PackedSlot{0, 0}); }
   // Adds `count` rows whose key is buffer[row]; returns the class index.
   uint32_t add(const int32_t* buffer, size_t width, uint32_t row, uint32_t count, uint32_t hash) {
     const int32_t* key = buffer + static_cast<size_t>(row) * width;
@@ -51,10 +58,33 @@ class GroupTable {
       pos = (pos + 1) & mask_;
     }
     const uint32_t idx = static_cast<uint32_t>(classes_.size());
-    classes_.push_back({hash, row, count, pos});
+    classes_.push_back({hash, row, count, pos, 0});
     slots_[pos] = idx + 1;
     if (classes_.size() * 2 > slots_.size()) grow(slots_.size() * 2);
     return idx;
+  }
+  // Adds `count` rows with packed key `key`, represented by `row`.
+  uint32_t add_packed(uint64_t key, uint32_t row, uint32_t count) {
+    const uint32_t hash = hash_packed(key);
+    uint32_t pos = hash & mask_;
+    for (;;) {
+      const PackedSlot& p = packed_slots_[pos];
+      if (p.cls == 0) break;
+      if (p.key == key) {
+        classes_[p.cls - 1].count += count;
+        return p.cls - 1;
+      }
+      pos = (pos + 1) & mask_;
+    }
+    const uint32_t idx = static_cast<uint32_t>(classes_.size());
+    classes_.push_back({hash, row, count, pos, key});
+    packed_slots_[pos] = {key, idx + 1};
+    if (classes_.size() * 2 > packed_slots_.size()) grow_packed(packed_slots_.size() * 2);
+    return idx;
+  }
+  static uint32_t hash_packed(uint64_t key) {
+    const uint64_t h = key * 0x9E3779B97F4A7C15ull;
+    return static_cast<uint32_t>(h ^ (h >> 32));
   }
 
   size_t size() const { return classes_.size(); }
@@ -72,14 +102,32 @@ class GroupTable {
   bool has_sensitive() const { return !offsets_.empty(); }
 
  private:
+  struct PackedSlot {
+    uint64_t key;
+    uint32_t cls;  // 0 = empty, else class index + 1
+  };
   void grow(size_t capacity);
+  void grow_packed(size_t capacity);
 
-  std::vector<uint32_t> slots_;  // 0 = empty, else class index + 1
+  std::vector<uint32_t> slots_;           // 0 = empty, else class index + 1
+  std::vector<PackedSlot> packed_slots_;  // same capacity as slots_ after use_packed_keys()
   std::vector<GroupClass> classes_;
   uint32_t mask_ = 0;
   std::vector<SensitiveTriple> triples_;
   std::vector<SensitiveCount> dist_;
   std::vector<uint32_t> offsets_;
+};
+
+// Where the key of a class lives, for readers of a table's classes.
+struct ClassKeys {
+  const int32_t* buffer = nullptr;  // int32 keys: class c's key at buffer[c.rep * width]
+  size_t width = 0;
+  const uint8_t* shifts = nullptr;  // packed keys: code a = (c.key >> shifts[a]) & masks[a]
+  const uint64_t* masks = nullptr;
+  int32_t code(const GroupClass& c, size_t a) const {
+    if (shifts) return static_cast<int32_t>((c.key >> shifts[a]) & masks[a]);
+    return buffer[static_cast<size_t>(c.rep) * width + a];
+  }
 };
 
 // Hash of a transformed row.

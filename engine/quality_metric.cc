@@ -134,7 +134,7 @@ double QualityMetric::bound(const Levels& levels) const {
 
 QualityValue QualityMetric::evaluate(const Levels& levels, const std::vector<GroupClass>& classes,
                                      const std::vector<uint8_t>& suppressed,
-                                     const int32_t* buffer) const {
+                                     const ClassKeys& keys) const {
   uint64_t supp = 0;
   for (size_t i = 0; i < classes.size(); ++i) {
     if (suppressed[i]) supp += classes[i].count;
@@ -144,12 +144,12 @@ QualityValue QualityMetric::evaluate(const Levels& levels, const std::vector<Gro
     case MetricKind::kLoss: {
       std::vector<double> losses(width_);
       std::vector<uint64_t> s(width_, 0);
+      std::vector<const uint32_t*> share(width_);
+      for (size_t a = 0; a < width_; ++a) share[a] = rows_share_[a][levels[a]].data();
       for (size_t i = 0; i < classes.size(); ++i) {
         if (suppressed[i]) continue;
-        const int32_t* key = buffer + static_cast<size_t>(classes[i].rep) * width_;
-        for (size_t a = 0; a < width_; ++a) {
-          s[a] += static_cast<uint64_t>(classes[i].count) * rows_share_[a][levels[a]][key[a]];
-        }
+        const uint64_t count = classes[i].count;
+        for (size_t a = 0; a < width_; ++a) s[a] += count * share[a][keys.code(classes[i], a)];
       }
       for (size_t a = 0; a < width_; ++a) {
         losses[a] = loss_of(s[a] + supp * domain_[a], rows_, domain_[a]);
@@ -167,9 +167,10 @@ QualityValue QualityMetric::evaluate(const Levels& levels, const std::vector<Gro
       const double log_n = std::log2(n);
       for (size_t i = 0; i < classes.size(); ++i) {
         if (!suppressed[i]) continue;
-        const int32_t* key = buffer + static_cast<size_t>(classes[i].rep) * width_;
         double per_row = 0;
-        for (size_t a = 0; a < width_; ++a) per_row += log_n - log_freq_[a][levels[a]][key[a]];
+        for (size_t a = 0; a < width_; ++a) {
+          per_row += log_n - log_freq_[a][levels[a]][keys.code(classes[i], a)];
+        }
         extra += per_row * classes[i].count;
       }
       return {gen + extra, gen};

@@ -56,9 +56,9 @@ class QualityMetric {
   // REQUIRES: has_data_free_bound().
   double bound(const Levels& levels) const;
 
-  // `suppressed[i]` flags class i; keys are buffer[classes[i].rep].
+  // `suppressed[i]` flags class i; `keys` gives the classes' generalized codes.
   QualityValue evaluate(const Levels& levels, const std::vector<GroupClass>& classes,
-                        const std::vector<uint8_t>& suppressed, const int32_t* buffer) const;
+                        const std::vector<uint8_t>& suppressed, const ClassKeys& keys) const;
 
  private:
   MetricKind kind_;

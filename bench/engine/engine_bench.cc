@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -59,12 +60,14 @@ int main(int argc, char** argv) {
   std::string dir = "/work/shared/data/adult";
   if (const char* e = std::getenv("KANON_ADULT_DIR")) dir = e;
   bool all_levels = true, x10 = true;
+  std::string config;  // "metric,k,s": one search with all optimizations (for profiling)
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--runs") && i + 1 < argc) runs = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--adult") && i + 1 < argc) dir = argv[++i];
     if (!std::strcmp(argv[i], "--levels") && i + 1 < argc)
       all_levels = std::string(argv[++i]) == "all";
     if (!std::strcmp(argv[i], "--no-x10")) x10 = false;
+    if (!std::strcmp(argv[i], "--config") && i + 1 < argc) config = argv[++i];
   }
   Dataset adult;
   {
@@ -75,6 +78,20 @@ int main(int argc, char** argv) {
                        hierarchy_from_file(dir + "/adult_hierarchy_" + std::string(a) + ".csv")});
     }
     adult = encode_dataset(table, specs);
+  }
+  if (!config.empty()) {
+    char metric[32] = {};
+    PrivacyModel p;
+    if (std::sscanf(config.c_str(), "%31[^,],%u,%lf", metric, &p.k, &p.suppression) != 3) {
+      fmt::print(stderr, "--config wants metric,k,s\n");
+      return 1;
+    }
+    const Outcome o =
+        anonymize(adult, p, *parse_metric(metric), Algorithm::kFlash, CheckerOptions{}, {});
+    fmt::print("{} k={} s={}: {:.1f} ms, checked {}, value {:.10g}, suppressed {}\n", metric, p.k,
+               p.suppression, o.search.search_ms, o.search.checked, o.search.value,
+               o.at_optimum.suppressed);
+    return 0;
   }
   std::vector<Level> levels;
   if (all_levels) {

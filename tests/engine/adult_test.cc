@@ -32,7 +32,7 @@ TEST_CASE("ADULT DM* k=5 s=0 matches ARX's optimum and brute force") {
   for (const auto& q : d.qis) heights.push_back(q.height);
   const Lattice lattice(heights);
   const QualityMetric metric(MetricKind::kDiscernibility, d);
-  Checker plain(d, p, metric, CheckerOptions{false, false, false, {}, false});
+  Checker plain(d, p, metric, CheckerOptions{false, false, false, {}, false, false, false});
   double best = -1;
   uint64_t count = 0;
   for (int r = 0; r <= lattice.max_rank(); ++r) {
@@ -85,7 +85,7 @@ TEST_CASE("ADULT DM* k=5 s=0 reference levels") {
         arx[std::find(sorted.begin(), sorted.end(), names[i]) - sorted.begin()]);
   }
   const QualityMetric metric(MetricKind::kDiscernibility, d);
-  Checker plain(d, p, metric, CheckerOptions{false, false, false, {}, false});
+  Checker plain(d, p, metric, CheckerOptions{false, false, false, {}, false, false, false});
   const auto r = plain.check(l);
   CHECK(r.anonymous);
   CHECK(r.quality.value == 33627534.0);

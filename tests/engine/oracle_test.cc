@@ -30,7 +30,7 @@ Truth brute_force(const Dataset& d, const PrivacyModel& p, MetricKind kind) {
   for (const auto& q : d.qis) heights.push_back(q.height);
   const Lattice lattice(heights);
   const QualityMetric metric(kind, d);
-  Checker plain(d, p, metric, CheckerOptions{false, false, false, {}, false});
+  Checker plain(d, p, metric, CheckerOptions{false, false, false, {}, false, false, false});
   Truth t;
   for (int r = 0; r <= lattice.max_rank(); ++r) {
     lattice.for_each_with_rank(r, [&](const Levels& l) {
@@ -89,11 +89,13 @@ TEST_CASE("oracle: Flash (all optimization combinations) and BFS find the true o
     CAPTURE(i);
     CAPTURE(metric_name(kind));
     CAPTURE(p.describe());
-    for (int mask = 0; mask < 8; ++mask) {
+    for (int mask = 0; mask < 32; ++mask) {
       CheckerOptions o;
       o.projection = mask & 1;
       o.rollup = mask & 2;
       o.history = mask & 4;
+      o.packed_keys = mask & 8;
+      o.deduplicate = mask & 16;
       o.history_options.max_snapshots = 3;  // exercise eviction
       o.history_options.max_relative_size = 1.0;
       CAPTURE(mask);

@@ -65,10 +65,12 @@ TEST_CASE("projection, roll-up and history give identical checks") {
     std::vector<int> heights;
     for (const auto& q : prob.data.qis) heights.push_back(q.height);
     const Lattice lattice(heights);
-    Checker plain(prob.data, p, metric, CheckerOptions{false, false, false, {}, false});
+    Checker plain(prob.data, p, metric,
+                  CheckerOptions{false, false, false, {}, false, false, false});
     std::vector<std::unique_ptr<Checker>> optimized;
-    for (int mask = 1; mask < 8; ++mask) {
-      CheckerOptions o{bool(mask & 1), bool(mask & 2), bool(mask & 4), {}, true};
+    for (int mask = 1; mask < 32; ++mask) {
+      CheckerOptions o{bool(mask & 1), bool(mask & 2), bool(mask & 4), {},
+                       true,           bool(mask & 8), bool(mask & 16)};
       o.history_options.max_relative_size = 1;
       o.history_options.max_snapshots = 4;
       optimized.push_back(std::make_unique<Checker>(prob.data, p, metric, o));
