@@ -124,6 +124,9 @@ EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
 
   pin_session_settings(conn);
   pqxx::read_transaction tx(conn);
+  // Hash aggregation over several text columns spills to disk at the default
+  // work_mem, which made the aggregated COPY 3x slower than sending the rows.
+  if (options.aggregate) tx.exec("SET LOCAL work_mem = '256MB'");
   pqxx::stream_from copy(tx, "(" + load_query(policy, info, options) + ")");
   std::string line, storage;
   std::vector<std::optional<std::string_view>> fields;

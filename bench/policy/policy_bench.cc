@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
         {"COUNT(DISTINCT native-country)", "SELECT count(DISTINCT \"native-country\") FROM @T AS t"},
         {"SELECT * LIMIT 1000", "SELECT * FROM @T AS t LIMIT 1000"},
         {"join: GROUP BY workclass",
-         "SELECT t.workclass, count(*) FROM @T AS t JOIN workclass_sector s "
+         "SELECT t.workclass, count(*) FROM @T AS t JOIN public.workclass_sector s "
          "ON s.workclass = t.workclass GROUP BY t.workclass"},
     };
     fmt::print("\n== Masked-scan overhead, ADULTx32 k=320 (median of {} runs, ms; ratio = "
