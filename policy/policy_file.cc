@@ -154,6 +154,8 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
 
   const auto qis = r.column_list(node["quasi_identifiers"], key + ".quasi_identifiers");
   if (qis.empty()) r.fail(node["quasi_identifiers"], key + ".quasi_identifiers", "empty list");
+  if (qis.size() > 64)
+    r.fail(node["quasi_identifiers"], key + ".quasi_identifiers", "at most 64 columns");
   for (size_t i = 0; i < qis.size(); ++i) {
     const std::string k = fmt::format("{}.quasi_identifiers[{}]", key, i);
     claim(qis[i].first, qis[i].second, k);

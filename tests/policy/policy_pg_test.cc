@@ -4,6 +4,7 @@
 // materialized form.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <map>
 #include <pqxx/pqxx>
 #include <random>
@@ -14,7 +15,9 @@
 #include "policy/policy_store.h"
 #include "policy/table_snapshot.h"
 #include "policy/verification.h"
+#include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/process.h"
 
 using namespace kanon::policy;
 using kanon::testing::PgSandbox;
@@ -319,4 +322,38 @@ TEST_CASE("materialized mode: masked copy in kanon_masked, swapped and granted")
                 "has_schema_privilege('people_reader', 'kanon_masked', 'USAGE'), "
                 "has_table_privilege('analyst', 'people', 'INSERT')") == "t|t|f\n");
   CHECK(pg.psql("SELECT count(*) FROM kanon_masked.people") == "11\n");
+}
+
+TEST_CASE("kanon tree and kanon verify") {
+  using kanon::testing::run_command;
+  const std::string dir = kanon::testing::binary_dir();
+  const std::string cfg = dir + "/policy-cli-test.yaml";
+  {
+    std::ofstream(cfg) << "policies: [" << kanon::testing::source_dir()
+                       << "/config/policies/people.yaml]\n";
+  }
+  const auto tree = run_command({kanon::testing::kanon_executable(), "tree", "--config", cfg,
+                                 "--table", "people", "--conninfo", conninfo()});
+  CHECK(tree.exit_code == 0);
+  CHECK(tree.out.find("  D111          2  yes         yes   yes    (state = OH) AND (city = "
+                      "Hamlet) AND (occupation = Farmer)") != std::string::npos);
+  CHECK(tree.out.find("state: (state = OH) (1 tests)") != std::string::npos);
+  const auto json = run_command({kanon::testing::kanon_executable(), "tree", "--config", cfg,
+                                 "--table", "public.people", "--format", "json", "--conninfo",
+                                 conninfo()});
+  CHECK(json.exit_code == 0);
+  CHECK(json.out.find("\"partition\": \"D21\", \"rows\": 3") != std::string::npos);
+  const auto sql = run_command({kanon::testing::kanon_executable(), "tree", "--config", cfg,
+                                "--table", "people", "--format", "sql", "--conninfo", conninfo()});
+  CHECK(sql.exit_code == 0);
+  CHECK(sql.out.find("FROM \"public\".\"people\";") != std::string::npos);
+  const auto verify = run_command({kanon::testing::kanon_executable(), "verify", "--config", cfg,
+                                   "--table", "people", "--conninfo", conninfo()});
+  CHECK(verify.exit_code == 0);
+  CHECK(verify.out.find("smallest group 2 (policy k = 2)") != std::string::npos);
+  const auto missing = run_command({kanon::testing::kanon_executable(), "verify", "--config", cfg,
+                                    "--table", "nobody", "--conninfo", conninfo()});
+  CHECK(missing.exit_code == 1);
+  CHECK(missing.err.find("no policy for table 'nobody' (protected tables: public.people)") !=
+        std::string::npos);
 }
