@@ -16,13 +16,13 @@ Checker::Checker(const Dataset& data, const PrivacyModel& privacy, const Quality
       sensitive_(privacy.needs_sensitive()),
       history_(options.history_options) {
   init_packing();
+  init_base_rows();
   if (packed_) {
-    keys_.assign(data_.rows, 0);
+    keys_.assign(base_rows_.size(), 0);
     for (auto& t : tables_) t.use_packed_keys();
   } else {
     buffer_.assign(data_.data.size(), 0);
   }
-  init_base_rows();
 }
 
 void Checker::init_packing() {
@@ -103,7 +103,7 @@ void Checker::run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, siz
   const int32_t* src = data_.data.data();
   const size_t w = width_;
   for (size_t i = 0; i < n; ++i) {
-    const auto [row, count] = row_at(i);
+    const auto [row, count, unused_key] = row_at(i);
     int32_t* b = buf + static_cast<size_t>(row) * w;
     const int32_t* d = src + static_cast<size_t>(row) * w;
     if constexpr (K >= 0) {
@@ -118,40 +118,38 @@ void Checker::run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, siz
 
 template <int K, typename RowAt, typename OnAdd>
 void Checker::run_packed(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
-                         GroupTable& out) {
-  uint64_t* keys = keys_.data();
+                         GroupTable& out, uint64_t* key_out) {
   const int32_t* src = data_.data.data();
   const size_t w = width_;
   for (size_t i = 0; i < n; ++i) {
-    const auto [row, count] = row_at(i);
+    auto [row, count, key] = row_at(i);
     const int32_t* d = src + static_cast<size_t>(row) * w;
-    uint64_t key = keys[row];
     if constexpr (K >= 0) {
       for (int j = 0; j < K; ++j) key = (key & cm[j].keep) | cm[j].packed_map[d[cm[j].col]];
     } else {
       for (size_t j = 0; j < k; ++j) key = (key & cm[j].keep) | cm[j].packed_map[d[cm[j].col]];
     }
-    keys[row] = key;
+    if (key_out) key_out[i] = key;
     on_add(i, row, out.add_packed(key, row, count));
   }
 }
 
 template <typename RowAt, typename OnAdd>
 void Checker::dispatch(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
-                       GroupTable& out) {
+                       GroupTable& out, uint64_t* key_out) {
   cells_ += n * k;
   if (packed_) {
     switch (k) {
       case 0:
-        return run_packed<0>(n, row_at, on_add, cm, k, out);
+        return run_packed<0>(n, row_at, on_add, cm, k, out, key_out);
       case 1:
-        return run_packed<1>(n, row_at, on_add, cm, k, out);
+        return run_packed<1>(n, row_at, on_add, cm, k, out, key_out);
       case 2:
-        return run_packed<2>(n, row_at, on_add, cm, k, out);
+        return run_packed<2>(n, row_at, on_add, cm, k, out, key_out);
       case 3:
-        return run_packed<3>(n, row_at, on_add, cm, k, out);
+        return run_packed<3>(n, row_at, on_add, cm, k, out, key_out);
       default:
-        return run_packed<-1>(n, row_at, on_add, cm, k, out);
+        return run_packed<-1>(n, row_at, on_add, cm, k, out, key_out);
     }
   }
   switch (k) {
@@ -193,12 +191,25 @@ CheckResult Checker::check(const Levels& target) {
     source_size = snap->classes();
   }
 
-  // Columns to transform (projection only where the rows are consistent).
-  const bool consistent =
-      options_.projection && buffer_valid_ && (buffer_all_rows_ || source == Source::kRollup);
+  // Columns to transform: with projection, those where the target differs
+  // from the levels the source's keys hold (nullptr: unknown, all columns).
+  // Packed keys travel with the source (full-scan keys, the previous classes,
+  // the snapshot), so they are always consistent with it; the int32 buffer
+  // follows the state machine described in checker.h.
+  const Levels* held = nullptr;
+  if (options_.projection && packed_) {
+    if (source == Source::kFull) {
+      held = full_valid_ ? &full_levels_ : nullptr;
+    } else {
+      held = source == Source::kRollup ? &current_levels_ : &snap->levels;
+    }
+  } else if (options_.projection && buffer_valid_ &&
+             (buffer_all_rows_ || source == Source::kRollup)) {
+    held = &buffer_levels_;
+  }
   columns_.clear();
   for (size_t c = 0; c < width_; ++c) {
-    if (!consistent || target[c] != buffer_levels_[c]) {
+    if (!held || target[c] != (*held)[c]) {
       columns_.push_back({c, data_.qis[c].maps[target[c]].data(),
                           packed_ ? packed_maps_[c][target[c]].data() : nullptr,
                           packed_ ? ~(masks_[c] << shifts_[c]) : 0});
@@ -211,8 +222,9 @@ CheckResult Checker::check(const Levels& target) {
     case Source::kFull: {
       const uint32_t* rows = base_rows_.data();
       const uint32_t* counts = base_counts_.data();
+      const uint64_t* keys = keys_.data();
       const auto row_at = [&](size_t i) {
-        return std::pair<uint32_t, uint32_t>(rows[i], counts[i]);
+        return RowRef{rows[i], counts[i], packed_ ? keys[i] : 0};
       };
       if (sensitive_) {
         const int32_t* s = data_.sensitive.data();
@@ -221,17 +233,16 @@ CheckResult Checker::check(const Levels& target) {
             [&](size_t i, uint32_t row, uint32_t cls) {
               next.add_sensitive(cls, s[row], counts[i]);
             },
-            columns_.data(), columns_.size(), next);
+            columns_.data(), columns_.size(), next, keys_.data());
       } else {
-        dispatch(base_rows_.size(), row_at, no_sensitive, columns_.data(), columns_.size(), next);
+        dispatch(base_rows_.size(), row_at, no_sensitive, columns_.data(), columns_.size(), next,
+                 keys_.data());
       }
       break;
     }
     case Source::kRollup: {
       const auto& pc = prev.classes();
-      const auto row_at = [&](size_t i) {
-        return std::pair<uint32_t, uint32_t>(pc[i].rep, pc[i].count);
-      };
+      const auto row_at = [&](size_t i) { return RowRef{pc[i].rep, pc[i].count, pc[i].key}; };
       if (sensitive_) {
         dispatch(
             pc.size(), row_at,
@@ -240,15 +251,15 @@ CheckResult Checker::check(const Levels& target) {
                 next.add_sensitive(cls, d.value, d.count);
               }
             },
-            columns_.data(), columns_.size(), next);
+            columns_.data(), columns_.size(), next, nullptr);
       } else {
-        dispatch(pc.size(), row_at, no_sensitive, columns_.data(), columns_.size(), next);
+        dispatch(pc.size(), row_at, no_sensitive, columns_.data(), columns_.size(), next, nullptr);
       }
       break;
     }
     case Source::kSnapshot: {
       const auto row_at = [&](size_t i) {
-        return std::pair<uint32_t, uint32_t>(snap->reps[i], snap->counts[i]);
+        return RowRef{snap->reps[i], snap->counts[i], packed_ ? snap->keys[i] : 0};
       };
       if (sensitive_) {
         dispatch(
@@ -258,9 +269,10 @@ CheckResult Checker::check(const Levels& target) {
                 next.add_sensitive(cls, snap->dist[j].value, snap->dist[j].count);
               }
             },
-            columns_.data(), columns_.size(), next);
+            columns_.data(), columns_.size(), next, nullptr);
       } else {
-        dispatch(snap->classes(), row_at, no_sensitive, columns_.data(), columns_.size(), next);
+        dispatch(snap->classes(), row_at, no_sensitive, columns_.data(), columns_.size(), next,
+                 nullptr);
       }
       break;
     }
@@ -274,6 +286,10 @@ CheckResult Checker::check(const Levels& target) {
   buffer_levels_ = target;
   buffer_valid_ = true;
   buffer_all_rows_ = source == Source::kFull;
+  if (source == Source::kFull) {
+    full_levels_ = target;
+    full_valid_ = true;
+  }
 
   // Privacy model with suppression.
   const auto& classes = next.classes();
@@ -307,9 +323,11 @@ CheckResult Checker::check(const Levels& target) {
     s.levels = target;
     s.reps.reserve(classes.size());
     s.counts.reserve(classes.size());
+    if (packed_) s.keys.reserve(classes.size());
     for (const auto& c : classes) {
       s.reps.push_back(c.rep);
       s.counts.push_back(c.count);
+      if (packed_) s.keys.push_back(c.key);
     }
     if (sensitive_) {
       s.dist_offsets.push_back(0);

@@ -83,6 +83,11 @@ class Checker {
   QualityValue evaluate_last(const QualityMetric& metric) const;
 
  private:
+  struct RowRef {
+    uint32_t row;
+    uint32_t count;
+    uint64_t key;  // packed keys: the key the source holds for the row
+  };
   struct ColumnMap {
     size_t col;
     const int32_t* map;
@@ -93,12 +98,13 @@ class Checker {
   void init_base_rows();
   template <int K, typename RowAt, typename OnAdd>
   void run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k, GroupTable& out);
+  // key_out (packed keys, may be null) receives the i-th transformed key.
   template <int K, typename RowAt, typename OnAdd>
   void run_packed(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
-                  GroupTable& out);
+                  GroupTable& out, uint64_t* key_out);
   template <typename RowAt, typename OnAdd>
   void dispatch(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
-                GroupTable& out);
+                GroupTable& out, uint64_t* key_out);
 
   const Dataset& data_;
   PrivacyModel privacy_;
@@ -110,7 +116,9 @@ class Checker {
 
   std::vector<int32_t> buffer_;  // int32 keys: row-major, width_ cells per row
   bool packed_ = false;
-  std::vector<uint64_t> keys_;  // packed keys: one per row
+  std::vector<uint64_t> keys_;  // packed keys: one per base row, at full_levels_
+  Levels full_levels_;
+  bool full_valid_ = false;
   std::vector<uint8_t> shifts_;
   std::vector<uint64_t> masks_;
   std::vector<std::vector<std::vector<uint64_t>>> packed_maps_;  // [column][level][code]

@@ -5,14 +5,16 @@
 namespace kanon::engine {
 
 void GroupTable::clear() {
-  if (classes_.size() * 8 < slots_.size()) {
-    for (const auto& c : classes_) slots_[c.slot] = 0;
-    if (!packed_slots_.empty()) {
+  if (packed_) {
+    if (classes_.size() * 8 < packed_slots_.size()) {
       for (const auto& c : classes_) packed_slots_[c.slot].cls = 0;
+    } else {
+      std::fill(packed_slots_.begin(), packed_slots_.end(), PackedSlot{0, 0});
     }
+  } else if (classes_.size() * 8 < slots_.size()) {
+    for (const auto& c : classes_) slots_[c.slot] = 0;
   } else {
     std::fill(slots_.begin(), slots_.end(), 0);
-    std::fill(packed_slots_.begin(), packed_slots_.end(), PackedSlot{0, 0});
   }
   classes_.clear();
   triples_.clear();
@@ -32,7 +34,7 @@ void GroupTable::grow(size_t capacity) {
 }
 
 void GroupTable::grow_packed(size_t capacity) {
-  // slots_ stays empty (all zero) in packed use but keeps the capacity.
+  // slots_ stays all zero in packed use but keeps the capacity.
   slots_.assign(capacity, 0);
   packed_slots_.assign(capacity, PackedSlot{0, 0});
   mask_ = static_cast<uint32_t>(capacity - 1);

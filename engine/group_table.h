@@ -41,7 +41,10 @@ class GroupTable {
 
   void clear();
   // Prepares the table for add_packed(); REQUIRES: empty.
-  void use_packed_keys() { packed_slots_.assign(slots_.size(), PackedSlot{0, 0}); }
+  void use_packed_keys() {
+    packed_ = true;
+    packed_slots_.assign(slots_.size(), PackedSlot{0, 0});
+  }
   // Adds `count` rows whose key is buffer[row]; returns the class index.
   uint32_t add(const int32_t* buffer, size_t width, uint32_t row, uint32_t count, uint32_t hash) {
     const int32_t* key = buffer + static_cast<size_t>(row) * width;
@@ -82,9 +85,12 @@ class GroupTable {
     if (classes_.size() * 2 > packed_slots_.size()) grow_packed(packed_slots_.size() * 2);
     return idx;
   }
+  // The low bits index the table, so every key bit must reach them (a plain
+  // multiplication leaves low bits depending on low key bits only).
   static uint32_t hash_packed(uint64_t key) {
-    const uint64_t h = key * 0x9E3779B97F4A7C15ull;
-    return static_cast<uint32_t>(h ^ (h >> 32));
+    uint64_t h = (key ^ (key >> 31)) * 0xFF51AFD7ED558CCDull;
+    h ^= h >> 29;
+    return static_cast<uint32_t>(h);
   }
 
   size_t size() const { return classes_.size(); }
@@ -111,6 +117,7 @@ class GroupTable {
 
   std::vector<uint32_t> slots_;           // 0 = empty, else class index + 1
   std::vector<PackedSlot> packed_slots_;  // same capacity as slots_ after use_packed_keys()
+  bool packed_ = false;                   // slots_ stays all zero
   std::vector<GroupClass> classes_;
   uint32_t mask_ = 0;
   std::vector<SensitiveTriple> triples_;

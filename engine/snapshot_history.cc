@@ -50,8 +50,8 @@ void SnapshotHistory::store(Snapshot snapshot) {
 size_t SnapshotHistory::bytes() const {
   size_t b = 0;
   for (const auto& s : snapshots_) {
-    b += s.reps.capacity() * 8 + s.dist.capacity() * sizeof(SensitiveCount) +
-         s.dist_offsets.capacity() * 4;
+    b += s.reps.capacity() * 8 + s.keys.capacity() * 8 +
+         s.dist.capacity() * sizeof(SensitiveCount) + s.dist_offsets.capacity() * 4;
   }
   return b;
 }

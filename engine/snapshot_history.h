@@ -1,6 +1,7 @@
 // The history of the Flash paper: snapshots of the equivalence classes of
 // previously checked transformations, stored compactly as (representative
-// row, count) pairs (plus sensitive-value counts under l-diversity). A later
+// row, count) pairs (plus the packed keys when the checker packs them, and
+// sensitive-value counts under l-diversity). A later
 // check of a generalization of a stored transformation merges the snapshot's
 // classes instead of scanning all rows.
 //
@@ -37,6 +38,7 @@ struct Snapshot {
   Levels levels;
   std::vector<uint32_t> reps;
   std::vector<uint32_t> counts;
+  std::vector<uint64_t> keys;          // packed keys only: the classes' keys
   std::vector<uint32_t> dist_offsets;  // l-diversity only: per class into dist
   std::vector<SensitiveCount> dist;
   uint64_t last_used = 0;
