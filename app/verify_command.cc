@@ -25,7 +25,8 @@ struct VerifyOptions {
 
 void add_verify_command(CLI::App& app) {
   auto o = std::make_shared<VerifyOptions>();
-  auto* cmd = app.add_subcommand("verify", "Check on the backend that masked groups have >= k rows");
+  auto* cmd =
+      app.add_subcommand("verify", "Check on the backend that masked groups have >= k rows");
   cmd->add_option("--config", o->config, "Server config listing the policy files")
       ->capture_default_str();
   cmd->add_option("--table", o->table, "Protected table (schema.table)")->required();

@@ -17,7 +17,9 @@ struct Candidate {
 class Builder {
  public:
   Builder(const EncodedTable& table, const TreeOptions& options)
-      : table_(table), options_(options), width_(table.width()),
+      : table_(table),
+        options_(options),
+        width_(table.width()),
         attrs_(static_cast<int>(table.attribute_count())) {
     const size_t n = table.distinct_rows();
     order_.resize(n);
@@ -66,8 +68,7 @@ class Builder {
       const auto& d = table_.attribute(x.attribute).dictionary;
       return d.decode(x.code) < d.decode(y.code);  // std::string compares bytes as unsigned
     };
-    if (options_.l == 0)
-      return *std::min_element(candidates_.begin(), candidates_.end(), better);
+    if (options_.l == 0) return *std::min_element(candidates_.begin(), candidates_.end(), better);
     std::sort(candidates_.begin(), candidates_.end(), better);
     for (const auto& cand : candidates_)
       if (diverse(begin, end, cand)) return cand;

@@ -26,8 +26,7 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
   tx.exec("SET LOCAL jit = off");
   tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
   tx.exec("DROP TABLE IF EXISTS " + fresh);
-  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + snapshot.masks.select_list() + " FROM " +
-          base);
+  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + snapshot.masks.select_list() + " FROM " + base);
   const auto readers = tx.exec_params(
       "SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' "
       "ELSE quote_ident(pg_get_userbyid(a.grantee)) END "

@@ -95,11 +95,11 @@ class Reader {
 };
 
 const std::set<std::string> kTableKeys = {
-    "table",  "k",         "quasi_identifiers", "direct_identifiers", "sensitive", "exempt",
-    "refresh", "max_nodes", "mode",              "export"};
+    "table",     "k",      "quasi_identifiers", "direct_identifiers",
+    "sensitive", "exempt", "refresh",           "max_nodes",
+    "mode",      "export"};
 
-void parse_export(const Reader& r, const YAML::Node& node, const std::string& key,
-                  TablePolicy& p) {
+void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric"});
   if (const auto h = node["hierarchies"]) {
     if (!h.IsMap()) r.fail(h, key + ".hierarchies", "expected a mapping of column to file");

@@ -24,10 +24,13 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies
                   }) {}
 
 PolicyStore::PolicyStore(std::vector<TablePolicy> policies, Builder builder)
-    : policies_(std::move(policies)), builder_(std::move(builder)),
+    : policies_(std::move(policies)),
+      builder_(std::move(builder)),
       current_(std::make_shared<PolicySnapshot>()) {}
 
-PolicyStore::~PolicyStore() { stop(); }
+PolicyStore::~PolicyStore() {
+  stop();
+}
 
 std::shared_ptr<const PolicySnapshot> PolicyStore::current() const {
   std::lock_guard lock(mu_);

@@ -11,7 +11,10 @@ class Emitter {
  public:
   Emitter(const ReleasePredicate& p, const std::vector<SqlColumn>& attrs, PredicateForm form,
           std::string when_true = "true", std::string when_false = "false")
-      : p_(p), attrs_(attrs), form_(form), true_(std::move(when_true)),
+      : p_(p),
+        attrs_(attrs),
+        form_(form),
+        true_(std::move(when_true)),
         false_(std::move(when_false)) {
     for (const auto& a : attrs_) quoted_.push_back(quote_identifier(a.name));
   }

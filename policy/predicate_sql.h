@@ -24,9 +24,9 @@
 namespace kanon::policy {
 
 enum class PredicateForm {
-  kNestedCase,   // predicate_sql nested, wrapped by mask_sql
-  kFlatCase,     // predicate_sql flat, wrapped by mask_sql
-  kFlatValue,    // masked_column_sql
+  kNestedCase,  // predicate_sql nested, wrapped by mask_sql
+  kFlatCase,    // predicate_sql flat, wrapped by mask_sql
+  kFlatValue,   // masked_column_sql
 };
 
 struct SqlColumn {

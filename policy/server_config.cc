@@ -90,8 +90,8 @@ ServerConfig load_server_config(const std::string& path) {
   r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads", "policies"});
   if (root["listen"]) cfg.listen = r.endpoint(root["listen"], "listen", cfg.listen);
   if (const auto backend = root["backend"]) {
-    cfg.backend = r.endpoint(backend, "backend", cfg.backend,
-                             {"user", "password", "dbname", "conninfo"});
+    cfg.backend =
+        r.endpoint(backend, "backend", cfg.backend, {"user", "password", "dbname", "conninfo"});
     if (backend["user"]) cfg.service.user = r.string(backend["user"], "backend.user");
     if (backend["password"])
       cfg.service.password = r.string(backend["password"], "backend.password");
@@ -145,8 +145,7 @@ std::string service_conninfo(const ServerConfig& config) {
   std::string s = "host=" + conninfo_value(config.backend.host) +
                   " port=" + std::to_string(config.backend.port);
   if (!config.service.user.empty()) s += " user=" + conninfo_value(config.service.user);
-  if (!config.service.password.empty())
-    s += " password=" + conninfo_value(config.service.password);
+  if (!config.service.password.empty()) s += " password=" + conninfo_value(config.service.password);
   if (!config.service.dbname.empty()) s += " dbname=" + conninfo_value(config.service.dbname);
   return s + " application_name=kanon";
 }

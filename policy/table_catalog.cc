@@ -39,8 +39,8 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
     fail(policy.where, fmt::format("table {} does not exist (or has no columns)", policy.name()));
   TableInfo info{policy.schema, policy.table, {}};
   for (const auto& r : rows)
-    info.columns.push_back({r[0].as<std::string>(), r[1].as<std::string>(),
-                            r[2].as<std::string>()});
+    info.columns.push_back(
+        {r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>()});
   return info;
 }
 

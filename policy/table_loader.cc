@@ -79,12 +79,24 @@ bool parse_copy_line(std::string_view line, std::string& storage,
         if (storage.size() != start) return false;
         is_null = true;
         break;
-      case 'b': storage += '\b'; break;
-      case 'f': storage += '\f'; break;
-      case 'n': storage += '\n'; break;
-      case 'r': storage += '\r'; break;
-      case 't': storage += '\t'; break;
-      case 'v': storage += '\v'; break;
+      case 'b':
+        storage += '\b';
+        break;
+      case 'f':
+        storage += '\f';
+        break;
+      case 'n':
+        storage += '\n';
+        break;
+      case 'r':
+        storage += '\r';
+        break;
+      case 't':
+        storage += '\t';
+        break;
+      case 'v':
+        storage += '\v';
+        break;
       case 'x': {
         int v = 0, n = 0;
         while (n < 2 && i + 1 < line.size() && hex_digit(line[i + 1]) >= 0)
@@ -106,8 +118,9 @@ bool parse_copy_line(std::string_view line, std::string& storage,
   }
   finish();
   for (const auto& [s, n] : spans)
-    fields.push_back(s == std::string::npos ? std::nullopt
-                                            : std::optional(std::string_view(storage).substr(s, n)));
+    fields.push_back(s == std::string::npos
+                         ? std::nullopt
+                         : std::optional(std::string_view(storage).substr(s, n)));
   return true;
 }
 
@@ -117,8 +130,8 @@ EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
   for (const auto& q : policy.quasi_identifiers) attrs.push_back({q, info.find(q)->type, {}});
   std::optional<EncodedColumn> sensitive;
   if (policy.sensitive)
-    sensitive = EncodedColumn{policy.sensitive->column, info.find(policy.sensitive->column)->type,
-                              {}};
+    sensitive =
+        EncodedColumn{policy.sensitive->column, info.find(policy.sensitive->column)->type, {}};
   EncodedTable table(std::move(attrs), std::move(sensitive));
   const size_t width = table.width();
 

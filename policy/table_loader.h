@@ -48,8 +48,7 @@ EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
 
 // Checks that every direct-identifier constant is a valid value of its
 // column's type (by casting it on the backend).
-void check_constants(pqxx::connection_base& conn, const TablePolicy& policy,
-                     const TableInfo& info);
+void check_constants(pqxx::connection_base& conn, const TablePolicy& policy, const TableInfo& info);
 
 // Splits one line of COPY text format into fields (tab separated, \N = NULL,
 // backslash escapes decoded). `storage` receives the decoded text; the views

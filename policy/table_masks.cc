@@ -17,8 +17,7 @@ std::string TableMasks::select_list() const {
   return s;
 }
 
-std::string TableMasks::masked_relation(const std::string& schema,
-                                        const std::string& table) const {
+std::string TableMasks::masked_relation(const std::string& schema, const std::string& table) const {
   return "(SELECT " + select_list() + " FROM " + qualified_name(schema, table) + ")";
 }
 
@@ -29,8 +28,8 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
   TableMasks masks;
   for (const auto& col : info.columns) {
     ColumnMask m{col.name, col.full_type, quote_identifier(col.name), ColumnMask::Role::kOther};
-    const auto qi = std::find(policy.quasi_identifiers.begin(), policy.quasi_identifiers.end(),
-                              col.name);
+    const auto qi =
+        std::find(policy.quasi_identifiers.begin(), policy.quasi_identifiers.end(), col.name);
     if (qi != policy.quasi_identifiers.end()) {
       const size_t i = static_cast<size_t>(qi - policy.quasi_identifiers.begin());
       m.role = ColumnMask::Role::kQuasiIdentifier;
@@ -42,8 +41,8 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
     for (const auto& d : policy.direct_identifiers) {
       if (d.column != col.name) continue;
       m.role = ColumnMask::Role::kDirectIdentifier;
-      m.expression = d.constant ? typed_literal(*d.constant, col.full_type)
-                                : "NULL::" + col.full_type;
+      m.expression =
+          d.constant ? typed_literal(*d.constant, col.full_type) : "NULL::" + col.full_type;
     }
     if (policy.sensitive && policy.sensitive->column == col.name)
       m.role = ColumnMask::Role::kSensitive;

@@ -39,8 +39,8 @@ struct SensitiveAttribute {
 // The `export:` section, handed to the offline engine.
 struct ExportOptions {
   std::map<std::string, std::string> hierarchies;  // column -> file (resolved)
-  double suppression = 0.0;                         // fraction of rows, 0..1
-  std::string metric = "loss";                      // loss|dm|entropy|precision|height|aecs
+  double suppression = 0.0;                        // fraction of rows, 0..1
+  std::string metric = "loss";                     // loss|dm|entropy|precision|height|aecs
 };
 
 struct TablePolicy {

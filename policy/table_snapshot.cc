@@ -24,9 +24,14 @@ std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const
   t0 = std::chrono::steady_clock::now();
   auto predicates = compile_release_predicates(tree);
   auto masks = build_masks(policy, info, predicates, options.form);
-  auto snap = std::make_shared<TableSnapshot>(TableSnapshot{
-      policy, info, std::move(tree), std::move(predicates), std::move(masks), {},
-      std::chrono::system_clock::now(), {}});
+  auto snap = std::make_shared<TableSnapshot>(TableSnapshot{policy,
+                                                            info,
+                                                            std::move(tree),
+                                                            std::move(predicates),
+                                                            std::move(masks),
+                                                            {},
+                                                            std::chrono::system_clock::now(),
+                                                            {}});
   snap->stats.rows = table.total_rows();
   snap->stats.distinct_rows = table.distinct_rows();
   snap->stats.tree_ms = tree_ms;

@@ -28,8 +28,8 @@ namespace kanon::policy {
 struct BuildStats {
   uint64_t rows = 0;
   uint64_t distinct_rows = 0;
-  double load_ms = 0;   // catalog + COPY
-  double tree_ms = 0;   // tree build
+  double load_ms = 0;     // catalog + COPY
+  double tree_ms = 0;     // tree build
   double compile_ms = 0;  // predicates + SQL
 };
 

@@ -19,11 +19,21 @@ std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += fmt::format("\\u{:04x}", c);
@@ -43,9 +53,9 @@ std::string tree_report_text(const TableSnapshot& s) {
       "table {}  k={}{}  rows={} (distinct {})  nodes={} depth={} cohorts={}\n"
       "load {:.1f} ms, tree {:.1f} ms, compile {:.1f} ms\n\nCohorts\n",
       s.policy.name(), s.policy.k,
-      s.policy.sensitive ? fmt::format(" l={} on {}", s.policy.sensitive->l,
-                                       s.policy.sensitive->column)
-                         : "",
+      s.policy.sensitive
+          ? fmt::format(" l={} on {}", s.policy.sensitive->l, s.policy.sensitive->column)
+          : "",
       s.stats.rows, s.stats.distinct_rows, tree.size(), tree.depth(), tree.leaves().size(),
       s.stats.load_ms, s.stats.tree_ms, s.stats.compile_ms);
   std::string header = "  partition  rows  ";
@@ -90,8 +100,9 @@ std::string tree_report_json(const TableSnapshot& s) {
     for (size_t a = 0; a < tree.attributes().size(); ++a)
       if (n.released >> a & 1)
         released += (released.empty() ? "" : ", ") + json_string(tree.attributes()[a]);
-    out += fmt::format("{}\n  {{\"partition\": {}, \"rows\": {}, \"path\": [{}], \"released\": [{}]}}",
-                       first ? "" : ",", json_string(n.label), n.rows, path, released);
+    out +=
+        fmt::format("{}\n  {{\"partition\": {}, \"rows\": {}, \"path\": [{}], \"released\": [{}]}}",
+                    first ? "" : ",", json_string(n.label), n.rows, path, released);
     first = false;
   }
   out += "],\n \"rules\": {";

@@ -61,7 +61,8 @@ struct Sandbox {
     }
   }
   ~Sandbox() {
-    if (!dir.empty()) std::system((std::string(KANON_SOURCE_DIR) + "/scripts/pg-sandbox.sh stop " + dir).c_str());
+    if (!dir.empty())
+      std::system((std::string(KANON_SOURCE_DIR) + "/scripts/pg-sandbox.sh stop " + dir).c_str());
   }
   std::string conninfo() const {
     return "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
@@ -73,8 +74,9 @@ TablePolicy adult_policy(const std::string& table, uint32_t k) {
   p.schema = "public";
   p.table = table;
   p.k = k;
-  p.quasi_identifiers = {"sex",            "age",       "race",      "marital-status", "education",
-                         "native-country", "workclass", "occupation"};
+  p.quasi_identifiers = {
+      "sex",       "age",       "race", "marital-status", "education", "native-country",
+      "workclass", "occupation"};
   p.quasi_identifier_refs.resize(p.quasi_identifiers.size());
   p.max_nodes = 1u << 20;
   return p;
@@ -118,11 +120,12 @@ int main(int argc, char** argv) {
     pqxx::connection admin(sb.conninfo());
     {
       pqxx::nontransaction tx(admin);
-      tx.exec("DROP TABLE IF EXISTS adult32; CREATE TABLE adult32 AS SELECT a.* FROM adult a, "
-              "generate_series(1, 32); ANALYZE adult32;"
-              "CREATE TABLE workclass_sector AS SELECT DISTINCT workclass, "
-              "CASE WHEN workclass LIKE '%gov%' THEN 'public' ELSE 'private' END AS sector "
-              "FROM adult; ANALYZE workclass_sector");
+      tx.exec(
+          "DROP TABLE IF EXISTS adult32; CREATE TABLE adult32 AS SELECT a.* FROM adult a, "
+          "generate_series(1, 32); ANALYZE adult32;"
+          "CREATE TABLE workclass_sector AS SELECT DISTINCT workclass, "
+          "CASE WHEN workclass LIKE '%gov%' THEN 'public' ELSE 'private' END AS sector "
+          "FROM adult; ANALYZE workclass_sector");
     }
 
     // 1. Tree build.
@@ -180,7 +183,8 @@ int main(int argc, char** argv) {
       const auto masks = build_masks(base->policy, base->info, base->predicates, form);
       const std::string rel = masks.masked_relation("public", "adult32");
       fmt::print("  {} mask SQL: {} KB\n", fname, rel.size() / 1024);
-      if (!quick || form != PredicateForm::kNestedCase) forms.push_back({std::string(fname) + ", JIT on", rel, true});
+      if (!quick || form != PredicateForm::kNestedCase)
+        forms.push_back({std::string(fname) + ", JIT on", rel, true});
       forms.push_back({std::string(fname) + ", JIT off", rel, false});
     }
     {
@@ -194,15 +198,17 @@ int main(int argc, char** argv) {
          "SELECT occupation, sex, count(*) FROM @T AS t GROUP BY occupation, sex"},
         {"GROUP BY education", "SELECT education, count(*) FROM @T AS t GROUP BY education"},
         {"COUNT(*) WHERE age = 39", "SELECT count(*) FROM @T AS t WHERE age = 39"},
-        {"COUNT(DISTINCT native-country)", "SELECT count(DISTINCT \"native-country\") FROM @T AS t"},
+        {"COUNT(DISTINCT native-country)",
+         "SELECT count(DISTINCT \"native-country\") FROM @T AS t"},
         {"SELECT * LIMIT 1000", "SELECT * FROM @T AS t LIMIT 1000"},
         {"join: GROUP BY workclass",
          "SELECT t.workclass, count(*) FROM @T AS t JOIN public.workclass_sector s "
          "ON s.workclass = t.workclass GROUP BY t.workclass"},
     };
-    fmt::print("\n== Masked-scan overhead, ADULTx32 k=320 (median of {} runs, ms; ratio = "
-               "rewritten / raw with the same JIT setting) ==\n",
-               reps);
+    fmt::print(
+        "\n== Masked-scan overhead, ADULTx32 k=320 (median of {} runs, ms; ratio = "
+        "rewritten / raw with the same JIT setting) ==\n",
+        reps);
     fmt::print("{:<32} {:>9} {:>9}", "query", "raw JIT", "raw noJIT");
     for (const auto& f : forms) fmt::print(" | {:>26}", f.name);
     fmt::print("\n");

@@ -26,23 +26,24 @@ std::string error_of(const std::string& yaml) {
   return "";
 }
 
-const std::string kHead = "tables:\n  - table: public.people\n    k: 2\n"
-                          "    quasi_identifiers: [occupation, city, state]\n";
+const std::string kHead =
+    "tables:\n  - table: public.people\n    k: 2\n"
+    "    quasi_identifiers: [occupation, city, state]\n";
 
 }  // namespace
 
 TEST_CASE("a full policy entry loads") {
-  const auto ps = load_policy_file(write(kHead +
-                                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
-                                         "    sensitive: {column: diagnosis, l: 3}\n"
-                                         "    exempt: [postgres, auditor]\n"
-                                         "    refresh: 10m\n"
-                                         "    max_nodes: 100\n"
-                                         "    mode: materialized\n"
-                                         "    export:\n"
-                                         "      hierarchies: {city: h/city.csv}\n"
-                                         "      suppression: 0.05\n"
-                                         "      metric: entropy\n"));
+  const auto ps =
+      load_policy_file(write(kHead + "    direct_identifiers: {name: null, ssn: \"***\"}\n"
+                                     "    sensitive: {column: diagnosis, l: 3}\n"
+                                     "    exempt: [postgres, auditor]\n"
+                                     "    refresh: 10m\n"
+                                     "    max_nodes: 100\n"
+                                     "    mode: materialized\n"
+                                     "    export:\n"
+                                     "      hierarchies: {city: h/city.csv}\n"
+                                     "      suppression: 0.05\n"
+                                     "      metric: entropy\n"));
   REQUIRE(ps.size() == 1);
   const auto& p = ps[0];
   CHECK(p.schema == "public");
@@ -102,8 +103,8 @@ TEST_CASE("every validation error names file, line and key") {
         f + "5: tables[0].sensitive.l: must be between 2 and 1048576");
   CHECK(error_of(kHead + "    sensitive: {l: 2}\n") ==
         f + "5: tables[0].sensitive.column: required key is missing");
-  CHECK(error_of(kHead + "    sensitive: {column: x, c: 2}\n").find(
-            f + "5: tables[0].sensitive.c: unknown key") == 0);
+  CHECK(error_of(kHead + "    sensitive: {column: x, c: 2}\n")
+            .find(f + "5: tables[0].sensitive.c: unknown key") == 0);
   CHECK(error_of(kHead + "    exempt: postgres\n") ==
         f + "5: tables[0].exempt: expected a list of users or roles");
   CHECK(error_of(kHead + "    refresh: soon\n") ==
@@ -146,8 +147,12 @@ TEST_CASE("policies listed in the server config; duplicates across files") {
 
 TEST_CASE("columns are checked against the catalog") {
   const auto p = load_policy_file(write(kHead + "    direct_identifiers: [nam]\n"))[0];
-  TableInfo info{"public", "people", {{"occupation", "text", "text"}, {"city", "text", "text"},
-                                      {"state", "text", "text"}, {"name", "text", "text"}}};
+  TableInfo info{"public",
+                 "people",
+                 {{"occupation", "text", "text"},
+                  {"city", "text", "text"},
+                  {"state", "text", "text"},
+                  {"name", "text", "text"}}};
   CHECK_THROWS_WITH_AS(check_against_catalog(p, info),
                        (kPath + ":5: tables[0].direct_identifiers.nam: column 'nam' does not "
                                 "exist in public.people")
@@ -168,8 +173,8 @@ TEST_CASE("durations and table names") {
   CHECK(parse_duration("15") == std::chrono::seconds(15));
   CHECK(!parse_duration("m"));
   CHECK(!parse_duration("5 minutes"));
-  CHECK(split_table_name("public.people") == std::make_pair(std::string("public"),
-                                                             std::string("people")));
+  CHECK(split_table_name("public.people") ==
+        std::make_pair(std::string("public"), std::string("people")));
   CHECK(split_table_name("\"My.Schema\".\"t\"\"x\"") ==
         std::make_pair(std::string("My.Schema"), std::string("t\"x")));
   CHECK(!split_table_name("a.b.c"));

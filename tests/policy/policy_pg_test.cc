@@ -24,7 +24,9 @@ using kanon::testing::PgSandbox;
 
 namespace {
 
-std::string conninfo() { return PgSandbox::shared().conninfo("postgres", "postgres"); }
+std::string conninfo() {
+  return PgSandbox::shared().conninfo("postgres", "postgres");
+}
 
 TablePolicy people_policy() {
   return load_policy_file(kanon::testing::source_dir() + "/config/policies/people.yaml").at(0);
@@ -57,12 +59,11 @@ TEST_CASE("seed example from PostgreSQL: cohorts, rules, masked table, new rows"
   const auto snap = build_table_snapshot(conn, people_policy());
   std::vector<std::string> cohorts;
   for (int leaf : snap->tree.leaves()) cohorts.push_back(cohort_text(snap->tree, leaf));
-  CHECK(cohorts == std::vector<std::string>{
-                       "D111: state=OH city=Hamlet occupation=Farmer rows=2",
-                       "D112: state=OH city=Hamlet occupation<>Farmer rows=2",
-                       "D12: state=OH city<>Hamlet rows=2",
-                       "D21: state<>OH occupation=Accountant rows=3",
-                       "D22: state<>OH occupation<>Accountant rows=2"});
+  CHECK(cohorts == std::vector<std::string>{"D111: state=OH city=Hamlet occupation=Farmer rows=2",
+                                            "D112: state=OH city=Hamlet occupation<>Farmer rows=2",
+                                            "D12: state=OH city<>Hamlet rows=2",
+                                            "D21: state<>OH occupation=Accountant rows=3",
+                                            "D22: state<>OH occupation<>Accountant rows=2"});
   const auto& names = snap->tree.attributes();
   CHECK(snap->predicates[0].rule_text(names) ==
         "((state = OH) AND (city = Hamlet) AND (occupation = Farmer)) OR "
@@ -71,9 +72,9 @@ TEST_CASE("seed example from PostgreSQL: cohorts, rules, masked table, new rows"
   CHECK(snap->predicates[2].rule_text(names) == "(state = OH)");
 
   const std::string masked = snap->masks.masked_relation("public", "people");
-  const auto rows =
-      query(conn, "SELECT id, name, ssn, occupation, city, state FROM " + masked + " AS people "
-                  "ORDER BY id");
+  const auto rows = query(conn, "SELECT id, name, ssn, occupation, city, state FROM " + masked +
+                                    " AS people "
+                                    "ORDER BY id");
   const std::vector<Row> want = {
       {"1", {}, "***", {}, {}, {}},
       {"2", {}, "***", {}, {}, {}},
@@ -102,10 +103,9 @@ TEST_CASE("seed example from PostgreSQL: cohorts, rules, masked table, new rows"
   // The seed's rewritten GROUP BY query.
   const auto groups = query(conn, "SELECT occupation, state, count(*) FROM " + masked +
                                       " AS my_table GROUP BY 1, 2 ORDER BY 1, 2");
-  CHECK(groups == std::vector<Row>{{"Accountant", {}, "3"},
-                                   {"Farmer", "OH", "2"},
-                                   {{}, "OH", "4"},
-                                   {{}, {}, "2"}});
+  CHECK(groups ==
+        std::vector<Row>{
+            {"Accountant", {}, "3"}, {"Farmer", "OH", "2"}, {{}, "OH", "4"}, {{}, {}, "2"}});
 
   const auto rep = verify_table(conn, *snap);
   CHECK(rep.rows == 11);
@@ -127,8 +127,8 @@ namespace {
 // and numeric (1.5 next to 1.50) quasi-identifiers and a sensitive column.
 void make_random_table(const std::string& name, uint32_t seed, int rows) {
   std::mt19937 rng(seed);
-  const std::vector<std::string> texts = {"a", "b", "O'Hara", "back\\slash", "tab\there",
-                                          "\"q\"", "{x,y}", "NULL", ""};
+  const std::vector<std::string> texts = {
+      "a", "b", "O'Hara", "back\\slash", "tab\there", "\"q\"", "{x,y}", "NULL", ""};
   const std::vector<std::string> nums = {"1.5", "1.50", "2", "-0.25", "1e3", "100.000"};
   std::string sql = "DROP TABLE IF EXISTS " + name + "; CREATE TABLE " + name +
                     " (id int, t text, i int, d date, n numeric, s text); INSERT INTO " + name +
@@ -194,11 +194,13 @@ TEST_CASE("random tables: leaves >= k, l-diversity, SQL masks == C++ tree row fo
       for (int leaf : tree.leaves()) CHECK(tree.nodes()[leaf].rows >= c.k);
 
       // Canonical values, sensitive value and masked values of every row.
-      const auto rows = query(
-          conn, "SET DateStyle = 'ISO, YMD'; SELECT r.t, r.i::text, r.d::text, "
+      const auto rows =
+          query(conn,
+                "SET DateStyle = 'ISO, YMD'; SELECT r.t, r.i::text, r.d::text, "
                 "trim_scale(r.n)::text, r.s, m.t, m.i::text, m.d::text, m.n::text, r.n::text "
-                "FROM public." + table + " r JOIN " + snap->masks.masked_relation("public", table) +
-                " m USING (id) ORDER BY id");
+                "FROM public." +
+                    table + " r JOIN " + snap->masks.masked_relation("public", table) +
+                    " m USING (id) ORDER BY id");
       REQUIRE(rows.size() == static_cast<size_t>(c.rows));
       std::map<int, std::set<std::string>> diversity;
       size_t mismatches = 0;
@@ -299,8 +301,9 @@ TEST_CASE("PolicyStore: refresh, deleted rows, failed refresh keeps the previous
 
 TEST_CASE("materialized mode: masked copy in kanon_masked, swapped and granted") {
   auto& pg = PgSandbox::shared();
-  pg.psql("DROP ROLE IF EXISTS people_reader; CREATE ROLE people_reader; "
-          "GRANT SELECT ON people TO people_reader");
+  pg.psql(
+      "DROP ROLE IF EXISTS people_reader; CREATE ROLE people_reader; "
+      "GRANT SELECT ON people TO people_reader");
   auto p = people_policy();
   p.mode = EnforcementMode::kMaterialized;
   PolicyStore store(conninfo(), {p});
@@ -309,8 +312,9 @@ TEST_CASE("materialized mode: masked copy in kanon_masked, swapped and granted")
   REQUIRE(snap != nullptr);
   CHECK(snap->materialized_name == "\"kanon_masked\".\"people\"");
   pqxx::connection conn(conninfo());
-  const auto copy = query(conn, "SELECT id, name, ssn, occupation, city, state FROM "
-                                "kanon_masked.people ORDER BY id");
+  const auto copy = query(conn,
+                          "SELECT id, name, ssn, occupation, city, state FROM "
+                          "kanon_masked.people ORDER BY id");
   const auto inline_rows =
       query(conn, "SELECT id, name, ssn, occupation, city, state FROM " +
                       snap->masks.masked_relation("public", "people") + " m ORDER BY id");
@@ -338,9 +342,9 @@ TEST_CASE("kanon tree and kanon verify") {
   CHECK(tree.out.find("  D111          2  yes         yes   yes    (state = OH) AND (city = "
                       "Hamlet) AND (occupation = Farmer)") != std::string::npos);
   CHECK(tree.out.find("state: (state = OH) (1 tests)") != std::string::npos);
-  const auto json = run_command({kanon::testing::kanon_executable(), "tree", "--config", cfg,
-                                 "--table", "public.people", "--format", "json", "--conninfo",
-                                 conninfo()});
+  const auto json =
+      run_command({kanon::testing::kanon_executable(), "tree", "--config", cfg, "--table",
+                   "public.people", "--format", "json", "--conninfo", conninfo()});
   CHECK(json.exit_code == 0);
   CHECK(json.out.find("\"partition\": \"D21\", \"rows\": 3") != std::string::npos);
   const auto sql = run_command({kanon::testing::kanon_executable(), "tree", "--config", cfg,

@@ -12,11 +12,11 @@ namespace {
 using Row = std::vector<std::optional<std::string_view>>;
 
 const std::vector<Row> kSeedRows = {
-    {"Lawyer", "Washington", "DC"},     {"Lawyer", "Washington", "DC"},
-    {"Lawyer", "Hamlet", "OH"},         {"Accountant", "Hamlet", "OH"},
-    {"Farmer", "Hamlet", "OH"},         {"Farmer", "Hamlet", "OH"},
-    {"Lawyer", "Columbus", "OH"},       {"Accountant", "Withamsville", "OH"},
-    {"Accountant", "Whately", "MA"},    {"Accountant", "College Park", "MD"},
+    {"Lawyer", "Washington", "DC"},   {"Lawyer", "Washington", "DC"},
+    {"Lawyer", "Hamlet", "OH"},       {"Accountant", "Hamlet", "OH"},
+    {"Farmer", "Hamlet", "OH"},       {"Farmer", "Hamlet", "OH"},
+    {"Lawyer", "Columbus", "OH"},     {"Accountant", "Withamsville", "OH"},
+    {"Accountant", "Whately", "MA"},  {"Accountant", "College Park", "MD"},
     {"Accountant", "Bellevue", "KY"},
 };
 
@@ -63,7 +63,8 @@ TEST_CASE("seed example: attribute disclosure rules") {
   CHECK(preds[1].rule_text(tree.attributes()) == "((state = OH) AND (city = Hamlet))");
   CHECK(preds[2].rule_text(tree.attributes()) == "(state = OH)");
   const std::vector<SqlColumn> cols = {{"occupation", "text"}, {"city", "text"}, {"state", "text"}};
-  CHECK(predicate_sql(preds[2], cols) == "CASE WHEN \"state\" = 'OH'::text THEN true ELSE false END");
+  CHECK(predicate_sql(preds[2], cols) ==
+        "CASE WHEN \"state\" = 'OH'::text THEN true ELSE false END");
   CHECK(predicate_sql(preds[1], cols, PredicateForm::kNestedCase) ==
         "CASE WHEN \"state\" = 'OH'::text THEN CASE WHEN \"city\" = 'Hamlet'::text THEN true "
         "ELSE false END ELSE false END");

@@ -30,7 +30,8 @@ Values random_row(std::mt19937& rng, int attrs, bool sensitive) {
     const unsigned v = rng() % (3 + a * 2);
     r.push_back(v == 0 && a % 2 ? std::nullopt : std::optional("v" + std::to_string(v)));
   }
-  if (sensitive) r.push_back(rng() % 9 == 0 ? std::nullopt : std::optional("s" + std::to_string(rng() % 4)));
+  if (sensitive)
+    r.push_back(rng() % 9 == 0 ? std::nullopt : std::optional("s" + std::to_string(rng() % 4)));
   return r;
 }
 
@@ -44,8 +45,8 @@ TEST_CASE("random tables: leaves >= k, l-diversity, cap, predicates agree with t
     const bool sensitive = seed % 3 == 0;
     std::vector<EncodedColumn> cols;
     for (int a = 0; a < attrs; ++a) cols.push_back({"a" + std::to_string(a), "text", {}});
-    EncodedTable table(std::move(cols), sensitive ? std::optional(EncodedColumn{"s", "text", {}})
-                                                  : std::nullopt);
+    EncodedTable table(std::move(cols),
+                       sensitive ? std::optional(EncodedColumn{"s", "text", {}}) : std::nullopt);
     std::vector<Values> rows;
     const int n = 50 + static_cast<int>(rng() % 400);
     for (int i = 0; i < n; ++i) {
@@ -97,8 +98,8 @@ TEST_CASE("ties: larger count, then policy attribute order, then byte-wise value
   // Every value occurs twice; k=2 and 8 rows: all pairs qualify with c=2.
   EncodedTable t({{"x", "text", {}}, {"y", "text", {}}}, std::nullopt);
   const std::vector<std::pair<std::string, std::string>> data = {
-      {"b", "q"}, {"b", "q"}, {"a", "r"}, {"a", "r"}, {"\xc3\xa9", "s"}, {"\xc3\xa9", "s"},
-      {"Z", "t"}, {"Z", "t"}};
+      {"b", "q"},        {"b", "q"},        {"a", "r"}, {"a", "r"},
+      {"\xc3\xa9", "s"}, {"\xc3\xa9", "s"}, {"Z", "t"}, {"Z", "t"}};
   for (const auto& [x, y] : data) {
     const std::vector<std::optional<std::string_view>> row = {x, y};
     t.add_row(row);
