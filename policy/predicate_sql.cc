@@ -67,8 +67,13 @@ class Emitter {
       if (!arms.empty() && arms[run_start].attribute != t.attribute) run_start = arms.size();
       // Tests on one attribute exclude each other, so within a run arms with
       // the same result can be merged whatever their order.
-      auto same = std::find_if(arms.begin() + static_cast<std::ptrdiff_t>(run_start), arms.end(),
-                               [&](const Arm& a) { return a.result == t.if_equal; });
+      // Array-typed columns keep one arm per value: `= ANY` would compare
+      // elements, not whole arrays.
+      const bool mergeable = !attrs_[static_cast<size_t>(t.attribute)].type.ends_with("[]");
+      auto same = !mergeable ? arms.end()
+                             : std::find_if(arms.begin() + static_cast<std::ptrdiff_t>(run_start),
+                                            arms.end(),
+                                            [&](const Arm& a) { return a.result == t.if_equal; });
       if (same != arms.end()) {
         same->values.push_back(t.value);
       } else {
