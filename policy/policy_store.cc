@@ -1,5 +1,6 @@
 #include "policy/policy_store.h"
 
+#include <algorithm>
 #include <pqxx/pqxx>
 
 #include "policy/materializer.h"
@@ -51,8 +52,40 @@ void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableS
   current_ = std::move(next);
 }
 
+std::vector<TablePolicy> PolicyStore::policies() const {
+  std::lock_guard lock(policies_mu_);
+  return policies_;
+}
+
+bool PolicyStore::reload(std::vector<TablePolicy> policies) {
+  {
+    std::lock_guard lock(policies_mu_);
+    policies_ = std::move(policies);
+  }
+  {
+    std::lock_guard lock(mu_);
+    auto next = std::make_shared<PolicySnapshot>(*current_);
+    next->version = current_->version + 1;
+    const auto listed = this->policies();
+    auto keep = [&](const std::string& name) {
+      return std::any_of(listed.begin(), listed.end(),
+                         [&](const TablePolicy& p) { return p.name() == name; });
+    };
+    std::erase_if(next->tables, [&](const auto& kv) { return !keep(kv.first); });
+    std::erase_if(next->errors, [&](const auto& kv) { return !keep(kv.first); });
+    current_ = std::move(next);
+  }
+  const bool ok = refresh_all();
+  {
+    std::lock_guard lock(run_mu_);
+    ++generation_;
+  }
+  wake_.notify_all();
+  return ok;
+}
+
 bool PolicyStore::refresh(const std::string& table) {
-  for (const auto& p : policies_) {
+  for (const auto& p : policies()) {
     if (p.name() != table) continue;
     try {
       publish(table, builder_(p), "");
@@ -68,7 +101,7 @@ bool PolicyStore::refresh(const std::string& table) {
 
 bool PolicyStore::refresh_all() {
   bool ok = true;
-  for (const auto& p : policies_) ok = refresh(p.name()) && ok;
+  for (const auto& p : policies()) ok = refresh(p.name()) && ok;
   return ok;
 }
 
@@ -90,22 +123,28 @@ void PolicyStore::stop() {
 
 void PolicyStore::run() {
   using Clock = std::chrono::steady_clock;
-  std::vector<Clock::time_point> due;
-  for (const auto& p : policies_) due.push_back(Clock::now() + p.refresh);
+  std::map<std::string, Clock::time_point> due;  // by table; re-read after a reload
   std::unique_lock lock(run_mu_);
   while (!stopping_) {
-    if (due.empty()) {
-      wake_.wait(lock, [&] { return stopping_; });
-      break;
+    const auto listed = policies();
+    std::map<std::string, Clock::time_point> next_due;
+    for (const auto& p : listed) {
+      const auto it = due.find(p.name());
+      next_due[p.name()] = it != due.end() ? it->second : Clock::now() + p.refresh;
     }
-    const auto next = *std::min_element(due.begin(), due.end());
-    if (wake_.wait_until(lock, next, [&] { return stopping_; })) break;
-    for (size_t i = 0; i < policies_.size(); ++i) {
-      if (due[i] > Clock::now()) continue;
+    due = std::move(next_due);
+    auto wake_at = Clock::now() + std::chrono::hours(1);
+    for (const auto& [name, t] : due) wake_at = std::min(wake_at, t);
+    const uint64_t generation = generation_;
+    wake_.wait_until(lock, wake_at, [&] { return stopping_ || generation_ != generation; });
+    if (stopping_) break;
+    if (generation_ != generation) continue;
+    for (const auto& p : listed) {
+      if (due[p.name()] > Clock::now()) continue;
       lock.unlock();
-      refresh(policies_[i].name());
+      refresh(p.name());
       lock.lock();
-      due[i] = Clock::now() + policies_[i].refresh;
+      due[p.name()] = Clock::now() + p.refresh;
       if (stopping_) break;
     }
   }

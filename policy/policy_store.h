@@ -56,6 +56,11 @@ class PolicyStore {
   bool refresh(const std::string& table);
   bool refresh_all();
 
+  // RELOAD: replaces the policies (e.g. re-read from the files), drops the
+  // snapshots of tables no longer listed and rebuilds every listed table.
+  // Returns false when a build failed.
+  bool reload(std::vector<TablePolicy> policies);
+
   // Background refresh: each table again after its policy's `refresh`
   // interval. stop() (or the destructor) joins the thread.
   void start();
@@ -66,6 +71,9 @@ class PolicyStore {
                const std::string& error);
   void run();
 
+  std::vector<TablePolicy> policies() const;
+
+  mutable std::mutex policies_mu_;
   std::vector<TablePolicy> policies_;
   Builder builder_;
   mutable std::mutex mu_;
@@ -73,6 +81,7 @@ class PolicyStore {
   std::mutex run_mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  uint64_t generation_ = 0;  // bumped by reload() so run() re-reads the schedule
   std::thread thread_;
 };
 

@@ -393,3 +393,25 @@ TEST_CASE("array, boolean, timestamptz and float quasi-identifiers round-trip") 
   for (int a = 0; a < 4; ++a) CHECK(*rows[0][a] == std::to_string(released[a]));
   CHECK(verify_table(conn, *snap).min_group >= 3);
 }
+
+TEST_CASE("PolicyStore::reload replaces the policies and drops unlisted tables") {
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP TABLE IF EXISTS reload_people; CREATE TABLE reload_people AS SELECT * FROM people");
+  auto a = people_policy();
+  auto b = people_policy();
+  b.table = "reload_people";
+  b.refresh = std::chrono::milliseconds(100);
+  PolicyStore store(conninfo(), {a});
+  REQUIRE(store.refresh_all());
+  CHECK(store.current()->find("public.people") != nullptr);
+  store.start();
+  REQUIRE(store.reload({b}));
+  CHECK(store.current()->find("public.people") == nullptr);
+  REQUIRE(store.current()->find("public.reload_people") != nullptr);
+  // The new table is refreshed on its own 100 ms schedule.
+  const uint64_t v = store.current()->version;
+  for (int i = 0; i < 100 && store.current()->version == v; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  store.stop();
+  CHECK(store.current()->version > v);
+}
