@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 
 namespace kanon::engine {
 
@@ -148,6 +149,18 @@ void Checker::dispatch(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm
         return run_packed<2>(n, row_at, on_add, cm, k, out, key_out);
       case 3:
         return run_packed<3>(n, row_at, on_add, cm, k, out, key_out);
+      case 4:
+        return run_packed<4>(n, row_at, on_add, cm, k, out, key_out);
+      case 5:
+        return run_packed<5>(n, row_at, on_add, cm, k, out, key_out);
+      case 6:
+        return run_packed<6>(n, row_at, on_add, cm, k, out, key_out);
+      case 7:
+        return run_packed<7>(n, row_at, on_add, cm, k, out, key_out);
+      case 8:
+        return run_packed<8>(n, row_at, on_add, cm, k, out, key_out);
+      case 9:
+        return run_packed<9>(n, row_at, on_add, cm, k, out, key_out);
       default:
         return run_packed<-1>(n, row_at, on_add, cm, k, out, key_out);
     }
@@ -311,7 +324,11 @@ CheckResult Checker::check(const Levels& target) {
   r.classes = classes.size();
   r.min_class_size = r.kept_classes ? min_size : 0;
   r.anonymous = r.suppressed <= limit_;
-  r.quality = metric_.evaluate(target, classes, suppressed_, class_keys());
+  if (!r.anonymous && bound_only_if_not_anonymous_ && metric_.has_data_free_bound()) {
+    r.quality = {std::numeric_limits<double>::infinity(), metric_.bound(target)};
+  } else {
+    r.quality = metric_.evaluate(target, classes, suppressed_, class_keys());
+  }
   r.source = source;
   r.rows_processed = source_size;
   last_levels_ = target;

@@ -74,6 +74,10 @@ class Checker {
   SnapshotHistory& history() { return history_; }
   const CheckerOptions& options() const { return options_; }
   void set_store_anonymous_snapshots(bool on) { options_.store_anonymous_snapshots = on; }
+  // When on, a non-anonymous check computes only the quality bound (value =
+  // +inf): searches that never use such nodes' values skip the pass over the
+  // suppressed classes.
+  void set_bound_only_if_not_anonymous(bool on) { bound_only_if_not_anonymous_ = on; }
   // Classes of the last check; class_keys() reads their generalized codes.
   const GroupTable& classes() const { return tables_[cur_]; }
   ClassKeys class_keys() const;
@@ -134,6 +138,7 @@ class Checker {
   SnapshotHistory history_;
   std::vector<uint8_t> suppressed_;
   std::vector<ColumnMap> columns_;
+  bool bound_only_if_not_anonymous_ = false;
   uint64_t checks_ = 0;
   uint64_t cells_ = 0;
   Levels last_levels_;

@@ -27,6 +27,8 @@ class Flash {
   SearchResult run() {
     const uint64_t checks_before = checker_.checks();
     checker_.set_store_anonymous_snapshots(false);
+    // Only anonymous nodes' values and all nodes' bounds are used below.
+    checker_.set_bound_only_if_not_anonymous(true);
     checker_.history().set_obsolete_predicate([this](const Levels& l) {
       std::vector<Levels> succ;
       lattice_.successors(l, succ);
@@ -35,6 +37,7 @@ class Flash {
     if (monotone_privacy_) outer_loop();
     if (!timed_out_ && (!monotone_metric_ || !monotone_privacy_)) evaluate_remaining();
     checker_.history().set_obsolete_predicate(nullptr);
+    checker_.set_bound_only_if_not_anonymous(false);
 
     SearchResult r;
     r.found = best_.found;

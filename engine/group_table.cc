@@ -46,6 +46,15 @@ void GroupTable::grow_packed(size_t capacity) {
   }
 }
 
+uint32_t GroupTable::insert_packed(uint64_t key, uint32_t row, uint32_t count, uint32_t hash,
+                                   uint32_t pos) {
+  const uint32_t idx = static_cast<uint32_t>(classes_.size());
+  classes_.push_back({hash, row, count, pos, key});
+  packed_slots_[pos] = {key, idx + 1};
+  if (classes_.size() * 2 > packed_slots_.size()) grow_packed(packed_slots_.size() * 2);
+  return idx;
+}
+
 void GroupTable::compact() {
   std::sort(triples_.begin(), triples_.end(), [](const auto& a, const auto& b) {
     return a.cls != b.cls ? a.cls < b.cls : a.value < b.value;

@@ -66,8 +66,9 @@ class GroupTable {
     if (classes_.size() * 2 > slots_.size()) grow(slots_.size() * 2);
     return idx;
   }
-  // Adds `count` rows with packed key `key`, represented by `row`.
-  uint32_t add_packed(uint64_t key, uint32_t row, uint32_t count) {
+  // Adds `count` rows with packed key `key`, represented by `row`. Inlined
+  // into the scan loops; inserting a new class is the out-of-line path.
+  [[gnu::always_inline]] uint32_t add_packed(uint64_t key, uint32_t row, uint32_t count) {
     const uint32_t hash = hash_packed(key);
     uint32_t pos = hash & mask_;
     for (;;) {
@@ -79,11 +80,7 @@ class GroupTable {
       }
       pos = (pos + 1) & mask_;
     }
-    const uint32_t idx = static_cast<uint32_t>(classes_.size());
-    classes_.push_back({hash, row, count, pos, key});
-    packed_slots_[pos] = {key, idx + 1};
-    if (classes_.size() * 2 > packed_slots_.size()) grow_packed(packed_slots_.size() * 2);
-    return idx;
+    return insert_packed(key, row, count, hash, pos);
   }
   // The low bits index the table, so every key bit must reach them (a plain
   // multiplication leaves low bits depending on low key bits only).
@@ -114,6 +111,8 @@ class GroupTable {
   };
   void grow(size_t capacity);
   void grow_packed(size_t capacity);
+  [[gnu::noinline]] uint32_t insert_packed(uint64_t key, uint32_t row, uint32_t count,
+                                           uint32_t hash, uint32_t pos);
 
   std::vector<uint32_t> slots_;           // 0 = empty, else class index + 1
   std::vector<PackedSlot> packed_slots_;  // same capacity as slots_ after use_packed_keys()

@@ -144,12 +144,18 @@ QualityValue QualityMetric::evaluate(const Levels& levels, const std::vector<Gro
     case MetricKind::kLoss: {
       std::vector<double> losses(width_);
       std::vector<uint64_t> s(width_, 0);
+      // The sum over kept classes is the (precomputed) sum over all rows minus
+      // the suppressed classes' share: exact in integers, and anonymous nodes
+      // have few suppressed classes.
       std::vector<const uint32_t*> share(width_);
-      for (size_t a = 0; a < width_; ++a) share[a] = rows_share_[a][levels[a]].data();
+      for (size_t a = 0; a < width_; ++a) {
+        share[a] = rows_share_[a][levels[a]].data();
+        s[a] = gen_share_[a][levels[a]];
+      }
       for (size_t i = 0; i < classes.size(); ++i) {
-        if (suppressed[i]) continue;
+        if (!suppressed[i]) continue;
         const uint64_t count = classes[i].count;
-        for (size_t a = 0; a < width_; ++a) s[a] += count * share[a][keys.code(classes[i], a)];
+        for (size_t a = 0; a < width_; ++a) s[a] -= count * share[a][keys.code(classes[i], a)];
       }
       for (size_t a = 0; a < width_; ++a) {
         losses[a] = loss_of(s[a] + supp * domain_[a], rows_, domain_[a]);
