@@ -7,49 +7,14 @@
 #include <filesystem>
 #include <set>
 
+#include "policy/yaml_reader.h"
+
 namespace kanon::policy {
 namespace {
 
-// Reads one YAML file, remembering where it came from for error messages.
-class Reader {
+class Reader : public YamlReader {
  public:
-  explicit Reader(std::string path) : path_(std::move(path)) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& key,
-                         const std::string& what) const {
-    const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 1;
-    throw ConfigError(fmt::format("{}:{}: {}: {}", path_, line, key, what));
-  }
-
-  void expect_map(const YAML::Node& node, const std::string& key,
-                  const std::set<std::string>& allowed) const {
-    if (!node.IsMap()) fail(node, key, "expected a mapping");
-    for (const auto& kv : node) {
-      const auto name = kv.first.as<std::string>();
-      if (!allowed.contains(name)) {
-        std::string list;
-        for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-        fail(kv.first, key.empty() ? name : key + "." + name,
-             fmt::format("unknown key (expected one of: {})", list));
-      }
-    }
-  }
-
-  std::string string(const YAML::Node& node, const std::string& key) const {
-    if (!node.IsScalar()) fail(node, key, "expected a string");
-    return node.Scalar();
-  }
-
-  uint64_t integer(const YAML::Node& node, const std::string& key, uint64_t lo, uint64_t hi) const {
-    if (!node.IsScalar()) fail(node, key, "expected an integer");
-    const std::string& s = node.Scalar();
-    uint64_t v = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size())
-      fail(node, key, fmt::format("expected an integer, got '{}'", s));
-    if (v < lo || v > hi) fail(node, key, fmt::format("must be between {} and {}", lo, hi));
-    return v;
-  }
+  using YamlReader::YamlReader;
 
   Endpoint endpoint(const YAML::Node& node, const std::string& key, Endpoint def,
                     const std::set<std::string>& extra = {}) const {
@@ -61,9 +26,6 @@ class Reader {
       def.port = static_cast<uint16_t>(integer(node["port"], key + ".port", 1, 65535));
     return def;
   }
-
- private:
-  std::string path_;
 };
 
 LogLevel parse_log_level(const Reader& r, const YAML::Node& node) {
