@@ -5,18 +5,16 @@
 namespace kanon::engine {
 
 void GroupTable::clear() {
+  // At most half of the slots are used: resetting them one by one touches
+  // fewer bytes than a fill.
   if (packed_) {
-    if (classes_.size() * 8 < packed_slots_.size()) {
-      for (const auto& c : classes_) packed_slots_[c.slot].cls = 0;
-    } else {
-      std::fill(packed_slots_.begin(), packed_slots_.end(), PackedSlot{0, 0});
-    }
-  } else if (classes_.size() * 8 < slots_.size()) {
-    for (const auto& c : classes_) slots_[c.slot] = 0;
+    for (const auto& c : classes()) packed_slots_[c.slot].cls = 0;
+  } else if (size_ * 8 < slots_.size()) {
+    for (const auto& c : classes()) slots_[c.slot] = 0;
   } else {
     std::fill(slots_.begin(), slots_.end(), 0);
   }
-  classes_.clear();
+  size_ = 0;
   triples_.clear();
   dist_.clear();
   offsets_.clear();
@@ -24,8 +22,9 @@ void GroupTable::clear() {
 
 void GroupTable::grow(size_t capacity) {
   slots_.assign(capacity, 0);
+  classes_.resize(capacity / 2 + 1);
   mask_ = static_cast<uint32_t>(capacity - 1);
-  for (uint32_t i = 0; i < classes_.size(); ++i) {
+  for (uint32_t i = 0; i < size_; ++i) {
     uint32_t pos = classes_[i].hash & mask_;
     while (slots_[pos] != 0) pos = (pos + 1) & mask_;
     slots_[pos] = i + 1;
@@ -37,8 +36,9 @@ void GroupTable::grow_packed(size_t capacity) {
   // slots_ stays all zero in packed use but keeps the capacity.
   slots_.assign(capacity, 0);
   packed_slots_.assign(capacity, PackedSlot{0, 0});
+  classes_.resize(capacity / 2 + 1);
   mask_ = static_cast<uint32_t>(capacity - 1);
-  for (uint32_t i = 0; i < classes_.size(); ++i) {
+  for (uint32_t i = 0; i < size_; ++i) {
     uint32_t pos = classes_[i].hash & mask_;
     while (packed_slots_[pos].cls != 0) pos = (pos + 1) & mask_;
     packed_slots_[pos] = {classes_[i].key, i + 1};
@@ -46,23 +46,14 @@ void GroupTable::grow_packed(size_t capacity) {
   }
 }
 
-uint32_t GroupTable::insert_packed(uint64_t key, uint32_t row, uint32_t count, uint32_t hash,
-                                   uint32_t pos) {
-  const uint32_t idx = static_cast<uint32_t>(classes_.size());
-  classes_.push_back({hash, row, count, pos, key});
-  packed_slots_[pos] = {key, idx + 1};
-  if (classes_.size() * 2 > packed_slots_.size()) grow_packed(packed_slots_.size() * 2);
-  return idx;
-}
-
 void GroupTable::compact() {
   std::sort(triples_.begin(), triples_.end(), [](const auto& a, const auto& b) {
     return a.cls != b.cls ? a.cls < b.cls : a.value < b.value;
   });
   dist_.clear();
-  offsets_.assign(classes_.size() + 1, 0);
+  offsets_.assign(size_ + 1, 0);
   size_t i = 0;
-  for (uint32_t c = 0; c < classes_.size(); ++c) {
+  for (uint32_t c = 0; c < size_; ++c) {
     offsets_[c] = static_cast<uint32_t>(dist_.size());
     while (i < triples_.size() && triples_[i].cls == c) {
       if (!dist_.empty() && dist_.size() > offsets_[c] && dist_.back().value == triples_[i].value) {
@@ -73,7 +64,7 @@ void GroupTable::compact() {
       ++i;
     }
   }
-  offsets_[classes_.size()] = static_cast<uint32_t>(dist_.size());
+  offsets_[size_] = static_cast<uint32_t>(dist_.size());
   triples_.clear();
 }
 

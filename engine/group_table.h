@@ -60,14 +60,15 @@ class GroupTable {
       }
       pos = (pos + 1) & mask_;
     }
-    const uint32_t idx = static_cast<uint32_t>(classes_.size());
-    classes_.push_back({hash, row, count, pos, 0});
+    const uint32_t idx = size_++;
+    classes_[idx] = {hash, row, count, pos, 0};
     slots_[pos] = idx + 1;
-    if (classes_.size() * 2 > slots_.size()) grow(slots_.size() * 2);
+    if (size_ * 2 > slots_.size()) [[unlikely]]
+      grow(slots_.size() * 2);
     return idx;
   }
   // Adds `count` rows with packed key `key`, represented by `row`. Inlined
-  // into the scan loops; inserting a new class is the out-of-line path.
+  // into the scan loops; only growing the table is out of line.
   [[gnu::always_inline]] uint32_t add_packed(uint64_t key, uint32_t row, uint32_t count) {
     const uint32_t hash = hash_packed(key);
     uint32_t pos = hash & mask_;
@@ -80,7 +81,12 @@ class GroupTable {
       }
       pos = (pos + 1) & mask_;
     }
-    return insert_packed(key, row, count, hash, pos);
+    const uint32_t idx = size_++;
+    classes_[idx] = {hash, row, count, pos, key};
+    packed_slots_[pos] = {key, idx + 1};
+    if (size_ * 2 > packed_slots_.size()) [[unlikely]]
+      grow_packed(packed_slots_.size() * 2);
+    return idx;
   }
   // The low bits index the table, so every key bit must reach them (a plain
   // multiplication leaves low bits depending on low key bits only).
@@ -90,8 +96,8 @@ class GroupTable {
     return static_cast<uint32_t>(h);
   }
 
-  size_t size() const { return classes_.size(); }
-  const std::vector<GroupClass>& classes() const { return classes_; }
+  size_t size() const { return size_; }
+  std::span<const GroupClass> classes() const { return {classes_.data(), size_}; }
 
   // Sensitive-value bookkeeping (l-diversity only).
   void add_sensitive(uint32_t cls, int32_t value, uint32_t count) {
@@ -109,15 +115,16 @@ class GroupTable {
     uint64_t key;
     uint32_t cls;  // 0 = empty, else class index + 1
   };
-  void grow(size_t capacity);
-  void grow_packed(size_t capacity);
-  [[gnu::noinline]] uint32_t insert_packed(uint64_t key, uint32_t row, uint32_t count,
-                                           uint32_t hash, uint32_t pos);
+  [[gnu::noinline]] void grow(size_t capacity);
+  [[gnu::noinline]] void grow_packed(size_t capacity);
 
   std::vector<uint32_t> slots_;           // 0 = empty, else class index + 1
   std::vector<PackedSlot> packed_slots_;  // same capacity as slots_ after use_packed_keys()
   bool packed_ = false;                   // slots_ stays all zero
+  // Storage for capacity / 2 + 1 classes (the most before growing), so an
+  // insertion never reallocates; the first size_ are in use.
   std::vector<GroupClass> classes_;
+  uint32_t size_ = 0;
   uint32_t mask_ = 0;
   std::vector<SensitiveTriple> triples_;
   std::vector<SensitiveCount> dist_;

@@ -132,7 +132,7 @@ double QualityMetric::bound(const Levels& levels) const {
   return 0;
 }
 
-QualityValue QualityMetric::evaluate(const Levels& levels, const std::vector<GroupClass>& classes,
+QualityValue QualityMetric::evaluate(const Levels& levels, std::span<const GroupClass> classes,
                                      const std::vector<uint8_t>& suppressed,
                                      const ClassKeys& keys) const {
   uint64_t supp = 0;

@@ -57,7 +57,7 @@ class QualityMetric {
   double bound(const Levels& levels) const;
 
   // `suppressed[i]` flags class i; `keys` gives the classes' generalized codes.
-  QualityValue evaluate(const Levels& levels, const std::vector<GroupClass>& classes,
+  QualityValue evaluate(const Levels& levels, std::span<const GroupClass> classes,
                         const std::vector<uint8_t>& suppressed, const ClassKeys& keys) const;
 
  private:
