@@ -99,6 +99,7 @@ SearchResult best_first_search(Checker& checker, const Lattice& lattice,
   r.checked = checker.checks() - checks_before;
   r.lattice_size = lattice.size();
   r.search_ms = clock.ms();
+  r.search_cpu_ms = clock.cpu_ms();
   r.algorithm = "bfs";
   r.timed_out = timed_out;
   return r;

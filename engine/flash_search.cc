@@ -46,6 +46,7 @@ class Flash {
     r.checked = checker_.checks() - checks_before;
     r.lattice_size = lattice_.size();
     r.search_ms = clock_.ms();
+    r.search_cpu_ms = clock_.cpu_ms();
     r.algorithm = "flash";
     r.timed_out = timed_out_;
     return r;

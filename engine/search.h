@@ -1,6 +1,8 @@
 // Types shared by the lattice searches (flash_search.h, best_first_search.h).
 #pragma once
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -29,7 +31,8 @@ struct SearchResult {
   double value = 0;
   uint64_t checked = 0;
   uint64_t lattice_size = 0;
-  double search_ms = 0;
+  double search_ms = 0;      // wall time
+  double search_cpu_ms = 0;  // CPU time of the searching thread (ARX reports this)
   std::string algorithm;
   bool timed_out = false;
 };
@@ -53,14 +56,21 @@ struct Incumbent {
 
 class Stopwatch {
  public:
-  Stopwatch() : start_(std::chrono::steady_clock::now()) {}
+  Stopwatch() : start_(std::chrono::steady_clock::now()), cpu_start_(thread_cpu_ms()) {}
   double ms() const {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
         .count();
   }
+  double cpu_ms() const { return thread_cpu_ms() - cpu_start_; }
 
  private:
+  static double thread_cpu_ms() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+  }
   std::chrono::steady_clock::time_point start_;
+  double cpu_start_;
 };
 
 }  // namespace kanon::engine
