@@ -307,6 +307,7 @@ CheckResult Checker::check(const Levels& target) {
   // Privacy model with suppression.
   const auto& classes = next.classes();
   suppressed_.assign(classes.size(), 0);
+  suppressed_list_.clear();
   uint64_t min_size = UINT64_MAX;
   for (size_t i = 0; i < classes.size(); ++i) {
     const uint32_t n = classes[i].count;
@@ -318,6 +319,7 @@ CheckResult Checker::check(const Levels& target) {
       min_size = std::min<uint64_t>(min_size, n);
     } else {
       suppressed_[i] = 1;
+      suppressed_list_.push_back(static_cast<uint32_t>(i));
       r.suppressed += n;
     }
   }
@@ -327,7 +329,7 @@ CheckResult Checker::check(const Levels& target) {
   if (!r.anonymous && bound_only_if_not_anonymous_ && metric_.has_data_free_bound()) {
     r.quality = {std::numeric_limits<double>::infinity(), metric_.bound(target)};
   } else {
-    r.quality = metric_.evaluate(target, classes, suppressed_, class_keys());
+    r.quality = metric_.evaluate(target, classes, suppressed_list_, class_keys());
   }
   r.source = source;
   r.rows_processed = source_size;
@@ -359,7 +361,7 @@ CheckResult Checker::check(const Levels& target) {
 }
 
 QualityValue Checker::evaluate_last(const QualityMetric& metric) const {
-  return metric.evaluate(last_levels_, tables_[cur_].classes(), suppressed_, class_keys());
+  return metric.evaluate(last_levels_, tables_[cur_].classes(), suppressed_list_, class_keys());
 }
 
 }  // namespace kanon::engine

@@ -137,6 +137,7 @@ class Checker {
   Levels current_levels_;
   SnapshotHistory history_;
   std::vector<uint8_t> suppressed_;
+  std::vector<uint32_t> suppressed_list_;  // indices of the suppressed classes
   std::vector<ColumnMap> columns_;
   bool bound_only_if_not_anonymous_ = false;
   uint64_t checks_ = 0;

@@ -133,12 +133,10 @@ double QualityMetric::bound(const Levels& levels) const {
 }
 
 QualityValue QualityMetric::evaluate(const Levels& levels, std::span<const GroupClass> classes,
-                                     const std::vector<uint8_t>& suppressed,
+                                     std::span<const uint32_t> suppressed,
                                      const ClassKeys& keys) const {
   uint64_t supp = 0;
-  for (size_t i = 0; i < classes.size(); ++i) {
-    if (suppressed[i]) supp += classes[i].count;
-  }
+  for (uint32_t i : suppressed) supp += classes[i].count;
   const double n = static_cast<double>(rows_);
   switch (kind_) {
     case MetricKind::kLoss: {
@@ -152,8 +150,7 @@ QualityValue QualityMetric::evaluate(const Levels& levels, std::span<const Group
         share[a] = rows_share_[a][levels[a]].data();
         s[a] = gen_share_[a][levels[a]];
       }
-      for (size_t i = 0; i < classes.size(); ++i) {
-        if (!suppressed[i]) continue;
+      for (uint32_t i : suppressed) {
         const uint64_t count = classes[i].count;
         for (size_t a = 0; a < width_; ++a) s[a] -= count * share[a][keys.code(classes[i], a)];
       }
@@ -171,8 +168,7 @@ QualityValue QualityMetric::evaluate(const Levels& levels, std::span<const Group
       const double gen = bound(levels);
       double extra = 0;
       const double log_n = std::log2(n);
-      for (size_t i = 0; i < classes.size(); ++i) {
-        if (!suppressed[i]) continue;
+      for (uint32_t i : suppressed) {
         double per_row = 0;
         for (size_t a = 0; a < width_; ++a) {
           per_row += log_n - log_freq_[a][levels[a]][keys.code(classes[i], a)];
@@ -193,8 +189,7 @@ QualityValue QualityMetric::evaluate(const Levels& levels, std::span<const Group
       return {h, h};
     }
     case MetricKind::kAecs: {
-      size_t kept = 0;
-      for (size_t i = 0; i < classes.size(); ++i) kept += suppressed[i] ? 0 : 1;
+      const size_t kept = classes.size() - suppressed.size();
       const size_t groups = kept + (supp > 0 ? 1 : 0);
       const double value = groups == 0 ? 0 : n / static_cast<double>(groups);
       const double b = classes.empty() ? 0 : n / static_cast<double>(classes.size());

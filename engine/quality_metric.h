@@ -56,9 +56,10 @@ class QualityMetric {
   // REQUIRES: has_data_free_bound().
   double bound(const Levels& levels) const;
 
-  // `suppressed[i]` flags class i; `keys` gives the classes' generalized codes.
+  // `suppressed` lists the indices of the suppressed classes; `keys` gives
+  // the classes' generalized codes.
   QualityValue evaluate(const Levels& levels, std::span<const GroupClass> classes,
-                        const std::vector<uint8_t>& suppressed, const ClassKeys& keys) const;
+                        std::span<const uint32_t> suppressed, const ClassKeys& keys) const;
 
  private:
   MetricKind kind_;
