@@ -35,6 +35,8 @@ struct AnonymizeOptions {
   bool no_projection = false;
   bool no_rollup = false;
   bool no_history = false;
+  bool no_packed_keys = false;
+  bool no_dedup = false;
   bool quiet = false;
 };
 
@@ -110,6 +112,8 @@ engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
   if (o.no_projection) job.checker.projection = false;
   if (o.no_rollup) job.checker.rollup = false;
   if (o.no_history) job.checker.history = false;
+  if (o.no_packed_keys) job.checker.packed_keys = false;
+  if (o.no_dedup) job.checker.deduplicate = false;
   return job;
 }
 
@@ -146,6 +150,9 @@ void add_anonymize_command(CLI::App& app) {
   cmd->add_flag("--no-projection", o->no_projection, "Disable the projection optimization");
   cmd->add_flag("--no-rollup", o->no_rollup, "Disable the roll-up optimization");
   cmd->add_flag("--no-history", o->no_history, "Disable the snapshot history");
+  cmd->add_flag("--no-packed-keys", o->no_packed_keys,
+                "Keep transformed rows as int32 cells instead of packed 64-bit keys");
+  cmd->add_flag("--no-dedup", o->no_dedup, "Scan every input row instead of the distinct rows");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress bar");
   cmd->callback([o] {
     try {

@@ -154,6 +154,8 @@ AnonymizationJob load_job(const std::string& path) {
     if (o["projection"]) job.checker.projection = get<bool>(path, o, "projection");
     if (o["rollup"]) job.checker.rollup = get<bool>(path, o, "rollup");
     if (o["history"]) job.checker.history = get<bool>(path, o, "history");
+    if (o["packed_keys"]) job.checker.packed_keys = get<bool>(path, o, "packed_keys");
+    if (o["deduplicate"]) job.checker.deduplicate = get<bool>(path, o, "deduplicate");
     auto& h = job.checker.history_options;
     if (o["history_max_relative_size"]) {
       h.max_relative_size = get<double>(path, o, "history_max_relative_size");
