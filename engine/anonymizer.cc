@@ -9,6 +9,7 @@
 
 #include "engine/best_first_search.h"
 #include "engine/flash_search.h"
+#include "engine/json_string.h"
 
 namespace kanon::engine {
 
@@ -117,33 +118,7 @@ void write_anonymized_csv(const std::string& path, const CsvTable& table, const 
   if (!out) throw DataError(fmt::format("{}: write failed", path));
 }
 
-namespace {
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string report_json(const Dataset& data, const Outcome& o, const PrivacyModel& privacy,
                         MetricKind metric) {

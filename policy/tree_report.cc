@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include "engine/json_string.h"
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
 namespace {
+
+using engine::json_string;
 
 std::string path_text(const DisclosureTree& tree, int leaf) {
   std::string s;
@@ -13,36 +16,6 @@ std::string path_text(const DisclosureTree& tree, int leaf) {
     s += fmt::format("{}({} {} {})", s.empty() ? "" : " AND ", tree.attributes()[c.attribute],
                      c.equal ? "=" : "<>", c.value);
   return s.empty() ? "TRUE" : s;
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace
