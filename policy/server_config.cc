@@ -28,6 +28,14 @@ class Reader : public YamlReader {
   }
 };
 
+Endpoint parse_endpoint_at(const Reader& r, const YAML::Node& node, const std::string& key) {
+  try {
+    return parse_endpoint(r.string(node, key), key);
+  } catch (const ConfigError& e) {
+    r.fail(node, key, e.what());
+  }
+}
+
 LogLevel parse_log_level(const Reader& r, const YAML::Node& node) {
   const std::string s = r.string(node, "log_level");
   if (auto level = log_level_from_string(s)) return *level;
@@ -49,11 +57,36 @@ ServerConfig load_server_config(const std::string& path) {
   ServerConfig cfg;
   cfg.path = path;
   if (root.IsNull()) return cfg;
-  r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads", "policies"});
+  r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads", "policies", "tls",
+                          "admin", "metrics", "restricted_settings"});
+  const auto dir = std::filesystem::path(path).parent_path();
+  const auto resolve = [&](const std::string& file) {
+    const std::filesystem::path p(file);
+    return p.is_absolute() ? file : (dir / p).lexically_normal().string();
+  };
   if (root["listen"]) cfg.listen = r.endpoint(root["listen"], "listen", cfg.listen);
   if (const auto backend = root["backend"]) {
     cfg.backend =
-        r.endpoint(backend, "backend", cfg.backend, {"user", "password", "dbname", "conninfo"});
+        r.endpoint(backend, "backend", cfg.backend,
+                   {"user", "password", "dbname", "conninfo", "sslmode", "sslrootcert"});
+    if (const auto mode = backend["sslmode"]) {
+      const std::string text = r.string(mode, "backend.sslmode");
+      const auto parsed = ssl_mode_from_string(text);
+      if (!parsed)
+        r.fail(mode, "backend.sslmode",
+               fmt::format("'{}' is not one of disable, prefer, require, verify-ca, verify-full",
+                           text));
+      cfg.backend_tls.mode = *parsed;
+    }
+    if (backend["sslrootcert"])
+      cfg.backend_tls.rootcert = resolve(r.string(backend["sslrootcert"], "backend.sslrootcert"));
+    if ((cfg.backend_tls.mode == SslMode::kVerifyCa ||
+         cfg.backend_tls.mode == SslMode::kVerifyFull) &&
+        cfg.backend_tls.rootcert.empty())
+      r.fail(backend, "backend.sslrootcert",
+             fmt::format("sslmode {} needs sslrootcert (the CA that signed the server's "
+                         "certificate)",
+                         to_string(cfg.backend_tls.mode)));
     if (backend["user"]) cfg.service.user = r.string(backend["user"], "backend.user");
     if (backend["password"])
       cfg.service.password = r.string(backend["password"], "backend.password");
@@ -63,12 +96,10 @@ ServerConfig load_server_config(const std::string& path) {
   }
   if (const auto policies = root["policies"]) {
     if (!policies.IsSequence()) r.fail(policies, "policies", "expected a list of file paths");
-    const auto dir = std::filesystem::path(path).parent_path();
     for (const auto& item : policies) {
       const std::string file = r.string(item, "policies[]");
       if (file.empty()) r.fail(item, "policies[]", "empty path");
-      const std::filesystem::path p(file);
-      cfg.policies.push_back(p.is_absolute() ? file : (dir / p).lexically_normal().string());
+      cfg.policies.push_back(resolve(file));
     }
   }
   if (const auto limits = root["limits"]) {
@@ -83,6 +114,43 @@ ServerConfig load_server_config(const std::string& path) {
   if (root["log_level"]) cfg.log_level = parse_log_level(r, root["log_level"]);
   if (root["threads"])
     cfg.threads = static_cast<uint32_t>(r.integer(root["threads"], "threads", 0, 256));
+  if (const auto tls = root["tls"]) {
+    r.expect_map(tls, "tls", {"cert", "key"});
+    if (!tls["cert"] || !tls["key"]) r.fail(tls, "tls", "needs both cert and key");
+    cfg.tls.cert = resolve(r.string(tls["cert"], "tls.cert"));
+    cfg.tls.key = resolve(r.string(tls["key"], "tls.key"));
+    for (const auto& [file, key] : {std::pair{cfg.tls.cert, "cert"}, std::pair{cfg.tls.key, "key"}})
+      if (!std::filesystem::exists(file))
+        r.fail(tls[key], std::string("tls.") + key, fmt::format("no such file: {}", file));
+  }
+  if (const auto admin = root["admin"]) {
+    r.expect_map(admin, "admin", {"database", "users", "auth_database"});
+    if (admin["database"]) cfg.admin.database = r.string(admin["database"], "admin.database");
+    if (admin["auth_database"])
+      cfg.admin.auth_database = r.string(admin["auth_database"], "admin.auth_database");
+    if (const auto users = admin["users"]) {
+      if (!users.IsSequence()) r.fail(users, "admin.users", "expected a list of user names");
+      for (const auto& u : users) cfg.admin.users.push_back(r.string(u, "admin.users[]"));
+    }
+  }
+  if (const auto metrics = root["metrics"]) {
+    r.expect_map(metrics, "metrics", {"listen"});
+    if (metrics["listen"])
+      cfg.metrics = parse_endpoint_at(r, metrics["listen"], "metrics.listen");
+  }
+  if (const auto settings = root["restricted_settings"]) {
+    if (!settings.IsMap())
+      r.fail(settings, "restricted_settings", "expected a mapping of setting names to values");
+    cfg.restricted_settings.clear();
+    for (const auto& kv : settings) {
+      const std::string name = kv.first.as<std::string>();
+      if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.") !=
+                              std::string::npos)
+        r.fail(kv.first, "restricted_settings", fmt::format("'{}' is not a setting name", name));
+      cfg.restricted_settings.emplace_back(name,
+                                           r.string(kv.second, "restricted_settings." + name));
+    }
+  }
   return cfg;
 }
 
@@ -130,6 +198,29 @@ Endpoint parse_endpoint(const std::string& text, const std::string& what) {
 std::optional<LogLevel> log_level_from_string(std::string_view text) {
   for (auto level : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning, LogLevel::kError})
     if (text == to_string(level)) return level;
+  return std::nullopt;
+}
+
+const char* to_string(SslMode mode) {
+  switch (mode) {
+    case SslMode::kDisable:
+      return "disable";
+    case SslMode::kPrefer:
+      return "prefer";
+    case SslMode::kRequire:
+      return "require";
+    case SslMode::kVerifyCa:
+      return "verify-ca";
+    case SslMode::kVerifyFull:
+      return "verify-full";
+  }
+  return "prefer";
+}
+
+std::optional<SslMode> ssl_mode_from_string(std::string_view text) {
+  for (auto mode : {SslMode::kDisable, SslMode::kPrefer, SslMode::kRequire, SslMode::kVerifyCa,
+                    SslMode::kVerifyFull})
+    if (text == to_string(mode)) return mode;
   return std::nullopt;
 }
 

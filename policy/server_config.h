@@ -43,6 +43,30 @@ struct ServiceAccount {
   std::string conninfo;
 };
 
+// TLS toward clients: an SSLRequest is answered 'S' when both are set.
+struct ClientTls {
+  std::string cert;  // PEM certificate chain (resolved path)
+  std::string key;   // PEM private key (resolved path)
+  bool enabled() const { return !cert.empty(); }
+};
+
+// TLS toward the backend, with libpq's sslmode meanings.
+enum class SslMode { kDisable, kPrefer, kRequire, kVerifyCa, kVerifyFull };
+
+struct BackendTls {
+  SslMode mode = SslMode::kPrefer;
+  std::string rootcert;  // CA file for verify-ca/verify-full (resolved path)
+};
+
+// The admin console: clients that connect to the virtual database
+// `database` as one of `users` get the console. Their password is checked
+// by the backend (the login is relayed to `auth_database`).
+struct AdminConfig {
+  std::string database = "kanon";
+  std::vector<std::string> users;
+  std::string auth_database = "postgres";
+};
+
 struct ServerConfig {
   std::string path;  // the file it was loaded from
   Endpoint listen{"127.0.0.1", 6432};
@@ -54,7 +78,18 @@ struct ServerConfig {
   LogLevel log_level = LogLevel::kInfo;
   // I/O threads; 0 means one per core.
   uint32_t threads = 0;
+  ClientTls tls;
+  BackendTls backend_tls;  // backend.sslmode, backend.sslrootcert
+  AdminConfig admin;
+  // Prometheus text endpoint (metrics.listen); port 0 = off.
+  Endpoint metrics{"127.0.0.1", 0};
+  // Settings every restricted session starts with (restricted_settings:),
+  // sent as start-up options; see docs/policy.md for why.
+  std::vector<std::pair<std::string, std::string>> restricted_settings{{"jit", "off"}};
 };
+
+const char* to_string(SslMode mode);
+std::optional<SslMode> ssl_mode_from_string(std::string_view text);
 
 // Throws ConfigError.
 ServerConfig load_server_config(const std::string& path);

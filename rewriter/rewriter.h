@@ -1,0 +1,75 @@
+// Rewriter: what a restricted session's SQL becomes before it reaches the
+// backend. The contract between proxy/ (which calls it for every Query and
+// Parse message of a restricted session) and rewriter/ (which owns SQL).
+//
+//   kPass      the statement touches no protected table: send it unchanged.
+//   kRewritten every protected reference was replaced by a masked derived
+//              table (or the materialized copy): send `sql` instead.
+//   kDenied    not provably safe: answer ErrorResponse(sqlstate, message),
+//              send nothing to the backend. `rule` and `object` name why.
+//
+// Fail closed: anything the rewriter cannot classify is kDenied with 42501.
+// Text that does not parse is kDenied with PostgreSQL's own 42601 message.
+//
+// Thread-safety: rewrite() may be called from any thread concurrently; the
+// cache is internally synchronized.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "policy/policy_store.h"
+
+namespace kanon::rewriter {
+
+struct SessionContext {
+  std::string search_path;  // as last reported by the backend (ParameterStatus)
+  bool exempt = false;      // exempt sessions are never rewritten (always kPass)
+  // "schema.table" of the protected tables whose policy exempts this login
+  // (a policy's `exempt:` names the user or a role it belongs to): their
+  // references are left unmasked. Part of the cache key.
+  std::vector<std::string> exempt_tables;  // sorted
+};
+
+enum class Verdict { kPass, kRewritten, kDenied };
+
+struct RewriteResult {
+  Verdict verdict = Verdict::kPass;
+  std::string sql;          // kRewritten: the text to send instead
+  std::string sqlstate;     // kDenied: "42501" (rule) or "42601" (syntax)
+  std::string message;      // kDenied: one sentence naming the rule and the object
+  std::string rule;         // kDenied: short rule id, e.g. "write-to-protected-table"
+  std::string object;       // kDenied: e.g. "public.people" or "pg_stats"
+  uint64_t fingerprint = 0; // statement fingerprint (no literal values), for logs
+  bool cache_hit = false;
+};
+
+struct CacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t entries = 0;
+};
+
+class Rewriter {
+ public:
+  explicit Rewriter(size_t cache_capacity = 4096);
+  ~Rewriter();
+  Rewriter(const Rewriter&) = delete;
+  Rewriter& operator=(const Rewriter&) = delete;
+
+  // `sql` may hold several statements (simple protocol); each is classified
+  // and rewritten; one denied statement denies the whole string.
+  RewriteResult rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
+                        const SessionContext& session);
+
+  CacheStats cache_stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kanon::rewriter
