@@ -61,6 +61,9 @@ class PolicyStore {
   // Returns false when a build failed.
   bool reload(std::vector<TablePolicy> policies);
 
+  // The policies as last loaded (built or not).
+  std::vector<TablePolicy> policies() const;
+
   // Background refresh: each table again after its policy's `refresh`
   // interval. stop() (or the destructor) joins the thread.
   void start();
@@ -70,8 +73,6 @@ class PolicyStore {
   void publish(const std::string& table, std::shared_ptr<const TableSnapshot> built,
                const std::string& error);
   void run();
-
-  std::vector<TablePolicy> policies() const;
 
   mutable std::mutex policies_mu_;
   std::vector<TablePolicy> policies_;
