@@ -37,10 +37,22 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
       policy.schema, policy.table);
   if (rows.empty())
     fail(policy.where, fmt::format("table {} does not exist (or has no columns)", policy.name()));
-  TableInfo info{policy.schema, policy.table, {}};
+  TableInfo info{policy.schema, policy.table, {}, {}};
   for (const auto& r : rows)
     info.columns.push_back(
         {r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>()});
+  const auto children = tx.exec_params(
+      "WITH RECURSIVE tree(oid) AS ("
+      "  SELECT i.inhrelid FROM pg_catalog.pg_inherits i"
+      "  WHERE i.inhparent = (SELECT c.oid FROM pg_catalog.pg_class c"
+      "    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+      "    WHERE n.nspname = $1 AND c.relname = $2)"
+      "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree t ON i.inhparent = t.oid)"
+      "SELECT n.nspname, c.relname FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+      "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace ORDER BY 1, 2",
+      policy.schema, policy.table);
+  for (const auto& r : children)
+    info.children.push_back(r[0].as<std::string>() + "." + r[1].as<std::string>());
   return info;
 }
 

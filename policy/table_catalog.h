@@ -24,6 +24,9 @@ struct TableInfo {
   std::string schema;
   std::string table;
   std::vector<ColumnInfo> columns;  // in attnum order, dropped columns left out
+  // Every inheritance child and partition, recursively, as "schema.table"
+  // (unquoted, like policy names). The rewriter masks references to them too.
+  std::vector<std::string> children;
 
   const ColumnInfo* find(const std::string& name) const;
 };

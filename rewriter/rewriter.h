@@ -38,12 +38,12 @@ enum class Verdict { kPass, kRewritten, kDenied };
 
 struct RewriteResult {
   Verdict verdict = Verdict::kPass;
-  std::string sql;          // kRewritten: the text to send instead
-  std::string sqlstate;     // kDenied: "42501" (rule) or "42601" (syntax)
-  std::string message;      // kDenied: one sentence naming the rule and the object
-  std::string rule;         // kDenied: short rule id, e.g. "write-to-protected-table"
-  std::string object;       // kDenied: e.g. "public.people" or "pg_stats"
-  uint64_t fingerprint = 0; // statement fingerprint (no literal values), for logs
+  std::string sql;           // kRewritten: the text to send instead
+  std::string sqlstate;      // kDenied: "42501" (rule) or "42601" (syntax)
+  std::string message;       // kDenied: one sentence naming the rule and the object
+  std::string rule;          // kDenied: short rule id, e.g. "write-to-protected-table"
+  std::string object;        // kDenied: e.g. "public.people" or "pg_stats"
+  uint64_t fingerprint = 0;  // statement fingerprint (no literal values), for logs
   bool cache_hit = false;
 };
 
@@ -62,8 +62,15 @@ class Rewriter {
 
   // `sql` may hold several statements (simple protocol); each is classified
   // and rewritten; one denied statement denies the whole string.
+  // REQUIRES: a PolicySnapshot's content never changes while it has the same
+  // version (PolicyStore guarantees it); results are cached by version.
   RewriteResult rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
                         const SessionContext& session);
+
+  // Every table the policy files list ("schema.table"). A listed table that
+  // has no built snapshot yet is denied when referenced (fail closed). Tables
+  // in a snapshot's `tables` or `errors` count as listed without this call.
+  void set_listed_tables(std::vector<std::string> tables);
 
   CacheStats cache_stats() const;
 

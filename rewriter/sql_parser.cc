@@ -3,28 +3,301 @@
 #include <pg_query.h>
 #include <pg_query/pg_query.pb-c.h>
 
+#include "rewriter/json_tree.h"
+
 namespace kanon::rewriter {
+namespace {
+
+using Kind = JsonValue::Kind;
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
+constexpr uint64_t kFnvPrime = 1099511628211ULL;
+
+bool is_upper(char c) {
+  return c >= 'A' && c <= 'Z';
+}
+
+// Walks one statement's JSON tree and fills a Statement. Node objects come
+// either wrapped ({"RangeVar": {...}}, for Node* fields) or bare (typed
+// fields such as InsertStmt.relation); bare RangeVars are known by "relname".
+class StatementWalker {
+ public:
+  StatementWalker(const JsonTree& tree, Statement& out) : t_(tree), out_(out) {}
+
+  void walk_top(int32_t stmt) {
+    const auto& wrapper = t_.at(stmt);
+    if (wrapper.kind != Kind::kObject || wrapper.first_child < 0) return;
+    const int32_t body = wrapper.first_child;
+    out_.kind = std::string(t_.at(body).key);
+    for (const char* field : {"query"}) {
+      const int32_t q = t_.member(body, field);
+      if (q >= 0 && t_.at(q).kind == Kind::kObject && t_.at(q).first_child >= 0)
+        out_.inner_kind = std::string(t_.at(t_.at(q).first_child).key);
+    }
+    if (out_.kind == "CopyStmt") {
+      out_.copy_from = bool_member(body, "is_from");
+      out_.copy_to_file = bool_member(body, "is_program") || t_.member(body, "filename") >= 0;
+      out_.copy_has_attlist = t_.member(body, "attlist") >= 0;
+    }
+    if (out_.kind == "VariableSetStmt" || out_.kind == "VariableShowStmt") {
+      const int32_t n = t_.member(body, "name");
+      if (n >= 0) out_.setting = std::string(t_.at(n).text);
+    }
+    visit_node(stmt, {}, {});
+    out_.fingerprint = hash_;
+  }
+
+ private:
+  struct Context {
+    std::string_view parent_type;
+    std::string_view parent_key;
+  };
+
+  bool bool_member(int32_t obj, std::string_view key) const {
+    const int32_t m = t_.member(obj, key);
+    return m >= 0 && t_.at(m).kind == Kind::kBool && t_.at(m).boolean;
+  }
+
+  std::string_view string_member(int32_t obj, std::string_view key) const {
+    const int32_t m = t_.member(obj, key);
+    return m >= 0 && t_.at(m).kind == Kind::kString ? t_.at(m).text : std::string_view{};
+  }
+
+  void mix(std::string_view s) {
+    for (unsigned char c : s) hash_ = (hash_ ^ c) * kFnvPrime;
+    hash_ = (hash_ ^ 0xFF) * kFnvPrime;
+  }
+
+  // A value found under `key` of a node of type `parent_type`.
+  void visit_node(int32_t v, std::string_view parent_type, std::string_view key) {
+    const auto& val = t_.at(v);
+    switch (val.kind) {
+      case Kind::kArray:
+        mix("[");
+        for (int32_t c = val.first_child; c >= 0; c = t_.at(c).next_sibling)
+          visit_node(c, parent_type, key);
+        mix("]");
+        return;
+      case Kind::kObject: {
+        const int32_t first = val.first_child;
+        if (first >= 0 && t_.at(first).next_sibling < 0 && !t_.at(first).key.empty() &&
+            is_upper(t_.at(first).key[0]) && t_.at(first).kind == Kind::kObject) {
+          visit_body(t_.at(first).key, first, parent_type, key);
+        } else {
+          visit_body(t_.member(v, "relname") >= 0 ? "RangeVar" : std::string_view{}, v, parent_type,
+                     key);
+        }
+        return;
+      }
+      case Kind::kString:
+      case Kind::kNumber:
+        mix(val.text);
+        return;
+      case Kind::kBool:
+        mix(val.boolean ? "t" : "f");
+        return;
+      case Kind::kNull:
+        return;
+    }
+  }
+
+  void visit_body(std::string_view type, int32_t body, std::string_view parent_type,
+                  std::string_view key) {
+    mix(type);
+    if (type == "A_Const") return;  // literal values never reach the fingerprint
+    if (type == "RangeVar") record_relation(body, parent_type, key);
+    if (type == "ColumnRef") record_column(body);
+    if (type == "FuncCall") record_function(body);
+    if (type == "String") out_.names.emplace_back(string_member(body, "sval"));
+    if ((type == "InsertStmt" || type == "UpdateStmt" || type == "DeleteStmt" ||
+         type == "MergeStmt") &&
+        depth_ >= 0)
+      out_.nested_writes.emplace_back(type);
+    if (type == "SelectStmt" && t_.member(body, "intoClause") >= 0) out_.select_into = true;
+    const bool table_form = type == "SelectStmt" && is_table_command(body);
+
+    ++depth_;
+    const int32_t with = t_.member(body, "withClause");
+    size_t pushed = 0;
+    if (with >= 0) pushed = visit_with(with);
+    const bool was_locking = in_locking_;
+    for (int32_t m = t_.at(body).first_child; m >= 0; m = t_.at(m).next_sibling) {
+      const std::string_view k = t_.at(m).key;
+      if (k == "withClause" || k == "location") continue;
+      mix(k);
+      if (k == "lockingClause") in_locking_ = true;
+      const bool was_table_form = table_form_from_;
+      table_form_from_ = table_form && k == "fromClause";
+      visit_node(m, type, k);
+      table_form_from_ = was_table_form;
+      in_locking_ = was_locking;
+    }
+    ctes_.resize(ctes_.size() - pushed);
+    --depth_;
+  }
+
+  // Visits the CTEs of a WITH clause with the names each one can see (all of
+  // them when RECURSIVE, the earlier ones otherwise); returns how many names
+  // it leaves in scope for the rest of the statement.
+  size_t visit_with(int32_t with) {
+    mix("with");
+    const bool recursive = bool_member(with, "recursive");
+    if (recursive) mix("recursive");
+    std::vector<std::pair<std::string_view, int32_t>> ctes;  // name, CommonTableExpr body
+    const int32_t list = t_.member(with, "ctes");
+    if (list >= 0) {
+      for (int32_t c = t_.at(list).first_child; c >= 0; c = t_.at(c).next_sibling) {
+        const int32_t body = t_.at(c).first_child;
+        if (body < 0) continue;
+        ctes.emplace_back(string_member(body, "ctename"), body);
+      }
+    }
+    const size_t base = ctes_.size();
+    if (recursive)
+      for (const auto& c : ctes) ctes_.push_back(c.first);
+    for (const auto& c : ctes) {
+      visit_body("CommonTableExpr", c.second, "WithClause", "ctes");
+      if (!recursive) ctes_.push_back(c.first);
+    }
+    return ctes_.size() - base;
+  }
+
+  // `TABLE name` parses as SELECT * FROM name with a star at location -1.
+  bool is_table_command(int32_t select) const {
+    const int32_t targets = t_.member(select, "targetList");
+    if (targets < 0 || t_.member(select, "fromClause") < 0) return false;
+    const int32_t first = t_.at(targets).first_child;
+    if (first < 0 || t_.at(first).next_sibling >= 0) return false;
+    const int32_t res = t_.member(first, "ResTarget");
+    const int32_t val = t_.member(res, "val");
+    const int32_t col = t_.member(val, "ColumnRef");
+    const int32_t loc = t_.member(col, "location");
+    return col >= 0 && loc >= 0 && t_.at(loc).number == -1;
+  }
+
+  void record_relation(int32_t body, std::string_view parent_type, std::string_view key) {
+    RelationRef r;
+    r.catalog = std::string(string_member(body, "catalogname"));
+    r.schema = std::string(string_member(body, "schemaname"));
+    r.name = std::string(string_member(body, "relname"));
+    const int32_t loc = t_.member(body, "location");
+    r.location = loc >= 0 ? static_cast<int>(t_.at(loc).number) : -1;
+    r.inh = bool_member(body, "inh");
+    r.has_alias = t_.member(body, "alias") >= 0;
+    if (r.schema.empty() && r.catalog.empty())
+      for (const auto& c : ctes_)
+        if (c == r.name) r.cte = true;
+    if (in_locking_)
+      r.role = RelationRef::Role::kLockTarget;
+    else if (parent_type == "RangeTableSample")
+      r.role = RelationRef::Role::kSampled;
+    else if (parent_type == "CopyStmt" && key == "relation")
+      r.role = RelationRef::Role::kCopySource;
+    else if (key == "fromClause" || ((key == "larg" || key == "rarg") && parent_type == "JoinExpr"))
+      r.role = RelationRef::Role::kRead;
+    r.table_form = table_form_from_ && key == "fromClause";
+    out_.relations.push_back(std::move(r));
+  }
+
+  void record_column(int32_t body) {
+    ColumnReference c;
+    const int32_t loc = t_.member(body, "location");
+    c.location = loc >= 0 ? static_cast<int>(t_.at(loc).number) : -1;
+    const int32_t fields = t_.member(body, "fields");
+    if (fields >= 0) {
+      for (int32_t f = t_.at(fields).first_child; f >= 0; f = t_.at(f).next_sibling) {
+        const int32_t s = t_.member(f, "String");
+        if (s >= 0)
+          c.fields.emplace_back(string_member(s, "sval"));
+        else
+          c.star = true;
+      }
+    }
+    out_.columns.push_back(std::move(c));
+  }
+
+  void record_function(int32_t body) {
+    FunctionReference f;
+    const int32_t loc = t_.member(body, "location");
+    f.location = loc >= 0 ? static_cast<int>(t_.at(loc).number) : -1;
+    const int32_t names = t_.member(body, "funcname");
+    std::vector<std::string_view> parts;
+    if (names >= 0)
+      for (int32_t n = t_.at(names).first_child; n >= 0; n = t_.at(n).next_sibling)
+        parts.push_back(string_member(t_.member(n, "String"), "sval"));
+    if (!parts.empty()) f.name = std::string(parts.back());
+    if (parts.size() >= 2) f.schema = std::string(parts[parts.size() - 2]);
+    out_.functions.push_back(std::move(f));
+  }
+
+  const JsonTree& t_;
+  Statement& out_;
+  uint64_t hash_ = kFnvOffset;
+  int depth_ = -1;  // the statement node itself is depth 0
+  bool in_locking_ = false;
+  bool table_form_from_ = false;
+  std::vector<std::string_view> ctes_;
+};
+
+}  // namespace
 
 ParseOutcome parse_sql(std::string_view sql) {
   const std::string text(sql);  // libpg_query wants a NUL-terminated string
-  PgQueryProtobufParseResult result = pg_query_parse_protobuf(text.c_str());
+  PgQueryParseResult result = pg_query_parse(text.c_str());
   ParseOutcome out;
   if (result.error != nullptr) {
     out.error = result.error->message;
     out.error_offset = result.error->cursorpos;
-  } else {
-    PgQuery__ParseResult* tree = pg_query__parse_result__unpack(
-        nullptr, result.parse_tree.len, reinterpret_cast<const uint8_t*>(result.parse_tree.data));
-    if (tree != nullptr) {
-      out.ok = true;
-      out.statement_count = static_cast<int>(tree->n_stmts);
-      pg_query__parse_result__free_unpacked(tree, nullptr);
-    } else {
-      out.error = "libpg_query returned a parse tree that does not unpack";
+    pg_query_free_parse_result(result);
+    return out;
+  }
+  JsonTree tree;
+  const std::string_view doc = result.parse_tree;
+  if (!tree.parse(doc)) {
+    out.error = "kanon could not read libpg_query's parse tree";
+    pg_query_free_parse_result(result);
+    return out;
+  }
+  const int32_t stmts = tree.member(tree.root(), "stmts");
+  if (stmts >= 0) {
+    for (int32_t s = tree.at(stmts).first_child; s >= 0; s = tree.at(s).next_sibling) {
+      Statement st;
+      const int32_t loc = tree.member(s, "stmt_location");
+      const int32_t len = tree.member(s, "stmt_len");
+      st.location = loc >= 0 ? static_cast<int>(tree.at(loc).number) : 0;
+      st.length = len >= 0 && tree.at(len).number > 0 ? static_cast<int>(tree.at(len).number)
+                                                      : static_cast<int>(sql.size()) - st.location;
+      const int32_t stmt = tree.member(s, "stmt");
+      if (stmt >= 0) StatementWalker(tree, st).walk_top(stmt);
+      out.statements.push_back(std::move(st));
     }
   }
-  pg_query_free_protobuf_parse_result(result);
+  out.ok = true;
+  out.statement_count = static_cast<int>(out.statements.size());
+  pg_query_free_parse_result(result);
   return out;
+}
+
+bool raw_parse_json(std::string_view sql) {
+  const std::string text(sql);
+  PgQueryParseResult result = pg_query_parse(text.c_str());
+  const bool ok = result.error == nullptr;
+  pg_query_free_parse_result(result);
+  return ok;
+}
+
+bool raw_parse_protobuf(std::string_view sql) {
+  const std::string text(sql);
+  PgQueryProtobufParseResult result = pg_query_parse_protobuf(text.c_str());
+  bool ok = result.error == nullptr;
+  if (ok) {
+    PgQuery__ParseResult* tree = pg_query__parse_result__unpack(
+        nullptr, result.parse_tree.len, reinterpret_cast<const uint8_t*>(result.parse_tree.data));
+    ok = tree != nullptr;
+    if (tree) pg_query__parse_result__free_unpacked(tree, nullptr);
+  }
+  pg_query_free_protobuf_parse_result(result);
+  return ok;
 }
 
 }  // namespace kanon::rewriter

@@ -1,15 +1,76 @@
-// The libpg_query boundary. libpg_query's types never leave rewriter/; the
-// rest of kanon sees the small types declared here.
+// The libpg_query boundary. libpg_query's types and its JSON never leave
+// rewriter/'s parser files; the rest of kanon sees the small types declared
+// here: statements, relation references with byte offsets, column references
+// and function calls.
+//
+// Parse form: libpg_query's JSON output read by our own JsonTree. Measured
+// on this machine (bench/rewriter), JSON is several times faster than the
+// protobuf output unpacked with protobuf-c; see docs/rewriter.md.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kanon::rewriter {
+
+// One reference to a relation by name (a RangeVar).
+struct RelationRef {
+  enum class Role {
+    kRead,        // a FROM item (FROM, JOIN, TABLE t): spliced when protected
+    kCopySource,  // COPY t ... (TO or FROM)
+    kSampled,     // FROM t TABLESAMPLE ...
+    kLockTarget,  // FOR UPDATE OF t: names a FROM item, reads nothing
+    kOther,       // write targets, DDL objects, SELECT INTO targets, ...
+  };
+  std::string catalog;  // as resolved by the grammar: folded, unquoted, unescaped
+  std::string schema;
+  std::string name;
+  int location = -1;  // byte offset of the name's first token in the whole text
+  bool inh = true;    // false after ONLY
+  bool has_alias = false;
+  bool cte = false;         // unqualified, and a WITH in scope defines this name
+  bool table_form = false;  // the relation of a `TABLE name` command
+  Role role = Role::kOther;
+};
+
+struct ColumnReference {
+  std::vector<std::string> fields;  // name parts before a trailing *
+  bool star = false;                // ends in .* (or is *)
+  int location = -1;
+};
+
+struct FunctionReference {
+  std::string schema;  // empty when unqualified
+  std::string name;
+  int location = -1;
+};
+
+struct Statement {
+  std::string kind;        // PostgreSQL's node name, e.g. "SelectStmt", "CopyStmt"
+  std::string inner_kind;  // EXPLAIN/PREPARE/DECLARE/COPY/CREATE TABLE AS/VIEW: the wrapped query's
+  int location = 0;        // byte range of the statement in the whole text
+  int length = 0;
+  std::vector<RelationRef> relations;
+  std::vector<ColumnReference> columns;
+  std::vector<FunctionReference> functions;
+  std::vector<std::string> names;          // every identifier in name lists (DDL objects)
+  std::vector<std::string> nested_writes;  // INSERT/UPDATE/DELETE/MERGE below the top level
+  bool select_into = false;
+  // CopyStmt
+  bool copy_from = false;
+  bool copy_to_file = false;  // a file name or PROGRAM
+  bool copy_has_attlist = false;
+  // VariableSetStmt / VariableShowStmt
+  std::string setting;
+  uint64_t fingerprint = 0;  // structure without literal values or positions
+};
 
 struct ParseOutcome {
   bool ok = false;
   int statement_count = 0;
+  std::vector<Statement> statements;
   // When !ok: PostgreSQL's error message and the byte offset it points at.
   std::string error;
   int error_offset = -1;
@@ -17,5 +78,10 @@ struct ParseOutcome {
 
 // Parses `sql` with PostgreSQL 15's grammar. Thread-safe.
 ParseOutcome parse_sql(std::string_view sql);
+
+// The time of libpg_query's own parse alone, for benchmarks: the JSON or the
+// protobuf form (unpacked with protobuf-c). Returns false on a syntax error.
+bool raw_parse_json(std::string_view sql);
+bool raw_parse_protobuf(std::string_view sql);
 
 }  // namespace kanon::rewriter

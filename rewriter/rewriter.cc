@@ -1,0 +1,105 @@
+#include "rewriter/rewriter.h"
+
+#include <mutex>
+
+#include "rewriter/protected_index.h"
+#include "rewriter/rewrite_cache.h"
+#include "rewriter/rewrite_plan.h"
+#include "rewriter/sql_parser.h"
+
+namespace kanon::rewriter {
+namespace {
+
+uint64_t combine(uint64_t seed, uint64_t v) {
+  return (seed ^ (v + 0x9E3779B97F4A7C15ULL + (seed << 6) + (seed >> 2))) * 1099511628211ULL;
+}
+
+}  // namespace
+
+struct Rewriter::Impl {
+  explicit Impl(size_t capacity) : cache(capacity) {}
+
+  std::shared_ptr<const ProtectedIndex> index_for(const policy::PolicySnapshot& policies) {
+    std::lock_guard lock(mu);
+    if (!index || index_version != policies.version || index_identity != &policies ||
+        index_generation != listed_generation) {
+      index = std::make_shared<const ProtectedIndex>(policies, listed);
+      index_version = policies.version;
+      index_identity = &policies;
+      index_generation = listed_generation;
+    }
+    return index;
+  }
+
+  uint64_t generation() {
+    std::lock_guard lock(mu);
+    return listed_generation;
+  }
+
+  RewriteCache cache;
+  std::mutex mu;
+  std::vector<std::string> listed;
+  uint64_t listed_generation = 0;
+  std::shared_ptr<const ProtectedIndex> index;
+  uint64_t index_version = 0;
+  const policy::PolicySnapshot* index_identity = nullptr;
+  uint64_t index_generation = 0;
+};
+
+Rewriter::Rewriter(size_t cache_capacity) : impl_(std::make_unique<Impl>(cache_capacity)) {}
+Rewriter::~Rewriter() = default;
+
+void Rewriter::set_listed_tables(std::vector<std::string> tables) {
+  std::lock_guard lock(impl_->mu);
+  impl_->listed = std::move(tables);
+  ++impl_->listed_generation;
+}
+
+CacheStats Rewriter::cache_stats() const {
+  return impl_->cache.stats();
+}
+
+RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
+                                const SessionContext& session) {
+  RewriteResult result;
+  if (session.exempt) return result;  // exempt sessions see raw data; nothing to decide
+
+  const uint64_t identity = combine(reinterpret_cast<uintptr_t>(&policies), impl_->generation());
+  const std::string key =
+      RewriteCache::make_key(policies.version, identity, session.search_path, false, sql);
+  if (auto cached = impl_->cache.get(key)) {
+    cached->cache_hit = true;
+    return *cached;
+  }
+
+  const ParseOutcome parsed = parse_sql(sql);
+  if (!parsed.ok) {
+    result.verdict = Verdict::kDenied;
+    result.sqlstate = "42601";
+    result.rule = rules::kSyntax.id;
+    result.message = parsed.error;
+    impl_->cache.put(key, result);
+    return result;
+  }
+  uint64_t fp = 1469598103934665603ULL;
+  for (const auto& st : parsed.statements) fp = combine(fp, st.fingerprint);
+  result.fingerprint = fp;
+
+  const auto index = impl_->index_for(policies);
+  RewritePlan plan = plan_rewrite(sql, parsed, *index, parse_search_path(session.search_path));
+  if (plan.denied) {
+    result.verdict = Verdict::kDenied;
+    result.sqlstate = "42501";
+    result.rule = plan.denied->id;
+    result.object = plan.object;
+    result.message = std::string(plan.denied->sentence) + ": " + plan.object + " (kanon rule " +
+                     plan.denied->id + ")";
+  } else if (!plan.edits.empty()) {
+    result.verdict = Verdict::kRewritten;
+    result.sql = apply_edits(sql, std::move(plan.edits));
+  }
+  impl_->cache.put(key, result);
+  return result;
+}
+
+}  // namespace kanon::rewriter

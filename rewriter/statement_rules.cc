@@ -1,0 +1,202 @@
+#include "rewriter/statement_rules.h"
+
+#include <array>
+#include <utility>
+
+namespace kanon::rewriter {
+
+namespace rules {
+const Rule kSyntax{"syntax", "the statement does not parse"};
+const Rule kOpaqueCode{"opaque-code",
+                       "restricted sessions may not run or create code kanon cannot inspect"};
+const Rule kServerAccess{"server-access",
+                         "restricted sessions may not change server-wide code or connections"};
+const Rule kWriteProtected{"write-protected-table",
+                           "restricted sessions may not write to, or write with rows of, a "
+                           "protected table"};
+const Rule kDdlProtected{"ddl-protected-table",
+                         "restricted sessions may not run DDL that names or captures a protected "
+                         "table"};
+const Rule kSystemColumn{"system-column",
+                         "restricted sessions may not read system columns of protected tables"};
+const Rule kStatisticsView{"statistics-view",
+                           "restricted sessions may not read planner statistics, which hold "
+                           "column values"};
+const Rule kSqlTextFunction{"sql-text-function",
+                            "restricted sessions may not call functions that run SQL text or "
+                            "read a table by name"};
+const Rule kServerFileFunction{"server-file-function",
+                               "restricted sessions may not call functions that read server files "
+                               "or the write-ahead log"};
+const Rule kCopyFile{"copy-file",
+                     "restricted sessions may only COPY to or from the client (STDOUT/STDIN)"};
+const Rule kPolicyNotBuilt{"policy-not-built",
+                           "the protected table has no built policy yet, so nothing from it "
+                           "can be released"};
+const Rule kTablesample{"tablesample-protected",
+                        "TABLESAMPLE on a protected table is not supported"};
+const Rule kUnsupportedReference{"unsupported-reference",
+                                 "kanon cannot mask this reference to a protected table"};
+const Rule kAmbiguousName{"ambiguous-protected-name",
+                          "the unqualified name matches several protected tables and none is "
+                          "on the search_path"};
+}  // namespace rules
+
+namespace {
+
+struct KindClass {
+  std::string_view kind;
+  StatementClass cls;
+  std::string_view label;
+};
+
+// Statement kinds with a class other than kWrite.
+constexpr std::array kKinds = {
+    KindClass{"SelectStmt", StatementClass::kQuery, "SELECT"},
+    KindClass{"ExplainStmt", StatementClass::kWrapper, "EXPLAIN"},
+    KindClass{"PrepareStmt", StatementClass::kWrapper, "PREPARE"},
+    KindClass{"DeclareCursorStmt", StatementClass::kWrapper, "DECLARE CURSOR"},
+    KindClass{"CopyStmt", StatementClass::kCopy, "COPY"},
+    KindClass{"VariableSetStmt", StatementClass::kSession, "SET"},
+    KindClass{"VariableShowStmt", StatementClass::kSession, "SHOW"},
+    KindClass{"TransactionStmt", StatementClass::kSession, "transaction control"},
+    KindClass{"ExecuteStmt", StatementClass::kSession, "EXECUTE"},
+    KindClass{"DeallocateStmt", StatementClass::kSession, "DEALLOCATE"},
+    KindClass{"FetchStmt", StatementClass::kSession, "FETCH"},
+    KindClass{"ClosePortalStmt", StatementClass::kSession, "CLOSE"},
+    KindClass{"ListenStmt", StatementClass::kSession, "LISTEN"},
+    KindClass{"UnlistenStmt", StatementClass::kSession, "UNLISTEN"},
+    KindClass{"NotifyStmt", StatementClass::kSession, "NOTIFY"},
+    KindClass{"DiscardStmt", StatementClass::kSession, "DISCARD"},
+    KindClass{"ConstraintsSetStmt", StatementClass::kSession, "SET CONSTRAINTS"},
+    // Code whose body kanon cannot see, and ways to reach the data as
+    // someone else (foreign servers, subscriptions) or change the server.
+    KindClass{"DoStmt", StatementClass::kDenied, "DO"},
+    KindClass{"CreateFunctionStmt", StatementClass::kDenied, "CREATE FUNCTION/PROCEDURE"},
+    KindClass{"CallStmt", StatementClass::kDenied, "CALL"},
+    KindClass{"CreatePLangStmt", StatementClass::kDenied, "CREATE LANGUAGE"},
+    KindClass{"CreateEventTrigStmt", StatementClass::kDenied, "CREATE EVENT TRIGGER"},
+    KindClass{"LoadStmt", StatementClass::kDenied, "LOAD"},
+    KindClass{"AlterSystemStmt", StatementClass::kDenied, "ALTER SYSTEM"},
+    KindClass{"CreateExtensionStmt", StatementClass::kDenied, "CREATE EXTENSION"},
+    KindClass{"AlterExtensionStmt", StatementClass::kDenied, "ALTER EXTENSION"},
+    KindClass{"AlterExtensionContentsStmt", StatementClass::kDenied, "ALTER EXTENSION"},
+    KindClass{"CreateForeignServerStmt", StatementClass::kDenied, "CREATE SERVER"},
+    KindClass{"AlterForeignServerStmt", StatementClass::kDenied, "ALTER SERVER"},
+    KindClass{"CreateUserMappingStmt", StatementClass::kDenied, "CREATE USER MAPPING"},
+    KindClass{"AlterUserMappingStmt", StatementClass::kDenied, "ALTER USER MAPPING"},
+    KindClass{"CreateForeignTableStmt", StatementClass::kDenied, "CREATE FOREIGN TABLE"},
+    KindClass{"ImportForeignSchemaStmt", StatementClass::kDenied, "IMPORT FOREIGN SCHEMA"},
+    KindClass{"CreateSubscriptionStmt", StatementClass::kDenied, "CREATE SUBSCRIPTION"},
+    KindClass{"AlterSubscriptionStmt", StatementClass::kDenied, "ALTER SUBSCRIPTION"},
+    KindClass{"CreatePublicationStmt", StatementClass::kDenied, "CREATE PUBLICATION"},
+    KindClass{"AlterPublicationStmt", StatementClass::kDenied, "ALTER PUBLICATION"},
+};
+
+// Labels for common kWrite kinds (messages only).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kWriteLabels = {{
+    {"InsertStmt", "INSERT"},
+    {"UpdateStmt", "UPDATE"},
+    {"DeleteStmt", "DELETE"},
+    {"MergeStmt", "MERGE"},
+    {"TruncateStmt", "TRUNCATE"},
+    {"CreateTableAsStmt", "CREATE TABLE AS / MATERIALIZED VIEW"},
+    {"ViewStmt", "CREATE VIEW"},
+    {"RuleStmt", "CREATE RULE"},
+    {"CreateTrigStmt", "CREATE TRIGGER"},
+    {"CreatePolicyStmt", "CREATE POLICY"},
+    {"CreateStmt", "CREATE TABLE"},
+    {"DropStmt", "DROP"},
+}};
+
+struct DeniedFunction {
+  std::string_view name;
+  bool prefix;  // matches every name that starts with `name`
+  const Rule* rule;
+};
+
+// Functions a restricted session may never call. They take SQL text, a
+// cursor or a table/schema/database by name and return its rows, or read
+// server files, large-object files or the write-ahead log.
+constexpr std::array kDeniedFunctions = {
+    // SQL text / cursors / tables by name -> XML (PostgreSQL core)
+    DeniedFunction{"query_to_xml", true, &rules::kSqlTextFunction},  // _and_xmlschema too
+    DeniedFunction{"query_to_xmlschema", false, &rules::kSqlTextFunction},
+    DeniedFunction{"cursor_to_xml", true, &rules::kSqlTextFunction},  // cursor_to_xmlschema
+    DeniedFunction{"table_to_xml", true, &rules::kSqlTextFunction},
+    DeniedFunction{"schema_to_xml", true, &rules::kSqlTextFunction},
+    DeniedFunction{"database_to_xml", true, &rules::kSqlTextFunction},
+    // Text search statistics over a query text; ts_rewrite(query, text).
+    DeniedFunction{"ts_stat", false, &rules::kSqlTextFunction},
+    DeniedFunction{"ts_rewrite", false, &rules::kSqlTextFunction},
+    // Extensions that run SQL text or read tables by name.
+    DeniedFunction{"dblink", true, &rules::kSqlTextFunction},
+    DeniedFunction{"crosstab", true, &rules::kSqlTextFunction},  // tablefunc
+    DeniedFunction{"connectby", false, &rules::kSqlTextFunction},
+    DeniedFunction{"xpath_table", false, &rules::kSqlTextFunction},   // xml2
+    DeniedFunction{"get_raw_page", false, &rules::kSqlTextFunction},  // pageinspect
+    DeniedFunction{"heap_page_items", false, &rules::kSqlTextFunction},
+    DeniedFunction{"heap_page_item_attrs", false, &rules::kSqlTextFunction},
+    DeniedFunction{"tuple_data_split", false, &rules::kSqlTextFunction},
+    DeniedFunction{"bt_page_items", false, &rules::kSqlTextFunction},
+    DeniedFunction{"pgrowlocks", false, &rules::kSqlTextFunction},
+    // Server files, large-object files, WAL contents.
+    DeniedFunction{"pg_read_file", false, &rules::kServerFileFunction},
+    DeniedFunction{"pg_read_binary_file", false, &rules::kServerFileFunction},
+    DeniedFunction{"pg_ls_", true, &rules::kServerFileFunction},
+    DeniedFunction{"pg_stat_file", false, &rules::kServerFileFunction},
+    DeniedFunction{"pg_file_", true, &rules::kServerFileFunction},  // adminpack
+    DeniedFunction{"lo_import", false, &rules::kServerFileFunction},
+    DeniedFunction{"lo_export", false, &rules::kServerFileFunction},
+    DeniedFunction{"pg_logical_slot_", true, &rules::kServerFileFunction},
+    DeniedFunction{"pg_get_wal_", true, &rules::kServerFileFunction},  // pg_walinspect
+};
+
+constexpr std::array<std::string_view, 5> kStatistics = {
+    "pg_stats", "pg_statistic", "pg_stats_ext", "pg_stats_ext_exprs", "pg_statistic_ext_data"};
+
+constexpr std::array<std::string_view, 6> kSystemColumns = {"ctid", "xmin", "xmax",
+                                                            "cmin", "cmax", "tableoid"};
+
+}  // namespace
+
+StatementClass classify_statement(std::string_view kind) {
+  for (const auto& k : kKinds)
+    if (k.kind == kind) return k.cls;
+  return StatementClass::kWrite;
+}
+
+const Rule& denied_statement_rule(std::string_view kind) {
+  if (kind == "DoStmt" || kind == "CreateFunctionStmt" || kind == "CallStmt" ||
+      kind == "CreatePLangStmt" || kind == "CreateEventTrigStmt")
+    return rules::kOpaqueCode;
+  return rules::kServerAccess;
+}
+
+const Rule* denied_function(std::string_view name) {
+  for (const auto& f : kDeniedFunctions)
+    if (f.prefix ? name.starts_with(f.name) : name == f.name) return f.rule;
+  return nullptr;
+}
+
+bool is_statistics_relation(std::string_view name) {
+  for (const auto& s : kStatistics)
+    if (s == name) return true;
+  return false;
+}
+
+bool is_system_column(std::string_view name) {
+  for (const auto& s : kSystemColumns)
+    if (s == name) return true;
+  return false;
+}
+
+std::string statement_label(std::string_view kind) {
+  for (const auto& k : kKinds)
+    if (k.kind == kind) return std::string(k.label);
+  for (const auto& [k, label] : kWriteLabels)
+    if (k == kind) return std::string(label);
+  return std::string(kind);
+}
+
+}  // namespace kanon::rewriter

@@ -1,0 +1,66 @@
+// The security model for restricted sessions as data: which statement kinds
+// are allowed, which objects are denied outright, and the rules a denial
+// names. See docs/rewriter.md for the table in prose.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace kanon::rewriter {
+
+enum class StatementClass {
+  kQuery,    // SELECT, VALUES, TABLE: protected references are masked
+  kWrapper,  // EXPLAIN, PREPARE, DECLARE CURSOR: the inner query is masked
+  kCopy,     // COPY: TO STDOUT masked; FROM or file/program checked
+  kSession,  // SET, SHOW, transaction control, EXECUTE, FETCH, LISTEN, ...: passed
+  kWrite,    // writes and DDL: passed when no protected table is involved, else denied
+  kDenied,   // code or server access kanon cannot inspect: always denied
+};
+
+// By PostgreSQL's node name of the statement ("SelectStmt", "DoStmt", ...).
+// Kinds not in the table are kWrite (fail closed when protected tables are
+// involved).
+StatementClass classify_statement(std::string_view kind);
+
+// A denial: the rule id and the sentence that explains it.
+struct Rule {
+  const char* id;
+  const char* sentence;
+};
+
+// Rules kanon reports (the `rule` of a denied RewriteResult).
+namespace rules {
+extern const Rule kSyntax;
+extern const Rule kOpaqueCode;
+extern const Rule kServerAccess;
+extern const Rule kWriteProtected;
+extern const Rule kDdlProtected;
+extern const Rule kSystemColumn;
+extern const Rule kStatisticsView;
+extern const Rule kSqlTextFunction;
+extern const Rule kServerFileFunction;
+extern const Rule kCopyFile;
+extern const Rule kPolicyNotBuilt;
+extern const Rule kTablesample;
+extern const Rule kUnsupportedReference;
+extern const Rule kAmbiguousName;
+}  // namespace rules
+
+// The rule for a statement kind of class kDenied.
+const Rule& denied_statement_rule(std::string_view kind);
+
+// Functions denied in every restricted statement (they run SQL text, read a
+// table or a server file by name, or decode WAL); nullptr when allowed.
+// `name` is the unqualified function name as the parser folded it.
+const Rule* denied_function(std::string_view name);
+
+// Relations that expose column values of any table (statistics).
+bool is_statistics_relation(std::string_view name);
+
+// ctid, xmin, xmax, cmin, cmax, tableoid.
+bool is_system_column(std::string_view name);
+
+// "DO", "CREATE FUNCTION", ... for messages; the node name otherwise.
+std::string statement_label(std::string_view kind);
+
+}  // namespace kanon::rewriter

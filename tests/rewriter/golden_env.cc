@@ -1,0 +1,95 @@
+#include "tests/rewriter/golden_env.h"
+
+#include <stdexcept>
+
+namespace kanon::testing {
+
+std::shared_ptr<policy::TableSnapshot> hand_snapshot(
+    const std::string& schema, const std::string& table,
+    const std::vector<std::pair<std::string, std::string>>& columns,
+    const std::vector<std::string>& masks) {
+  auto snap = std::make_shared<policy::TableSnapshot>();
+  snap->policy.schema = schema;
+  snap->policy.table = table;
+  snap->info.schema = schema;
+  snap->info.table = table;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    snap->info.columns.push_back({columns[i].first, columns[i].second, columns[i].second});
+    snap->masks.columns.push_back(
+        {columns[i].first, columns[i].second, masks[i], policy::ColumnMask::Role::kOther});
+  }
+  return snap;
+}
+
+namespace {
+
+std::shared_ptr<policy::TableSnapshot> people(const std::string& schema) {
+  auto s =
+      hand_snapshot(schema, "people",
+                    {{"id", "integer"},
+                     {"name", "text"},
+                     {"ssn", "text"},
+                     {"occupation", "text"},
+                     {"city", "text"},
+                     {"state", "text"},
+                     {"diagnosis", "text"}},
+                    {"\"id\"", "NULL::text", "'***'::text",
+                     "CASE WHEN \"occupation\" IN ('Accountant', 'Farmer') THEN \"occupation\" END",
+                     "CASE WHEN \"city\" = 'Hamlet' THEN \"city\" END",
+                     "CASE WHEN \"state\" = 'OH' THEN \"state\" END",
+                     schema == "public" ? "\"diagnosis\"" : "NULL::text"});
+  if (schema == "public") s->info.children = {"public.people_archive"};
+  return s;
+}
+
+std::shared_ptr<policy::TableSnapshot> adult() {
+  return hand_snapshot(
+      "public", "adult",
+      {{"id", "integer"},
+       {"sex", "text"},
+       {"age", "integer"},
+       {"race", "text"},
+       {"marital-status", "text"},
+       {"education", "text"},
+       {"native-country", "text"},
+       {"workclass", "text"},
+       {"occupation", "text"},
+       {"salary-class", "text"}},
+      {"\"id\"", "\"sex\"", "CASE WHEN \"age\" > 30 THEN \"age\" END", "NULL::text", "NULL::text",
+       "\"education\"", "NULL::text", "\"workclass\"", "NULL::text", "\"salary-class\""});
+}
+
+}  // namespace
+
+GoldenEnv make_unit_env(const std::string& name) {
+  GoldenEnv env;
+  env.snapshot.version = 1;
+  env.snapshot.tables["public.adult"] = adult();
+  env.listed = {"public.people", "public.adult"};
+  if (name == "default") {
+    env.snapshot.tables["public.people"] = people("public");
+  } else if (name == "materialized") {
+    auto p = people("public");
+    p->materialized_name = "\"kanon_masked\".\"people\"";
+    env.snapshot.tables["public.people"] = p;
+  } else if (name == "unbuilt") {
+    env.snapshot.errors["public.people"] = "connection refused";
+  } else if (name == "listed-only") {
+    // Listed in the policy files, never attempted: only the listed set knows it.
+  } else if (name == "two-schemas") {
+    env.snapshot.tables["public.people"] = people("public");
+    env.snapshot.tables["hr.people"] = people("hr");
+    env.listed.push_back("hr.people");
+  } else {
+    throw std::runtime_error("unknown golden env '" + name + "'");
+  }
+  return env;
+}
+
+std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::string& table) {
+  const auto* t = env.snapshot.find(table);
+  if (!t) throw std::runtime_error("macro names a table the env lacks: " + table);
+  return kind == "MASKS" ? t->masks.select_list() : t->materialized_name;
+}
+
+}  // namespace kanon::testing

@@ -1,0 +1,33 @@
+// Policy environments the golden cases name (`--- env:`), built by hand for
+// the unit runner: public.people and public.adult as in config/demo, with
+// readable hand-written masks, and variants (materialized copy, a policy that
+// never built, the same table name protected in two schemas).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/policy_store.h"
+
+namespace kanon::testing {
+
+struct GoldenEnv {
+  policy::PolicySnapshot snapshot;
+  std::vector<std::string> listed;  // for Rewriter::set_listed_tables
+};
+
+// Throws std::runtime_error for an unknown name.
+GoldenEnv make_unit_env(const std::string& name);
+
+// @MASKS / @COPY for the expected texts.
+std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::string& table);
+
+// A snapshot for `schema.table` with the given columns (name, type) and mask
+// expressions (same order).
+std::shared_ptr<policy::TableSnapshot> hand_snapshot(
+    const std::string& schema, const std::string& table,
+    const std::vector<std::pair<std::string, std::string>>& columns,
+    const std::vector<std::string>& masks);
+
+}  // namespace kanon::testing
