@@ -1,6 +1,7 @@
 // `kanon anonymize`: optimal full-domain generalization with suppression of a
-// CSV file (the offline engine). Flags or a YAML job file (--job); flags given
-// next to --job override the file's values.
+// CSV file (the offline engine), or Mondrian (--algorithm mondrian), single
+// process or under mpirun (--distributed). Flags or a YAML job file (--job);
+// flags given next to --job override the file's values.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include "app/commands.h"
 #include "engine/anonymizer.h"
 #include "engine/job_config.h"
+#include "engine/mpi/distributed.h"
 
 namespace kanon::app {
 namespace {
@@ -19,6 +21,7 @@ struct AnonymizeOptions {
   std::string input;
   std::string delimiter = ";";
   std::vector<std::string> hierarchies;  // ATTR=FILE
+  std::vector<std::string> quasi_identifiers;
   std::vector<std::string> identifying;
   std::vector<std::string> insensitive;
   int k = 0;
@@ -38,6 +41,9 @@ struct AnonymizeOptions {
   bool no_packed_keys = false;
   bool no_dedup = false;
   bool quiet = false;
+  std::string choice;
+  double sample = -1;
+  bool distributed = false;
 };
 
 // Draws "[#####.....] checked/lattice  best  elapsed" on stderr, at most ~10x/s.
@@ -63,6 +69,53 @@ class ProgressBar {
   double last_ms_ = -1000;
   bool drawn_ = false;
 };
+
+// Mondrian progress: rows in final classes (a bar on a terminal, otherwise a
+// plain line at most every 2 s) and, distributed, one line per finished range.
+class MondrianProgressPrinter {
+ public:
+  explicit MondrianProgressPrinter(bool tty) : tty_(tty) {}
+  void update(const engine::MondrianProgress& p) {
+    const bool last = p.rows_done == p.rows;
+    if (tty_) {
+      if (p.elapsed_ms - last_ms_ < 100 && !last) return;
+      last_ms_ = p.elapsed_ms;
+      const double frac = p.rows ? static_cast<double>(p.rows_done) / p.rows : 1;
+      const int width = 30;
+      const int filled = static_cast<int>(frac * width);
+      fmt::print(stderr, "\r[{}{}] {}/{} rows in {} classes  {:.1f} s ", std::string(filled, '#'),
+                 std::string(width - filled, '.'), p.rows_done, p.rows, p.classes,
+                 p.elapsed_ms / 1000);
+      drawn_ = true;
+    } else if (p.elapsed_ms - last_ms_ >= 2000) {
+      last_ms_ = p.elapsed_ms;
+      fmt::print(stderr, "mondrian: {}/{} rows in {} classes, {:.1f} s\n", p.rows_done, p.rows,
+                 p.classes, p.elapsed_ms / 1000);
+    }
+  }
+  void partition_done(const engine::mpi::PartitionDone& d) {
+    fmt::print(stderr, "{}mondrian: range {}/{} done (rank {}: {} rows, {} classes, {:.1f} ms)\n",
+               drawn_ ? "\r" : "", d.done, d.ranks, d.rank, d.rows, d.classes, d.ms);
+  }
+  void finish() {
+    if (drawn_) fmt::print(stderr, "\n");
+    drawn_ = false;
+  }
+
+ private:
+  bool tty_;
+  double last_ms_ = 0;
+  bool drawn_ = false;
+};
+
+void print_mondrian_summary(const engine::MondrianReport& r) {
+  fmt::print(stderr,
+             "mondrian {} ({}{}): {} rows in {} classes (smallest {}), GCP = {:.6g}, DP = {:.6g}, "
+             "{:.1f} ms partitioning, {:.1f} ms total\n",
+             r.privacy, r.choice, r.ranks > 1 ? fmt::format(", {} ranks", r.ranks) : "",
+             r.loss.rows, r.loss.classes, r.loss.min_class_size, r.loss.gcp, r.loss.dp, r.ms,
+             r.total_ms);
+}
 
 engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
   using namespace engine;
@@ -90,6 +143,9 @@ engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
     set_role(spec.substr(0, eq), AttributeRole::kQuasiIdentifier,
              hierarchy_from_file(spec.substr(eq + 1)));
   }
+  for (const auto& a : o.quasi_identifiers) {
+    set_role(a, AttributeRole::kQuasiIdentifier, nullptr);
+  }
   for (const auto& a : o.identifying) set_role(a, AttributeRole::kIdentifying, nullptr);
   for (const auto& a : o.insensitive) set_role(a, AttributeRole::kInsensitive, nullptr);
   if (!o.sensitive.empty()) set_role(o.sensitive, AttributeRole::kSensitive, nullptr);
@@ -104,7 +160,15 @@ engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
   if (o.suppression >= 0) job.privacy.suppression = o.suppression;
   if (!o.metric.empty()) job.metric = *parse_metric(o.metric);
   if (!o.algorithm.empty()) {
-    job.algorithm = o.algorithm == "bfs" ? Algorithm::kBestFirst : Algorithm::kFlash;
+    job.algorithm = o.algorithm == "bfs"        ? Algorithm::kBestFirst
+                    : o.algorithm == "mondrian" ? Algorithm::kMondrian
+                                                : Algorithm::kFlash;
+  }
+  if (!o.choice.empty()) parse_mondrian_choice(o.choice, &job.mondrian.choice);
+  if (o.sample > 0) job.mondrian.sample_fraction = o.sample;
+  if (o.distributed) job.mondrian.distributed = true;
+  if (job.mondrian.distributed && job.algorithm != Algorithm::kMondrian) {
+    throw std::runtime_error("--distributed needs --algorithm mondrian");
   }
   if (o.time_limit >= 0) job.time_limit_s = o.time_limit;
   if (!o.output.empty()) job.output = o.output;
@@ -128,6 +192,10 @@ void add_anonymize_command(CLI::App& app) {
   cmd->add_option("--delimiter", o->delimiter, "CSV delimiter")->capture_default_str();
   cmd->add_option("--hierarchy", o->hierarchies,
                   "ATTR=FILE: quasi-identifier and its hierarchy (.csv table or .yaml spec)");
+  cmd->add_option("--quasi-identifiers", o->quasi_identifiers,
+                  "A,B,C: quasi-identifiers without hierarchy (mondrian: numbers become "
+                  "ranges, other values sets)")
+      ->delimiter(',');
   cmd->add_option("--identifying", o->identifying, "Attribute removed from the output");
   cmd->add_option("--insensitive", o->insensitive, "Attribute kept unchanged (the default)");
   cmd->add_option("--k", o->k, "k of k-anonymity")->check(CLI::PositiveNumber);
@@ -142,7 +210,15 @@ void add_anonymize_command(CLI::App& app) {
   cmd->add_option("--metric", o->metric, "Quality model")
       ->check(CLI::IsMember({"loss", "dm", "entropy", "precision", "height", "aecs"}));
   cmd->add_option("--algorithm", o->algorithm, "Search algorithm")
-      ->check(CLI::IsMember({"flash", "bfs"}));
+      ->check(CLI::IsMember({"flash", "bfs", "mondrian"}));
+  cmd->add_option("--choice", o->choice, "mondrian: attribute choice")
+      ->check(CLI::IsMember({"span", "max-entropy", "min-entropy"}));
+  cmd->add_flag("--distributed", o->distributed,
+                "mondrian under mpirun: each rank anonymizes one quantile range and writes "
+                "OUTPUT with its rank before the extension");
+  cmd->add_option("--sample", o->sample,
+                  "distributed: fraction of rows sampled to choose the first cut (default 0.01)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--time-limit", o->time_limit,
                   "Seconds; when reached, the best transformation so far is returned");
   cmd->add_option("--output", o->output, "Anonymized CSV to write");
@@ -157,6 +233,28 @@ void add_anonymize_command(CLI::App& app) {
   cmd->callback([o] {
     try {
       const engine::AnonymizationJob job = build_job(*o);
+      if (job.algorithm == engine::Algorithm::kMondrian) {
+        MondrianProgressPrinter printer(isatty(STDERR_FILENO));
+        std::function<void(const engine::MondrianProgress&)> progress;
+        if (!o->quiet) progress = [&](const engine::MondrianProgress& p) { printer.update(p); };
+        if (job.mondrian.distributed) {
+          engine::mpi::DistributedCallbacks cb;
+          cb.progress = progress;
+          if (!o->quiet) {
+            cb.partition_done = [&](const engine::mpi::PartitionDone& d) {
+              printer.partition_done(d);
+            };
+          }
+          const auto out = engine::mpi::run_distributed(job, cb);
+          printer.finish();
+          if (out.rank == 0) print_mondrian_summary(out.report);
+          return;
+        }
+        const engine::Outcome out = engine::run_job(job, nullptr, progress);
+        printer.finish();
+        print_mondrian_summary(*out.mondrian);
+        return;
+      }
       ProgressBar bar;
       const bool show = !o->quiet && isatty(STDERR_FILENO);
       std::function<void(const engine::SearchProgress&)> progress;
@@ -178,6 +276,8 @@ void add_anonymize_command(CLI::App& app) {
                  out.search.timed_out ? " (time limit reached: best so far)" : "");
     } catch (const CLI::RuntimeError&) {
       throw;
+    } catch (const engine::mpi::DistributedError&) {
+      throw CLI::RuntimeError(1);  // already reported by the failing rank
     } catch (const std::exception& e) {
       fmt::print(stderr, "kanon anonymize: {}\n", e.what());
       throw CLI::RuntimeError(1);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -10,6 +12,7 @@
 #include "engine/best_first_search.h"
 #include "engine/flash_search.h"
 #include "engine/json_string.h"
+#include "engine/mondrian_input.h"
 
 namespace kanon::engine {
 
@@ -151,8 +154,67 @@ std::string report_json(const Dataset& data, const Outcome& o, const PrivacyMode
   return s + "}\n";
 }
 
+MondrianOptions mondrian_options(const AnonymizationJob& job) {
+  if (job.privacy.suppression > 0) {
+    throw DataError("mondrian does not suppress records; use suppression 0");
+  }
+  if (job.privacy.diversity != Diversity::kNone && job.privacy.diversity != Diversity::kDistinct) {
+    throw DataError("mondrian supports distinct l-diversity only");
+  }
+  MondrianOptions o;
+  o.k = job.privacy.k;
+  o.l = job.privacy.diversity == Diversity::kDistinct
+            ? static_cast<uint32_t>(std::ceil(job.privacy.l))
+            : 0;
+  o.choice = job.mondrian.choice;
+  return o;
+}
+
+MondrianReport run_mondrian_job(const AnonymizationJob& job,
+                                const std::function<void(const MondrianProgress&)>& progress) {
+  const auto start = std::chrono::steady_clock::now();
+  MondrianOptions options = mondrian_options(job);
+  options.progress = progress;
+  const CsvTable table = read_csv(job.input, job.delimiter);
+  const MondrianInput in =
+      encode_mondrian(table, job.attributes, table_domains(table, job.attributes));
+  const MondrianResult r = mondrian(in, options);
+  MondrianReport rep;
+  rep.privacy = job.privacy.describe();
+  rep.choice = mondrian_choice_name(options.choice);
+  for (const auto& q : in.qis) rep.quasi_identifiers.push_back(q.name);
+  rep.loss = mondrian_loss(in, r);
+  rep.ms = r.ms;
+  rep.cpu_ms = r.cpu_ms;
+  if (!job.output.empty())
+    write_mondrian_csv(job.output, table, job.attributes, in, r, job.delimiter);
+  rep.total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!job.report.empty()) {
+    std::ofstream out(job.report);
+    if (!out) throw DataError(fmt::format("{}: cannot write report", job.report));
+    out << mondrian_report_json(rep);
+  }
+  return rep;
+}
+
 Outcome run_job(const AnonymizationJob& job,
-                const std::function<void(const SearchProgress&)>& progress) {
+                const std::function<void(const SearchProgress&)>& progress,
+                const std::function<void(const MondrianProgress&)>& mondrian_progress) {
+  if (job.algorithm == Algorithm::kMondrian) {
+    Outcome o;
+    o.mondrian = run_mondrian_job(job, mondrian_progress);
+    o.search.found = true;
+    o.search.algorithm = "mondrian";
+    o.search.value = o.mondrian->loss.gcp;
+    o.search.search_ms = o.mondrian->ms;
+    o.search.search_cpu_ms = o.mondrian->cpu_ms;
+    o.at_optimum.min_class_size = o.mondrian->loss.min_class_size;
+    o.at_optimum.kept_classes = o.mondrian->loss.classes;
+    o.losses["dp"] = o.mondrian->loss.dp;
+    o.losses["gcp"] = o.mondrian->loss.gcp;
+    return o;
+  }
   const CsvTable table = read_csv(job.input, job.delimiter);
   const Dataset data = encode_dataset(table, job.attributes);
   SearchOptions search;

@@ -4,19 +4,31 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/checker.h"
 #include "engine/csv.h"
 #include "engine/dataset.h"
+#include "engine/mondrian.h"
+#include "engine/mondrian_output.h"
 #include "engine/privacy_model.h"
 #include "engine/quality_metric.h"
 #include "engine/search.h"
 
 namespace kanon::engine {
 
-enum class Algorithm { kFlash, kBestFirst };
+// kMondrian: strict multidimensional Mondrian (mondrian.h), not a lattice
+// search; k and distinct l only, no suppression, quasi-identifiers may lack a
+// hierarchy (numbers become ranges, other values sets).
+enum class Algorithm { kFlash, kBestFirst, kMondrian };
+
+struct MondrianJobOptions {
+  MondrianChoice choice = MondrianChoice::kSpan;
+  double sample_fraction = 0.01;  // distributed: fraction of rows rank 0 samples
+  bool distributed = false;       // run under MPI (the kanon binary; engine/mpi/)
+};
 
 struct AnonymizationJob {
   std::string input;
@@ -27,14 +39,16 @@ struct AnonymizationJob {
   Algorithm algorithm = Algorithm::kFlash;
   CheckerOptions checker;
   double time_limit_s = 0;
+  MondrianJobOptions mondrian;
   std::string output;  // empty: not written
   std::string report;  // empty: not written
 };
 
 struct Outcome {
   SearchResult search;
-  CheckResult at_optimum;                // the optimum re-checked
-  std::map<std::string, double> losses;  // every quality model at the optimum
+  CheckResult at_optimum;                  // the optimum re-checked
+  std::map<std::string, double> losses;    // every quality model at the optimum
+  std::optional<MondrianReport> mondrian;  // Algorithm::kMondrian
 };
 
 // Searches `data` and re-evaluates the optimum under every quality model.
@@ -52,8 +66,18 @@ void write_anonymized_csv(const std::string& path, const CsvTable& table, const 
 std::string report_json(const Dataset& data, const Outcome& outcome, const PrivacyModel& privacy,
                         MetricKind metric);
 
-// Loads, searches and writes; returns the outcome. Throws on input errors.
+// Loads, searches (or partitions, for Mondrian) and writes; returns the
+// outcome. Throws on input errors.
 Outcome run_job(const AnonymizationJob& job,
-                const std::function<void(const SearchProgress&)>& progress = nullptr);
+                const std::function<void(const SearchProgress&)>& progress = nullptr,
+                const std::function<void(const MondrianProgress&)>& mondrian_progress = nullptr);
+
+// The Mondrian options of a job; throws DataError for settings Mondrian does
+// not support (suppression, entropy/recursive diversity).
+MondrianOptions mondrian_options(const AnonymizationJob& job);
+
+// Single-process Mondrian: read, encode, partition, write output and report.
+MondrianReport run_mondrian_job(const AnonymizationJob& job,
+                                const std::function<void(const MondrianProgress&)>& progress);
 
 }  // namespace kanon::engine

@@ -66,7 +66,7 @@ AnonymizationJob load_job(const std::string& path) {
   static const std::set<std::string> kKeys{"input",  "delimiter", "attributes", "k",
                                            "l",      "c",         "diversity",  "suppression",
                                            "metric", "algorithm", "time_limit", "optimizations",
-                                           "output", "report"};
+                                           "output", "report",    "mondrian"};
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     if (!kKeys.count(key)) fail(path, kv.first, fmt::format("unknown key '{}'", key));
@@ -89,13 +89,12 @@ AnonymizationJob load_job(const std::string& path) {
     if (v.IsMap()) role = v["role"] ? v["role"].as<std::string>() : "quasi";
     if (role == "quasi" || role == "quasi-identifier" || role == "qi") {
       spec.role = AttributeRole::kQuasiIdentifier;
-      if (!v.IsMap() || !v["hierarchy"]) {
-        fail(path, v, fmt::format("quasi-identifier '{}' needs a 'hierarchy'", spec.name));
-      }
-      const YAML::Node h = v["hierarchy"];
-      if (h.IsScalar()) {
+      // Without a hierarchy: Mondrian only (checked when the data is encoded).
+      const bool has_hierarchy = v.IsMap() && v["hierarchy"];
+      const YAML::Node h = has_hierarchy ? v["hierarchy"] : YAML::Node();
+      if (has_hierarchy && h.IsScalar()) {
         spec.hierarchy = hierarchy_from_file(resolve(h.as<std::string>()));
-      } else {
+      } else if (has_hierarchy) {
         const std::string source =
             fmt::format("{}:{} (hierarchy of '{}')", path, h.Mark().line + 1, spec.name);
         YAML::Node copy = YAML::Clone(h);
@@ -145,9 +144,31 @@ AnonymizationJob load_job(const std::string& path) {
   }
   if (root["algorithm"]) {
     const auto a = get<std::string>(path, root, "algorithm");
-    if (a != "flash" && a != "bfs")
-      fail(path, root["algorithm"], "'algorithm' must be flash or bfs");
-    job.algorithm = a == "flash" ? Algorithm::kFlash : Algorithm::kBestFirst;
+    if (a != "flash" && a != "bfs" && a != "mondrian")
+      fail(path, root["algorithm"], "'algorithm' must be flash, bfs or mondrian");
+    job.algorithm = a == "flash" ? Algorithm::kFlash
+                    : a == "bfs" ? Algorithm::kBestFirst
+                                 : Algorithm::kMondrian;
+  }
+  if (const YAML::Node m = root["mondrian"]) {
+    if (!m.IsMap()) fail(path, m, "'mondrian' must be a mapping (choice, sample, distributed)");
+    for (const auto& kv : m) {
+      const auto key = kv.first.as<std::string>();
+      if (key != "choice" && key != "sample" && key != "distributed") {
+        fail(path, kv.first, fmt::format("mondrian: unknown key '{}'", key));
+      }
+    }
+    if (m["choice"] &&
+        !parse_mondrian_choice(get<std::string>(path, m, "choice"), &job.mondrian.choice)) {
+      fail(path, m["choice"], "mondrian.choice must be span, max-entropy or min-entropy");
+    }
+    if (m["sample"]) {
+      job.mondrian.sample_fraction = get<double>(path, m, "sample");
+      if (!(job.mondrian.sample_fraction > 0 && job.mondrian.sample_fraction <= 1)) {
+        fail(path, m["sample"], "mondrian.sample must be a fraction in (0, 1]");
+      }
+    }
+    if (m["distributed"]) job.mondrian.distributed = get<bool>(path, m, "distributed");
   }
   if (root["time_limit"]) job.time_limit_s = get<double>(path, root, "time_limit");
   if (const YAML::Node o = root["optimizations"]) {

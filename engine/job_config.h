@@ -5,13 +5,15 @@
 //   attributes:
 //     age: {role: quasi, hierarchy: adult_hierarchy_age.csv}
 //     zip: {role: quasi, hierarchy: {type: mask, levels: [1, 2, 3]}}
+//     hours: quasi            # no hierarchy: Mondrian only (numbers -> ranges, else sets)
 //     disease: sensitive
 //     name: identifying
 //   k: 5
 //   l: 2                      # optional; with diversity: distinct|entropy|recursive, c:
 //   suppression: 0.05
 //   metric: loss              # loss|dm|entropy|precision|height|aecs
-//   algorithm: flash          # flash|bfs
+//   algorithm: flash          # flash|bfs|mondrian
+//   mondrian: {choice: span, sample: 0.01, distributed: false}   # span|max-entropy|min-entropy
 //   time_limit: 10
 //   optimizations: {projection: true, rollup: true, history: true,
 //                   history_max_relative_size: 0.2, history_max_relative_to_source: 0.8,
