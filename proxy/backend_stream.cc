@@ -1,5 +1,8 @@
 #include "proxy/backend_stream.h"
 
+#include <algorithm>
+
+#include "proxy/wire/authentication.h"
 #include "proxy/wire/error_fields.h"
 #include "proxy/wire/message_types.h"
 
@@ -27,6 +30,33 @@ BackendStream::Verdict BackendStream::on_frame(const wire::Frame& frame) {
       replacement_.clear();
       wire::encode(*client_key_, replacement_);
       return Verdict::kReplace;
+    }
+    case wire::backend::kAuthentication: {
+      if (phase_ != Phase::kStartup) return Verdict::kMalformed;
+      auto auth = wire::decode_authentication(frame.body);
+      if (!auth.ok()) return Verdict::kMalformed;
+      auto& mechanisms = auth.value().mechanisms;
+      if (auth.value().code != wire::AuthCode::kSasl) return Verdict::kForward;
+      // Channel binding ties SCRAM to the TLS connection the server sees;
+      // kanon ends the client's TLS, so the binding could never verify.
+      // Without the -PLUS mechanism libpq's channel_binding=prefer falls
+      // back to plain SCRAM.
+      const auto plus = std::remove_if(mechanisms.begin(), mechanisms.end(), [](const auto& m) {
+        return m.size() > 5 && m.compare(m.size() - 5, 5, "-PLUS") == 0;
+      });
+      if (plus == mechanisms.end()) return Verdict::kForward;
+      mechanisms.erase(plus, mechanisms.end());
+      if (mechanisms.empty()) return Verdict::kMalformed;
+      replacement_.clear();
+      wire::encode(auth.value(), replacement_);
+      return Verdict::kReplace;
+    }
+    case wire::backend::kParameterStatus: {
+      auto status = wire::decode_parameter_status(frame.body);
+      if (!status.ok()) return Verdict::kMalformed;
+      if (status.value().name == "standard_conforming_strings")
+        standard_conforming_strings_ = status.value().value == "on";
+      return Verdict::kForward;
     }
     case wire::backend::kReadyForQuery:
       phase_ = Phase::kReady;

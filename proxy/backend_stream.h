@@ -4,7 +4,8 @@
 //
 // During start-up it swaps the backend's BackendKeyData for a client key
 // from the CancelRegistry; it remembers whether the server ended the session
-// with a FATAL error, so the session does not report a second one.
+// with a FATAL error, so the session does not report a second one. It drops
+// SCRAM's channel-binding mechanisms (-PLUS) from the server's offer.
 #pragma once
 
 #include <optional>
@@ -34,11 +35,15 @@ class BackendStream {
   // True once the server sent an ErrorResponse with severity FATAL or PANIC.
   bool ended_with_fatal() const { return fatal_; }
   const std::optional<wire::BackendKeyData>& backend_key() const { return backend_key_; }
+  // As the server last reported it. The rewriter parses with it on; a
+  // restricted session that turns it off gets every statement denied.
+  bool standard_conforming_strings() const { return standard_conforming_strings_; }
 
  private:
   CancelRegistry& registry_;
   Phase phase_ = Phase::kStartup;
   bool fatal_ = false;
+  bool standard_conforming_strings_ = true;
   std::optional<wire::BackendKeyData> backend_key_;
   std::optional<wire::BackendKeyData> client_key_;
   wire::Buffer replacement_;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <thread>
 
+#include "policy/policy_file.h"
 #include "proxy/log.h"
 #include "proxy/session.h"
 #include "proxy/wire/error_fields.h"
@@ -38,7 +39,8 @@ tcp::endpoint resolve_listen(asio::io_context& io, const policy::Endpoint& liste
 }  // namespace
 
 Server::Server(policy::ServerConfig config)
-    : contexts_([&] {
+    : context_(config),
+      contexts_([&] {
         std::vector<std::unique_ptr<asio::io_context>> v;
         const unsigned n =
             config.threads > 0 ? config.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -46,8 +48,7 @@ Server::Server(policy::ServerConfig config)
         return v;
       }()),
       acceptor_(*contexts_[0]) {
-  context_.config = std::move(config);
-  const auto& listen = context_.config.listen;
+  const auto& listen = config.listen;
   const tcp::endpoint endpoint = resolve_listen(*contexts_[0], listen);
   boost::system::error_code ec;
   acceptor_.open(endpoint.protocol(), ec);
@@ -57,6 +58,59 @@ Server::Server(policy::ServerConfig config)
   if (ec)
     throw std::runtime_error(
         fmt::format("cannot listen on {}:{}: {}", listen.host, listen.port, ec.message()));
+  if (config.metrics.port != 0)
+    metrics_ = std::make_unique<MetricsEndpoint>(*contexts_[0], config.metrics, context_);
+  // Clients that connect from now on wait in the backlog until run().
+  const std::string conninfo = policy::service_conninfo(config);
+  context_.roles = std::make_unique<RoleDirectory>(conninfo);
+  context_.policies =
+      std::make_unique<policy::PolicyStore>(conninfo, policy::load_policies(config));
+  build_policies();
+  context_.reload = [this] { return reload(); };
+}
+
+void Server::build_policies() {
+  const auto tables = context_.policies->policies();
+  if (tables.empty()) {
+    log(LogLevel::kInfo, "no policies: every session is relayed unchanged");
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  context_.policies->refresh_all();
+  const auto snapshot = context_.policies->current();
+  for (const auto& p : tables) {
+    if (const auto* t = snapshot->find(p.name()))
+      log(LogLevel::kInfo, "policy {}: k={}, {} rows, tree of {} nodes ({} mode)", p.name(), p.k,
+          t->stats.rows, t->tree.size(), policy::to_string(p.mode));
+    else
+      log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
+          p.name(), snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
+  }
+  log(LogLevel::kInfo, "policies built in {} ms",
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count());
+}
+
+std::string Server::reload() {
+  const auto old = context_.runtime()->config;
+  policy::ServerConfig fresh = policy::load_server_config(old->path);
+  auto tables = policy::load_policies(fresh);
+  if (fresh.listen.host != old->listen.host || fresh.listen.port != old->listen.port ||
+      fresh.threads != old->threads)
+    log(LogLevel::kWarning, "RELOAD: listen and threads change only at restart");
+  fresh.listen = old->listen;
+  fresh.threads = old->threads;
+  const size_t n = tables.size();
+  context_.set_config(std::move(fresh));  // throws on unusable TLS files: nothing changed
+  set_log_level(context_.runtime()->config->log_level);
+  const bool built = context_.policies->reload(std::move(tables));
+  const auto snapshot = context_.policies->current();
+  const std::string summary =
+      fmt::format("{} reloaded: {} protected tables, {} built, policy version {}{}", old->path, n,
+                  snapshot->tables.size(), snapshot->version,
+                  built ? "" : " (some builds failed: SHOW POLICIES)");
+  log(LogLevel::kInfo, "{}", summary);
+  return summary;
 }
 
 Server::~Server() = default;
@@ -72,14 +126,36 @@ void Server::run() {
     log(LogLevel::kInfo, "received signal {}, shutting down", signo);
     begin_shutdown();
   });
+  asio::signal_set hangup(*contexts_[0], SIGHUP);
+  std::function<void()> wait_hangup = [&] {
+    hangup.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      log(LogLevel::kInfo, "received SIGHUP, reloading");
+      asio::post(context_.blocking, [this] {
+        try {
+          reload();
+        } catch (const std::exception& e) {
+          log(LogLevel::kError, "reload failed, nothing changed: {}", e.what());
+        }
+      });
+      wait_hangup();
+    });
+  };
+  wait_hangup();
+  if (metrics_) {
+    metrics_->start();
+    const auto m = metrics_->local_endpoint();
+    log(LogLevel::kInfo, "metrics on http://{}:{}/metrics", m.address().to_string(), m.port());
+  }
+  if (context_.policies) context_.policies->start();
   using Guard = asio::executor_work_guard<asio::io_context::executor_type>;
   std::vector<Guard> guards;
   for (auto& io : contexts_) guards.emplace_back(io->get_executor());
 
   const auto ep = local_endpoint();
   log(LogLevel::kInfo, "listening on {}:{} ({} I/O threads), backend {}:{}",
-      ep.address().to_string(), ep.port(), contexts_.size(), context_.config.backend.host,
-      context_.config.backend.port);
+      ep.address().to_string(), ep.port(), contexts_.size(),
+      context_.runtime()->config->backend.host, context_.runtime()->config->backend.port);
   accept_next();
 
   std::vector<std::thread> threads;
@@ -101,6 +177,8 @@ void Server::run() {
         if (done || std::chrono::steady_clock::now() > deadline) {
           if (!done) log(LogLevel::kWarning, "sessions did not end in time; closing anyway");
           signals.cancel();
+          hangup.cancel();
+          if (metrics_) metrics_->stop();
           guards.clear();
           for (auto& io : contexts_) io->stop();
           return;
@@ -127,10 +205,9 @@ void Server::accept_next() {
       if (ec == asio::error::operation_aborted || shutting_down_) return;
       log(LogLevel::kWarning, "accept failed: {}", ec.message());
     } else {
-      const bool over = context_.active_clients.load() >= context_.config.limits.max_clients;
-      if (over)
-        log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached",
-            context_.config.limits.max_clients);
+      const uint32_t max = context_.runtime()->config->limits.max_clients;
+      const bool over = context_.active_clients.load() >= max;
+      if (over) log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached", max);
       on_accept(std::make_shared<Session>(std::move(socket), context_, over));
     }
     if (!shutting_down_) accept_next();

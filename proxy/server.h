@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "policy/server_config.h"
+#include "proxy/metrics_endpoint.h"
 #include "proxy/server_context.h"
 
 namespace kanon::proxy {
@@ -37,10 +38,14 @@ class Server {
   void accept_next();
   void on_accept(std::shared_ptr<Session> session);
   void begin_shutdown();
+  void build_policies();
+  // Re-reads the configuration file and the policies; returns a summary.
+  std::string reload();
 
   ServerContext context_;
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  std::unique_ptr<MetricsEndpoint> metrics_;  // on contexts_[0]
   size_t next_context_ = 0;
   std::mutex sessions_mutex_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;

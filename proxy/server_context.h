@@ -1,18 +1,64 @@
 // ServerContext: what every session shares with the server. Owned by Server,
 // outlives every session.
+//
+// What RELOAD may change (configuration, TLS contexts) lives in a Runtime
+// that is swapped as a whole; a session takes one at its start and keeps it.
 #pragma once
 
 #include <atomic>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
+#include <memory>
+#include <mutex>
 
+#include "policy/policy_store.h"
 #include "policy/server_config.h"
 #include "proxy/cancel_registry.h"
+#include "proxy/client_registry.h"
+#include "proxy/role_directory.h"
+#include "proxy/stats.h"
+#include "rewriter/rewriter.h"
 
 namespace kanon::proxy {
 
-struct ServerContext {
-  policy::ServerConfig config;
+struct Runtime {
+  std::shared_ptr<const policy::ServerConfig> config;
+  std::shared_ptr<boost::asio::ssl::context> client_tls;   // null: refuse SSLRequest
+  std::shared_ptr<boost::asio::ssl::context> backend_tls;  // null: sslmode disable
+};
+
+class ServerContext {
+ public:
+  // Throws std::runtime_error for unusable TLS files.
+  explicit ServerContext(policy::ServerConfig config);
+  ~ServerContext();
+
+  std::shared_ptr<const Runtime> runtime() const {
+    const std::lock_guard lock(mu_);
+    return runtime_;
+  }
+  // Builds a new Runtime (TLS contexts included) and swaps it in; throws
+  // without changing anything when the TLS files are unusable.
+  void set_config(policy::ServerConfig config);
+
   CancelRegistry cancels;
   std::atomic<uint32_t> active_clients{0};
+  Stats stats;
+  ClientRegistry clients;
+  rewriter::Rewriter rewriter;
+  std::unique_ptr<policy::PolicyStore> policies;  // set by Server before accepting
+  std::unique_ptr<RoleDirectory> roles;
+  // Blocking work (catalog queries, refreshes, verification) runs here,
+  // never on an I/O thread.
+  boost::asio::thread_pool blocking{2};
+  // RELOAD (also SIGHUP): re-reads the configuration and the policies.
+  // Returns a one-line summary; throws with the reason when it fails.
+  std::function<std::string()> reload;
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const Runtime> runtime_;
 };
 
 }  // namespace kanon::proxy

@@ -1,15 +1,18 @@
 #include "proxy/session.h"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <variant>
 
+#include "proxy/blocking.h"
 #include "proxy/log.h"
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
@@ -24,6 +27,7 @@ using asio::use_awaitable;
 namespace {
 
 constexpr uint8_t kRefuseEncryption = 'N';
+constexpr uint8_t kAcceptEncryption = 'S';
 // Like PostgreSQL's authentication_timeout: a client that has not sent its
 // StartupMessage by then is dropped. Authentication itself is then timed by
 // the server.
@@ -40,44 +44,96 @@ void set_no_delay(Session::tcp::socket& s) {
   s.set_option(Session::tcp::no_delay(true), ec);
 }
 
+std::string param(const wire::StartupMessage& m, std::string_view name) {
+  const std::string* v = m.find(name);
+  return v ? *v : std::string();
+}
+
+// A value inside the `options` start-up parameter: spaces and backslashes
+// are escaped with a backslash, as PostgreSQL reads them.
+std::string escape_option(const std::string& v) {
+  std::string out;
+  for (char c : v) {
+    if (c == ' ' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The restricted settings appended to the client's own `options`, so they
+// win over anything the client asked for at start-up.
+void add_restricted_settings(wire::StartupMessage& m,
+                             const std::vector<std::pair<std::string, std::string>>& settings) {
+  if (settings.empty()) return;
+  std::string extra;
+  for (const auto& [name, value] : settings)
+    extra += fmt::format(" -c {}={}", name, escape_option(value));
+  for (auto& [name, value] : m.parameters)
+    if (name == "options") {
+      value += extra;
+      return;
+    }
+  m.parameters.emplace_back("options", extra.substr(1));
+}
+
+bool is_ip_address(const std::string& host) {
+  boost::system::error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
 }  // namespace
 
 Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
     : context_(context),
+      runtime_(context.runtime()),
       client_(std::move(client)),
-      backend_(client_.get_executor()),
+      backend_(client_.socket().get_executor()),
       backend_stream_(context.cancels),
-      backend_done_(client_.get_executor(), asio::steady_timer::time_point::max()),
+      backend_done_(client_.socket().get_executor(), asio::steady_timer::time_point::max()),
       over_capacity_(over_capacity),
-      peer_(describe_peer(client_)) {
+      peer_(describe_peer(client_.socket())) {
   if (!over_capacity_) ++context_.active_clients;
-  set_no_delay(client_);
+  set_no_delay(client_.socket());
 }
 
 Session::~Session() {
+  if (client_id_) context_.clients.remove(client_id_);
   if (!over_capacity_) --context_.active_clients;
 }
 
 void Session::start() {
   asio::co_spawn(
-      client_.get_executor(), [self = shared_from_this()] { return self->run_client(); },
+      client_.socket().get_executor(), [self = shared_from_this()] { return self->run_client(); },
       asio::detached);
 }
 
 void Session::stop() {
-  asio::post(client_.get_executor(), [weak = weak_from_this()] {
+  asio::post(client_.socket().get_executor(), [weak = weak_from_this()] {
     if (auto self = weak.lock()) {
       self->stopping_ = true;
-      boost::system::error_code ec;
-      self->client_.cancel(ec);
+      self->client_.cancel();
     }
   });
 }
 
+void Session::register_client(const wire::StartupMessage& startup, const char* access) {
+  ClientInfo info;
+  info.user = user_;
+  info.database = param(startup, "database");
+  if (info.database.empty()) info.database = user_;
+  info.peer = peer_;
+  info.application = param(startup, "application_name");
+  info.access = access;
+  info.tls = client_.tls();
+  info.since = std::chrono::system_clock::now();
+  client_id_ = context_.clients.add(std::move(info));
+  ++context_.stats.connections;
+}
+
 awaitable<void> Session::run_client() {
-  wire::Buffer startup;
-  std::string user;
-  asio::steady_timer startup_timer(client_.get_executor(), kStartupTimeout);
+  wire::StartupMessage startup;
+  asio::steady_timer startup_timer(client_.socket().get_executor(), kStartupTimeout);
   startup_timer.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
     if (auto self = weak.lock(); self && !ec) {
       log(LogLevel::kInfo, "client {}: no start-up packet within {} s; closing", self->peer_,
@@ -85,36 +141,110 @@ awaitable<void> Session::run_client() {
       self->close_client();
     }
   });
+  const auto& config = *runtime_->config;
   try {
-    const bool started = co_await read_startup(startup, user);
+    const bool started = co_await read_startup(startup);
     startup_timer.cancel();
     if (!started) co_return close_client();
     if (over_capacity_) {
       co_await send_fatal("53300", "sorry, too many clients already");
       co_return close_client();
     }
+    user_ = param(startup, "user");
+    const std::string database = param(startup, "database");
+    if ((database.empty() ? user_ : database) == config.admin.database)
+      co_return co_await run_admin(std::move(startup));
+    co_await resolve_access(user_);
+    if (!access_.exempt) {
+      if (startup.find("replication")) {
+        co_await send_fatal("42501",
+                            "kanon: permission denied: replication connections are not allowed "
+                            "for restricted sessions (rule replication-connection)");
+        co_return close_client();
+      }
+      add_restricted_settings(startup, config.restricted_settings);
+      gate_.emplace(
+          [this](std::string_view sql, const char* protocol) { return rewrite(sql, protocol); },
+          denials_);
+      filter_.emplace(denials_);
+    }
     if (!co_await connect_backend()) co_return close_client();
-    co_await asio::async_write(backend_, asio::buffer(startup), use_awaitable);
+    wire::Buffer packet;
+    wire::encode(startup, packet);
+    co_await backend_.write(asio::buffer(packet));
   } catch (const boost::system::system_error& e) {
     log(LogLevel::kDebug, "client {}: start-up ended: {}", peer_, e.code().message());
     close_backend();
     co_return close_client();
   }
-  log(LogLevel::kDebug, "client {}: session for user '{}' started", peer_, user);
+  register_client(startup, access_.exempt                  ? "exempt"
+                           : access_.exempt_tables.empty() ? "restricted"
+                                                           : "partly exempt");
+  log(LogLevel::kDebug, "client {}: session for user '{}' started ({})", peer_, user_,
+      access_.exempt ? "exempt" : "restricted");
   backend_running_ = true;
   asio::co_spawn(
-      client_.get_executor(), [self = shared_from_this()] { return self->run_backend(); },
+      client_.socket().get_executor(), [self = shared_from_this()] { return self->run_backend(); },
       asio::detached);
   co_await relay_client_to_backend();
 }
 
-awaitable<bool> Session::read_startup(wire::Buffer& startup_bytes, std::string& user) {
-  const uint32_t max = context_.config.limits.max_message_size;
+awaitable<void> Session::resolve_access(const std::string& user) {
+  access_ = {};
+  std::vector<policy::TablePolicy> tables;
+  if (context_.policies) tables = context_.policies->policies();
+  const auto exempt_by = [&](const policy::TablePolicy& p, const std::set<std::string>& roles) {
+    return std::any_of(p.exempt.begin(), p.exempt.end(),
+                       [&](const std::string& r) { return roles.count(r) > 0; });
+  };
+  std::set<std::string> roles{user};
+  const bool all_direct =
+      std::all_of(tables.begin(), tables.end(), [&](const auto& p) { return exempt_by(p, roles); });
+  if (!all_direct && context_.roles) {
+    auto found =
+        co_await run_blocking(context_.blocking, [&] { return context_.roles->memberships(user); });
+    if (found) roles = std::move(*found);  // else: only the login's own name counts
+  }
+  for (const auto& p : tables)
+    if (exempt_by(p, roles)) access_.exempt_tables.push_back(p.name());
+  std::sort(access_.exempt_tables.begin(), access_.exempt_tables.end());
+  access_.exempt = access_.exempt_tables.size() == tables.size();
+  access_.search_path.clear();
+}
+
+rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
+  rewriter::RewriteResult result;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!backend_stream_.standard_conforming_strings()) {
+    result.verdict = rewriter::Verdict::kDenied;
+    result.sqlstate = "42501";
+    result.rule = "standard-conforming-strings";
+    result.object = "standard_conforming_strings";
+    result.message =
+        "kanon: permission denied: restricted sessions must keep standard_conforming_strings "
+        "on (rule standard-conforming-strings)";
+  } else {
+    const auto snapshot = context_.policies->current();
+    result = context_.rewriter.rewrite(sql, *snapshot, access_);
+  }
+  const double micros =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  context_.stats.record(result, micros);
+  if (result.verdict == rewriter::Verdict::kDenied)
+    log(LogLevel::kWarning,
+        "denied: user={} client={} protocol={} rule={} object={} sqlstate={} "
+        "fingerprint={:016x}",
+        user_, peer_, protocol, result.rule, result.object, result.sqlstate, result.fingerprint);
+  return result;
+}
+
+awaitable<bool> Session::read_startup(wire::StartupMessage& startup) {
+  const uint32_t max = runtime_->config->limits.max_message_size;
   for (;;) {
     const wire::Frame frame = wire::frame_startup(from_client_.pending(), max);
     if (frame.status == wire::FrameStatus::kNeedMore) {
       if (stopping_) co_return false;
-      const size_t n = co_await client_.async_read_some(from_client_.prepare(), use_awaitable);
+      const size_t n = co_await client_.read_some(from_client_.prepare());
       from_client_.commit(n);
       continue;
     }
@@ -128,9 +258,8 @@ awaitable<bool> Session::read_startup(wire::Buffer& startup_bytes, std::string& 
                           fmt::format("invalid start-up packet: {}", packet.error().message));
       co_return false;
     }
-    const wire::Bytes raw = from_client_.pending().first(frame.size);
-    if (std::holds_alternative<wire::SslRequest>(packet.value()) ||
-        std::holds_alternative<wire::GssEncRequest>(packet.value())) {
+    const bool ssl = std::holds_alternative<wire::SslRequest>(packet.value());
+    if (ssl || std::holds_alternative<wire::GssEncRequest>(packet.value())) {
       from_client_.consume(frame.size);
       if (!from_client_.empty()) {
         // A client must wait for the answer; bytes after the request would
@@ -138,16 +267,24 @@ awaitable<bool> Session::read_startup(wire::Buffer& startup_bytes, std::string& 
         co_await send_fatal("08P01", "received unencrypted data after an encryption request");
         co_return false;
       }
-      co_await asio::async_write(client_, asio::buffer(&kRefuseEncryption, 1), use_awaitable);
+      const bool accept = ssl && runtime_->client_tls && !client_.tls();
+      const uint8_t answer = accept ? kAcceptEncryption : kRefuseEncryption;
+      co_await client_.write(asio::buffer(&answer, 1));
+      if (accept) {
+        try {
+          co_await client_.accept_tls(*runtime_->client_tls);
+        } catch (const boost::system::system_error& e) {
+          log(LogLevel::kInfo, "client {}: TLS handshake failed: {}", peer_, e.code().message());
+          co_return false;
+        }
+      }
       continue;
     }
     if (const auto* cancel = std::get_if<wire::CancelRequest>(&packet.value())) {
       co_await forward_cancel(*cancel);
       co_return false;
     }
-    const auto& message = std::get<wire::StartupMessage>(packet.value());
-    if (const std::string* u = message.find("user")) user = *u;
-    startup_bytes.assign(raw.begin(), raw.end());
+    startup = std::move(std::get<wire::StartupMessage>(packet.value()));
     from_client_.consume(frame.size);
     co_return true;
   }
@@ -161,11 +298,11 @@ awaitable<void> Session::forward_cancel(const wire::CancelRequest& request) {
     co_return;
   }
   try {
-    tcp::resolver resolver(client_.get_executor());
-    const auto& b = context_.config.backend;
+    tcp::resolver resolver(client_.socket().get_executor());
+    const auto& b = runtime_->config->backend;
     const auto endpoints =
         co_await resolver.async_resolve(b.host, std::to_string(b.port), use_awaitable);
-    tcp::socket socket(client_.get_executor());
+    tcp::socket socket(client_.socket().get_executor());
     co_await asio::async_connect(socket, endpoints, use_awaitable);
     wire::Buffer out;
     wire::encode(wire::CancelRequest{backend_key->process_id, backend_key->secret_key}, out);
@@ -178,27 +315,64 @@ awaitable<void> Session::forward_cancel(const wire::CancelRequest& request) {
 }
 
 awaitable<bool> Session::connect_backend() {
-  const auto& b = context_.config.backend;
+  const auto& config = *runtime_->config;
+  const auto& b = config.backend;
   boost::system::error_code ec;
-  tcp::resolver resolver(client_.get_executor());
+  tcp::resolver resolver(client_.socket().get_executor());
   const auto endpoints = co_await resolver.async_resolve(b.host, std::to_string(b.port),
                                                          asio::redirect_error(use_awaitable, ec));
   if (!ec)
-    co_await asio::async_connect(backend_, endpoints, asio::redirect_error(use_awaitable, ec));
-  if (!ec) {
-    set_no_delay(backend_);
-    co_return true;
+    co_await asio::async_connect(backend_.socket(), endpoints,
+                                 asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    log(LogLevel::kWarning, "client {}: cannot connect to the backend {}:{}: {}", peer_, b.host,
+        b.port, ec.message());
+    co_await send_fatal("08006", fmt::format("kanon cannot connect to the PostgreSQL server at "
+                                             "{}:{}: {}",
+                                             b.host, b.port, ec.message()));
+    co_return false;
   }
-  log(LogLevel::kWarning, "client {}: cannot connect to the backend {}:{}: {}", peer_, b.host,
-      b.port, ec.message());
+  set_no_delay(backend_.socket());
+  if (!runtime_->backend_tls) co_return true;
+  // TLS toward the backend, with libpq's sslmode meanings.
+  const auto mode = config.backend_tls.mode;
+  std::string failure;
+  try {
+    wire::Buffer request;
+    wire::encode(wire::SslRequest{}, request);
+    co_await backend_.write(asio::buffer(request));
+    uint8_t answer = 0;
+    co_await asio::async_read(backend_.socket(), asio::buffer(&answer, 1), use_awaitable);
+    if (answer == kAcceptEncryption) {
+      const bool verify =
+          mode == policy::SslMode::kVerifyCa || mode == policy::SslMode::kVerifyFull;
+      std::string host = mode == policy::SslMode::kVerifyFull ? b.host : std::string();
+      co_await backend_.connect_tls(*runtime_->backend_tls, host, verify);
+      if (!is_ip_address(b.host) && host.empty()) {
+        // nothing: SNI only matters to servers that check it
+      }
+      co_return true;
+    }
+    if (answer != kRefuseEncryption)
+      failure = "the server answered the SSLRequest with something else than S or N";
+    else if (mode == policy::SslMode::kPrefer)
+      co_return true;
+    else
+      failure = fmt::format("the server does not support TLS, but backend.sslmode is {}",
+                            policy::to_string(mode));
+  } catch (const boost::system::system_error& e) {
+    failure = fmt::format("TLS with the server failed: {}", e.code().message());
+  }
+  log(LogLevel::kWarning, "client {}: backend {}:{}: {}", peer_, b.host, b.port, failure);
+  close_backend();
   co_await send_fatal("08006", fmt::format("kanon cannot connect to the PostgreSQL server at "
                                            "{}:{}: {}",
-                                           b.host, b.port, ec.message()));
+                                           b.host, b.port, failure));
   co_return false;
 }
 
 awaitable<void> Session::relay_client_to_backend() {
-  const uint32_t max = context_.config.limits.max_message_size;
+  const uint32_t max = runtime_->config->limits.max_message_size;
   for (;;) {
     if (stopping_)
       co_return co_await finish("57P01",
@@ -206,15 +380,24 @@ awaitable<void> Session::relay_client_to_backend() {
                                 "shutting down",
                                 true);
     boost::system::error_code ec;
-    const size_t n = co_await client_.async_read_some(from_client_.prepare(),
-                                                      asio::redirect_error(use_awaitable, ec));
+    const size_t n = co_await client_.read_some(from_client_.prepare(), ec);
     if (ec) {
       if (stopping_) continue;                  // the loop top finishes the session
       co_return co_await finish("", "", true);  // the client went away
     }
     from_client_.commit(n);
+    // Frames [0, ready) are forwarded as they are, in one write.
     size_t ready = 0;
     bool terminate = false;
+    const auto flush = [&]() -> awaitable<bool> {
+      if (ready > 0) {
+        co_await backend_.write(asio::buffer(from_client_.pending().data(), ready), ec);
+        if (ec) co_return false;
+        from_client_.consume(ready);
+        ready = 0;
+      }
+      co_return true;
+    };
     for (;;) {
       const wire::Frame frame = wire::frame_typed(from_client_.pending().subspan(ready), max);
       if (frame.status == wire::FrameStatus::kNeedMore) break;
@@ -223,30 +406,42 @@ awaitable<void> Session::relay_client_to_backend() {
         co_return co_await finish(
             "08P01", fmt::format("invalid message from the client: {}", frame.error), true);
       }
-      ready += frame.size;
       if (frame.type == wire::frontend::kTerminate) {
+        ready += frame.size;
         terminate = true;
         break;
       }
+      const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
+      if (action == StatementGate::Action::kForward) {
+        ready += frame.size;
+        continue;
+      }
+      // On failure the backend pump sees the loss too and reports it.
+      if (!co_await flush()) co_return;
+      if (action == StatementGate::Action::kReplace) {
+        co_await backend_.write(asio::buffer(gate_->replacement()), ec);
+        if (ec) co_return;
+      }
+      from_client_.consume(frame.size);
     }
-    if (ready == 0) continue;
-    co_await asio::async_write(backend_, asio::buffer(from_client_.pending().data(), ready),
-                               asio::redirect_error(use_awaitable, ec));
-    // On failure the backend pump sees the loss too and reports it.
-    if (ec) co_return;
-    from_client_.consume(ready);
+    if (!co_await flush()) co_return;
     if (terminate) co_return co_await finish("", "", false);
   }
 }
 
 awaitable<void> Session::run_backend() {
   auto self = shared_from_this();
-  const uint32_t max = context_.config.limits.max_message_size;
+  const uint32_t max = runtime_->config->limits.max_message_size;
   try {
     for (;;) {
-      const size_t n = co_await backend_.async_read_some(from_backend_.prepare(), use_awaitable);
+      const size_t n = co_await backend_.read_some(from_backend_.prepare());
       from_backend_.commit(n);
       size_t ready = 0;
+      const auto flush = [&]() -> awaitable<void> {
+        if (ready > 0) co_await client_.write(asio::buffer(from_backend_.pending().data(), ready));
+        from_backend_.consume(ready);
+        ready = 0;
+      };
       for (;;) {
         const wire::Frame frame = wire::frame_typed(from_backend_.pending().subspan(ready), max);
         if (frame.status == wire::FrameStatus::kNeedMore) break;
@@ -258,22 +453,24 @@ awaitable<void> Session::run_backend() {
           throw boost::system::system_error(asio::error::invalid_argument);
         }
         if (verdict == BackendStream::Verdict::kReplace) {
-          if (ready > 0)
-            co_await asio::async_write(client_, asio::buffer(from_backend_.pending().data(), ready),
-                                       use_awaitable);
-          from_backend_.consume(ready);
-          ready = 0;
-          co_await asio::async_write(client_, asio::buffer(backend_stream_.replacement()),
-                                     use_awaitable);
+          co_await flush();
+          co_await client_.write(asio::buffer(backend_stream_.replacement()));
           from_backend_.consume(frame.size);
           continue;
         }
+        const auto action = filter_ ? filter_->on_frame(frame) : ResponseFilter::Action::kForward;
+        if (action == ResponseFilter::Action::kDrop) {
+          co_await flush();
+          from_backend_.consume(frame.size);
+          continue;
+        }
+        if (action == ResponseFilter::Action::kInsertBefore) {
+          co_await flush();
+          co_await client_.write(asio::buffer(filter_->insertion()));
+        }
         ready += frame.size;
       }
-      if (ready == 0) continue;
-      co_await asio::async_write(client_, asio::buffer(from_backend_.pending().data(), ready),
-                                 use_awaitable);
-      from_backend_.consume(ready);
+      co_await flush();
     }
   } catch (const boost::system::system_error& e) {
     log(LogLevel::kDebug, "client {}: backend pump ended: {}", peer_, e.code().message());
@@ -296,8 +493,7 @@ awaitable<void> Session::finish(std::string_view sqlstate, std::string_view mess
   if (terminate_backend && backend_.is_open()) {
     static constexpr uint8_t kTerminate[] = {wire::frontend::kTerminate, 0, 0, 0, 4};
     boost::system::error_code ec;
-    co_await asio::async_write(backend_, asio::buffer(kTerminate),
-                               asio::redirect_error(use_awaitable, ec));
+    co_await backend_.write(asio::buffer(kTerminate), ec);
   }
   close_backend();
   if (backend_running_) {
@@ -312,18 +508,15 @@ awaitable<void> Session::send_fatal(std::string_view sqlstate, std::string_view 
   wire::Buffer out;
   wire::encode_error(out, "FATAL", sqlstate, message);
   boost::system::error_code ec;
-  co_await asio::async_write(client_, asio::buffer(out), asio::redirect_error(use_awaitable, ec));
+  co_await client_.write(asio::buffer(out), ec);
 }
 
 void Session::close_client() {
-  boost::system::error_code ec;
-  client_.shutdown(tcp::socket::shutdown_both, ec);
-  client_.close(ec);
+  client_.close();
 }
 
 void Session::close_backend() {
-  boost::system::error_code ec;
-  backend_.close(ec);
+  backend_.close();
 }
 
 }  // namespace kanon::proxy

@@ -1,12 +1,18 @@
 // Session: one client connection and its backend connection.
 //
-// Two coroutines run on the session's strand-free executor (each session
-// lives on exactly one io_context thread): the client pump reads the client,
-// handles start-up (SSL/GSSENC refusal, CancelRequest, the StartupMessage) and
-// relays frames to the backend; the backend pump relays the backend's frames
-// to the client through a BackendStream. Only the backend pump writes to the
-// client while both run; the client pump writes to the client only before the
-// backend pump starts or after it has finished.
+// Two coroutines run on the session's io_context thread: the client pump
+// reads the client, handles start-up (TLS, CancelRequest, the
+// StartupMessage, who the login is) and relays frames to the backend; the
+// backend pump relays the backend's frames to the client through a
+// BackendStream. Only the backend pump writes to the client while both run;
+// the client pump writes to the client only before the backend pump starts
+// or after it has finished.
+//
+// Restricted sessions (a login that some protected table's policy does not
+// exempt) pass their Query and Parse messages through the rewriter
+// (StatementGate) and denials are answered in order by the backend pump
+// (ResponseFilter). Exempt sessions are relayed untouched. A connection to
+// the admin database becomes an admin console session (session_admin.cc).
 #pragma once
 
 // clang-format off
@@ -16,11 +22,14 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "proxy/backend_stream.h"
+#include "proxy/byte_stream.h"
 #include "proxy/receive_buffer.h"
 #include "proxy/server_context.h"
+#include "proxy/statement_gate.h"
 #include "proxy/wire/startup_messages.h"
 
 namespace kanon::proxy {
@@ -42,11 +51,15 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   boost::asio::awaitable<void> run_client();
   boost::asio::awaitable<void> run_backend();
-  // Reads start-up packets until a StartupMessage; false if the connection
-  // ended (cancel requests end it).
-  boost::asio::awaitable<bool> read_startup(wire::Buffer& startup_bytes, std::string& user);
+  // Reads start-up packets until a StartupMessage (upgrading to TLS on an
+  // SSLRequest when configured); false if the connection ended.
+  boost::asio::awaitable<bool> read_startup(wire::StartupMessage& startup);
   boost::asio::awaitable<void> forward_cancel(const wire::CancelRequest& request);
+  // TCP, then TLS as backend.sslmode says; false (client told) on failure.
   boost::asio::awaitable<bool> connect_backend();
+  // Who the login is: exempt for which protected tables. Fails closed.
+  boost::asio::awaitable<void> resolve_access(const std::string& user);
+  rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
   boost::asio::awaitable<void> relay_client_to_backend();
   // Ends the session from the client pump: stops the backend pump, sends the
   // client a FATAL error (unless sqlstate is empty) and closes both sides.
@@ -55,10 +68,17 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> send_fatal(std::string_view sqlstate, std::string_view message);
   void close_client();
   void close_backend();
+  void register_client(const wire::StartupMessage& startup, const char* access);
+
+  // session_admin.cc: the admin console.
+  boost::asio::awaitable<void> run_admin(wire::StartupMessage startup);
+  boost::asio::awaitable<bool> authenticate_admin(wire::StartupMessage startup);
+  boost::asio::awaitable<void> serve_console();
 
   ServerContext& context_;
-  tcp::socket client_;
-  tcp::socket backend_;
+  std::shared_ptr<const Runtime> runtime_;
+  ByteStream client_;
+  ByteStream backend_;
   ReceiveBuffer from_client_;
   ReceiveBuffer from_backend_;
   BackendStream backend_stream_;
@@ -68,6 +88,14 @@ class Session : public std::enable_shared_from_this<Session> {
   bool stopping_ = false;
   const bool over_capacity_;
   std::string peer_;
+  std::string user_;
+  uint64_t client_id_ = 0;
+
+  // Enforcement (restricted sessions only).
+  rewriter::SessionContext access_;
+  DenialQueue denials_;
+  std::optional<StatementGate> gate_;
+  std::optional<ResponseFilter> filter_;
 };
 
 }  // namespace kanon::proxy

@@ -1,0 +1,307 @@
+#include "proxy/admin_console.h"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <pqxx/pqxx>
+#include <sstream>
+
+#include "policy/policy_file.h"
+#include "policy/verification.h"
+#include "proxy/result_set.h"
+#include "proxy/wire/backend_messages.h"
+#include "proxy/wire/error_fields.h"
+
+namespace kanon::proxy {
+
+namespace {
+
+// An error the console reports to the user, with its SQLSTATE.
+struct ConsoleError : std::runtime_error {
+  ConsoleError(std::string state, const std::string& message)
+      : std::runtime_error(message), sqlstate(std::move(state)) {}
+  std::string sqlstate;
+};
+
+std::vector<std::string> split_words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string current;
+  bool quoted = false;
+  for (char c : text) {
+    if (c == '"') quoted = !quoted;
+    if (!quoted && (std::isspace(static_cast<unsigned char>(c)) || c == ';')) {
+      if (!current.empty()) words.push_back(std::move(current));
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  if (!current.empty()) words.push_back(std::move(current));
+  return words;
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+std::string format_time(std::chrono::system_clock::time_point t) {
+  return fmt::format("{:%Y-%m-%d %H:%M:%S}Z", std::chrono::floor<std::chrono::seconds>(t));
+}
+
+std::string quote_value(const std::string& v) {
+  std::string out = "'";
+  for (char c : v) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
+class Commands {
+ public:
+  Commands(ServerContext& context, wire::Buffer& out) : context_(context), out_(out) {}
+
+  void run(const std::vector<std::string>& words) {
+    const std::string verb = upper(words[0]);
+    const std::string what = words.size() > 1 ? upper(words[1]) : "";
+    if (verb == "SHOW" && words.size() == 2 && what == "HELP") return help();
+    if (verb == "SHOW" && words.size() == 2 && what == "POLICIES") return policies();
+    if (verb == "SHOW" && words.size() == 2 && what == "STATS") return stats();
+    if (verb == "SHOW" && words.size() == 2 && what == "CLIENTS") return clients();
+    if (verb == "SHOW" && words.size() == 3 && what == "TREE") return tree(words[2]);
+    if (verb == "SHOW" && words.size() == 3 && what == "PREDICATES") return predicates(words[2]);
+    if (verb == "RELOAD" && words.size() == 1) return reload();
+    if (verb == "REFRESH" && words.size() == 2) return refresh(words[1]);
+    if (verb == "VERIFY" && words.size() == 2) return verify(words[1]);
+    throw ConsoleError("42601", fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
+                                            "the commands",
+                                            join(words, " ")));
+  }
+
+ private:
+  void emit(const ResultSet& r) { encode(r, out_); }
+
+  void help() {
+    ResultSet r{{"command", "what it does"}};
+    r.add({"SHOW POLICIES", "protected tables, their policies and build state"});
+    r.add({"SHOW TREE <table>", "the cohorts of the disclosure tree: path, rows, released"});
+    r.add({"SHOW PREDICATES <table>", "the release rule of every quasi-identifier"});
+    r.add({"SHOW STATS", "statements passed, rewritten and denied; cache; latency"});
+    r.add({"SHOW CLIENTS", "connected clients"});
+    r.add({"RELOAD", "re-read the configuration and the policies (also SIGHUP)"});
+    r.add({"REFRESH <table>", "rebuild the table's tree from the data now"});
+    r.add({"VERIFY <table>", "the real k, groups and released fraction, as the server sees it"});
+    emit(r);
+  }
+
+  policy::PolicyStore& store() {
+    if (!context_.policies) throw ConsoleError("55000", "kanon admin: no policies are loaded");
+    return *context_.policies;
+  }
+
+  // The policy named by `name`; ConsoleError listing the tables otherwise.
+  policy::TablePolicy find(const std::string& name) {
+    const auto all = store().policies();
+    try {
+      return policy::find_policy(all, name);
+    } catch (const std::exception& e) {
+      throw ConsoleError("42P01", fmt::format("kanon admin: {}", e.what()));
+    }
+  }
+
+  std::shared_ptr<const policy::TableSnapshot> built(const policy::TablePolicy& p) {
+    const auto snapshot = store().current();
+    const auto it = snapshot->tables.find(p.name());
+    if (it == snapshot->tables.end()) {
+      const auto err = snapshot->errors.find(p.name());
+      throw ConsoleError("55000",
+                         fmt::format("kanon admin: {} has no tree yet{}", p.name(),
+                                     err == snapshot->errors.end() ? "" : ": " + err->second));
+    }
+    return it->second;
+  }
+
+  void policies() {
+    ResultSet r{{"table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh", "status",
+                 "built_at", "rows", "tree_nodes", "version"}};
+    const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
+    const auto all =
+        context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
+    for (const auto& p : all) {
+      const policy::TableSnapshot* t = snapshot ? snapshot->find(p.name()) : nullptr;
+      std::string status = t ? "built" : "not built";
+      if (snapshot)
+        if (auto e = snapshot->errors.find(p.name()); e != snapshot->errors.end())
+          status = (t ? "stale: " : "failed: ") + e->second;
+      r.add(
+          {p.name(), std::to_string(p.k),
+           p.sensitive ? std::optional(std::to_string(p.sensitive->l)) : std::nullopt,
+           join(p.quasi_identifiers), policy::to_string(p.mode), join(p.exempt),
+           fmt::format("{}s", std::chrono::duration_cast<std::chrono::seconds>(p.refresh).count()),
+           status, t ? std::optional(format_time(t->built_at)) : std::nullopt,
+           t ? std::optional(std::to_string(t->stats.rows)) : std::nullopt,
+           t ? std::optional(std::to_string(t->tree.size())) : std::nullopt,
+           snapshot ? std::optional(std::to_string(snapshot->version)) : std::nullopt});
+    }
+    emit(r);
+  }
+
+  void tree(const std::string& name) {
+    const auto t = built(find(name));
+    const auto& tree = t->tree;
+    ResultSet r{{"cohort", "path", "rows", "released"}};
+    for (int leaf : tree.leaves()) {
+      std::vector<std::string> conditions;
+      for (const auto& c : tree.path(leaf))
+        conditions.push_back(fmt::format("{} {} {}", tree.attributes()[c.attribute],
+                                         c.equal ? "=" : "<>", quote_value(c.value)));
+      std::vector<std::string> released;
+      for (size_t a = 0; a < tree.attributes().size(); ++a)
+        if (tree.nodes()[leaf].released & (uint64_t{1} << a))
+          released.push_back(tree.attributes()[a]);
+      r.add({tree.nodes()[leaf].label, conditions.empty() ? "TRUE" : join(conditions, " AND "),
+             std::to_string(tree.nodes()[leaf].rows), join(released)});
+    }
+    emit(r);
+  }
+
+  void predicates(const std::string& name) {
+    const auto t = built(find(name));
+    ResultSet r{{"attribute", "release_rule", "tests", "mask"}};
+    for (size_t i = 0; i < t->predicates.size(); ++i) {
+      const std::string& column = t->policy.quasi_identifiers[i];
+      std::string mask;
+      for (const auto& m : t->masks.columns)
+        if (m.column == column) mask = m.expression;
+      r.add({column, t->predicates[i].rule_text(t->tree.attributes()),
+             std::to_string(t->predicates[i].size()), mask});
+    }
+    emit(r);
+  }
+
+  void stats() {
+    ResultSet r{{"stat", "value"}};
+    const auto& s = context_.stats;
+    const auto cache = context_.rewriter.cache_stats();
+    const auto add = [&](const std::string& k, const std::string& v) { r.add({k, v}); };
+    add("clients_active", std::to_string(context_.active_clients.load()));
+    add("connections_total", std::to_string(s.connections.load()));
+    add("statements_passed", std::to_string(s.statements_passed.load()));
+    add("statements_rewritten", std::to_string(s.statements_rewritten.load()));
+    add("statements_denied", std::to_string(s.denied_total()));
+    for (const auto& [rule, n] : s.denied_by_rule()) add("denied: " + rule, std::to_string(n));
+    add("cache_hits", std::to_string(cache.hits));
+    add("cache_misses", std::to_string(cache.misses));
+    add("cache_entries", std::to_string(cache.entries));
+    const uint64_t lookups = cache.hits + cache.misses;
+    add("cache_hit_rate",
+        lookups ? fmt::format("{:.3f}", static_cast<double>(cache.hits) / lookups) : "n/a");
+    for (double p : {0.5, 0.9, 0.99})
+      add(fmt::format("rewrite_p{}_us (bucket bound)", static_cast<int>(p * 100)),
+          fmt::format("{:g}", s.rewrite_latency.percentile(p)));
+    if (context_.policies) add("policy_version", std::to_string(store().current()->version));
+    emit(r);
+  }
+
+  void clients() {
+    ResultSet r{
+        {"id", "user", "database", "address", "application", "access", "tls", "connected_since"}};
+    for (const auto& c : context_.clients.list())
+      r.add({std::to_string(c.id), c.user, c.database, c.peer, c.application, c.access,
+             c.tls ? "yes" : "no", format_time(c.since)});
+    emit(r);
+  }
+
+  void reload() {
+    if (!context_.reload) throw ConsoleError("55000", "kanon admin: RELOAD is not available");
+    std::string summary;
+    try {
+      summary = context_.reload();
+    } catch (const std::exception& e) {
+      throw ConsoleError("F0000",
+                         fmt::format("kanon admin: RELOAD failed, nothing changed: {}", e.what()));
+    }
+    ResultSet r{{"reloaded"}};
+    r.add({summary});
+    r.tag = "RELOAD";
+    emit(r);
+  }
+
+  void refresh(const std::string& name) {
+    const auto p = find(name);
+    if (!store().refresh(p.name())) {
+      const auto snapshot = store().current();
+      const auto e = snapshot->errors.find(p.name());
+      throw ConsoleError("XX000",
+                         fmt::format("kanon admin: REFRESH {} failed: {}", p.name(),
+                                     e == snapshot->errors.end() ? "unknown error" : e->second));
+    }
+    const auto t = built(p);
+    ResultSet r{{"table", "rows", "tree_nodes", "load_ms", "tree_ms", "version"}};
+    r.add({p.name(), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
+           fmt::format("{:.1f}", t->stats.load_ms), fmt::format("{:.1f}", t->stats.tree_ms),
+           std::to_string(store().current()->version)});
+    r.tag = "REFRESH";
+    emit(r);
+  }
+
+  void verify(const std::string& name) {
+    const auto p = find(name);
+    const auto t = built(p);
+    const auto runtime = context_.runtime();
+    policy::VerificationReport v;
+    try {
+      pqxx::connection conn(policy::service_conninfo(*runtime->config));
+      v = policy::verify_table(conn, *t);
+    } catch (const std::exception& e) {
+      throw ConsoleError("08006",
+                         fmt::format("kanon admin: VERIFY {} failed: {}", p.name(), e.what()));
+    }
+    ResultSet r{{"table", "policy_k", "real_k", "groups", "groups_below_k", "rows",
+                 "released_fraction", "verdict"}};
+    r.add({p.name(), std::to_string(p.k), std::to_string(v.min_group), std::to_string(v.groups),
+           std::to_string(v.groups_below_k), std::to_string(v.rows),
+           fmt::format("{:.4f}", v.released_fraction),
+           v.rows == 0 || v.min_group >= p.k ? "ok" : "BELOW k: run REFRESH"});
+    r.tag = "VERIFY";
+    emit(r);
+  }
+
+  ServerContext& context_;
+  wire::Buffer& out_;
+};
+
+}  // namespace
+
+void AdminConsole::execute(std::string_view command, wire::Buffer& out) {
+  const auto words = split_words(command);
+  if (words.empty()) {
+    wire::encode(wire::EmptyQueryResponse{}, out);
+    return;
+  }
+  wire::Buffer answer;
+  try {
+    Commands(context_, answer).run(words);
+  } catch (const ConsoleError& e) {
+    answer.clear();
+    wire::encode_error(answer, "ERROR", e.sqlstate, e.what());
+  } catch (const std::exception& e) {
+    answer.clear();
+    wire::encode_error(answer, "ERROR", "XX000", fmt::format("kanon admin: {}", e.what()));
+  }
+  out.insert(out.end(), answer.begin(), answer.end());
+}
+
+}  // namespace kanon::proxy

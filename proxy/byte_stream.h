@@ -1,0 +1,53 @@
+// ByteStream: one side of a session (client or backend) as a byte stream
+// that is a plain TCP socket until a TLS handshake upgrades it. The session
+// reads and writes through it without caring which it is.
+#pragma once
+
+// clang-format off
+#include <utility>  // before awaitable.hpp: Boost 1.74 uses std::exchange without it
+#include <boost/asio/awaitable.hpp>
+// clang-format on
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+#include <memory>
+#include <string>
+
+namespace kanon::proxy {
+
+class ByteStream {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  using error_code = boost::system::error_code;
+
+  explicit ByteStream(tcp::socket socket) : socket_(std::move(socket)) {}
+  explicit ByteStream(const boost::asio::any_io_executor& ex) : socket_(ex) {}
+
+  tcp::socket& socket() { return socket_; }
+  const tcp::socket& socket() const { return socket_; }
+  bool tls() const { return ssl_ != nullptr; }
+  bool is_open() const { return socket_.is_open(); }
+
+  // Upgrades to TLS as the server (toward clients). Throws on failure.
+  boost::asio::awaitable<void> accept_tls(boost::asio::ssl::context& context);
+  // Upgrades to TLS as the client (toward the backend); `verify_host` is
+  // checked against the certificate when non-empty. Throws on failure.
+  boost::asio::awaitable<void> connect_tls(boost::asio::ssl::context& context,
+                                           const std::string& verify_host, bool verify_peer);
+
+  // Both throw boost::system::system_error on failure.
+  boost::asio::awaitable<size_t> read_some(boost::asio::mutable_buffer buffer);
+  boost::asio::awaitable<void> write(boost::asio::const_buffer buffer);
+  // Report failure in `ec` instead.
+  boost::asio::awaitable<size_t> read_some(boost::asio::mutable_buffer buffer, error_code& ec);
+  boost::asio::awaitable<void> write(boost::asio::const_buffer buffer, error_code& ec);
+
+  void cancel();
+  void close();  // no TLS close_notify: the peer sees the connection end
+
+ private:
+  tcp::socket socket_;
+  std::unique_ptr<boost::asio::ssl::stream<tcp::socket&>> ssl_;
+};
+
+}  // namespace kanon::proxy

@@ -1,0 +1,190 @@
+// The admin console side of Session: a connection to the virtual admin
+// database is authenticated by the backend (the login is relayed to
+// admin.auth_database, so the admin's PostgreSQL password and method apply),
+// then the backend connection is closed and kanon answers the console's
+// commands itself (admin_console.h).
+// clang-format off
+#include <utility>  // before awaitable.hpp: Boost 1.74 uses std::exchange without it
+#include <boost/asio/awaitable.hpp>
+// clang-format on
+#include <algorithm>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "proxy/admin_console.h"
+#include "proxy/blocking.h"
+#include "proxy/log.h"
+#include "proxy/session.h"
+#include "proxy/wire/authentication.h"
+#include "proxy/wire/backend_messages.h"
+#include "proxy/wire/error_fields.h"
+#include "proxy/wire/frontend_messages.h"
+#include "proxy/wire/message_types.h"
+
+namespace kanon::proxy {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+
+namespace {
+
+// Reads until `buffer` holds one whole typed frame and returns it (still
+// pending: the caller consumes it). Throws on a closed connection; a
+// malformed frame is returned as such.
+awaitable<wire::Frame> read_frame(ByteStream& stream, ReceiveBuffer& buffer, uint32_t max) {
+  for (;;) {
+    const wire::Frame frame = wire::frame_typed(buffer.pending(), max);
+    if (frame.status != wire::FrameStatus::kNeedMore) co_return frame;
+    buffer.commit(co_await stream.read_some(buffer.prepare()));
+  }
+}
+
+bool needs_client_answer(wire::AuthCode code) {
+  switch (code) {
+    case wire::AuthCode::kCleartextPassword:
+    case wire::AuthCode::kMd5Password:
+    case wire::AuthCode::kSasl:
+    case wire::AuthCode::kSaslContinue:
+    case wire::AuthCode::kGss:
+    case wire::AuthCode::kGssContinue:
+    case wire::AuthCode::kSspi:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+awaitable<void> Session::run_admin(wire::StartupMessage startup) {
+  const auto& admin = runtime_->config->admin;
+  if (std::find(admin.users.begin(), admin.users.end(), user_) == admin.users.end()) {
+    log(LogLevel::kWarning, "client {}: '{}' is not an admin user; console refused", peer_, user_);
+    co_await send_fatal("28000", fmt::format("kanon: user \"{}\" may not use the admin console "
+                                             "(not listed in admin.users)",
+                                             user_));
+    co_return close_client();
+  }
+  bool ok = false;
+  try {
+    ok = co_await authenticate_admin(startup);
+  } catch (const boost::system::system_error& e) {
+    log(LogLevel::kInfo, "client {}: admin authentication ended: {}", peer_, e.code().message());
+  }
+  close_backend();
+  if (!ok) co_return close_client();
+  register_client(startup, "admin");
+  log(LogLevel::kInfo, "client {}: admin console opened by '{}'", peer_, user_);
+  try {
+    co_await serve_console();
+  } catch (const boost::system::system_error& e) {
+    log(LogLevel::kDebug, "client {}: admin console ended: {}", peer_, e.code().message());
+  }
+  close_client();
+}
+
+awaitable<bool> Session::authenticate_admin(wire::StartupMessage startup) {
+  const auto& config = *runtime_->config;
+  for (auto& [name, value] : startup.parameters)
+    if (name == "database") value = config.admin.auth_database;
+  if (!startup.find("database"))
+    startup.parameters.emplace_back("database", config.admin.auth_database);
+  if (!co_await connect_backend()) co_return false;
+  wire::Buffer packet;
+  wire::encode(startup, packet);
+  co_await backend_.write(asio::buffer(packet));
+  const uint32_t max = config.limits.max_message_size;
+  for (;;) {
+    const wire::Frame frame = co_await read_frame(backend_, from_backend_, max);
+    if (frame.status == wire::FrameStatus::kMalformed) co_return false;
+    const auto verdict = backend_stream_.on_frame(frame);
+    if (verdict == BackendStream::Verdict::kMalformed) co_return false;
+    if (verdict == BackendStream::Verdict::kReplace)
+      co_await client_.write(asio::buffer(backend_stream_.replacement()));
+    else
+      co_await client_.write(asio::buffer(from_backend_.pending().data(), frame.size));
+    const char type = frame.type;
+    std::optional<wire::AuthCode> code;
+    if (type == wire::backend::kAuthentication) {
+      auto auth = wire::decode_authentication(frame.body);
+      if (auth.ok()) code = auth.value().code;
+    }
+    from_backend_.consume(frame.size);
+    if (type == wire::backend::kErrorResponse) co_return false;
+    if (type == wire::backend::kReadyForQuery) break;
+    if (code && needs_client_answer(*code)) {
+      const wire::Frame answer = co_await read_frame(client_, from_client_, max);
+      if (answer.status == wire::FrameStatus::kMalformed ||
+          answer.type != wire::frontend::kPasswordMessage) {
+        co_await send_fatal("08P01", "expected a password message during authentication");
+        co_return false;
+      }
+      co_await backend_.write(asio::buffer(from_client_.pending().data(), answer.size));
+      from_client_.consume(answer.size);
+    }
+  }
+  static constexpr uint8_t kTerminate[] = {wire::frontend::kTerminate, 0, 0, 0, 4};
+  boost::system::error_code ec;
+  co_await backend_.write(asio::buffer(kTerminate), ec);
+  co_return true;
+}
+
+awaitable<void> Session::serve_console() {
+  AdminConsole console(context_);
+  const uint32_t max = runtime_->config->limits.max_message_size;
+  bool failed_in_cycle = false;  // extended protocol: discard until Sync
+  for (;;) {
+    if (stopping_) {
+      co_await send_fatal("57P01", "terminating connection because kanon is shutting down");
+      co_return;
+    }
+    boost::system::error_code ec;
+    wire::Frame frame;
+    for (;;) {
+      frame = wire::frame_typed(from_client_.pending(), max);
+      if (frame.status != wire::FrameStatus::kNeedMore) break;
+      const size_t n = co_await client_.read_some(from_client_.prepare(), ec);
+      if (ec) {
+        if (stopping_) break;
+        co_return;
+      }
+      from_client_.commit(n);
+    }
+    if (stopping_) continue;
+    if (frame.status == wire::FrameStatus::kMalformed) {
+      co_await send_fatal("08P01", fmt::format("invalid message from the client: {}", frame.error));
+      co_return;
+    }
+    wire::Buffer out;
+    const char type = frame.type;
+    if (type == wire::frontend::kTerminate) co_return;
+    if (type == wire::frontend::kQuery) {
+      auto query = wire::decode_query(frame.body);
+      from_client_.consume(frame.size);
+      if (!query.ok()) {
+        wire::encode_error(out, "ERROR", "08P01", "invalid Query message");
+      } else {
+        const std::string sql = query.value().sql;
+        out = co_await run_blocking(context_.blocking, [&] {
+          wire::Buffer answer;
+          console.execute(sql, answer);
+          return answer;
+        });
+      }
+      wire::encode(wire::ReadyForQuery{wire::kTxIdle}, out);
+    } else if (type == wire::frontend::kSync) {
+      from_client_.consume(frame.size);
+      failed_in_cycle = false;
+      wire::encode(wire::ReadyForQuery{wire::kTxIdle}, out);
+    } else {
+      from_client_.consume(frame.size);
+      if (!failed_in_cycle && type != wire::frontend::kFlush)
+        wire::encode_error(out, "ERROR", "0A000",
+                           "kanon admin: the console speaks the simple query protocol only");
+      failed_in_cycle = true;
+    }
+    if (!out.empty()) co_await client_.write(asio::buffer(out));
+  }
+}
+
+}  // namespace kanon::proxy
