@@ -1,14 +1,33 @@
 // Materialized enforcement (policy key `mode: materialized`): kanon keeps a
 // masked copy of the table in its own schema, kanon_masked, built with the
-// same masks as the inline form. Each refresh builds a new table and swaps it
-// in within one transaction (readers see the old copy until the commit), then
-// grants SELECT on it (and USAGE on the schema) to every role holding SELECT
-// on the base table. Rows changed after the refresh are not visible until the
-// next one. Requires a service user that may create the schema (or owns it).
+// same masks as the inline form.
+//
+// Each refresh builds a new table (with the policy's `indexes:`, one
+// single-column index each) and swaps it in within one transaction: readers
+// see the old copy until the commit. The new copy's SELECT rights mirror the
+// base table's: every role holding SELECT on the base table (an explicit
+// grant, PUBLIC, or the owner's default rights) gets SELECT on the copy,
+// every column-level SELECT grant becomes the same column-level grant, and
+// those roles get USAGE on kanon_masked. Members of those roles read the copy
+// through their membership, as they read the base table. Rows changed after
+// the refresh are not visible until the next one. The service user must be
+// able to create the schema (or own it).
+//
+// Names in kanon_masked (at most 63 bytes, PostgreSQL's limit):
+//   public.t            -> t          when t has no "__" and is short enough
+//   s.t                 -> s__t       when s and t have no "__", s does not end
+//                                     and t does not start with "_", and it fits
+//   anything else       -> <readable prefix>___<16 hex digits of a hash of s, t>
+// Plain names never contain "___", so the three shapes cannot collide; each
+// copy carries a COMMENT naming its base table, and a refresh refuses to
+// replace a copy that belongs to another table (a hash collision), so a
+// collision is an error, never a leak.
 #pragma once
 
 #include <string>
+#include <string_view>
 
+#include "policy/table_catalog.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
 
@@ -20,14 +39,20 @@ namespace kanon::policy {
 
 inline constexpr const char* kMaterializedSchema = "kanon_masked";
 
-// The copy's table name inside kanon_masked: the table name for schema
-// public, otherwise "schema__table".
+// The copy's table name inside kanon_masked (see above).
 std::string materialized_table(const TablePolicy& policy);
 // "kanon_masked"."<materialized_table>"
 std::string materialized_name(const TablePolicy& policy);
+// The name of the copy's index on `column`.
+std::string materialized_index(const TablePolicy& policy, std::string_view column);
+
+// Every `indexes:` column must exist in the table; throws ConfigError
+// "file:line: key: column 'x' does not exist in schema.table".
+void check_indexes(const TablePolicy& policy, const TableInfo& info);
 
 // Builds and swaps in the copy; returns its qualified name. Throws pqxx errors
-// (the transaction rolls back and the previous copy stays).
+// or std::runtime_error (the transaction rolls back and the previous copy
+// stays).
 std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapshot);
 
 }  // namespace kanon::policy

@@ -41,10 +41,17 @@ class Reader : public YamlReader {
   }
 };
 
-const std::set<std::string> kTableKeys = {
-    "table",     "k",      "quasi_identifiers", "direct_identifiers",
-    "sensitive", "exempt", "refresh",           "max_nodes",
-    "mode",      "export"};
+const std::set<std::string> kTableKeys = {"table",
+                                          "k",
+                                          "quasi_identifiers",
+                                          "direct_identifiers",
+                                          "sensitive",
+                                          "exempt",
+                                          "refresh",
+                                          "max_nodes",
+                                          "mode",
+                                          "export",
+                                          "indexes"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric"});
@@ -173,6 +180,17 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
       p.mode = EnforcementMode::kMaterialized;
     } else {
       r.fail(m, key + ".mode", fmt::format("'{}' is not one of inline, materialized", mode));
+    }
+  }
+
+  if (const auto ix = node["indexes"]) {
+    const std::string ik = key + ".indexes";
+    if (p.mode != EnforcementMode::kMaterialized)
+      r.fail(ix, ik, "indexes apply only to mode: materialized (the inline form has no copy)");
+    const auto cols = r.column_list(ix, ik);  // checks the type and duplicates
+    for (size_t j = 0; j < cols.size(); ++j) {
+      p.indexes.push_back(cols[j].first);
+      p.index_refs.push_back(r.ref(cols[j].second, fmt::format("{}[{}]", ik, j)));
     }
   }
 

@@ -55,6 +55,9 @@ struct TablePolicy {
   std::chrono::milliseconds refresh{std::chrono::minutes(10)};
   uint32_t max_nodes = 4096;  // cap on tree nodes (leaves included)
   EnforcementMode mode = EnforcementMode::kInline;
+  // mode: materialized only: columns of the copy that get an index each.
+  std::vector<std::string> indexes;
+  std::vector<SourceRef> index_refs;
   ExportOptions export_options;
   SourceRef where;  // the `table:` key of the entry
 

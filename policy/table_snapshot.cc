@@ -2,6 +2,8 @@
 
 #include <pqxx/pqxx>
 
+#include "policy/materializer.h"
+
 namespace kanon::policy {
 namespace {
 
@@ -46,6 +48,7 @@ std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base&
   pin_session_settings(conn);
   const TableInfo info = read_table_info(conn, policy);
   check_against_catalog(policy, info);
+  check_indexes(policy, info);
   check_constants(conn, policy, info);
   const EncodedTable table = load_table(conn, policy, info, options.load);
   const double load_ms = ms_since(t0);

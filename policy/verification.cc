@@ -9,12 +9,17 @@
 namespace kanon::policy {
 
 std::string verification_query(const TableSnapshot& snapshot) {
+  // The snapshot's compiled masks over the base table (inline), or the
+  // masked copy's columns as they are (materialized): what restricted users
+  // read in either mode.
+  const bool copy = !snapshot.materialized_name.empty();
   std::string select, groups, released;
   size_t i = 0;
   for (const auto& c : snapshot.masks.columns) {
     if (c.role != ColumnMask::Role::kQuasiIdentifier) continue;
     const std::string alias = fmt::format("q{}", ++i);
-    select += fmt::format("{}{} AS {}", select.empty() ? "" : ", ", c.expression, alias);
+    select += fmt::format("{}{} AS {}", select.empty() ? "" : ", ",
+                          copy ? quote_identifier(c.column) : c.expression, alias);
     groups += (groups.empty() ? "" : ", ") + alias;
     released += fmt::format("{}({} IS NOT NULL)::int", released.empty() ? "" : " + ", alias);
   }
@@ -23,7 +28,9 @@ std::string verification_query(const TableSnapshot& snapshot) {
       "count(*) FILTER (WHERE n < {}) FROM (SELECT count(*) AS n, sum({}) AS cells FROM "
       "(SELECT {} FROM {}) AS m GROUP BY {}) AS g",
       snapshot.policy.k, released, select,
-      qualified_name(snapshot.policy.schema, snapshot.policy.table), groups);
+      copy ? snapshot.materialized_name
+           : qualified_name(snapshot.policy.schema, snapshot.policy.table),
+      groups);
 }
 
 VerificationReport verify_table(pqxx::connection_base& conn, const TableSnapshot& snapshot) {

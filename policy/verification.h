@@ -1,5 +1,6 @@
 // Verification: what the backend itself says about the masked table. Runs
-// the masked projection of every row, groups it by the masked
+// the snapshot's compiled masks over every row of the table (or, once a
+// materialized copy exists, reads the copy), groups by the masked
 // quasi-identifiers and reports the smallest group (the real k, which drops
 // below the policy's k when rows were deleted or changed since the last
 // refresh), the number of groups, and the fraction of quasi-identifier cells

@@ -127,6 +127,63 @@ TEST_CASE("every validation error names file, line and key") {
                        "/nonexistent/p.yaml: cannot open the policy file", ConfigError);
 }
 
+TEST_CASE("indexes: for materialized copies only, a list of distinct columns") {
+  const auto p =
+      load_policy_file(write(kHead + "    indexes: [state, id]\n    mode: materialized\n"))[0];
+  CHECK(p.indexes == std::vector<std::string>{"state", "id"});
+  REQUIRE(p.index_refs.size() == 2);
+  CHECK(p.index_refs[1].line == 5);
+  CHECK(p.index_refs[1].key == "tables[0].indexes[1]");
+  CHECK(load_policy_file(write(kHead + "    mode: materialized\n"))[0].indexes.empty());
+  const std::string f = kPath + ":";
+  CHECK(error_of(kHead + "    indexes: [state]\n") ==
+        f + "5: tables[0].indexes: indexes apply only to mode: materialized (the inline form "
+            "has no copy)");
+  CHECK(error_of(kHead + "    mode: materialized\n    indexes: state\n") ==
+        f + "6: tables[0].indexes: expected a list of column names");
+  CHECK(error_of(kHead + "    mode: materialized\n    indexes: [state, state]\n") ==
+        f + "6: tables[0].indexes[1]: column 'state' listed twice");
+  CHECK(error_of(kHead + "    mode: materialized\n    indexes: [[state]]\n") ==
+        f + "6: tables[0].indexes[0]: expected a string");
+}
+
+TEST_CASE("wrong types and out-of-range values, each with file, line and key") {
+  const std::string f = kPath + ":";
+  CHECK(error_of("- table: a.b\n") ==
+        f + "1: tables: a policy file is a mapping with a tables: list");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: 0\n    quasi_identifiers: [a]\n") ==
+        f + "3: tables[0].k: must be at least 2 (and at most 2^30)");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: -2\n    quasi_identifiers: [a]\n") ==
+        f + "3: tables[0].k: expected an integer, got '-2'");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: [2]\n    quasi_identifiers: [a]\n") ==
+        f + "3: tables[0].k: expected an integer");
+  CHECK(error_of("tables:\n  - table: [a, b]\n    k: 2\n    quasi_identifiers: [a]\n") ==
+        f + "2: tables[0].table: expected a string");
+  CHECK(error_of("tables:\n  - table: a.b\n    k: 2\n    quasi_identifiers: [a, '']\n") ==
+        f + "4: tables[0].quasi_identifiers[1]: empty column name");
+  CHECK(error_of("tables:\n  - table: a.b\n    quasi_identifiers: [a]\n") ==
+        f + "2: tables[0].k: required key is missing");
+  CHECK(error_of("tables:\n  - 5\n") == f + "2: tables[0]: expected a mapping");
+  CHECK(error_of(kHead + "    sensitive: diagnosis\n") ==
+        f + "5: tables[0].sensitive: expected a mapping");
+  CHECK(error_of(kHead + "    sensitive: {column: diagnosis, l: many}\n") ==
+        f + "5: tables[0].sensitive.l: expected an integer, got 'many'");
+  CHECK(error_of(kHead + "    exempt: [[postgres]]\n") ==
+        f + "5: tables[0].exempt[0]: expected a string");
+  CHECK(error_of(kHead + "    max_nodes: lots\n") ==
+        f + "5: tables[0].max_nodes: expected an integer, got 'lots'");
+  CHECK(error_of(kHead + "    mode: [inline]\n") == f + "5: tables[0].mode: expected a string");
+  CHECK(error_of(kHead + "    refresh: -5s\n") ==
+        f + "5: tables[0].refresh: '-5s' is not a positive duration (e.g. 30s, 10m, 1h)");
+  CHECK(error_of(kHead + "    export: {level: 3}\n")
+            .find(f + "5: tables[0].export.level: "
+                      "unknown key") == 0);
+  CHECK(error_of(kHead + "    export: {hierarchies: [city]}\n") ==
+        f + "5: tables[0].export.hierarchies: expected a mapping of column to file");
+  CHECK(error_of(kHead + "    export: {suppression: half}\n") ==
+        f + "5: tables[0].export.suppression: expected a number, got 'half'");
+}
+
 TEST_CASE("policies listed in the server config; duplicates across files") {
   write(kHead, "/tmp/kanon-policy-a.yaml");
   write(kHead, "/tmp/kanon-policy-b.yaml");
@@ -155,6 +212,12 @@ TEST_CASE("columns are checked against the catalog") {
                   {"name", "text", "text"}}};
   CHECK_THROWS_WITH_AS(check_against_catalog(p, info),
                        (kPath + ":5: tables[0].direct_identifiers.nam: column 'nam' does not "
+                                "exist in public.people")
+                           .c_str(),
+                       ConfigError);
+  const auto s = load_policy_file(write(kHead + "    sensitive: {column: diagnosis}\n"))[0];
+  CHECK_THROWS_WITH_AS(check_against_catalog(s, info),
+                       (kPath + ":5: tables[0].sensitive.column: column 'diagnosis' does not "
                                 "exist in public.people")
                            .c_str(),
                        ConfigError);

@@ -320,12 +320,113 @@ TEST_CASE("materialized mode: masked copy in kanon_masked, swapped and granted")
                       snap->masks.masked_relation("public", "people") + " m ORDER BY id");
   CHECK(copy == inline_rows);
   CHECK(copy.size() == 11);
+  // No indexes unless configured; the copy says which table it masks.
+  CHECK(pg.psql("SELECT count(*) FROM pg_indexes WHERE schemaname = 'kanon_masked' AND "
+                "tablename = 'people'") == "0\n");
+  CHECK(pg.psql("SELECT obj_description('kanon_masked.people'::regclass, 'pg_class')") ==
+        "kanon masked copy of \"public\".\"people\"\n");
   // A second refresh swaps a new copy in; the grant follows.
   REQUIRE(store.refresh_all());
   CHECK(pg.psql("SELECT has_table_privilege('people_reader', 'kanon_masked.people', 'SELECT'), "
                 "has_schema_privilege('people_reader', 'kanon_masked', 'USAGE'), "
                 "has_table_privilege('analyst', 'people', 'INSERT')") == "t|t|f\n");
   CHECK(pg.psql("SELECT count(*) FROM kanon_masked.people") == "11\n");
+  // Verification of a materialized table reads the copy.
+  CHECK(verification_query(*store.current()->find("public.people"))
+            .find("FROM \"kanon_masked\".\"people\"") != std::string::npos);
+  const auto rep = verify_table(conn, *store.current()->find("public.people"));
+  CHECK(rep.rows == 11);
+  CHECK(rep.min_group == 2);
+  CHECK(rep.groups == 5);
+}
+
+TEST_CASE("materialized copies: names without collisions, indexes, grants mirrored") {
+  auto& pg = PgSandbox::shared();
+  // Two tables whose naive "schema__table" names would both be a__b__c, and
+  // one whose name needs a hash.
+  pg.psql(
+      "DROP SCHEMA IF EXISTS \"a__b\" CASCADE; DROP SCHEMA IF EXISTS a CASCADE; "
+      "CREATE SCHEMA \"a__b\"; CREATE SCHEMA a; "
+      "CREATE TABLE \"a__b\".c AS SELECT * FROM people; "
+      "CREATE TABLE a.\"b__c\" AS SELECT * FROM people; "
+      "CREATE TABLE a.plain AS SELECT * FROM people; "
+      "DROP ROLE IF EXISTS mat_owner, mat_table_reader, mat_column_reader, mat_group, mat_member; "
+      "CREATE ROLE mat_owner; CREATE ROLE mat_table_reader; CREATE ROLE mat_column_reader; "
+      "CREATE ROLE mat_group; CREATE ROLE mat_member IN ROLE mat_group; "
+      "GRANT USAGE ON SCHEMA a TO mat_owner; ALTER TABLE a.\"b__c\" OWNER TO mat_owner; "
+      "GRANT SELECT ON a.plain TO mat_table_reader, mat_group; "
+      "GRANT SELECT (id, occupation) ON a.plain TO mat_column_reader");
+  auto make = [](const std::string& schema, const std::string& table) {
+    auto p = people_policy();
+    p.schema = schema;
+    p.table = table;
+    p.mode = EnforcementMode::kMaterialized;
+    return p;
+  };
+  auto plain = make("a", "plain");
+  plain.indexes = {"state", "id"};
+  plain.index_refs.resize(2);
+  const auto p1 = make("a__b", "c");
+  const auto p2 = make("a", "b__c");
+  CHECK(materialized_table(plain) == "a__plain");
+  CHECK(materialized_table(people_policy()) == "people");
+  CHECK(materialized_table(p1) != materialized_table(p2));
+  CHECK(materialized_table(p1).find("___") != std::string::npos);
+  CHECK(materialized_table(make("public", "x__y")) != materialized_table(make("x", "y")));
+  CHECK(materialized_table(make("a_", "b")) != materialized_table(make("a", "_b")));
+  const auto long_name = materialized_table(make("s", std::string(80, 'x')));
+  CHECK(long_name.size() <= 63);
+  CHECK(long_name != materialized_table(make("s", std::string(81, 'x'))));
+
+  PolicyStore store(conninfo(), {plain, p1, p2});
+  REQUIRE(store.refresh_all());
+  REQUIRE(store.refresh_all());  // the second swap renames indexes again
+  CHECK(pg.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'kanon_masked' AND tablename "
+                "IN ('a__plain', " +
+                pqxx::connection(conninfo()).quote(materialized_table(p1)) + ", " +
+                pqxx::connection(conninfo()).quote(materialized_table(p2)) + ")") == "3\n");
+  CHECK(pg.psql("SELECT string_agg(indexdef, '; ' ORDER BY indexdef) FROM pg_indexes WHERE "
+                "schemaname = 'kanon_masked' AND tablename = 'a__plain'")
+            .find("USING btree (state)") != std::string::npos);
+  CHECK(pg.psql("SELECT indexname FROM pg_indexes WHERE schemaname = 'kanon_masked' AND "
+                "tablename = 'a__plain' ORDER BY 1") ==
+        materialized_index(plain, "id") + "\n" + materialized_index(plain, "state") + "\n");
+  CHECK(pg.psql("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = 'kanon_masked' AND c.relname LIKE 'kanon\\_\\_\\_new%'") ==
+        "0\n");
+  // Table-level readers, members of a reading group, column-level readers
+  // (same columns only) and the owner of a table never granted explicitly.
+  CHECK(pg.psql("SET ROLE mat_table_reader; SELECT count(*) FROM kanon_masked.a__plain") ==
+        "SET\n11\n");
+  CHECK(pg.psql("SET ROLE mat_member; SELECT count(*) FROM kanon_masked.a__plain") == "SET\n11\n");
+  CHECK(pg.psql("SET ROLE mat_column_reader; SELECT count(occupation) FROM "
+                "kanon_masked.a__plain") == "SET\n5\n");
+  CHECK_THROWS(pg.psql("SET ROLE mat_column_reader; SELECT city FROM kanon_masked.a__plain"));
+  CHECK_THROWS(pg.psql("SET ROLE mat_owner; SELECT count(*) FROM kanon_masked.a__plain"));
+  CHECK(pg.psql("SET ROLE mat_owner; SELECT count(*) FROM kanon_masked." +
+                pqxx::connection(conninfo()).quote_name(materialized_table(p2))) == "SET\n11\n");
+  CHECK(pg.psql("SELECT has_table_privilege('mat_table_reader', 'kanon_masked." +
+                materialized_table(p2) + "', 'SELECT')") == "f\n");
+
+  // A copy that belongs to another table is never replaced.
+  pg.psql("COMMENT ON TABLE kanon_masked.a__plain IS 'something else'");
+  CHECK_FALSE(store.refresh("a.plain"));
+  CHECK(store.current()->errors.at("a.plain").find("is not kanon's masked copy of a.plain") !=
+        std::string::npos);
+  CHECK(pg.psql("SELECT count(*) FROM kanon_masked.a__plain") == "11\n");
+}
+
+TEST_CASE("indexes naming a missing column fail the build with file, line and key") {
+  auto p = people_policy();
+  p.mode = EnforcementMode::kMaterialized;
+  p.indexes = {"state", "zip"};
+  p.index_refs = {{"people.yaml", 9, "tables[0].indexes[0]"},
+                  {"people.yaml", 9, "tables[0].indexes[1]"}};
+  pqxx::connection conn(conninfo());
+  CHECK_THROWS_WITH_AS(
+      build_table_snapshot(conn, p),
+      "people.yaml:9: tables[0].indexes[1]: column 'zip' does not exist in public.people",
+      ConfigError);
 }
 
 TEST_CASE("kanon tree and kanon verify") {

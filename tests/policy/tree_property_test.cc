@@ -135,6 +135,28 @@ TEST_CASE("NULL never matches and is never released") {
         "CASE WHEN \"x\" = 'v'::integer THEN true ELSE false END");
 }
 
+TEST_CASE("l-diversity: a NULL sensitive value is not a distinct value") {
+  // x=a: 3 rows with sensitive s1, s2, NULL; x=b: 3 rows with s1, s2, s3.
+  // With l=3 the split on x would leave {s1, s2, NULL} on one side: only 2
+  // distinct non-NULL values, so it must not happen; with l=2 it does.
+  auto build = [](uint32_t l, const char* third) {
+    EncodedTable t({{"x", "text", {}}}, EncodedColumn{"s", "text", {}});
+    const std::vector<std::pair<std::string, std::optional<std::string>>> rows = {
+        {"a", "s1"}, {"a", "s2"}, {"a", third ? std::optional<std::string>(third) : std::nullopt},
+        {"b", "s1"}, {"b", "s2"}, {"b", "s3"}};
+    for (const auto& [x, s] : rows) {
+      const std::vector<std::optional<std::string_view>> row = {
+          x, s ? std::optional<std::string_view>(*s) : std::nullopt};
+      t.add_row(row);
+    }
+    return DisclosureTree::build(t, {.k = 3, .l = l, .max_nodes = 100});
+  };
+  CHECK(build(3, nullptr).size() == 1);  // NULL does not count: no split
+  CHECK(build(2, nullptr).size() == 3);
+  CHECK(build(3, "s3").size() == 3);  // a third real value: the split is diverse
+  CHECK(build(3, "s3").root().value == "a");
+}
+
 TEST_CASE("flat form merges same-result arms into ANY") {
   // x takes 10 values of 2 rows each; k=2: a right chain of 9 tests on x.
   EncodedTable t({{"x", "text", {}}}, std::nullopt);
