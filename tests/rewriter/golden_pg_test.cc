@@ -5,7 +5,6 @@
 // may hold a value that exists only in the raw tables (never in the masked
 // ones).
 #include <doctest/doctest.h>
-
 #include <libpq-fe.h>
 
 #include <chrono>
@@ -126,11 +125,14 @@ std::string run_script(PGconn* conn, const std::string& script) {
         }
         break;
       }
-      case PGRES_COPY_IN: PQputCopyEnd(conn, nullptr); break;
+      case PGRES_COPY_IN:
+        PQputCopyEnd(conn, nullptr);
+        break;
       case PGRES_FATAL_ERROR:
         if (error.empty()) error = PQresultErrorMessage(res);
         break;
-      default: break;
+      default:
+        break;
     }
     PQclear(res);
   }
@@ -158,7 +160,8 @@ std::vector<std::string> cells_of(const std::string& psql_output) {
 TEST_CASE("every golden output runs on PostgreSQL and returns only masked values") {
   const auto t0 = std::chrono::steady_clock::now();
   const PgEnvs pg_envs = build_envs();
-  MESSAGE("policies built in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
+  MESSAGE("policies built in "
+          << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
   REQUIRE(pg_envs.forbidden.count("Ada Quill") == 1);  // names are never released
   REQUIRE(pg_envs.forbidden.count("100-00-0012") == 1);
   const auto cases = testing::load_golden_cases(testing::golden_dir());
@@ -172,12 +175,13 @@ TEST_CASE("every golden output runs on PostgreSQL and returns only masked values
     const GoldenEnv& env = pg_envs.envs.at(c.env);
     rewriter::Rewriter rw(0);
     rw.set_listed_tables(env.listed);
-    const auto r = rw.rewrite(c.input, env.snapshot, rewriter::SessionContext{c.search_path, false});
+    const auto r =
+        rw.rewrite(c.input, env.snapshot, rewriter::SessionContext{c.search_path, false});
     CAPTURE(r.message);
     if (c.expect == "rewritten") {
       REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
-      const std::string want = testing::expand_macros(
-          c.output, [&](const std::string& kind, const std::string& table) {
+      const std::string want =
+          testing::expand_macros(c.output, [&](const std::string& kind, const std::string& table) {
             return testing::env_macro(env, kind, table);
           });
       CHECK(r.sql == want);
@@ -200,7 +204,7 @@ TEST_CASE("every golden output runs on PostgreSQL and returns only masked values
       output = run_script(conn, sql);
     } catch (const std::exception& e) {
       FAIL_CHECK("PostgreSQL rejected the output: " << std::string(e.what()) << "\n"
-                                                     << sql.substr(0, 600));
+                                                    << sql.substr(0, 600));
       continue;
     }
     std::string leaked;

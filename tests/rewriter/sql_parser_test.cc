@@ -16,3 +16,68 @@ TEST_CASE("parse_sql reports PostgreSQL's error and its position") {
   CHECK(out.error.find("syntax error") != std::string::npos);
   CHECK(out.error_offset == 13);
 }
+
+TEST_CASE("parse_sql reports relations with roles, CTE scope and byte offsets") {
+  const std::string sql =
+      "WITH people AS (SELECT * FROM people) SELECT * FROM people p JOIN regions r ON true "
+      "FOR UPDATE OF r";
+  const auto out = parse_sql(sql);
+  REQUIRE(out.ok);
+  REQUIRE(out.statements.size() == 1);
+  const auto& rels = out.statements[0].relations;
+  REQUIRE(rels.size() == 4);
+  // Inside a non-recursive CTE its own name is the table.
+  CHECK(rels[0].name == "people");
+  CHECK_FALSE(rels[0].cte);
+  CHECK(sql.substr(static_cast<size_t>(rels[0].location), 6) == "people");
+  // In the body the CTE shadows it.
+  CHECK(rels[1].cte);
+  CHECK(rels[1].has_alias);
+  CHECK(rels[1].role == kanon::rewriter::RelationRef::Role::kRead);
+  CHECK(rels[3].role == kanon::rewriter::RelationRef::Role::kLockTarget);
+}
+
+TEST_CASE("parse_sql: RECURSIVE makes every CTE name visible in every CTE") {
+  const auto out =
+      parse_sql("WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT * FROM a) SELECT * FROM a");
+  REQUIRE(out.ok);
+  for (const auto& r : out.statements[0].relations) CHECK(r.cte);
+}
+
+TEST_CASE("parse_sql: statement kinds, inner queries, COPY details, nested writes") {
+  const auto out = parse_sql(
+      "EXPLAIN SELECT 1; COPY t (a) TO '/tmp/x'; WITH d AS (DELETE FROM t RETURNING *) SELECT * "
+      "FROM d; SELECT * INTO n FROM t; SET search_path = x");
+  REQUIRE(out.ok);
+  REQUIRE(out.statements.size() == 5);
+  CHECK(out.statements[0].kind == "ExplainStmt");
+  CHECK(out.statements[0].inner_kind == "SelectStmt");
+  CHECK(out.statements[1].kind == "CopyStmt");
+  CHECK(out.statements[1].copy_to_file);
+  CHECK(out.statements[1].copy_has_attlist);
+  CHECK_FALSE(out.statements[1].copy_from);
+  CHECK(out.statements[2].nested_writes == std::vector<std::string>{"DeleteStmt"});
+  CHECK(out.statements[3].select_into);
+  CHECK(out.statements[4].setting == "search_path");
+  CHECK(out.statements[1].location == 17);  // just after the semicolon
+}
+
+TEST_CASE("parse_sql: functions and column references") {
+  const auto out =
+      parse_sql("SELECT pg_catalog.query_to_xml('x', true, false, ''), s.t.c, t.* FROM t");
+  REQUIRE(out.ok);
+  const auto& st = out.statements[0];
+  REQUIRE(st.functions.size() == 1);
+  CHECK(st.functions[0].schema == "pg_catalog");
+  CHECK(st.functions[0].name == "query_to_xml");
+  REQUIRE(st.columns.size() == 2);
+  CHECK(st.columns[0].fields == std::vector<std::string>{"s", "t", "c"});
+  CHECK(st.columns[1].star);
+}
+
+TEST_CASE("raw parse helpers agree on validity") {
+  CHECK(kanon::rewriter::raw_parse_json("SELECT 1"));
+  CHECK(kanon::rewriter::raw_parse_protobuf("SELECT 1"));
+  CHECK_FALSE(kanon::rewriter::raw_parse_json("SELEC 1"));
+  CHECK_FALSE(kanon::rewriter::raw_parse_protobuf("SELEC 1"));
+}

@@ -1,0 +1,160 @@
+// Rewriter behaviour outside the golden files: the cache (hits, misses, what
+// the key separates, eviction), exempt sessions, fingerprints, concurrent use.
+#include "rewriter/rewriter.h"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "tests/rewriter/golden_env.h"
+
+using namespace kanon::rewriter;
+using kanon::testing::make_unit_env;
+
+TEST_CASE("cache: a repeated statement is a hit with the same result") {
+  auto env = make_unit_env("default");
+  Rewriter rw(16);
+  const SessionContext s{"public", false};
+  const auto first = rw.rewrite("SELECT city FROM people", env.snapshot, s);
+  CHECK_FALSE(first.cache_hit);
+  const auto second = rw.rewrite("SELECT city FROM people", env.snapshot, s);
+  CHECK(second.cache_hit);
+  CHECK(second.verdict == Verdict::kRewritten);
+  CHECK(second.sql == first.sql);
+  CHECK(second.fingerprint == first.fingerprint);
+  const auto stats = rw.cache_stats();
+  CHECK(stats.hits == 1);
+  CHECK(stats.misses == 1);
+  CHECK(stats.entries == 1);
+}
+
+TEST_CASE("cache: policy version, search_path and text are part of the key") {
+  auto env = make_unit_env("default");
+  Rewriter rw(16);
+  rw.rewrite("SELECT 1", env.snapshot, {"public", false});
+  CHECK_FALSE(rw.rewrite("SELECT 1", env.snapshot, {"other", false}).cache_hit);
+  CHECK_FALSE(rw.rewrite("SELECT  1", env.snapshot, {"public", false}).cache_hit);
+  env.snapshot.version = 2;
+  CHECK_FALSE(rw.rewrite("SELECT 1", env.snapshot, {"public", false}).cache_hit);
+  CHECK(rw.cache_stats().misses == 4);
+  CHECK(rw.rewrite("SELECT 1", env.snapshot, {"public", false}).cache_hit);
+}
+
+TEST_CASE("cache: a new policy version changes the answer, not a stale hit") {
+  auto env = make_unit_env("default");
+  Rewriter rw(16);
+  const SessionContext s{"public", false};
+  CHECK(rw.rewrite("SELECT * FROM people", env.snapshot, s).verdict == Verdict::kRewritten);
+  kanon::policy::PolicySnapshot later;
+  later.version = env.snapshot.version + 1;
+  later.tables["public.adult"] = env.snapshot.tables["public.adult"];
+  later.errors["public.people"] = "refresh failed";
+  const auto r = rw.rewrite("SELECT * FROM people", later, s);
+  CHECK_FALSE(r.cache_hit);
+  CHECK(r.verdict == Verdict::kDenied);
+  CHECK(r.rule == "policy-not-built");
+}
+
+TEST_CASE("cache: least recently used entries are evicted at capacity") {
+  auto env = make_unit_env("default");
+  Rewriter rw(2);
+  const SessionContext s{"public", false};
+  rw.rewrite("SELECT 1", env.snapshot, s);
+  rw.rewrite("SELECT 2", env.snapshot, s);
+  rw.rewrite("SELECT 1", env.snapshot, s);  // 1 is now the most recent
+  rw.rewrite("SELECT 3", env.snapshot, s);  // evicts 2
+  CHECK(rw.cache_stats().entries == 2);
+  CHECK(rw.rewrite("SELECT 1", env.snapshot, s).cache_hit);
+  CHECK_FALSE(rw.rewrite("SELECT 2", env.snapshot, s).cache_hit);
+}
+
+TEST_CASE("listed tables: a table listed but never built is denied") {
+  auto env = make_unit_env("listed-only");
+  Rewriter rw;
+  const SessionContext s{"public", false};
+  CHECK(rw.rewrite("SELECT * FROM people", env.snapshot, s).verdict == Verdict::kPass);
+  rw.set_listed_tables({"public.people"});
+  const auto r = rw.rewrite("SELECT * FROM people", env.snapshot, s);
+  CHECK(r.verdict == Verdict::kDenied);
+  CHECK(r.sqlstate == "42501");
+  CHECK(r.object == "public.people");
+}
+
+TEST_CASE("exempt sessions are never rewritten") {
+  auto env = make_unit_env("default");
+  Rewriter rw;
+  const auto r =
+      rw.rewrite("SELECT ssn FROM people; DO $$ BEGIN END $$", env.snapshot, {"public", true});
+  CHECK(r.verdict == Verdict::kPass);
+  CHECK(r.sql.empty());
+}
+
+TEST_CASE("denials carry 42501 and a sentence naming the rule and the object") {
+  auto env = make_unit_env("default");
+  Rewriter rw;
+  const auto r = rw.rewrite("DELETE FROM public.people", env.snapshot, {"public", false});
+  CHECK(r.verdict == Verdict::kDenied);
+  CHECK(r.sqlstate == "42501");
+  CHECK(r.rule == "write-protected-table");
+  CHECK(r.object == "public.people");
+  CHECK(r.message ==
+        "restricted sessions may not write to, or write with rows of, a protected table: "
+        "public.people (kanon rule write-protected-table)");
+}
+
+TEST_CASE("syntax errors are 42601 with PostgreSQL's message") {
+  auto env = make_unit_env("default");
+  Rewriter rw;
+  const auto r = rw.rewrite("SELECT FROM WHERE", env.snapshot, {"public", false});
+  CHECK(r.verdict == Verdict::kDenied);
+  CHECK(r.sqlstate == "42601");
+  CHECK(r.message.find("syntax error") != std::string::npos);
+}
+
+TEST_CASE("fingerprints ignore literal values and layout but not structure") {
+  auto env = make_unit_env("default");
+  Rewriter rw(0);
+  const SessionContext s{"public", false};
+  const auto a = rw.rewrite("SELECT city FROM people WHERE id = 1", env.snapshot, s);
+  const auto b = rw.rewrite("select city\n  from people where id = 42", env.snapshot, s);
+  const auto c = rw.rewrite("SELECT state FROM people WHERE id = 1", env.snapshot, s);
+  CHECK(a.fingerprint != 0);
+  CHECK(a.fingerprint == b.fingerprint);
+  CHECK(a.fingerprint != c.fingerprint);
+}
+
+TEST_CASE("concurrent rewrites agree with a single-threaded run") {
+  auto env = make_unit_env("default");
+  Rewriter rw(8);
+  const SessionContext s{"public", false};
+  const std::vector<std::string> stmts = {"SELECT * FROM people",
+                                          "SELECT city FROM people p WHERE p.state = 'OH'",
+                                          "SELECT 1",
+                                          "DELETE FROM people",
+                                          "SELECT count(*) FROM adult",
+                                          "TABLE people",
+                                          "SELECT * FROM regions",
+                                          "SELECT public.people.city FROM public.people"};
+  std::vector<RewriteResult> want;
+  {
+    Rewriter single(0);
+    for (const auto& q : stmts) want.push_back(single.rewrite(q, env.snapshot, s));
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        const size_t k = static_cast<size_t>(i * 7 + t) % stmts.size();
+        const auto r = rw.rewrite(stmts[k], env.snapshot, s);
+        if (r.verdict != want[k].verdict || r.sql != want[k].sql || r.rule != want[k].rule)
+          ++mismatches;
+      }
+    });
+  for (auto& th : threads) th.join();
+  CHECK(mismatches == 0);
+  const auto stats = rw.cache_stats();
+  CHECK(stats.hits + stats.misses == 2000);
+  CHECK(stats.hits > 0);
+}
