@@ -43,6 +43,7 @@ struct AnonymizeOptions {
   bool quiet = false;
   std::string choice;
   double sample = -1;
+  std::string split;
   bool distributed = false;
 };
 
@@ -166,6 +167,7 @@ engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
   }
   if (!o.choice.empty()) parse_mondrian_choice(o.choice, &job.mondrian.choice);
   if (o.sample > 0) job.mondrian.sample_fraction = o.sample;
+  if (!o.split.empty()) parse_split_mode(o.split, &job.mondrian.split);
   if (o.distributed) job.mondrian.distributed = true;
   if (job.mondrian.distributed && job.algorithm != Algorithm::kMondrian) {
     throw std::runtime_error("--distributed needs --algorithm mondrian");
@@ -217,8 +219,12 @@ void add_anonymize_command(CLI::App& app) {
                 "mondrian under mpirun: each rank anonymizes one quantile range and writes "
                 "OUTPUT with its rank before the extension");
   cmd->add_option("--sample", o->sample,
-                  "distributed: fraction of rows sampled to choose the first cut (default 0.01)")
+                  "distributed: fraction of rows sampled to choose the first cuts (default 0.01)")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--split", o->split,
+                  "distributed: tree (Mondrian's first cuts on the sample, default) or "
+                  "quantiles (one attribute's N-quantiles, as the Spark paper)")
+      ->check(CLI::IsMember({"tree", "quantiles"}));
   cmd->add_option("--time-limit", o->time_limit,
                   "Seconds; when reached, the best transformation so far is returned");
   cmd->add_option("--output", o->output, "Anonymized CSV to write");

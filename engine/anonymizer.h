@@ -13,6 +13,7 @@
 #include "engine/dataset.h"
 #include "engine/mondrian.h"
 #include "engine/mondrian_output.h"
+#include "engine/mondrian_split.h"
 #include "engine/privacy_model.h"
 #include "engine/quality_metric.h"
 #include "engine/search.h"
@@ -26,8 +27,9 @@ enum class Algorithm { kFlash, kBestFirst, kMondrian };
 
 struct MondrianJobOptions {
   MondrianChoice choice = MondrianChoice::kSpan;
-  double sample_fraction = 0.01;  // distributed: fraction of rows rank 0 samples
-  bool distributed = false;       // run under MPI (the kanon binary; engine/mpi/)
+  double sample_fraction = 0.01;       // distributed: fraction of rows rank 0 samples
+  SplitMode split = SplitMode::kTree;  // distributed: how the sample divides the rows
+  bool distributed = false;            // run under MPI (the kanon binary; engine/mpi/)
 };
 
 struct AnonymizationJob {

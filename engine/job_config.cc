@@ -151,10 +151,11 @@ AnonymizationJob load_job(const std::string& path) {
                                  : Algorithm::kMondrian;
   }
   if (const YAML::Node m = root["mondrian"]) {
-    if (!m.IsMap()) fail(path, m, "'mondrian' must be a mapping (choice, sample, distributed)");
+    if (!m.IsMap())
+      fail(path, m, "'mondrian' must be a mapping (choice, sample, split, distributed)");
     for (const auto& kv : m) {
       const auto key = kv.first.as<std::string>();
-      if (key != "choice" && key != "sample" && key != "distributed") {
+      if (key != "choice" && key != "sample" && key != "distributed" && key != "split") {
         fail(path, kv.first, fmt::format("mondrian: unknown key '{}'", key));
       }
     }
@@ -167,6 +168,9 @@ AnonymizationJob load_job(const std::string& path) {
       if (!(job.mondrian.sample_fraction > 0 && job.mondrian.sample_fraction <= 1)) {
         fail(path, m["sample"], "mondrian.sample must be a fraction in (0, 1]");
       }
+    }
+    if (m["split"] && !parse_split_mode(get<std::string>(path, m, "split"), &job.mondrian.split)) {
+      fail(path, m["split"], "mondrian.split must be tree or quantiles");
     }
     if (m["distributed"]) job.mondrian.distributed = get<bool>(path, m, "distributed");
   }

@@ -13,7 +13,8 @@
 //   suppression: 0.05
 //   metric: loss              # loss|dm|entropy|precision|height|aecs
 //   algorithm: flash          # flash|bfs|mondrian
-//   mondrian: {choice: span, sample: 0.01, distributed: false}   # span|max-entropy|min-entropy
+//   mondrian: {choice: span, sample: 0.01, split: tree, distributed: false}
+//             # choice: span|max-entropy|min-entropy; split: tree|quantiles
 //   time_limit: 10
 //   optimizations: {projection: true, rollup: true, history: true,
 //                   history_max_relative_size: 0.2, history_max_relative_to_source: 0.8,

@@ -121,10 +121,10 @@ std::string mondrian_report_json(const MondrianReport& r) {
       s += fmt::format("{}{}", i ? ", " : "", json_string(r.parts[i]));
     }
     s += "],\n";
-    s += fmt::format("  \"cut_attribute\": {},\n", json_string(r.cut_attribute));
-    s += "  \"cut_points\": [";
-    for (size_t i = 0; i < r.cut_points.size(); ++i) {
-      s += fmt::format("{}{}", i ? ", " : "", json_string(r.cut_points[i]));
+    s += fmt::format("  \"split\": {},\n", json_string(r.split));
+    s += "  \"cuts\": [";
+    for (size_t i = 0; i < r.cuts.size(); ++i) {
+      s += fmt::format("{}{}", i ? ", " : "", json_string(r.cuts[i]));
     }
     s += "],\n";
     s += fmt::format("  \"sample_fraction\": {:.17g},\n", r.sample_fraction);

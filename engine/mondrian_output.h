@@ -38,9 +38,9 @@ struct MondrianReport {
   // Distributed runs.
   int ranks = 1;
   std::vector<uint64_t> rows_per_rank;
-  std::vector<std::string> parts;       // output file per rank
-  std::string cut_attribute;            // attribute of the first (quantile) cut
-  std::vector<std::string> cut_points;  // upper bound of each rank's range but the last
+  std::vector<std::string> parts;  // output file per rank
+  std::string split;               // tree | quantiles (mondrian_split.h)
+  std::vector<std::string> cuts;   // the split tree's cuts, depth first: "age <= 36"
   double sample_fraction = 0;
   uint64_t sample_rows = 0;
 };

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "engine/mondrian_input.h"
+#include "engine/mondrian_split.h"
 #include "engine/mpi/wire.h"
 
 namespace kanon::engine::mpi {
@@ -227,109 +228,74 @@ void merge_domains(const Comm& c, const CsvTable& table, std::vector<MondrianDom
   }
 }
 
-// ---- 3. sample, cut attribute and quantiles (rank 0) ---------------------
+// ---- 3. sample and split tree (rank 0) -------------------------------------
 
-double key_of(const MondrianAttribute& a, uint32_t row) {
-  const int32_t code = a.codes[row];
-  return a.kind == MondrianKind::kNumeric ? a.numbers[code] : code;
-}
-
-double entropy_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  double sum = 0;
-  for (size_t i = 0; i < v.size();) {
-    size_t j = i;
-    while (j < v.size() && v[j] == v[i]) ++j;
-    const double n = static_cast<double>(j - i);
-    sum += n * std::log(n);
-    i = j;
-  }
-  const double n = static_cast<double>(v.size());
-  return std::log(n) - sum / n;
-}
-
-struct Cut {
-  int attribute = -1;  // -1: every row in range 0
-  std::vector<double> points;
+struct Split {
+  SplitTree tree;
   uint64_t sample_rows = 0;
 };
 
-Cut choose_cut(const Comm& c, const MondrianInput& in, double fraction, MondrianChoice choice) {
+// Every rank sends its sample to rank 0, which builds the split tree and
+// broadcasts it.
+Split choose_split(const Comm& c, const MondrianInput& in, const MondrianJobOptions& job,
+                   MondrianChoice choice) {
   const size_t d = in.qis.size();
   uint64_t rows = in.rows, total = 0;
   MPI_Allreduce(&rows, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-  const double p = std::max(fraction, std::min(1.0, kMinSampleRows / std::max<uint64_t>(total, 1)));
+  const double p =
+      std::max(job.sample_fraction,
+               std::min(1.0, kMinSampleRows / static_cast<double>(std::max<uint64_t>(total, 1))));
   std::mt19937_64 rng(0x6b616e6f6eULL + static_cast<uint64_t>(c.rank));
   std::bernoulli_distribution pick(p);
   Writer mine;
   for (uint32_t r = 0; r < in.rows; ++r) {
     if (!pick(rng)) continue;
-    for (size_t a = 0; a < d; ++a) mine.f64(key_of(in.qis[a], r));
+    for (size_t a = 0; a < d; ++a) mine.f64(order_key(in.qis[a], in.qis[a].codes[r]));
   }
   const std::vector<std::string> blobs = gather_blobs(c, mine.data);
-  Cut cut;
   Writer decided;
   if (c.rank == 0) {
-    std::vector<std::vector<double>> sample(d);
+    std::vector<double> sample;
     for (const auto& b : blobs) {
       Reader r(b);
-      while (!r.done()) {
-        for (size_t a = 0; a < d; ++a) sample[a].push_back(r.f64());
-      }
+      while (!r.done()) sample.push_back(r.f64());
     }
-    cut.sample_rows = sample[0].size();
-    double best = 0;
-    for (size_t a = 0; a < d && cut.sample_rows > 0; ++a) {
-      const auto [lo, hi] = std::minmax_element(sample[a].begin(), sample[a].end());
-      if (*lo == *hi) continue;
-      const MondrianAttribute& attr = in.qis[a];
-      double score;
-      if (choice == MondrianChoice::kSpan) {
-        score = attr.kind == MondrianKind::kNumeric
-                    ? (attr.high > attr.low ? (*hi - *lo) / (attr.high - attr.low) : 0)
-                    : (*hi - *lo) / std::max(1.0, attr.domain - 1.0);
-      } else {
-        score = entropy_of(sample[a]);
-        if (choice == MondrianChoice::kMinEntropy) score = -score;
-      }
-      if (cut.attribute < 0 || score > best) {
-        cut.attribute = static_cast<int>(a);
-        best = score;
-      }
+    const SplitTree tree = build_split_tree(sample, in, choice, job.split, c.size);
+    decided.u64(sample.size() / d);
+    decided.u64(tree.nodes.size());
+    for (const SplitNode& n : tree.nodes) {
+      decided.u64(static_cast<uint64_t>(n.attribute + 1));
+      decided.f64(n.threshold);
+      decided.u64(static_cast<uint64_t>(n.left + 1));
+      decided.u64(static_cast<uint64_t>(n.right + 1));
+      decided.u64(static_cast<uint64_t>(n.rank));
     }
-    if (cut.attribute >= 0) {
-      std::vector<double>& keys = sample[cut.attribute];
-      std::sort(keys.begin(), keys.end());
-      const size_t m = keys.size();
-      for (int j = 1; j < c.size; ++j) {
-        const size_t idx = (static_cast<size_t>(j) * m + c.size - 1) / c.size;  // ceil(j m / N)
-        cut.points.push_back(keys[std::max<size_t>(idx, 1) - 1]);
-      }
-    }
-    decided.u64(static_cast<uint64_t>(cut.attribute + 1));
-    decided.u64(cut.sample_rows);
-    decided.u64(cut.points.size());
-    for (double x : cut.points) decided.f64(x);
   }
   broadcast_blob(&decided.data);
   Reader r(decided.data);
-  cut.attribute = static_cast<int>(r.u64()) - 1;
-  cut.sample_rows = r.u64();
-  cut.points.resize(r.u64());
-  for (double& x : cut.points) x = r.f64();
-  return cut;
+  Split split;
+  split.sample_rows = r.u64();
+  split.tree.nodes.resize(r.u64());
+  for (SplitNode& n : split.tree.nodes) {
+    n.attribute = static_cast<int>(r.u64()) - 1;
+    n.threshold = r.f64();
+    n.left = static_cast<int>(r.u64()) - 1;
+    n.right = static_cast<int>(r.u64()) - 1;
+    n.rank = static_cast<int>(r.u64());
+  }
+  return split;
 }
 
 // ---- 4. exchange ----------------------------------------------------------
 
-// Range of each local row under `cut` (range p = keys in (point[p-1], point[p]]).
-std::vector<int> ranges_of(const MondrianInput& in, const Cut& cut) {
+// The worker of each local row.
+std::vector<int> ranges_of(const MondrianInput& in, const SplitTree& tree) {
+  const size_t d = in.qis.size();
   std::vector<int> out(in.rows, 0);
-  if (cut.attribute < 0) return out;
-  const MondrianAttribute& a = in.qis[cut.attribute];
+  std::vector<double> keys(d);
   for (uint32_t r = 0; r < in.rows; ++r) {
-    out[r] = static_cast<int>(std::lower_bound(cut.points.begin(), cut.points.end(), key_of(a, r)) -
-                              cut.points.begin());
+    for (size_t a = 0; a < d; ++a) keys[a] = order_key(in.qis[a], in.qis[a].codes[r]);
+    out[r] = tree.route(keys.data());
   }
   return out;
 }
@@ -451,12 +417,12 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
   MondrianInput local_in;
   step(c, [&] { local_in = encode_mondrian(local, job.attributes, domains); });
   const size_t d = local_in.qis.size();
-  Cut cut = choose_cut(c, local_in, job.mondrian.sample_fraction, options.choice);
+  Split split = choose_split(c, local_in, job.mondrian, options.choice);
   // Exchange; merge infeasible ranges into a neighbour and repeat.
   CsvTable mine;
   MondrianInput in;
   while (true) {
-    mine = exchange(c, local, ranges_of(local_in, cut));
+    mine = exchange(c, local, ranges_of(local_in, split.tree));
     step(c, [&] { in = encode_mondrian(mine, job.attributes, domains); });
     const uint64_t stats[2] = {in.rows, in.sensitive.empty() ? 0 : distinct_sensitive(in)};
     std::vector<uint64_t> all(2 * c.size);
@@ -466,9 +432,7 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
       const uint64_t n = all[2 * p], distinct = all[2 * p + 1];
       if (n > 0 && (n < options.k || (options.l > 1 && distinct < options.l))) bad = p;
     }
-    if (bad < 0 || cut.points.empty()) break;
-    const size_t drop = static_cast<size_t>(bad) < cut.points.size() ? bad : bad - 1;
-    cut.points.erase(cut.points.begin() + static_cast<std::ptrdiff_t>(drop));
+    if (bad < 0 || !split.tree.merge(bad)) break;
   }
   local = CsvTable();
   local_in = MondrianInput();
@@ -535,16 +499,10 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
   for (int r = 0; r < c.size && !job.output.empty(); ++r) {
     rep.parts.push_back(part_path(job.output, r));
   }
-  if (cut.attribute >= 0) {
-    const MondrianAttribute& a = in.qis[cut.attribute];
-    rep.cut_attribute = a.name;
-    for (double x : cut.points) {
-      rep.cut_points.push_back(a.kind == MondrianKind::kNumeric ? fmt::format("{}", x)
-                                                                : a.labels[static_cast<size_t>(x)]);
-    }
-  }
+  rep.split = split_mode_name(job.mondrian.split);
+  rep.cuts = split.tree.describe(in);
   rep.sample_fraction = job.mondrian.sample_fraction;
-  rep.sample_rows = cut.sample_rows;
+  rep.sample_rows = split.sample_rows;
   rep.total_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   step(c, [&] {

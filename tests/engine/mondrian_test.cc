@@ -14,6 +14,7 @@
 
 #include "engine/job_config.h"
 #include "engine/mondrian_input.h"
+#include "engine/mondrian_split.h"
 #include "tests/engine/mondrian_check.h"
 #include "tests/engine/random_problem.h"
 
@@ -241,4 +242,56 @@ TEST_CASE("mondrian: part file names carry the rank before the extension") {
   CHECK(part_path("out.csv", 0) == "out.0.csv");
   CHECK(part_path("/tmp/x/out.csv", 12) == "/tmp/x/out.12.csv");
   CHECK(part_path("dir.d/out", 1) == "dir.d/out.1");
+}
+
+TEST_CASE("mondrian split tree: quantiles, Mondrian-like tree, repeated values, merge") {
+  std::string text = "x;y\n";
+  for (int i = 1; i <= 100; ++i) text += fmt::format("{};{}\n", i, i % 2 ? "a" : "b");
+  const CsvTable t = table_of(text);
+  const std::vector<AttributeSpec> specs{{"y", AttributeRole::kQuasiIdentifier, nullptr},
+                                         {"x", AttributeRole::kQuasiIdentifier, nullptr}};
+  const MondrianInput in = encode_mondrian(t, specs, table_domains(t, specs));
+  std::vector<double> sample;
+  for (uint32_t r = 0; r < in.rows; ++r) {
+    for (const auto& a : in.qis) sample.push_back(order_key(a, a.codes[r]));
+  }
+  const auto counts = [&](const SplitTree& tree, int ranks) {
+    std::vector<int> n(ranks, 0);
+    for (uint32_t r = 0; r < in.rows; ++r) ++n[tree.route(&sample[r * 2])];
+    return n;
+  };
+  // Quantiles: one attribute (span ties: the first, y), y has two values.
+  SplitTree q = build_split_tree(sample, in, MondrianChoice::kSpan, SplitMode::kQuantiles, 4);
+  CHECK(q.describe(in).front() == "y <= a");
+  CHECK(counts(q, 4) == std::vector<int>{50, 0, 50, 0});
+  // Tree: y at the root, then x within each half (medians of the odd / even).
+  SplitTree tree = build_split_tree(sample, in, MondrianChoice::kSpan, SplitMode::kTree, 4);
+  CHECK(tree.describe(in) == std::vector<std::string>{"y <= a", "x <= 49", "x <= 50"});
+  CHECK(counts(tree, 4) == std::vector<int>{25, 25, 25, 25});
+  // Three ranks: a third, then halves.
+  const SplitTree three = build_split_tree(sample, in, MondrianChoice::kSpan, SplitMode::kTree, 3);
+  const auto c3 = counts(three, 3);
+  CHECK(c3[0] + c3[1] + c3[2] == 100);
+  CHECK(c3[0] >= 30);
+  CHECK(c3[0] <= 50);
+  // Merging rank 3 gives its rows to rank 2; rank 0 (root's left subtree) to rank 0.
+  CHECK(tree.merge(3));
+  CHECK(counts(tree, 4) == std::vector<int>{25, 25, 50, 0});
+  CHECK(tree.merge(1));
+  CHECK(counts(tree, 4) == std::vector<int>{50, 0, 50, 0});
+  CHECK(tree.merge(2));
+  CHECK(counts(tree, 4) == std::vector<int>{100, 0, 0, 0});
+  CHECK(!tree.merge(0));
+  // A repeated value at the quantile: the cut moves below it when that balances better.
+  std::string rep = "x\n";
+  for (int i = 0; i < 10; ++i) rep += i < 3 ? "1\n" : (i < 9 ? "2\n" : "3\n");
+  const CsvTable t2 = table_of(rep);
+  const std::vector<AttributeSpec> s2{{"x", AttributeRole::kQuasiIdentifier, nullptr}};
+  const MondrianInput in2 = encode_mondrian(t2, s2, table_domains(t2, s2));
+  std::vector<double> sample2;
+  for (uint32_t r = 0; r < in2.rows; ++r)
+    sample2.push_back(order_key(in2.qis[0], in2.qis[0].codes[r]));
+  const SplitTree t2tree =
+      build_split_tree(sample2, in2, MondrianChoice::kSpan, SplitMode::kQuantiles, 2);
+  CHECK(t2tree.describe(in2) == std::vector<std::string>{"x <= 1"});  // 3|7 beats 9|1
 }
