@@ -10,6 +10,7 @@ PACKAGES=(
   libyaml-cpp-dev doctest-dev libcli11-dev
   postgresql-15 postgresql-client-15 pgbouncer
   util-linux procps iproute2
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()
