@@ -38,7 +38,7 @@ bool JsonTree::parse(std::string_view doc) {
   failed_ = false;
   depth_ = 0;
   values_.clear();
-  values_.reserve(doc.size() / 12 + 8);
+  values_.reserve(doc.size() / 8 + 8);
   decoded_.clear();
   parse_value({});
   skip_ws();

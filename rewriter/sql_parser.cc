@@ -251,7 +251,9 @@ ParseOutcome parse_sql(std::string_view sql) {
     pg_query_free_parse_result(result);
     return out;
   }
-  JsonTree tree;
+  // One tree per thread, reused: its buffers stay allocated between calls
+  // (large statements would otherwise map and unmap fresh pages each time).
+  thread_local JsonTree tree;
   const std::string_view doc = result.parse_tree;
   if (!tree.parse(doc)) {
     out.error = "kanon could not read libpg_query's parse tree";
