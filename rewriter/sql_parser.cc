@@ -84,8 +84,14 @@ class StatementWalker {
             is_upper(t_.at(first).key[0]) && t_.at(first).kind == Kind::kObject) {
           visit_body(t_.at(first).key, first, parent_type, key);
         } else {
-          visit_body(t_.member(v, "relname") >= 0 ? "RangeVar" : std::string_view{}, v, parent_type,
-                     key);
+          // Bare (typed) fields: RangeVar* anywhere, SelectStmt* as the arms
+          // of a set operation.
+          std::string_view type;
+          if (t_.member(v, "relname") >= 0)
+            type = "RangeVar";
+          else if (parent_type == "SelectStmt" && (key == "larg" || key == "rarg"))
+            type = "SelectStmt";
+          visit_body(type, v, parent_type, key);
         }
         return;
       }

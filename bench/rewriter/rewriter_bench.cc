@@ -118,7 +118,7 @@ std::vector<std::string> bi_corpus() {
       // Set operation and scalar subquery.
       "SELECT state AS \"State\", 'detail' AS \"Level\" FROM people UNION SELECT 'total', "
       "'summary' UNION SELECT (SELECT max(state) FROM people p2 WHERE p2.city = 'Hamlet'), "
-      "'max' ORDER BY 1",
+      "'max' UNION SELECT 'none', 'empty' WHERE false ORDER BY 1",
   };
   // Long dashboard filters, 1-4 KB.
   for (int n : {10, 25, 45, 70}) {
