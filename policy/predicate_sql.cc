@@ -5,6 +5,33 @@
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
+
+std::vector<FlatArm> flat_chain(const ReleasePredicate& p, const std::vector<SqlColumn>& attrs,
+                                uint32_t& id) {
+  std::vector<FlatArm> arms;
+  size_t run_start = 0;  // first arm of the current same-attribute run
+  while (!ReleasePredicate::constant(id)) {
+    const auto& t = p.test(id);
+    if (!arms.empty() && arms[run_start].attribute != t.attribute) run_start = arms.size();
+    // Tests on one attribute exclude each other, so within a run arms with
+    // the same result can be merged whatever their order.
+    // Array-typed columns keep one arm per value: `= ANY` would compare
+    // elements, not whole arrays.
+    const bool mergeable = !attrs[static_cast<size_t>(t.attribute)].type.ends_with("[]");
+    auto same =
+        !mergeable ? arms.end()
+                   : std::find_if(arms.begin() + static_cast<std::ptrdiff_t>(run_start), arms.end(),
+                                  [&](const FlatArm& a) { return a.result == t.if_equal; });
+    if (same != arms.end()) {
+      same->values.push_back(t.value);
+    } else {
+      arms.push_back({t.attribute, {t.value}, t.if_equal});
+    }
+    id = t.if_not;
+  }
+  return arms;
+}
+
 namespace {
 
 class Emitter {
@@ -39,12 +66,6 @@ class Emitter {
   }
 
  private:
-  struct Arm {
-    int attribute;
-    std::vector<std::string> values;
-    uint32_t result;
-  };
-
   void equals(int attribute, const std::vector<std::string>& values, std::string& out) const {
     const auto& col = attrs_[static_cast<size_t>(attribute)];
     out += quoted_[static_cast<size_t>(attribute)];
@@ -59,28 +80,7 @@ class Emitter {
   }
 
   void flat(uint32_t id, std::string& out) {
-    // Walk the chain of "not equal" branches.
-    std::vector<Arm> arms;
-    size_t run_start = 0;  // first arm of the current same-attribute run
-    while (!ReleasePredicate::constant(id)) {
-      const auto& t = p_.test(id);
-      if (!arms.empty() && arms[run_start].attribute != t.attribute) run_start = arms.size();
-      // Tests on one attribute exclude each other, so within a run arms with
-      // the same result can be merged whatever their order.
-      // Array-typed columns keep one arm per value: `= ANY` would compare
-      // elements, not whole arrays.
-      const bool mergeable = !attrs_[static_cast<size_t>(t.attribute)].type.ends_with("[]");
-      auto same = !mergeable ? arms.end()
-                             : std::find_if(arms.begin() + static_cast<std::ptrdiff_t>(run_start),
-                                            arms.end(),
-                                            [&](const Arm& a) { return a.result == t.if_equal; });
-      if (same != arms.end()) {
-        same->values.push_back(t.value);
-      } else {
-        arms.push_back({t.attribute, {t.value}, t.if_equal});
-      }
-      id = t.if_not;
-    }
+    const std::vector<FlatArm> arms = flat_chain(p_, attrs_, id);
     out += "CASE";
     for (const auto& arm : arms) {
       out += " WHEN ";
@@ -89,7 +89,7 @@ class Emitter {
       emit(arm.result, out);
     }
     out += " ELSE ";
-    emit(id, out);
+    emit(id, out);  // flat_chain moved id to the end of the chain
     out += " END";
   }
 
@@ -100,10 +100,51 @@ class Emitter {
   std::vector<std::string> quoted_;
 };
 
+std::string flat_sql(const ReleasePredicate& p, const std::vector<SqlColumn>& attrs) {
+  std::string out;
+  Emitter(p, attrs, PredicateForm::kFlatCase).emit(p.root(), out);
+  return out;
+}
+
+// CASE over the predicate's own attribute, one flat cofactor per arm; arms
+// with the same cofactor share an `= ANY` array, arms equal to the ELSE
+// cofactor are left out (the ELSE gives the same value). The arms test one
+// attribute, so at most one matches and their order does not matter.
+std::string switch_sql(const ReleasePredicate& p, const std::vector<SqlColumn>& attrs) {
+  const int a = p.attribute();
+  const auto values = a < 0 ? std::vector<std::string>{} : p.tested_values(a);
+  if (values.empty() || values.size() > kSwitchMaxValues) return flat_sql(p, attrs);
+  const SqlColumn& col = attrs[static_cast<size_t>(a)];
+  const bool mergeable = !col.type.ends_with("[]");
+  const std::string otherwise = flat_sql(p.restricted(a, std::nullopt), attrs);
+  std::vector<std::pair<std::string, std::vector<std::string>>> arms;  // sql -> values
+  for (const auto& v : values) {
+    std::string sql = flat_sql(p.restricted(a, v), attrs);
+    if (sql == otherwise) continue;
+    auto same =
+        std::find_if(arms.begin(), arms.end(), [&](const auto& x) { return x.first == sql; });
+    if (same != arms.end() && mergeable) {
+      same->second.push_back(v);
+    } else {
+      arms.push_back({std::move(sql), {v}});
+    }
+  }
+  if (arms.empty()) return otherwise;
+  std::string out = "CASE";
+  for (const auto& [sql, vals] : arms) {
+    out += " WHEN " + quote_identifier(col.name);
+    out += vals.size() == 1 ? " = " + typed_literal(vals[0], col.type)
+                            : " = ANY (" + typed_array_literal(vals, col.type) + ")";
+    out += " THEN " + sql;
+  }
+  return out + " ELSE " + otherwise + " END";
+}
+
 }  // namespace
 
 std::string predicate_sql(const ReleasePredicate& predicate,
                           const std::vector<SqlColumn>& attributes, PredicateForm form) {
+  if (form == PredicateForm::kSwitchCase) return switch_sql(predicate, attributes);
   std::string out;
   Emitter(predicate, attributes, form).emit(predicate.root(), out);
   return out;

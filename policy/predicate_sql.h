@@ -11,7 +11,13 @@
 //                a run of tests on the same attribute that lead to the same
 //                result are merged into `a = ANY('{...}'::type[])`, which
 //                PostgreSQL evaluates with a hash table from 9 elements on.
-// bench/policy measures both; kFlatCase is the default because it is faster.
+//   kSwitchCase  for a predicate whose own attribute has at most
+//                kSwitchMaxValues tested values: CASE WHEN a = v1 THEN <P
+//                with a = v1> WHEN a = v2 THEN ... ELSE <P with a = none of
+//                them> END, each cofactor in the flat form (the tests on a
+//                itself are resolved, so rows skip the runs of tests on a deep
+//                in the tree); other predicates in the flat form.
+// bench/policy measures them; see docs/policy.md for the figures.
 // masked_column_sql() emits the flat form with the column itself in place of
 // TRUE and NULL in place of FALSE, which saves the outer CASE of mask_sql.
 #pragma once
@@ -27,12 +33,31 @@ enum class PredicateForm {
   kNestedCase,  // predicate_sql nested, wrapped by mask_sql
   kFlatCase,    // predicate_sql flat, wrapped by mask_sql
   kFlatValue,   // masked_column_sql
+  kSwitchCase,  // predicate_sql switch on the own attribute, wrapped by mask_sql
+  kCostBased,   // per predicate, kFlatCase or kSwitchCase, whichever costs fewer
+                // comparisons on the loaded rows (form_choice.h); only
+                // build_from_table/build_table_snapshot resolve it, elsewhere
+                // it means kFlatCase
 };
+
+inline constexpr size_t kSwitchMaxValues = 8;
 
 struct SqlColumn {
   std::string name;
   std::string type;  // type name without modifiers
 };
+
+// One arm of the flat form: WHEN attribute = ANY(values) THEN <result>.
+struct FlatArm {
+  int attribute;
+  std::vector<std::string> values;
+  uint32_t result;  // node id
+};
+
+// The arms of the flat CASE for the chain of "not equal" branches starting at
+// `id`; moves `id` to the chain's end (the ELSE).
+std::vector<FlatArm> flat_chain(const ReleasePredicate& predicate,
+                                const std::vector<SqlColumn>& attributes, uint32_t& id);
 
 // REQUIRES: attributes[i] describes the predicate's attribute i.
 std::string predicate_sql(const ReleasePredicate& predicate,

@@ -68,6 +68,7 @@ std::vector<ReleasePredicate> compile_release_predicates(const DisclosureTree& t
   for (size_t a = 0; a < out.size(); ++a) {
     Compiler c(tree, static_cast<int>(a), out[a].tests_);
     out[a].root_ = c.compile(0);
+    out[a].attribute_ = static_cast<int>(a);
   }
   return out;
 }
@@ -86,6 +87,61 @@ bool ReleasePredicate::evaluate(std::span<const std::optional<std::string_view>>
     id = (v && *v == t.value) ? t.if_equal : t.if_not;
   }
   return id == kTrue;
+}
+
+ReleasePredicate ReleasePredicate::restricted(int attribute,
+                                              const std::optional<std::string>& value) const {
+  ReleasePredicate out;
+  out.attribute_ = attribute_;
+  std::map<std::tuple<int, std::string, uint32_t, uint32_t>, uint32_t> interned;
+  std::map<uint32_t, uint32_t> memo;
+  auto go = [&](auto&& self, uint32_t id) -> uint32_t {
+    if (constant(id)) return id;
+    if (const auto it = memo.find(id); it != memo.end()) return it->second;
+    const Test& t = test(id);
+    uint32_t r;
+    if (t.attribute == attribute) {
+      r = self(self, value && *value == t.value ? t.if_equal : t.if_not);
+    } else {
+      const uint32_t l = self(self, t.if_equal), n = self(self, t.if_not);
+      if (l == n) {
+        r = l;
+      } else {
+        auto key = std::make_tuple(t.attribute, t.value, l, n);
+        const auto it = interned.find(key);
+        if (it != interned.end()) {
+          r = it->second;
+        } else {
+          r = static_cast<uint32_t>(out.tests_.size() + 2);
+          out.tests_.push_back({t.attribute, t.value, l, n});
+          interned.emplace(std::move(key), r);
+        }
+      }
+    }
+    memo.emplace(id, r);
+    return r;
+  };
+  out.root_ = go(go, root_);
+  return out;
+}
+
+std::vector<std::string> ReleasePredicate::tested_values(int attribute) const {
+  std::vector<std::string> out;
+  std::set<std::string> seen_values;
+  std::set<uint32_t> seen{root_};
+  std::vector<uint32_t> level{root_};
+  while (!level.empty()) {
+    std::vector<uint32_t> next;
+    for (uint32_t id : level) {
+      if (constant(id)) continue;
+      const Test& t = test(id);
+      if (t.attribute == attribute && seen_values.insert(t.value).second) out.push_back(t.value);
+      for (uint32_t c : {t.if_not, t.if_equal})
+        if (seen.insert(c).second) next.push_back(c);
+    }
+    level = std::move(next);
+  }
+  return out;
 }
 
 std::string ReleasePredicate::rule_text(const std::vector<std::string>& names) const {

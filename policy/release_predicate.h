@@ -36,6 +36,9 @@ class ReleasePredicate {
 
   // Node ids >= 2 index tests()[id - 2].
   uint32_t root() const { return root_; }
+  // The quasi-identifier (index in the tree's attributes) this predicate
+  // releases; -1 when unknown.
+  int attribute() const { return attribute_; }
   const Test& test(uint32_t id) const { return tests_[id - 2]; }
   static bool constant(uint32_t id) { return id < 2; }
   // Distinct tests reachable from the root.
@@ -44,10 +47,16 @@ class ReleasePredicate {
   // Disjunction of the paths to TRUE, as in the seed's table, e.g.
   // "((state = OH) AND (city = Hamlet))"; "TRUE"/"FALSE" for constants.
   std::string rule_text(const std::vector<std::string>& attribute_names) const;
+  // The cofactor for rows whose `attribute` holds `value` (nullopt: NULL or
+  // any value never tested): every test on the attribute is resolved.
+  ReleasePredicate restricted(int attribute, const std::optional<std::string>& value) const;
+  // The values tested on `attribute`, nearest the root first (breadth-first).
+  std::vector<std::string> tested_values(int attribute) const;
 
  private:
   friend std::vector<ReleasePredicate> compile_release_predicates(const DisclosureTree& tree);
   uint32_t root_ = kFalse;
+  int attribute_ = -1;
   std::vector<Test> tests_;
 };
 

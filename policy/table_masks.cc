@@ -23,6 +23,12 @@ std::string TableMasks::masked_relation(const std::string& schema, const std::st
 
 TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
                        const std::vector<ReleasePredicate>& predicates, PredicateForm form) {
+  return build_masks(policy, info, predicates, std::vector<PredicateForm>(predicates.size(), form));
+}
+
+TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
+                       const std::vector<ReleasePredicate>& predicates,
+                       const std::vector<PredicateForm>& forms) {
   std::vector<SqlColumn> attrs;
   for (const auto& q : policy.quasi_identifiers) attrs.push_back({q, info.find(q)->type});
   TableMasks masks;
@@ -33,6 +39,8 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
     if (qi != policy.quasi_identifiers.end()) {
       const size_t i = static_cast<size_t>(qi - policy.quasi_identifiers.begin());
       m.role = ColumnMask::Role::kQuasiIdentifier;
+      const PredicateForm form =
+          forms[i] == PredicateForm::kCostBased ? PredicateForm::kFlatCase : forms[i];
       m.expression =
           form == PredicateForm::kFlatValue
               ? masked_column_sql(predicates[i], attrs, col.name, col.full_type)

@@ -38,5 +38,9 @@ struct TableMasks {
 TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
                        const std::vector<ReleasePredicate>& predicates,
                        PredicateForm form = PredicateForm::kFlatCase);
+// One form per predicate (e.g. from choose_forms).
+TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
+                       const std::vector<ReleasePredicate>& predicates,
+                       const std::vector<PredicateForm>& forms);
 
 }  // namespace kanon::policy

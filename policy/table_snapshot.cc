@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include "policy/form_choice.h"
 #include "policy/materializer.h"
 
 namespace kanon::policy {
@@ -25,7 +26,9 @@ std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const
   const double tree_ms = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
   auto predicates = compile_release_predicates(tree);
-  auto masks = build_masks(policy, info, predicates, options.form);
+  auto masks = options.form == PredicateForm::kCostBased
+                   ? build_masks(policy, info, predicates, choose_forms(predicates, table))
+                   : build_masks(policy, info, predicates, options.form);
   auto snap = std::make_shared<TableSnapshot>(TableSnapshot{policy,
                                                             info,
                                                             std::move(tree),

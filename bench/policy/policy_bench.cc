@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/form_choice.h"
 #include "policy/materializer.h"
 #include "policy/predicate_sql.h"
 #include "policy/table_loader.h"
@@ -82,19 +83,30 @@ TablePolicy adult_policy(const std::string& table, uint32_t k) {
   return p;
 }
 
+// Session settings a query runs under: the server's defaults, or the settings
+// docs/policy.md recommends for restricted sessions (what the proxy sends as
+// start-up options).
+struct Settings {
+  std::string name;
+  std::string sql;
+};
+const Settings kDefault{"default", "RESET jit; RESET max_parallel_workers_per_gather"};
+const Settings kRestricted{"restricted", "SET jit = off; SET max_parallel_workers_per_gather = 0"};
+
 // Times one statement (client side: parse + plan + execute + transfer).
-double time_query(pqxx::connection& conn, const std::string& sql, bool jit) {
+double time_query(pqxx::connection& conn, const std::string& sql, const Settings& settings) {
   pqxx::nontransaction tx(conn);
-  tx.exec(jit ? "SET jit = on" : "SET jit = off");
+  tx.exec(settings.sql);
   const auto t0 = Clock::now();
   tx.exec(sql);
   return ms_since(t0);
 }
 
-double median_query(pqxx::connection& conn, const std::string& sql, bool jit, int reps) {
+double median_query(pqxx::connection& conn, const std::string& sql, const Settings& settings,
+                    int reps) {
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
-    t.push_back(time_query(conn, sql, jit));
+    t.push_back(time_query(conn, sql, settings));
     if (t.back() > 8000) break;  // huge expressions under JIT: one run is enough
   }
   return median(t);
@@ -168,30 +180,51 @@ int main(int argc, char** argv) {
     pqxx::connection conn(sb.conninfo());
     const auto base = build_table_snapshot(conn, adult_policy("adult32", 320));
     fmt::print("\nADULTx32 k=320: {} nodes, depth {}\n", base->tree.size(), base->tree.depth());
-    for (size_t a = 0; a < base->predicates.size(); ++a)
-      fmt::print("  {:<15} predicate: {:>5} tests\n", base->tree.attributes()[a],
-                 base->predicates[a].size());
+    {
+      pin_session_settings(conn);
+      const auto table = load_table(conn, base->policy, base->info);
+      const auto chosen = choose_forms(base->predicates, table);
+      for (size_t a = 0; a < base->predicates.size(); ++a) {
+        const FormCost c = form_cost(base->predicates[a], table);
+        fmt::print(
+            "  {:<15} predicate: {:>5} tests; expected comparisons per row: flat {:.2f}, "
+            "switch {:.2f} -> cost-based uses {}\n",
+            base->tree.attributes()[a], base->predicates[a].size(), c.flat, c.switch_,
+            chosen[a] == PredicateForm::kSwitchCase ? "switch" : "flat");
+      }
+    }
     struct Form {
       std::string name;
       std::string relation;  // what replaces "adult32"
-      bool jit;
+      const Settings* settings;
     };
-    std::vector<Form> forms;
+    std::vector<Form> forms = {{"raw", "public.adult32", &kDefault},
+                               {"raw", "public.adult32", &kRestricted}};
     for (auto [form, fname] : {std::pair{PredicateForm::kNestedCase, "nested CASE"},
                                std::pair{PredicateForm::kFlatCase, "flat CASE + ANY"},
-                               std::pair{PredicateForm::kFlatValue, "flat, value in arms"}}) {
+                               std::pair{PredicateForm::kFlatValue, "flat, value in arms"},
+                               std::pair{PredicateForm::kSwitchCase, "switch + flat"}}) {
       const auto masks = build_masks(base->policy, base->info, base->predicates, form);
       const std::string rel = masks.masked_relation("public", "adult32");
       fmt::print("  {} mask SQL: {} KB\n", fname, rel.size() / 1024);
-      if (!quick || form != PredicateForm::kNestedCase)
-        forms.push_back({std::string(fname) + ", JIT on", rel, true});
-      forms.push_back({std::string(fname) + ", JIT off", rel, false});
+      if (!quick || form == PredicateForm::kFlatCase) forms.push_back({fname, rel, &kDefault});
+      forms.push_back({fname, rel, &kRestricted});
+    }
+    {
+      BuildOptions o;
+      o.form = PredicateForm::kCostBased;
+      const auto cost_based = build_table_snapshot(conn, adult_policy("adult32", 320), o);
+      const std::string rel = cost_based->masks.masked_relation("public", "adult32");
+      fmt::print("  cost-based mask SQL: {} KB\n", rel.size() / 1024);
+      forms.push_back({"cost-based", rel, &kDefault});
+      forms.push_back({"cost-based", rel, &kRestricted});
     }
     {
       const auto t0 = Clock::now();
       const std::string name = materialize(admin, *base);
       fmt::print("  materialized copy built in {:.0f} ms\n", ms_since(t0));
-      forms.push_back({"materialized", name, true});
+      forms.push_back({"materialized", name, &kDefault});
+      forms.push_back({"materialized", name, &kRestricted});
     }
     const std::vector<std::pair<std::string, std::string>> queries = {
         {"GROUP BY occupation, sex",
@@ -200,40 +233,47 @@ int main(int argc, char** argv) {
         {"COUNT(*) WHERE age = 39", "SELECT count(*) FROM @T AS t WHERE age = 39"},
         {"COUNT(DISTINCT native-country)",
          "SELECT count(DISTINCT \"native-country\") FROM @T AS t"},
-        {"SELECT * LIMIT 1000", "SELECT * FROM @T AS t LIMIT 1000"},
         {"join: GROUP BY workclass",
          "SELECT t.workclass, count(*) FROM @T AS t JOIN public.workclass_sector s "
          "ON s.workclass = t.workclass GROUP BY t.workclass"},
+        {"SELECT * LIMIT 1000", "SELECT * FROM @T AS t LIMIT 1000"},
     };
-    fmt::print(
-        "\n== Masked-scan overhead, ADULTx32 k=320 (median of {} runs, ms; ratio = "
-        "rewritten / raw with the same JIT setting) ==\n",
-        reps);
-    fmt::print("{:<32} {:>9} {:>9}", "query", "raw JIT", "raw noJIT");
-    for (const auto& f : forms) fmt::print(" | {:>26}", f.name);
-    fmt::print("\n");
-    std::vector<std::vector<double>> ratios(forms.size());
-    for (const auto& [qname, q] : queries) {
-      std::string raw = q;
-      replace_all(raw, "@T", "public.adult32");
-      time_query(conn, raw, true);  // warm the cache
-      const double raw_jit = median_query(conn, raw, true, reps);
-      const double raw_nojit = median_query(conn, raw, false, reps);
-      fmt::print("{:<32} {:>9.1f} {:>9.1f}", qname, raw_jit, raw_nojit);
+    // ms[form][query]; every query is timed under every form before the next
+    // query, so load changes on a shared machine hit all forms alike.
+    std::vector<std::vector<double>> ms(forms.size(), std::vector<double>(queries.size()));
+    for (size_t q = 0; q < queries.size(); ++q) {
       for (size_t f = 0; f < forms.size(); ++f) {
-        std::string sql = q;
+        std::string sql = queries[q].second;
         replace_all(sql, "@T", forms[f].relation);
-        const double t = median_query(conn, sql, forms[f].jit, reps);
-        const double ref = forms[f].jit ? raw_jit : raw_nojit;
-        const double ratio = t / ref;
-        if (qname.rfind("SELECT *", 0) != 0) ratios[f].push_back(ratio);
-        fmt::print(" | {:>9.1f} {:>5.2f}x {:>+7.1f}", t, ratio, t - ref);
+        if (f < 2) time_query(conn, sql, *forms[f].settings);  // warm the cache
+        ms[f][q] = median_query(conn, sql, *forms[f].settings, reps);
       }
-      fmt::print("\n");
     }
-    fmt::print("{:<52}", "median ratio over the aggregate queries");
-    for (size_t f = 0; f < forms.size(); ++f) fmt::print(" | {:>26.2f}x", median(ratios[f]));
-    fmt::print("\n(columns per form: ms, ratio to raw, ms added)\n");
+    const size_t limit = queries.size() - 1;
+    fmt::print(
+        "\n== Masked-scan overhead, ADULTx32 k=320 (median of {} runs) ==\n"
+        "settings: default = server defaults (JIT on, parallel workers); restricted = {}\n"
+        "cells: ms, and ratio to raw under the same settings\n\n",
+        reps, kRestricted.sql);
+    fmt::print("| form | settings |");
+    for (size_t q = 0; q < limit; ++q) fmt::print(" {} |", queries[q].first);
+    fmt::print(
+        " median of the aggregates (vs raw default) | SELECT * LIMIT 1000: ms (added vs raw same "
+        "settings) |\n|---|---|");
+    for (size_t q = 0; q <= limit + 1; ++q) fmt::print("---|");
+    fmt::print("\n");
+    for (size_t f = 0; f < forms.size(); ++f) {
+      const size_t ref = forms[f].settings == &kDefault ? 0 : 1;
+      std::vector<double> ratios, vs_default;
+      fmt::print("| {} | {} |", forms[f].name, forms[f].settings->name);
+      for (size_t q = 0; q < limit; ++q) {
+        ratios.push_back(ms[f][q] / ms[ref][q]);
+        vs_default.push_back(ms[f][q] / ms[0][q]);
+        fmt::print(" {:.0f} ({:.2f}x) |", ms[f][q], ratios.back());
+      }
+      fmt::print(" {:.2f}x ({:.2f}x) | {:.1f} ({:+.1f}) |\n", median(ratios), median(vs_default),
+                 ms[f][limit], ms[f][limit] - ms[ref][limit]);
+    }
   } catch (const std::exception& e) {
     fmt::print(stderr, "policy_bench: {}\n", e.what());
     return 0;  // a benchmark never fails a run

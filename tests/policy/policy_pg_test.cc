@@ -184,7 +184,8 @@ TEST_CASE("random tables: leaves >= k, l-diversity, SQL masks == C++ tree row fo
     auto policy = random_policy(table, c.k, c.l);
     policy.max_nodes = c.max_nodes;
     for (auto form :
-         {PredicateForm::kFlatCase, PredicateForm::kNestedCase, PredicateForm::kFlatValue}) {
+         {PredicateForm::kFlatCase, PredicateForm::kNestedCase, PredicateForm::kFlatValue,
+          PredicateForm::kSwitchCase, PredicateForm::kCostBased}) {
       BuildOptions opts;
       opts.form = form;
       const auto snap = build_table_snapshot(conn, policy, opts);

@@ -2,11 +2,13 @@
 // text helpers (no database; run under ASan in CI).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
 
 #include "policy/disclosure_tree.h"
+#include "policy/form_choice.h"
 #include "policy/predicate_sql.h"
 #include "policy/release_predicate.h"
 #include "policy/sql_text.h"
@@ -75,8 +77,15 @@ TEST_CASE("random tables: leaves >= k, l-diversity, cap, predicates agree with t
       const int leaf = tree.leaf_of(v);
       ++counted[leaf];
       if (sensitive && r.back()) diverse[leaf].insert(*r.back());
-      for (int a = 0; a < attrs; ++a)
+      for (int a = 0; a < attrs; ++a) {
         CHECK(preds[a].evaluate(v) == bool(tree.nodes()[leaf].released >> a & 1));
+        // The switch form's cofactor for the row's own value agrees.
+        const auto& own = r[static_cast<size_t>(a)];
+        const auto tested = preds[a].tested_values(a);
+        const bool known = own && std::find(tested.begin(), tested.end(), *own) != tested.end();
+        CHECK(preds[a].restricted(a, known ? own : std::nullopt).evaluate(v) ==
+              preds[a].evaluate(v));
+      }
     }
     for (int leaf : tree.leaves()) {
       CHECK(counted[leaf] == tree.nodes()[leaf].rows);
@@ -174,6 +183,49 @@ TEST_CASE("flat form merges same-result arms into ANY") {
         "CASE WHEN \"x\" = ANY ('{\"v0\",\"v1\",\"v2\",\"v3\",\"v4\",\"v5\",\"v6\",\"v7\",\"v8\"}'"
         "::text[]) THEN \"x\" ELSE NULL END");
   CHECK(preds[0].size() == 9);
+}
+
+TEST_CASE("switch form: one arm per value of the own attribute, cofactors flat") {
+  // The seed's example: occupation's rule depends on state and city.
+  EncodedTable t({{"occupation", "text", {}}, {"city", "text", {}}, {"state", "text", {}}},
+                 std::nullopt);
+  const std::vector<std::vector<std::string>> rows = {
+      {"Nurse", "Hamlet", "OH"},      {"Teacher", "Hamlet", "OH"},    {"Farmer", "Hamlet", "OH"},
+      {"Farmer", "Hamlet", "OH"},     {"Nurse", "Columbus", "OH"},    {"Teacher", "Dayton", "OH"},
+      {"Accountant", "Austin", "TX"}, {"Accountant", "Dallas", "TX"}, {"Accountant", "Miami", "FL"},
+      {"Nurse", "Austin", "TX"},      {"Teacher", "Miami", "FL"}};
+  for (const auto& r : rows) {
+    const std::vector<std::optional<std::string_view>> row = {r[0], r[1], r[2]};
+    t.add_row(row);
+  }
+  const auto tree = DisclosureTree::build(t, {.k = 2, .l = 0, .max_nodes = 100});
+  const auto preds = compile_release_predicates(tree);
+  const std::vector<SqlColumn> attrs = {
+      {"occupation", "text"}, {"city", "text"}, {"state", "text"}};
+  CHECK(preds[0].attribute() == 0);
+  CHECK(preds[0].tested_values(0) == std::vector<std::string>{"Accountant", "Farmer"});
+  CHECK(predicate_sql(preds[0], attrs, PredicateForm::kSwitchCase) ==
+        "CASE WHEN \"occupation\" = 'Accountant'::text THEN CASE WHEN \"state\" = 'OH'::text "
+        "THEN false ELSE true END WHEN \"occupation\" = 'Farmer'::text THEN CASE WHEN "
+        "\"state\" = 'OH'::text THEN CASE WHEN \"city\" = 'Hamlet'::text THEN true ELSE false "
+        "END ELSE false END ELSE false END");
+  // A predicate that never tests its own attribute keeps the flat form.
+  CHECK(predicate_sql(preds[2], attrs, PredicateForm::kSwitchCase) ==
+        predicate_sql(preds[2], attrs, PredicateForm::kSwitchCase));
+  // The cost model, by hand. Flat: WHEN state = OH (1) THEN [city = Hamlet
+  // (1) THEN occupation = Farmer (1)] WHEN occupation = Accountant (1):
+  // 4 Hamlet rows x 3 + 2 other OH rows x 2 + 5 rows outside OH x 2 = 26.
+  // Switch: 3 Accountants x (1 + 1) + 2 Farmers x (2 + 2) + 6 others x 2 = 26.
+  const FormCost c = form_cost(preds[0], t);
+  CHECK(c.flat == doctest::Approx(26.0 / 11));
+  CHECK(c.switch_ == doctest::Approx(26.0 / 11));
+  CHECK(choose_forms(preds, t)[0] == PredicateForm::kFlatCase);  // a tie keeps flat
+  // city's rule (state = OH) AND (city = Hamlet): the switch tests the city
+  // first, so rows outside OH pay for the city test instead of the state's.
+  const FormCost city = form_cost(preds[1], t);
+  CHECK(city.flat == doctest::Approx((6 * 2 + 5 * 1) / 11.0));
+  CHECK(city.switch_ == doctest::Approx((4 * 2 + 7 * 1) / 11.0));
+  CHECK(choose_forms(preds, t)[1] == PredicateForm::kSwitchCase);
 }
 
 TEST_CASE("quoting") {
