@@ -5,9 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <random>
 #include <thread>
 
+#include "rewriter/sql_parser.h"
 #include "tests/rewriter/golden_env.h"
+#include "tests/rewriter/golden_file.h"
 
 using namespace kanon::rewriter;
 using kanon::testing::make_unit_env;
@@ -157,4 +160,41 @@ TEST_CASE("concurrent rewrites agree with a single-threaded run") {
   const auto stats = rw.cache_stats();
   CHECK(stats.hits + stats.misses == 2000);
   CHECK(stats.hits > 0);
+}
+
+TEST_CASE("robustness: mutated golden inputs never crash, and every rewrite parses") {
+  auto env = make_unit_env("default");
+  const auto cases = kanon::testing::load_golden_cases(kanon::testing::golden_dir());
+  REQUIRE(!cases.empty());
+  std::mt19937 rng(7);
+  const std::string alphabet = "()\"'.*;, \n/-$&Uu\\0aZ";
+  Rewriter rw(0);
+  size_t rewritten = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string sql = cases[rng() % cases.size()].input;
+    const int edits = 1 + static_cast<int>(rng() % 3);
+    for (int e = 0; e < edits && !sql.empty(); ++e) {
+      const size_t at = rng() % sql.size();
+      switch (rng() % 3) {
+        case 0:
+          sql.erase(at, 1 + rng() % 4);
+          break;
+        case 1:
+          sql.insert(at, 1, alphabet[rng() % alphabet.size()]);
+          break;
+        default:
+          sql.resize(at);
+          break;
+      }
+    }
+    CAPTURE(sql);
+    const auto r = rw.rewrite(sql, env.snapshot, {"public", false});
+    if (r.verdict == Verdict::kRewritten) {
+      ++rewritten;
+      CHECK(parse_sql(r.sql).ok);
+    }
+    if (r.verdict == Verdict::kDenied) CHECK((r.sqlstate == "42501" || r.sqlstate == "42601"));
+  }
+  MESSAGE(rewritten << " of 3000 mutated statements were rewritten");
+  CHECK(rewritten > 50);
 }
