@@ -3,6 +3,8 @@
 #include <pg_query.h>
 #include <pg_query/pg_query.pb-c.h>
 
+#include <cstring>
+
 #include "rewriter/json_tree.h"
 
 namespace kanon::rewriter {
@@ -63,9 +65,19 @@ class StatementWalker {
     return m >= 0 && t_.at(m).kind == Kind::kString ? t_.at(m).text : std::string_view{};
   }
 
+  // Eight bytes at a time (FNV-style multiply, then a length-tagged tail).
   void mix(std::string_view s) {
-    for (unsigned char c : s) hash_ = (hash_ ^ c) * kFnvPrime;
-    hash_ = (hash_ ^ 0xFF) * kFnvPrime;
+    size_t i = 0;
+    for (; i + 8 <= s.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + i, 8);
+      hash_ = (hash_ ^ w) * kFnvPrime;
+      hash_ ^= hash_ >> 29;
+    }
+    uint64_t tail = s.size();
+    for (; i < s.size(); ++i) tail = (tail << 8) | static_cast<unsigned char>(s[i]);
+    hash_ = (hash_ ^ tail) * kFnvPrime;
+    hash_ ^= hash_ >> 29;
   }
 
   // A value found under `key` of a node of type `parent_type`.
