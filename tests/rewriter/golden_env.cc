@@ -59,13 +59,25 @@ std::shared_ptr<policy::TableSnapshot> adult() {
        "\"education\"", "NULL::text", "\"workclass\"", "NULL::text", "\"salary-class\""});
 }
 
+// A partitioned protected table (partitions visits_east, visits_west).
+std::shared_ptr<policy::TableSnapshot> visits() {
+  auto s =
+      hand_snapshot("public", "visits",
+                    {{"id", "integer"}, {"city", "text"}, {"state", "text"}, {"region", "text"}},
+                    {"\"id\"", "CASE WHEN \"city\" = 'Hamlet' THEN \"city\" END",
+                     "CASE WHEN \"state\" = 'OH' THEN \"state\" END", "\"region\""});
+  s->info.children = {"public.visits_east", "public.visits_west"};
+  return s;
+}
+
 }  // namespace
 
 GoldenEnv make_unit_env(const std::string& name) {
   GoldenEnv env;
   env.snapshot.version = 1;
   env.snapshot.tables["public.adult"] = adult();
-  env.listed = {"public.people", "public.adult"};
+  env.snapshot.tables["public.visits"] = visits();
+  env.listed = {"public.people", "public.adult", "public.visits"};
   if (name == "default") {
     env.snapshot.tables["public.people"] = people("public");
   } else if (name == "materialized") {

@@ -74,6 +74,15 @@ PgEnvs build_envs() {
   const auto people = policy::build_table_snapshot(conn, people_policy);
   const auto adult = policy::build_table_snapshot(conn, load_policy("adult"));
   const auto hr = policy::build_table_snapshot(conn, hr_policy);
+  policy::TablePolicy visits_policy;
+  visits_policy.schema = "public";
+  visits_policy.table = "visits";
+  visits_policy.k = 2;
+  visits_policy.quasi_identifiers = {"city", "state"};
+  visits_policy.quasi_identifier_refs.resize(2);
+  const auto visits = policy::build_table_snapshot(conn, visits_policy);
+  REQUIRE(visits->info.children ==
+          std::vector<std::string>{"public.visits_east", "public.visits_west"});
   auto people_copy = std::make_shared<policy::TableSnapshot>(*people);
   people_copy->materialized_name = policy::materialize(conn, *people_copy);
 
@@ -82,7 +91,8 @@ PgEnvs build_envs() {
     GoldenEnv env;
     env.snapshot.version = 1;
     env.snapshot.tables["public.adult"] = adult;
-    env.listed = {"public.people", "public.adult"};
+    env.snapshot.tables["public.visits"] = visits;
+    env.listed = {"public.people", "public.adult", "public.visits"};
     if (name == "default") env.snapshot.tables["public.people"] = people;
     if (name == "materialized") env.snapshot.tables["public.people"] = people_copy;
     if (name == "unbuilt") env.snapshot.errors["public.people"] = "connection refused";
@@ -95,7 +105,7 @@ PgEnvs build_envs() {
   };
   for (const char* n : {"default", "materialized", "unbuilt", "listed-only", "two-schemas"})
     make(n);
-  for (const auto& snap : {people, adult, hr}) add_raw_only(conn, *snap, out.forbidden);
+  for (const auto& snap : {people, adult, hr, visits}) add_raw_only(conn, *snap, out.forbidden);
   return out;
 }
 
@@ -164,6 +174,7 @@ TEST_CASE("every golden output runs on PostgreSQL and returns only masked values
           << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s");
   REQUIRE(pg_envs.forbidden.count("Ada Quill") == 1);  // names are never released
   REQUIRE(pg_envs.forbidden.count("100-00-0012") == 1);
+  REQUIRE(pg_envs.forbidden.count("Reno") == 1);  // a partition's raw value
   const auto cases = testing::load_golden_cases(testing::golden_dir());
   size_t executed = 0;
   PGconn* conn = PQconnectdb(PgSandbox::shared().conninfo().c_str());

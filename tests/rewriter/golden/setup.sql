@@ -13,3 +13,10 @@ INSERT INTO public.people_archive VALUES
   (12, 'Lola Archive', '100-00-0012', 'Lawyer', 'Seattle', 'WA', 'flu');
 CREATE SCHEMA hr;
 CREATE TABLE hr.people AS SELECT * FROM public.people;
+CREATE TABLE public.visits (id integer, city text, state text, region text) PARTITION BY LIST (region);
+CREATE TABLE public.visits_east PARTITION OF public.visits FOR VALUES IN ('east');
+CREATE TABLE public.visits_west PARTITION OF public.visits FOR VALUES IN ('west');
+INSERT INTO public.visits VALUES
+  (1, 'Hamlet', 'OH', 'east'), (2, 'Hamlet', 'OH', 'east'), (3, 'Hamlet', 'OH', 'west'),
+  (4, 'Dayton', 'OH', 'west'), (5, 'Dayton', 'OH', 'east'), (6, 'Reno', 'NV', 'west'),
+  (7, 'Tulsa', 'OK', 'west'), (8, 'Boise', 'ID', 'east');
