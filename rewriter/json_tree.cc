@@ -45,6 +45,13 @@ bool JsonTree::parse(std::string_view doc) {
   return !failed_ && pos_ == doc_.size();
 }
 
+void JsonTree::release_if_larger_than(size_t max_values) {
+  if (values_.capacity() <= max_values) return;
+  std::vector<JsonValue>().swap(values_);
+  decoded_.clear();
+  decoded_.shrink_to_fit();
+}
+
 int32_t JsonTree::member(int32_t obj, std::string_view key) const {
   if (obj < 0 || at(obj).kind != JsonValue::Kind::kObject) return -1;
   for (int32_t c = at(obj).first_child; c >= 0; c = at(c).next_sibling)

@@ -32,6 +32,10 @@ class JsonTree {
 
   const JsonValue& at(int32_t i) const { return values_[static_cast<size_t>(i)]; }
   int32_t root() const { return values_.empty() ? -1 : 0; }
+  // Frees the buffers when they grew past `max_values` (a huge statement must
+  // not pin its memory in a thread-local tree).
+  void release_if_larger_than(size_t max_values);
+
   // Member `key` of object `obj`, or -1.
   int32_t member(int32_t obj, std::string_view key) const;
 
