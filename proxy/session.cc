@@ -9,6 +9,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <cctype>
 #include <chrono>
 #include <variant>
 
@@ -74,6 +75,23 @@ void add_restricted_settings(wire::StartupMessage& m,
       return;
     }
   m.parameters.emplace_back("options", extra.substr(1));
+}
+
+// With standard_conforming_strings off the rewriter's parser would read
+// backslashes in literals differently from the server, so every statement is
+// denied, except plain SET/RESET of that setting (no quotes or backslashes:
+// nothing the two parsers could read differently).
+bool turns_scs_back_on(std::string_view sql) {
+  if (sql.find_first_of("'\"\\$") != std::string_view::npos) return false;
+  std::string squeezed;  // lower case, no blanks, no semicolons
+  for (char c : sql)
+    if (!std::isspace(static_cast<unsigned char>(c)) && c != ';')
+      squeezed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (squeezed == "resetstandard_conforming_strings") return true;
+  for (const char* value : {"on", "true", "1", "yes"})
+    for (const char* op : {"=", "to"})
+      if (squeezed == fmt::format("setstandard_conforming_strings{}{}", op, value)) return true;
+  return false;
 }
 
 bool is_ip_address(const std::string& host) {
@@ -159,7 +177,7 @@ awaitable<void> Session::run_client() {
       if (startup.find("replication")) {
         co_await send_fatal("42501",
                             "kanon: permission denied: replication connections are not allowed "
-                            "for restricted sessions (rule replication-connection)");
+                            "for restricted sessions (kanon rule replication-connection)");
         co_return close_client();
       }
       add_restricted_settings(startup, config.restricted_settings);
@@ -215,14 +233,16 @@ awaitable<void> Session::resolve_access(const std::string& user) {
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
   rewriter::RewriteResult result;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!backend_stream_.standard_conforming_strings()) {
+  if (!backend_stream_.standard_conforming_strings() && turns_scs_back_on(sql)) {
+    result.verdict = rewriter::Verdict::kPass;
+  } else if (!backend_stream_.standard_conforming_strings()) {
     result.verdict = rewriter::Verdict::kDenied;
     result.sqlstate = "42501";
     result.rule = "standard-conforming-strings";
     result.object = "standard_conforming_strings";
     result.message =
         "kanon: permission denied: restricted sessions must keep standard_conforming_strings "
-        "on (rule standard-conforming-strings)";
+        "on (kanon rule standard-conforming-strings)";
   } else {
     const auto snapshot = context_.policies->current();
     result = context_.rewriter.rewrite(sql, *snapshot, access_);

@@ -25,7 +25,7 @@ rewriter::RewriteResult function_call_denied() {
   r.object = "FunctionCall";
   r.message =
       "kanon: permission denied: the fast-path function call message is not allowed for "
-      "restricted sessions (rule function-call-message)";
+      "restricted sessions (kanon rule function-call-message)";
   return r;
 }
 

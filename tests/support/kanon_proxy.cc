@@ -41,7 +41,8 @@ bool wait_for_port(uint16_t port, int seconds) {
   return false;
 }
 
-KanonProxy::KanonProxy(uint16_t backend_port, const std::string& extra_yaml) {
+KanonProxy::KanonProxy(uint16_t backend_port, const std::string& extra_yaml,
+                       const std::string& backend_extra) {
   char tmpl[] = "/tmp/kanon-proxy.XXXXXX";
   if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -49,11 +50,13 @@ KanonProxy::KanonProxy(uint16_t backend_port, const std::string& extra_yaml) {
   port_ = free_port();
   const std::string config = dir_ + "/kanon.yaml";
   std::ofstream(config) << "listen: {host: 127.0.0.1, port: " << port_ << "}\n"
-                        << "backend: {host: 127.0.0.1, port: " << backend_port << "}\n"
+                        << "backend: {host: 127.0.0.1, port: " << backend_port
+                        << ", user: postgres, dbname: postgres" << backend_extra << "}\n"
                         << "log_level: debug\n"
                         << extra_yaml;
   process_ = std::make_unique<ChildProcess>(
       std::vector<std::string>{kanon_executable(), "proxy", "--config", config}, log_path_);
+  config_path_ = config;
   if (!wait_for_port(port_, 20))
     throw std::runtime_error("kanon proxy did not start listening; its log:\n" + log());
 }

@@ -11,8 +11,11 @@ namespace kanon::testing {
 
 class KanonProxy {
  public:
-  // `extra_yaml` is appended to the generated config file.
-  KanonProxy(uint16_t backend_port, const std::string& extra_yaml = "");
+  // `extra_yaml` is appended to the generated config file; `backend_extra`
+  // to the backend mapping (e.g. ", sslmode: require"). kanon's service
+  // account is the sandbox's superuser, postgres.
+  KanonProxy(uint16_t backend_port, const std::string& extra_yaml = "",
+             const std::string& backend_extra = "");
   ~KanonProxy();
 
   uint16_t port() const { return port_; }
@@ -20,11 +23,13 @@ class KanonProxy {
                        const std::string& password = "") const;
   ChildProcess& process() { return *process_; }
   std::string log() const { return read_file(log_path_); }
+  const std::string& config_path() const { return config_path_; }
 
  private:
   uint16_t port_ = 0;
   std::string dir_;
   std::string log_path_;
+  std::string config_path_;
   std::unique_ptr<ChildProcess> process_;
 };
 

@@ -1,0 +1,286 @@
+// The leak suite through the wire: a restricted user (analyst) attacks the
+// demo policy on public.people (k=2) through kanon with the simple and the
+// extended query protocol, against both enforcement forms (inline masks and
+// the materialized copy). No raw quasi-identifier value that the tree never
+// releases, and no direct identifier, may reach the client; forbidden
+// statements are denied with 42501 and the session keeps working; masked
+// answers equal the same query run on a physically masked copy.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <pqxx/pqxx>
+#include <set>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+
+using namespace kanon::testing;
+
+namespace {
+
+// Values of public.people that the tree releases nowhere (occupation
+// Lawyer, the cities and states of small groups) and the direct identifiers.
+const std::vector<std::string> kForbidden = {
+    "Lawyer",       "Washington", "Columbus",     "Withamsville", "Whately",
+    "College Park", "Bellevue",   "DC",           "MA",           "MD",
+    "KY",           "Ada Quill",  "Kit Donnelly", "Cora Vance",   "100-00-00"};
+
+enum class Expect { kMasked, kSameAsMaskedCopy, kDenied };
+
+struct Attack {
+  std::string sql;
+  Expect expect;
+  bool simple_only = false;  // multi-statement strings, COPY, transaction blocks
+};
+
+const std::vector<Attack> kAttacks = {
+    {"SELECT * FROM people ORDER BY id", Expect::kSameAsMaskedCopy},
+    {"SELECT occupation, city, state FROM people WHERE occupation = 'Lawyer'",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT count(*) FROM people WHERE city = 'Washington'", Expect::kSameAsMaskedCopy},
+    {"SELECT count(*) FROM people WHERE state IN ('DC', 'MA') OR city LIKE 'W%'",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT occupation, count(*) FROM people GROUP BY occupation ORDER BY 1",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT state FROM people GROUP BY state HAVING count(*) = 1 ORDER BY 1",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT p.city, q.occupation FROM people p JOIN people q ON p.id = q.id ORDER BY p.id",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT city FROM (SELECT * FROM people) s ORDER BY 1", Expect::kSameAsMaskedCopy},
+    {"WITH c AS (SELECT * FROM people) SELECT state, count(*) FROM c GROUP BY 1 ORDER BY 1",
+     Expect::kSameAsMaskedCopy},
+    {"WITH RECURSIVE r(n, c) AS (SELECT 1, (SELECT min(city) FROM people) UNION ALL "
+     "SELECT n + 1, c FROM r WHERE n < 3) SELECT * FROM r",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT (SELECT max(city) FROM people WHERE id = 1) AS c", Expect::kSameAsMaskedCopy},
+    {"SELECT id FROM people WHERE occupation = 'Lawyer' AND city = 'Washington'",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT id FROM people WHERE EXISTS (SELECT 1 FROM people q WHERE q.state = 'DC' AND "
+     "q.id = people.id)",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT state FROM people UNION SELECT 'x' ORDER BY 1", Expect::kSameAsMaskedCopy},
+    {"SELECT string_agg(coalesce(occupation, '-'), ',' ORDER BY id) FROM people",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT rank() OVER (PARTITION BY city ORDER BY id), city FROM people ORDER BY id",
+     Expect::kSameAsMaskedCopy},
+    {"SELECT DISTINCT city FROM people ORDER BY 1", Expect::kSameAsMaskedCopy},
+    {"SELECT id, city FROM people ORDER BY occupation NULLS FIRST, id", Expect::kSameAsMaskedCopy},
+    {"SELECT row_to_json(p) FROM people p ORDER BY p.id", Expect::kMasked},
+    {"SELECT p FROM people p", Expect::kMasked},
+    {"SELECT * FROM public.people", Expect::kMasked},
+    {"SELECT \"city\" FROM \"public\".\"people\"", Expect::kMasked},
+    {"SELECT * FROM U&\"peop\\006Ce\"", Expect::kMasked},
+    {"SELECT * FROM PEOPLE", Expect::kMasked},
+    {"SELECT name, ssn FROM people", Expect::kMasked},
+    {"SELECT public.people.city FROM public.people", Expect::kMasked},
+    {"TABLE people", Expect::kMasked},
+    {"SELECT * FROM ONLY people", Expect::kMasked},
+    {"SELECT * FROM people, LATERAL (SELECT city AS c2) l", Expect::kMasked},
+    {"SELECT 1; SELECT city, name FROM people", Expect::kMasked, true},
+    {"PREPARE q AS SELECT city, state FROM people; EXECUTE q; DEALLOCATE q", Expect::kMasked, true},
+    {"BEGIN; DECLARE c CURSOR FOR SELECT city FROM people; FETCH ALL FROM c; COMMIT",
+     Expect::kMasked, true},
+    {"SET search_path = pg_catalog, public; SELECT city FROM people", Expect::kMasked, true},
+    {"EXPLAIN (COSTS OFF, VERBOSE) SELECT city FROM people WHERE city = 'Hamlet'", Expect::kMasked},
+    // Denied: writes, row-capturing DDL, DO, system columns, statistics,
+    // functions running SQL text.
+    {"DELETE FROM people WHERE city = 'Washington'", Expect::kDenied},
+    {"UPDATE people SET city = city", Expect::kDenied},
+    {"INSERT INTO people SELECT * FROM people", Expect::kDenied},
+    {"TRUNCATE people", Expect::kDenied},
+    {"CREATE VIEW leak AS SELECT * FROM people", Expect::kDenied},
+    {"CREATE TABLE leak AS SELECT * FROM people", Expect::kDenied},
+    {"SELECT * INTO leak FROM people", Expect::kDenied},
+    {"CREATE MATERIALIZED VIEW leak AS SELECT * FROM people", Expect::kDenied},
+    {"CREATE FUNCTION leak() RETURNS SETOF people LANGUAGE sql AS 'SELECT * FROM people'",
+     Expect::kDenied},
+    {"DO $$ BEGIN PERFORM 1; END $$", Expect::kDenied},
+    {"SELECT ctid, city FROM people", Expect::kDenied},
+    {"SELECT xmin FROM people", Expect::kDenied},
+    {"SELECT * FROM pg_stats WHERE tablename = 'people'", Expect::kDenied},
+    {"SELECT * FROM pg_catalog.pg_statistic", Expect::kDenied},
+    {"SELECT query_to_xml('SELECT * FROM people', true, true, '')", Expect::kDenied},
+    {"SELECT table_to_xml('people', true, true, '')", Expect::kDenied},
+    {"COPY people TO '/tmp/kanon-leak.csv'", Expect::kDenied},
+    {"SELECT 1; DELETE FROM people", Expect::kDenied, true},
+};
+
+struct Enforcement {
+  const char* mode;
+  std::unique_ptr<KanonProxy> proxy;
+};
+
+std::string policy_file(const std::string& mode) {
+  const std::string path =
+      "/tmp/kanon-leak-policy-" + mode + "-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "tables:\n"
+                         "  - table: public.people\n"
+                         "    k: 2\n"
+                         "    quasi_identifiers: [occupation, city, state]\n"
+                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
+                         "    exempt: [postgres]\n"
+                         "    mode: "
+                      << mode << "\n";
+  return path;
+}
+
+KanonProxy& proxy_for(const std::string& mode) {
+  static std::map<std::string, std::unique_ptr<KanonProxy>> proxies;
+  auto& p = proxies[mode];
+  if (!p)
+    p = std::make_unique<KanonProxy>(PgSandbox::shared().port(),
+                                     "policies: [" + policy_file(mode) + "]\n");
+  return *p;
+}
+
+// masked.people: the masks of `kanon tree --format sql` materialized by
+// hand, straight on PostgreSQL, without kanon in the path.
+void make_masked_copy(KanonProxy& proxy) {
+  static bool done = false;
+  if (done) return;
+  const auto tree = run_command({kanon_executable(), "tree", "--config", proxy.config_path(),
+                                 "--table", "public.people", "--format", "sql"});
+  REQUIRE_MESSAGE(tree.exit_code == 0, tree.err);
+  std::string select = tree.out;
+  while (!select.empty() && (select.back() == '\n' || select.back() == ';')) select.pop_back();
+  PgSandbox::shared().psql(
+      "DROP SCHEMA IF EXISTS masked CASCADE; CREATE SCHEMA masked; "
+      "CREATE TABLE masked.people AS " +
+      select + ";");
+  done = true;
+}
+
+std::string render(const pqxx::result& r) {
+  std::string out;
+  for (const auto& row : r) {
+    for (const auto& f : row) out += (f.is_null() ? std::string("<null>") : f.c_str()) + "|";
+    out += "\n";
+  }
+  return out;
+}
+
+void check_no_forbidden(const std::string& text, const std::string& sql) {
+  for (const auto& v : kForbidden) {
+    CAPTURE(sql);
+    CAPTURE(v);
+    CHECK_MESSAGE(text.find(v) == std::string::npos, text);
+  }
+}
+
+// Runs `sql` with the simple (exec) or extended (exec_params) protocol; the
+// result of the last statement, or the SQLSTATE of the error.
+struct Outcome {
+  std::string rows;
+  std::string sqlstate;
+  std::string message;
+};
+
+Outcome run(pqxx::connection& c, const std::string& sql, bool extended) {
+  Outcome o;
+  try {
+    pqxx::nontransaction tx(c);
+    o.rows = render(extended ? tx.exec_params(sql) : tx.exec(sql));
+  } catch (const pqxx::insufficient_privilege& e) {
+    o.sqlstate = "42501";  // libpqxx 6 does not keep the SQLSTATE of this class
+    o.message = e.what();
+  } catch (const pqxx::sql_error& e) {
+    o.sqlstate = e.sqlstate();
+    o.message = e.what();
+  }
+  return o;
+}
+
+void run_suite(const std::string& mode) {
+  auto& proxy = proxy_for(mode);
+  make_masked_copy(proxy);
+  pqxx::connection direct(PgSandbox::shared().conninfo("postgres"));
+  for (bool extended : {false, true}) {
+    pqxx::connection c(proxy.conninfo("analyst"));
+    for (const auto& a : kAttacks) {
+      if (extended && a.simple_only) continue;
+      CAPTURE(mode);
+      CAPTURE(extended);
+      CAPTURE(a.sql);
+      const Outcome o = run(c, a.sql, extended);
+      if (a.expect == Expect::kDenied) {
+        CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
+        CHECK(o.message.find("kanon rule") != std::string::npos);
+      } else {
+        CHECK_MESSAGE(o.sqlstate.empty(), o.message);
+        check_no_forbidden(o.rows, a.sql);
+        if (a.expect == Expect::kSameAsMaskedCopy) {
+          pqxx::nontransaction tx(direct);
+          tx.exec("SET search_path = masked");
+          const std::string expected = render(tx.exec(a.sql));
+          tx.exec("RESET search_path");
+          CHECK(o.rows == expected);
+        }
+      }
+      // The session is still usable after every statement.
+      const Outcome after = run(c, "SELECT 41 + 1", extended);
+      CHECK(after.rows == "42|\n");
+    }
+  }
+  // The table itself was not touched by any of the denied writes.
+  pqxx::nontransaction tx(direct);
+  CHECK(tx.exec("SELECT count(*) FROM public.people")[0][0].as<int>() == 11);
+  CHECK(tx.exec("SELECT count(*) FROM pg_class WHERE relname = 'leak'")[0][0].as<int>() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("leak suite, inline masks, both protocols") {
+  run_suite("inline");
+}
+
+TEST_CASE("leak suite, materialized copy, both protocols") {
+  run_suite("materialized");
+}
+
+TEST_CASE("COPY out is masked; COPY in is denied") {
+  auto& proxy = proxy_for("inline");
+  for (const std::string sql :
+       {"\\copy people TO STDOUT", "\\copy (SELECT city, name FROM people) TO STDOUT",
+        "COPY people TO STDOUT"}) {
+    const auto r = run_command({"psql", "-X", "-At", "-d", proxy.conninfo("analyst"), "-c", sql});
+    CAPTURE(sql);
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(r.out.find("Hamlet") != std::string::npos);  // released values do come through
+    check_no_forbidden(r.out, sql);
+  }
+  const auto in = run_command(
+      {"psql", "-X", "-At", "-d", proxy.conninfo("analyst"), "-c", "COPY people FROM STDIN"}, {},
+      "99\tx\ty\tz\tu\tv\tw\n\\.\n");
+  CHECK(in.exit_code != 0);
+  CHECK(in.err.find("rule") != std::string::npos);
+}
+
+TEST_CASE("masking follows the login, not SET ROLE; exempt logins and roles see raw data") {
+  auto& proxy = proxy_for("inline");
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'staff') THEN "
+      "CREATE ROLE staff; END IF; END $$; GRANT staff TO analyst; GRANT SELECT ON public.people TO "
+      "staff;");
+  pqxx::connection c(proxy.conninfo("analyst"));
+  pqxx::nontransaction tx(c);
+  tx.exec("SET ROLE staff");
+  CHECK(tx.exec("SELECT city FROM people WHERE id = 1")[0][0].is_null());
+  tx.exec("RESET ROLE");
+  pqxx::connection su(proxy.conninfo("postgres"));
+  pqxx::nontransaction stx(su);
+  stx.exec("SET ROLE analyst");
+  CHECK(stx.exec("SELECT city FROM people WHERE id = 1")[0][0].as<std::string>() == "Washington");
+}
+
+TEST_CASE("a restricted session may not turn standard_conforming_strings off") {
+  pqxx::connection c(proxy_for("inline").conninfo("analyst"));
+  pqxx::nontransaction tx(c);
+  tx.exec("SET standard_conforming_strings = off");
+  try {
+    tx.exec("SELECT city FROM people");
+    FAIL("expected a denial");
+  } catch (const pqxx::insufficient_privilege& e) {
+    CHECK(std::string(e.what()).find("standard_conforming_strings") != std::string::npos);
+  }
+}
