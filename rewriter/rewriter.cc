@@ -78,6 +78,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     result.sqlstate = "42601";
     result.rule = rules::kSyntax.id;
     result.message = parsed.error;
+    result.position = parsed.error_offset > 0 ? parsed.error_offset : 0;
     impl_->cache.put(key, result);
     return result;
   }

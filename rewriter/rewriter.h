@@ -45,6 +45,7 @@ struct RewriteResult {
   std::string object;        // kDenied: e.g. "public.people" or "pg_stats"
   uint64_t fingerprint = 0;  // statement fingerprint (no literal values), for logs
   bool cache_hit = false;
+  int position = 0;  // kDenied 42601: PostgreSQL's error position (1-based) for the P field
 };
 
 struct CacheStats {

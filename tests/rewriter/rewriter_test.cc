@@ -113,6 +113,7 @@ TEST_CASE("syntax errors are 42601 with PostgreSQL's message") {
   CHECK(r.verdict == Verdict::kDenied);
   CHECK(r.sqlstate == "42601");
   CHECK(r.message.find("syntax error") != std::string::npos);
+  CHECK(r.position == 13);  // 1-based, at WHERE
 }
 
 TEST_CASE("fingerprints ignore literal values and layout but not structure") {
