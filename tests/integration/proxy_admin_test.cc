@@ -1,0 +1,236 @@
+// The admin console through psql (virtual database `kanon`), SHOW STATS and
+// the Prometheus endpoint counting what restricted sessions did, REFRESH
+// after rows were deleted (VERIFY reveals the broken k first), and RELOAD —
+// by command and by SIGHUP — while clients keep querying.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <regex>
+#include <thread>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+#include "tests/support/raw_client.h"
+
+using namespace kanon::testing;
+
+namespace {
+
+// A policy file of its own, so RELOAD can change it.
+struct Fixture {
+  std::string policy_path;
+  uint16_t metrics_port = free_port();
+  std::unique_ptr<KanonProxy> proxy;
+
+  Fixture() {
+    auto& pg = PgSandbox::shared();
+    pg.psql(
+        "DROP TABLE IF EXISTS public.rtest; CREATE TABLE public.rtest AS "
+        "SELECT * FROM public.people; GRANT SELECT ON public.rtest TO analyst;");
+    policy_path = "/tmp/kanon-admin-policy-" + std::to_string(getpid()) + ".yaml";
+    write_policy(2);
+    proxy = std::make_unique<KanonProxy>(pg.port(),
+                                         "admin: {database: kanon, users: [postgres]}\n"
+                                         "metrics: {listen: \"127.0.0.1:" +
+                                             std::to_string(metrics_port) +
+                                             "\"}\n"
+                                             "policies: [" +
+                                             source_dir() + "/config/policies/people.yaml, " +
+                                             policy_path + "]\n");
+  }
+  ~Fixture() { std::filesystem::remove(policy_path); }
+
+  void write_policy(int k) {
+    std::ofstream(policy_path) << "tables:\n"
+                                  "  - table: public.rtest\n"
+                                  "    k: "
+                               << k
+                               << "\n"
+                                  "    quasi_identifiers: [occupation, city, state]\n"
+                                  "    direct_identifiers: {name: null, ssn: null}\n"
+                                  "    exempt: [postgres]\n";
+  }
+
+  // psql on the console; rows as "a|b|c" lines.
+  CommandResult console(const std::string& command, const std::string& user = "postgres") {
+    return run_command({"psql", "-X", "-At", "-d", proxy->conninfo(user, "kanon"), "-c", command});
+  }
+  std::string console_ok(const std::string& command) {
+    const auto r = console(command);
+    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
+    return r.out;
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+// The value of `stat` in SHOW STATS output.
+uint64_t stat(const std::string& show_stats, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(show_stats, m, std::regex("(^|\n)" + name + "\\|([0-9]+)")))
+    FAIL("no stat " << name << " in:\n" << show_stats);
+  return std::stoull(m[2]);
+}
+
+std::string http_get(uint16_t port, const std::string& path) {
+  RawClient c(port);
+  c.send("GET " + path + " HTTP/1.0\r\n\r\n");
+  const auto bytes = c.read_until_close(5);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+}  // namespace
+
+TEST_CASE("console: help, policies, tree, predicates, verify; errors are clear") {
+  auto& f = fixture();
+  const std::string help = f.console_ok("SHOW HELP");
+  for (const char* cmd :
+       {"SHOW POLICIES", "SHOW TREE <table>", "SHOW PREDICATES <table>", "SHOW STATS",
+        "SHOW CLIENTS", "RELOAD", "REFRESH <table>", "VERIFY <table>"})
+    CHECK(help.find(cmd) != std::string::npos);
+
+  const std::string policies = f.console_ok("show policies;");
+  CHECK(policies.find("public.people|2||occupation, city, state|inline|postgres|600s|built|") !=
+        std::string::npos);
+  CHECK(policies.find("public.rtest|2|") != std::string::npos);
+
+  // The seed's five cohorts, with their rows and released attributes.
+  const std::string tree = f.console_ok("SHOW TREE people");
+  CHECK(tree ==
+        "D111|state = 'OH' AND city = 'Hamlet' AND occupation = 'Farmer'|2|occupation, city, "
+        "state\n"
+        "D112|state = 'OH' AND city = 'Hamlet' AND occupation <> 'Farmer'|2|city, state\n"
+        "D12|state = 'OH' AND city <> 'Hamlet'|2|state\n"
+        "D21|state <> 'OH' AND occupation = 'Accountant'|3|occupation\n"
+        "D22|state <> 'OH' AND occupation <> 'Accountant'|2|\n");
+
+  const std::string predicates = f.console_ok("SHOW PREDICATES public.people");
+  CHECK(predicates.find("state|(state = OH)|1|CASE WHEN") != std::string::npos);
+  CHECK(predicates.find("city|((state = OH) AND (city = Hamlet))|2|") != std::string::npos);
+
+  CHECK(f.console_ok("VERIFY people") == "public.people|2|2|5|0|11|0.4545|ok\n");
+
+  const auto unknown = f.console("SHOW NONSENSE");
+  CHECK(unknown.exit_code != 0);
+  CHECK(unknown.err.find("unknown command \"SHOW NONSENSE\"; SHOW HELP lists the commands") !=
+        std::string::npos);
+  const auto missing = f.console("SHOW TREE nosuchtable");
+  CHECK(missing.exit_code != 0);
+  CHECK(missing.err.find("nosuchtable") != std::string::npos);
+
+  const auto refused = f.console("SHOW HELP", "analyst");
+  CHECK(refused.exit_code != 0);
+  CHECK(refused.err.find("may not use the admin console") != std::string::npos);
+}
+
+TEST_CASE("SHOW STATS, SHOW CLIENTS and /metrics count what restricted sessions do") {
+  auto& f = fixture();
+  const std::string before = f.console_ok("SHOW STATS");
+  {
+    pqxx::connection c(f.proxy->conninfo("analyst"));
+    pqxx::nontransaction tx(c);
+    tx.exec("SELECT city FROM people");                // rewritten
+    tx.exec("SELECT city FROM people WHERE id = 3");   // rewritten
+    tx.exec("SELECT 1");                               // passed
+    CHECK_THROWS(tx.exec("SELECT xmin FROM people"));  // denied: system-column
+    tx.exec("SELECT city FROM people");                // rewritten, from the cache
+    const std::string clients = f.console_ok("SHOW CLIENTS");
+    CHECK(clients.find("|analyst|postgres|127.0.0.1:") != std::string::npos);
+    CHECK(clients.find("|restricted|no|") != std::string::npos);
+    CHECK(clients.find("|postgres|kanon|") != std::string::npos);
+  }
+  const std::string after = f.console_ok("SHOW STATS");
+  CHECK(stat(after, "statements_rewritten") - stat(before, "statements_rewritten") == 3);
+  CHECK(stat(after, "statements_passed") - stat(before, "statements_passed") == 1);
+  CHECK(stat(after, "statements_denied") - stat(before, "statements_denied") == 1);
+  CHECK(stat(after, "cache_hits") - stat(before, "cache_hits") >= 1);
+
+  const std::string metrics = http_get(f.metrics_port, "/metrics");
+  CHECK(metrics.rfind("HTTP/1.1 200 OK", 0) == 0);
+  const std::string now = f.console_ok("SHOW STATS");
+  CHECK(metrics.find("kanon_statements_rewritten_total " +
+                     std::to_string(stat(now, "statements_rewritten"))) != std::string::npos);
+  CHECK(metrics.find("kanon_statements_denied_total{rule=\"system-column\"} ") !=
+        std::string::npos);
+  CHECK(metrics.find("# TYPE kanon_rewrite_seconds histogram") != std::string::npos);
+  CHECK(http_get(f.metrics_port, "/other").rfind("HTTP/1.1 404", 0) == 0);
+
+  // The log line of the denial names the rule and holds no literal value.
+  const std::string log = f.proxy->log();
+  CHECK(log.find("denied: user=analyst") != std::string::npos);
+  CHECK(log.find("rule=system-column object=public.people") != std::string::npos);
+}
+
+TEST_CASE("rows deleted: VERIFY shows k broken, REFRESH rebuilds and masks follow") {
+  auto& f = fixture();
+  pqxx::connection c(f.proxy->conninfo("analyst"));
+  const auto farmers = [&] {
+    pqxx::nontransaction tx(c);
+    return tx.exec("SELECT count(*) FROM rtest WHERE occupation = 'Farmer'")[0][0].as<int>();
+  };
+  CHECK(farmers() == 2);  // cohort D111 releases its occupation
+  CHECK(f.console_ok("VERIFY rtest") == "public.rtest|2|2|5|0|11|0.4545|ok\n");
+  PgSandbox::shared().psql("DELETE FROM public.rtest WHERE id = 6");  // a Farmer
+  // The old masks now release a class of one.
+  const std::string broken = f.console_ok("VERIFY rtest");
+  CHECK(broken.find("public.rtest|2|1|") == 0);
+  CHECK(broken.find("BELOW k: run REFRESH") != std::string::npos);
+  const std::string refreshed = f.console_ok("REFRESH rtest");
+  CHECK(refreshed.find("public.rtest|10|") == 0);
+  CHECK(f.console_ok("VERIFY rtest").find("|ok\n") != std::string::npos);
+  CHECK(farmers() == 0);  // the lone Farmer is no longer released
+}
+
+TEST_CASE("RELOAD and SIGHUP re-read policies while clients keep querying") {
+  auto& f = fixture();
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok{0}, failed{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 3; ++i)
+    clients.emplace_back([&] {
+      pqxx::connection c(f.proxy->conninfo("analyst"));
+      while (!stop) {
+        try {
+          pqxx::nontransaction tx(c);
+          tx.exec("SELECT occupation, city, state FROM rtest");
+          ++ok;
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        } catch (const std::exception&) {
+          ++failed;
+        }
+      }
+    });
+  f.write_policy(3);
+  const std::string reloaded = f.console_ok("RELOAD");
+  CHECK(reloaded.find("reloaded: 2 protected tables, 2 built") != std::string::npos);
+  CHECK(f.console_ok("SHOW POLICIES").find("public.rtest|3|") != std::string::npos);
+  CHECK(f.console_ok("VERIFY rtest").find("public.rtest|3|") == 0);
+
+  f.write_policy(4);
+  REQUIRE(kill(f.proxy->process().pid(), SIGHUP) == 0);
+  bool seen = false;
+  for (int i = 0; i < 100 && !seen; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    seen = f.console_ok("SHOW POLICIES").find("public.rtest|4|") != std::string::npos;
+  }
+  CHECK(seen);
+  stop = true;
+  for (auto& t : clients) t.join();
+  CHECK(ok > 0);
+  CHECK(failed == 0);
+
+  // A broken policy file: RELOAD fails, says why, and changes nothing.
+  std::ofstream(f.policy_path) << "tables:\n  - table: public.rtest\n    k: 1\n";
+  const auto bad = f.console("RELOAD");
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("RELOAD failed, nothing changed") != std::string::npos);
+  CHECK(bad.err.find("k") != std::string::npos);
+  CHECK(f.console_ok("SHOW POLICIES").find("public.rtest|4|") != std::string::npos);
+}
