@@ -58,7 +58,7 @@ class Generator {
   explicit Generator(uint32_t seed) : rng_(seed) {}
 
   Pair statement() {
-    switch (pick(15)) {
+    switch (pick(19)) {
       case 0:
         return simple();
       case 1:
@@ -87,8 +87,16 @@ class Generator {
         return recursive_cte();
       case 13:
         return table_command();
-      default:
+      case 14:
         return lateral();
+      case 15:
+        return grouping_sets();
+      case 16:
+        return filtered_aggregates();
+      case 17:
+        return self_join();
+      default:
+        return nested_set_operations();
     }
   }
 
@@ -278,6 +286,36 @@ class Generator {
                "SELECT r.state, x.city, x.n FROM regions r, LATERAL (SELECT city, count(*) AS n "
                "FROM ") +
            table("people") + " p WHERE p.state = r.state GROUP BY city) x";
+  }
+
+  Pair grouping_sets() {
+    const bool p = people_side();
+    const std::string a = qi(p), b = qi(p);
+    const std::string sets =
+        pick(2) ? "ROLLUP (" + a + ", " + b + ")" : "GROUPING SETS ((" + a + "), (" + b + "), ())";
+    return "SELECT " + a + ", " + b + ", count(*), grouping(" + a + ") FROM " +
+           table(p ? "people" : "patients") + where(p, "") + " GROUP BY " + sets;
+  }
+
+  Pair filtered_aggregates() {
+    if (people_side())
+      return "SELECT state, count(*) FILTER (WHERE city IS NOT NULL), string_agg(occupation, ',' "
+             "ORDER BY occupation, id) FROM " +
+             table("people") + " GROUP BY state";
+    return "SELECT sex, count(*) FILTER (WHERE age > 40), array_agg(zip ORDER BY zip, id) FROM " +
+           table("patients") + where(false, "") + " GROUP BY sex";
+  }
+
+  Pair self_join() {
+    const std::string g = qi(true);
+    return "SELECT a.id, b.id, a." + g + " FROM " + table("people") + " a JOIN " + table("people") +
+           " b ON a." + g + " IS NOT DISTINCT FROM b." + g + " AND a.id < b.id";
+  }
+
+  Pair nested_set_operations() {
+    return "(SELECT city FROM " + table("people") + where(true, "") + " UNION SELECT state FROM " +
+           table("people") + ") EXCEPT (SELECT state FROM regions INTERSECT SELECT state FROM " +
+           table("people") + where(true, "") + ")";
   }
 
   std::mt19937 rng_;
