@@ -68,7 +68,10 @@ void JsonTree::skip_ws() {
 bool JsonTree::parse_string(std::string_view& out) {
   // REQUIRES: doc_[pos_] == '"'
   const size_t start = ++pos_;
-  while (pos_ < doc_.size() && doc_[pos_] != '"' && doc_[pos_] != '\\') ++pos_;
+  const char* p = doc_.data() + pos_;
+  const char* end = doc_.data() + doc_.size();
+  while (p < end && *p != '"' && *p != '\\') ++p;
+  pos_ = static_cast<size_t>(p - doc_.data());
   if (pos_ >= doc_.size()) return false;
   if (doc_[pos_] == '"') {
     out = doc_.substr(start, pos_ - start);
@@ -202,12 +205,13 @@ int32_t JsonTree::parse_value(std::string_view key) {
     }
     values_[static_cast<size_t>(index)].kind = JsonValue::Kind::kString;
     values_[static_cast<size_t>(index)].text = s;
-  } else if (doc_.compare(pos_, 4, "true") == 0 || doc_.compare(pos_, 5, "false") == 0) {
+  } else if ((c == 't' && doc_.compare(pos_, 4, "true") == 0) ||
+             (c == 'f' && doc_.compare(pos_, 5, "false") == 0)) {
     const bool t = c == 't';
     kind_ref = JsonValue::Kind::kBool;
     values_.back().boolean = t;
     pos_ += t ? 4 : 5;
-  } else if (doc_.compare(pos_, 4, "null") == 0) {
+  } else if (c == 'n' && doc_.compare(pos_, 4, "null") == 0) {
     pos_ += 4;
   } else {
     const size_t start = pos_;
