@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "rewriter/json_tree.h"
+
 using kanon::rewriter::parse_sql;
 
 TEST_CASE("parse_sql counts the statements of a multi-statement string") {
@@ -80,4 +82,30 @@ TEST_CASE("raw parse helpers agree on validity") {
   CHECK(kanon::rewriter::raw_parse_protobuf("SELECT 1"));
   CHECK_FALSE(kanon::rewriter::raw_parse_json("SELEC 1"));
   CHECK_FALSE(kanon::rewriter::raw_parse_protobuf("SELEC 1"));
+}
+
+TEST_CASE("JsonTree: nesting, escapes, numbers, malformed input") {
+  kanon::rewriter::JsonTree t;
+  REQUIRE(t.parse(R"({"a": [1, -2, {"b": "x\"y\\z\u00e9\ud83d\ude00"}], "c": true, "d": null})"));
+  const int32_t a = t.member(t.root(), "a");
+  REQUIRE(a >= 0);
+  const int32_t one = t.at(a).first_child;
+  CHECK(t.at(one).number == 1);
+  CHECK(t.at(t.at(one).next_sibling).number == -2);
+  const int32_t obj = t.at(t.at(one).next_sibling).next_sibling;
+  CHECK(t.at(t.member(obj, "b")).text == "x\"y\\z\xC3\xA9\xF0\x9F\x98\x80");
+  CHECK(t.at(t.member(t.root(), "c")).boolean);
+  CHECK(t.member(t.root(), "missing") == -1);
+  CHECK_FALSE(t.parse(R"({"a": [1, 2)"));
+  CHECK_FALSE(t.parse(R"({"a" 1})"));
+  CHECK_FALSE(t.parse(R"("\q")"));
+}
+
+TEST_CASE("parse_sql: identifiers the grammar decodes reach our types decoded") {
+  const auto out = parse_sql("SELECT * FROM U&\"p\\00e9ople\", \"Mixed Case\"");
+  REQUIRE(out.ok);
+  const auto& rels = out.statements[0].relations;
+  REQUIRE(rels.size() == 2);
+  CHECK(rels[0].name == "p\xC3\xA9ople");
+  CHECK(rels[1].name == "Mixed Case");
 }
