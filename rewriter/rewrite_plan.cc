@@ -46,14 +46,17 @@ class Planner {
       if (match == ProtectedIndex::Match::kFound) refs.push_back({&r, t});
     }
 
-    const bool write = cls == StatementClass::kWrite || st.select_into ||
+    // EXPLAIN can wrap CREATE TABLE AS / MATERIALIZED VIEW: a write too.
+    const bool wraps_write = cls == StatementClass::kWrapper && !st.inner_kind.empty() &&
+                             classify_statement(st.inner_kind) == StatementClass::kWrite;
+    const bool write = cls == StatementClass::kWrite || wraps_write || st.select_into ||
                        !st.nested_writes.empty() || (cls == StatementClass::kCopy && st.copy_from);
     if (write) {
       const Rule& rule = is_write_kind(st.kind) || !st.nested_writes.empty()
                              ? rules::kWriteProtected
                              : rules::kDdlProtected;
       if (!refs.empty()) return deny(rule, refs.front().table->policy_name);
-      if (cls == StatementClass::kWrite)
+      if (cls == StatementClass::kWrite || wraps_write)
         for (const auto& n : st.names) {
           if (!index_.has_name(n)) continue;
           const ProtectedTable* t = nullptr;
