@@ -41,7 +41,7 @@ struct RewriteResult {
   std::string sql;           // kRewritten: the text to send instead
   std::string sqlstate;      // kDenied: "42501" (rule) or "42601" (syntax)
   std::string message;       // kDenied: one sentence naming the rule and the object
-  std::string rule;          // kDenied: short rule id, e.g. "write-to-protected-table"
+  std::string rule;          // kDenied: short rule id, e.g. "write-protected-table"
   std::string object;        // kDenied: e.g. "public.people" or "pg_stats"
   uint64_t fingerprint = 0;  // statement fingerprint (no literal values), for logs
   bool cache_hit = false;
