@@ -58,7 +58,7 @@ class Generator {
   explicit Generator(uint32_t seed) : rng_(seed) {}
 
   Pair statement() {
-    switch (pick(19)) {
+    switch (pick(21)) {
       case 0:
         return simple();
       case 1:
@@ -95,6 +95,10 @@ class Generator {
         return filtered_aggregates();
       case 17:
         return self_join();
+      case 19:
+        return visit_log();
+      case 20:
+        return visit_log_join();
       default:
         return nested_set_operations();
     }
@@ -318,6 +322,35 @@ class Generator {
            table("people") + where(true, "") + ")";
   }
 
+  // A protected table whose name and columns all need quoting.
+  Pair visit_log_table() {
+    const std::vector<std::string> spellings = {"\"Visit Log\"", "public.\"Visit Log\"",
+                                                "PUBLIC.\"Visit Log\"", "U&\"Visit\\0020Log\""};
+    return {one(spellings), "masked.\"Visit Log\""};
+  }
+
+  std::string visit_pred(const std::string& a) {
+    const std::vector<std::string> preds = {
+        a + "\"City Name\" = 'Akron'", a + "\"State\" = 'OH'", a + "\"City Name\" IS NULL",
+        a + "\"Patient-ID\" > " + std::to_string(pick(40)), a + "note LIKE 'n1%'"};
+    return one(preds);
+  }
+
+  Pair visit_log() {
+    const std::string alias = pick(2) ? "v" : "";
+    const std::string a = alias.empty() ? "" : alias + ".";
+    const std::string g = pick(2) ? "\"City Name\"" : "\"State\"";
+    if (pick(2))
+      return "SELECT " + a + "\"Patient-ID\", " + a + g + " FROM " + visit_log_table() +
+             (alias.empty() ? "" : " " + alias) + " WHERE " + visit_pred(a);
+    return "SELECT " + g + ", count(*) FROM " + visit_log_table() + " GROUP BY " + g;
+  }
+
+  Pair visit_log_join() {
+    return "SELECT p.id, p.state, v.\"City Name\" FROM " + table("people") + " p JOIN " +
+           visit_log_table() + " v ON v.\"State\" = p.state AND v.\"Patient-ID\" = p.id";
+  }
+
   std::mt19937 rng_;
 };
 
@@ -373,22 +406,38 @@ TEST_CASE("oracle: rewritten statements return exactly the rows of masked copies
       " ('30001', 'c'), ('99999', 'z');"
       "CREATE TABLE public.patients (id integer, age integer, zip text, sex text, disease text);"
       "INSERT INTO public.patients VALUES " +
-      patients_rows());
+      patients_rows() +
+      ";"
+      "CREATE TABLE public.\"Visit Log\" (\"Patient-ID\" integer, \"City Name\" text, "
+      "\"State\" text, note text);"
+      "INSERT INTO public.\"Visit Log\" SELECT i, (ARRAY['Akron', 'Akron', 'Dayton', 'Reno', "
+      "'Erie'])[1 + i % 5], (ARRAY['OH', 'OH', 'OH', 'NV', 'PA'])[1 + i % 5], 'n' || i "
+      "FROM generate_series(1, 40) i");
   pqxx::connection build_conn(pg.conninfo());  // pinned by the builds
   pqxx::connection conn(pg.conninfo());
   const auto people_policy =
       policy::load_policy_file(testing::source_dir() + "/config/policies/people.yaml").at(0);
   const auto people = policy::build_table_snapshot(build_conn, people_policy);
   const auto patients = policy::build_table_snapshot(build_conn, patients_policy());
+  policy::TablePolicy visit_policy;
+  visit_policy.schema = "public";
+  visit_policy.table = "Visit Log";
+  visit_policy.k = 2;
+  visit_policy.quasi_identifiers = {"City Name", "State"};
+  visit_policy.quasi_identifier_refs.resize(2);
+  const auto visit_log = policy::build_table_snapshot(build_conn, visit_policy);
   pg.psql("CREATE SCHEMA masked; CREATE TABLE masked.people AS SELECT " +
           people->masks.select_list() +
           " FROM public.people; CREATE TABLE masked.patients AS SELECT " +
-          patients->masks.select_list() + " FROM public.patients");
+          patients->masks.select_list() +
+          " FROM public.patients; CREATE TABLE masked.\"Visit Log\" AS SELECT " +
+          visit_log->masks.select_list() + " FROM public.\"Visit Log\"");
 
   policy::PolicySnapshot snap;
   snap.version = 1;
   snap.tables["public.people"] = people;
   snap.tables["public.patients"] = patients;
+  snap.tables["public.Visit Log"] = visit_log;
   rewriter::Rewriter rw;
   const rewriter::SessionContext session{"\"$user\", public", false};
 
