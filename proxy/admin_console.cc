@@ -71,7 +71,8 @@ std::string quote_value(const std::string& v) {
 
 class Commands {
  public:
-  Commands(ServerContext& context, wire::Buffer& out) : context_(context), out_(out) {}
+  Commands(ServerContext& context, wire::Buffer& out, ConsoleChannel& channel)
+      : context_(context), out_(out), channel_(channel) {}
 
   void run(const std::vector<std::string>& words) {
     const std::string verb = upper(words[0]);
@@ -281,11 +282,24 @@ class Commands {
 
   ServerContext& context_;
   wire::Buffer& out_;
+  [[maybe_unused]] ConsoleChannel& channel_;  // for long commands (EXPORT)
 };
 
 }  // namespace
 
-void AdminConsole::execute(std::string_view command, wire::Buffer& out) {
+void ConsoleChannel::notice(std::string_view message) {
+  const std::lock_guard lock(mu_);
+  wire::encode_notice(pending_, "NOTICE", "00000", message);
+}
+
+wire::Buffer ConsoleChannel::take_notices() {
+  const std::lock_guard lock(mu_);
+  wire::Buffer out;
+  out.swap(pending_);
+  return out;
+}
+
+void AdminConsole::execute(std::string_view command, wire::Buffer& out, ConsoleChannel& channel) {
   const auto words = split_words(command);
   if (words.empty()) {
     wire::encode(wire::EmptyQueryResponse{}, out);
@@ -293,7 +307,7 @@ void AdminConsole::execute(std::string_view command, wire::Buffer& out) {
   }
   wire::Buffer answer;
   try {
-    Commands(context_, answer).run(words);
+    Commands(context_, answer, channel).run(words);
   } catch (const ConsoleError& e) {
     answer.clear();
     wire::encode_error(answer, "ERROR", e.sqlstate, e.what());

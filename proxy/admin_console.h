@@ -9,6 +9,9 @@
 // it from the blocking pool. Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <string_view>
 
 #include "proxy/server_context.h"
@@ -16,13 +19,35 @@
 
 namespace kanon::proxy {
 
+// What a command may use while it runs on the blocking pool: notices for
+// the client (psql prints them as they come: progress of long runs) and the
+// cancel flag (set by a CancelRequest, i.e. Ctrl-C in psql, or when the
+// client goes away). Thread-safe.
+class ConsoleChannel {
+ public:
+  ConsoleChannel() : cancel_(std::make_shared<std::atomic<bool>>(false)) {}
+
+  // Queues a NoticeResponse with severity NOTICE.
+  void notice(std::string_view message);
+  bool cancelled() const { return cancel_->load(); }
+
+  // Session side.
+  wire::Buffer take_notices();
+  const std::shared_ptr<std::atomic<bool>>& cancel_flag() const { return cancel_; }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  std::mutex mu_;
+  wire::Buffer pending_;
+};
+
 class AdminConsole {
  public:
   explicit AdminConsole(ServerContext& context) : context_(context) {}
 
   // One command (a trailing ';' is fine). Appends the answer — result
   // messages or an ErrorResponse — without ReadyForQuery.
-  void execute(std::string_view command, wire::Buffer& out);
+  void execute(std::string_view command, wire::Buffer& out, ConsoleChannel& channel);
 
  private:
   ServerContext& context_;

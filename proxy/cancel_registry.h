@@ -6,7 +6,9 @@
 // another client's query by guessing. Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -24,12 +26,20 @@ class CancelRegistry {
   std::optional<wire::BackendKeyData> find(const wire::BackendKeyData& client_key) const;
   size_t size() const;
 
+  // A session kanon answers itself (the admin console) has no backend to
+  // cancel: a CancelRequest with its key sets `flag` instead.
+  wire::BackendKeyData add_local(std::shared_ptr<std::atomic<bool>> flag);
+  // Sets the flag of a local session's key; false when the key is not one.
+  bool cancel_local(const wire::BackendKeyData& client_key);
+
  private:
+  wire::BackendKeyData fresh_key_locked() const;
   static uint64_t pack(const wire::BackendKeyData& k) {
     return (uint64_t{k.process_id} << 32) | k.secret_key;
   }
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, wire::BackendKeyData> keys_;
+  std::unordered_map<uint64_t, std::shared_ptr<std::atomic<bool>>> local_;
 };
 
 }  // namespace kanon::proxy

@@ -117,6 +117,7 @@ Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
 
 Session::~Session() {
   if (client_id_) context_.clients.remove(client_id_);
+  if (console_key_) context_.cancels.remove(*console_key_);
   if (!over_capacity_) --context_.active_clients;
 }
 
@@ -311,6 +312,10 @@ awaitable<bool> Session::read_startup(wire::StartupMessage& startup) {
 }
 
 awaitable<void> Session::forward_cancel(const wire::CancelRequest& request) {
+  if (context_.cancels.cancel_local(wire::BackendKeyData{request.process_id, request.secret_key})) {
+    log(LogLevel::kInfo, "client {}: cancel request for an admin console command", peer_);
+    co_return;
+  }
   const auto backend_key =
       context_.cancels.find(wire::BackendKeyData{request.process_id, request.secret_key});
   if (!backend_key) {

@@ -34,6 +34,8 @@
 
 namespace kanon::proxy {
 
+class AdminConsole;
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   using tcp = boost::asio::ip::tcp;
@@ -74,6 +76,7 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> run_admin(wire::StartupMessage startup);
   boost::asio::awaitable<bool> authenticate_admin(wire::StartupMessage startup);
   boost::asio::awaitable<void> serve_console();
+  boost::asio::awaitable<wire::Buffer> run_console_command(AdminConsole& console, std::string sql);
 
   ServerContext& context_;
   std::shared_ptr<const Runtime> runtime_;
@@ -90,6 +93,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string peer_;
   std::string user_;
   uint64_t client_id_ = 0;
+
+  // Admin console: the client's cancel key and the flag it sets.
+  std::shared_ptr<std::atomic<bool>> console_cancel_ = std::make_shared<std::atomic<bool>>(false);
+  std::optional<wire::BackendKeyData> console_key_;
 
   // Enforcement (restricted sessions only).
   rewriter::SessionContext access_;

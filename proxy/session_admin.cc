@@ -97,6 +97,16 @@ awaitable<bool> Session::authenticate_admin(wire::StartupMessage startup) {
   for (;;) {
     const wire::Frame frame = co_await read_frame(backend_, from_backend_, max);
     if (frame.status == wire::FrameStatus::kMalformed) co_return false;
+    if (frame.type == wire::backend::kBackendKeyData) {
+      // The backend connection ends after the login: the client gets a key
+      // whose CancelRequest cancels the running console command instead.
+      console_key_ = context_.cancels.add_local(console_cancel_);
+      wire::Buffer key;
+      wire::encode(*console_key_, key);
+      co_await client_.write(asio::buffer(key));
+      from_backend_.consume(frame.size);
+      continue;
+    }
     const auto verdict = backend_stream_.on_frame(frame);
     if (verdict == BackendStream::Verdict::kMalformed) co_return false;
     if (verdict == BackendStream::Verdict::kReplace)
@@ -164,12 +174,7 @@ awaitable<void> Session::serve_console() {
       if (!query.ok()) {
         wire::encode_error(out, "ERROR", "08P01", "invalid Query message");
       } else {
-        const std::string sql = query.value().sql;
-        out = co_await run_blocking(context_.blocking, [&] {
-          wire::Buffer answer;
-          console.execute(sql, answer);
-          return answer;
-        });
+        out = co_await run_console_command(console, query.value().sql);
       }
       wire::encode(wire::ReadyForQuery{wire::kTxIdle}, out);
     } else if (type == wire::frontend::kSync) {
@@ -185,6 +190,41 @@ awaitable<void> Session::serve_console() {
     }
     if (!out.empty()) co_await client_.write(asio::buffer(out));
   }
+}
+
+awaitable<wire::Buffer> Session::run_console_command(AdminConsole& console, std::string sql) {
+  // The command runs on the blocking pool; meanwhile this coroutine is the
+  // only writer to the client and forwards the command's notices every
+  // 200 ms. A CancelRequest sets the channel's flag through console_key_.
+  ConsoleChannel channel;
+  console_cancel_->store(false);
+  const auto flag = channel.cancel_flag();
+  const auto ex = client_.socket().get_executor();
+  asio::steady_timer tick(ex);
+  bool finished = false;
+  wire::Buffer answer;
+  std::atomic<bool>* session_cancel = console_cancel_.get();
+  asio::post(context_.blocking, [&] {
+    console.execute(sql, answer, channel);
+    asio::post(ex, [&] {
+      finished = true;
+      tick.cancel();
+    });
+  });
+  while (!finished) {
+    tick.expires_after(std::chrono::milliseconds(200));
+    boost::system::error_code ec;
+    co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    if (session_cancel->load()) flag->store(true);
+    const wire::Buffer notices = channel.take_notices();
+    if (!notices.empty()) {
+      co_await client_.write(asio::buffer(notices), ec);
+      if (ec) flag->store(true);  // the client went away: stop the command
+    }
+  }
+  wire::Buffer out = channel.take_notices();
+  out.insert(out.end(), answer.begin(), answer.end());
+  co_return out;
 }
 
 }  // namespace kanon::proxy
