@@ -1,0 +1,111 @@
+// The proxy's keys of config/kanon.yaml: tls, backend.sslmode/sslrootcert,
+// admin, metrics and restricted_settings — read, resolved against the file's
+// directory, and every mistake reported with file, line and key. Also the
+// shipped config/kanon.yaml itself loads.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "policy/server_config.h"
+#include "proxy/tls_contexts.h"
+
+using namespace kanon::policy;
+
+namespace {
+
+const std::string kDir = "/tmp/kanon-proxy-config-test-" + std::to_string(getpid());
+
+std::string write_config(const std::string& text) {
+  std::filesystem::create_directories(kDir);
+  std::ofstream(kDir + "/cert.pem") << "not really a certificate\n";
+  std::ofstream(kDir + "/key.pem") << "not really a key\n";
+  const std::string path = kDir + "/kanon.yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    load_server_config(write_config(yaml));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("proxy keys are read and paths resolved against the config file") {
+  const auto cfg = load_server_config(
+      write_config("tls: {cert: cert.pem, key: key.pem}\n"
+                   "backend: {host: db, port: 5433, sslmode: verify-full, sslrootcert: ca.crt}\n"
+                   "admin: {database: console, users: [alice, bob], auth_database: template1}\n"
+                   "metrics: {listen: \"0.0.0.0:9187\"}\n"
+                   "restricted_settings: {jit: \"off\", max_parallel_workers_per_gather: 0}\n"));
+  CHECK(cfg.tls.enabled());
+  CHECK(cfg.tls.cert == kDir + "/cert.pem");
+  CHECK(cfg.tls.key == kDir + "/key.pem");
+  CHECK(cfg.backend_tls.mode == SslMode::kVerifyFull);
+  CHECK(cfg.backend_tls.rootcert == kDir + "/ca.crt");
+  CHECK(cfg.admin.database == "console");
+  CHECK(cfg.admin.users == std::vector<std::string>{"alice", "bob"});
+  CHECK(cfg.admin.auth_database == "template1");
+  CHECK(cfg.metrics.host == "0.0.0.0");
+  CHECK(cfg.metrics.port == 9187);
+  REQUIRE(cfg.restricted_settings.size() == 2);
+  CHECK(cfg.restricted_settings[0] == std::pair<std::string, std::string>{"jit", "off"});
+  CHECK(cfg.restricted_settings[1].second == "0");
+}
+
+TEST_CASE("defaults: no TLS toward clients, sslmode prefer, console 'kanon', jit off") {
+  const auto cfg = load_server_config(write_config("log_level: info\n"));
+  CHECK_FALSE(cfg.tls.enabled());
+  CHECK(cfg.backend_tls.mode == SslMode::kPrefer);
+  CHECK(cfg.admin.database == "kanon");
+  CHECK(cfg.admin.users.empty());
+  CHECK(cfg.metrics.port == 0);
+  CHECK(cfg.restricted_settings ==
+        std::vector<std::pair<std::string, std::string>>{{"jit", "off"}});
+}
+
+TEST_CASE("mistakes name file, line and key") {
+  CHECK(error_of("log_level: info\nbackend: {sslmode: sometimes}\n") ==
+        kDir +
+            "/kanon.yaml:2: backend.sslmode: 'sometimes' is not one of disable, prefer, "
+            "require, verify-ca, verify-full");
+  CHECK(error_of("backend:\n  sslmode: verify-ca\n")
+            .find("backend.sslrootcert: sslmode verify-ca needs sslrootcert") != std::string::npos);
+  CHECK(error_of("tls: {cert: cert.pem}\n").find(":1: tls: needs both cert and key") !=
+        std::string::npos);
+  CHECK(error_of("tls: {cert: missing.pem, key: key.pem}\n")
+            .find("tls.cert: no such file: " + kDir + "/missing.pem") != std::string::npos);
+  CHECK(error_of("admin: {users: alice}\n").find("admin.users: expected a list") !=
+        std::string::npos);
+  CHECK(error_of("admin: {owner: alice}\n").find("admin") != std::string::npos);
+  CHECK(error_of("metrics: {listen: \"nowhere\"}\n").find("metrics.listen") != std::string::npos);
+  CHECK(error_of("restricted_settings: {\"jit; drop\": \"off\"}\n").find("is not a setting name") !=
+        std::string::npos);
+  CHECK(error_of("restricted_settings: [jit]\n").find("restricted_settings: expected a mapping") !=
+        std::string::npos);
+}
+
+TEST_CASE("unusable TLS files are refused with the file's name") {
+  const auto cfg = load_server_config(write_config("tls: {cert: cert.pem, key: key.pem}\n"));
+  try {
+    kanon::proxy::make_client_tls_context(cfg.tls);
+    FAIL("expected an error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find(kDir + "/cert.pem") != std::string::npos);
+  }
+}
+
+TEST_CASE("the shipped config/kanon.yaml loads") {
+  const char* src = std::getenv("KANON_SOURCE_DIR");
+  REQUIRE(src != nullptr);
+  const auto cfg = load_server_config(std::string(src) + "/config/kanon.yaml");
+  CHECK(cfg.admin.users == std::vector<std::string>{"postgres"});
+  CHECK(cfg.policies.size() == 2);
+  CHECK(cfg.metrics.port == 9187);
+}
