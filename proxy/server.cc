@@ -71,6 +71,7 @@ Server::Server(policy::ServerConfig config)
 
 void Server::build_policies() {
   const auto tables = context_.policies->policies();
+  list_tables(tables);
   if (tables.empty()) {
     log(LogLevel::kInfo, "no policies: every session is relayed unchanged");
     return;
@@ -91,6 +92,13 @@ void Server::build_policies() {
           .count());
 }
 
+void Server::list_tables(const std::vector<policy::TablePolicy>& tables) {
+  // A listed table without a built snapshot is denied (fail closed).
+  std::vector<std::string> names;
+  for (const auto& p : tables) names.push_back(p.name());
+  context_.rewriter.set_listed_tables(std::move(names));
+}
+
 std::string Server::reload() {
   const auto old = context_.runtime()->config;
   policy::ServerConfig fresh = policy::load_server_config(old->path);
@@ -103,6 +111,7 @@ std::string Server::reload() {
   const size_t n = tables.size();
   context_.set_config(std::move(fresh));  // throws on unusable TLS files: nothing changed
   set_log_level(context_.runtime()->config->log_level);
+  list_tables(tables);
   const bool built = context_.policies->reload(std::move(tables));
   const auto snapshot = context_.policies->current();
   const std::string summary =

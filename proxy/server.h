@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "policy/server_config.h"
+#include "policy/table_policy.h"
 #include "proxy/metrics_endpoint.h"
 #include "proxy/server_context.h"
 
@@ -39,6 +40,7 @@ class Server {
   void on_accept(std::shared_ptr<Session> session);
   void begin_shutdown();
   void build_policies();
+  void list_tables(const std::vector<policy::TablePolicy>& tables);
   // Re-reads the configuration file and the policies; returns a summary.
   std::string reload();
 

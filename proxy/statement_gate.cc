@@ -35,7 +35,10 @@ void StatementGate::deny(const rewriter::RewriteResult& result, bool swallow_emp
   Denial d;
   d.ready_ordinal = ready_expected_;
   d.swallow_empty_query = swallow_empty_query;
-  wire::encode_error(d.error, "ERROR", result.sqlstate, result.message);
+  wire::ErrorResponse error;
+  error.fields = {{'S', "ERROR"}, {'V', "ERROR"}, {'C', result.sqlstate}, {'M', result.message}};
+  if (result.position > 0) error.fields.emplace_back('P', std::to_string(result.position));
+  wire::encode(error, d.error);
   denials_.push_back(std::move(d));
 }
 
