@@ -33,9 +33,15 @@ done
 cat <<MSG
 
 kanon is running: proxy on $LISTEN, PostgreSQL 15 on $KANON_PG_HOST:$KANON_PG_PORT (data in $KANON_PG_DIR).
-Connect through kanon with:
+Connect through kanon as a restricted analyst (protected tables come back masked):
 
   psql "host=${LISTEN%:*} port=${LISTEN##*:} user=analyst dbname=postgres"
+
+The admin console (SHOW HELP, SHOW POLICIES, SHOW TREE people, VERIFY adult, ...):
+
+  psql "host=${LISTEN%:*} port=${LISTEN##*:} user=postgres dbname=kanon"
+
+Metrics: http://127.0.0.1:9187/metrics
 
 Roles: postgres (superuser), analyst; kanon_md5/md5-secret and kanon_scram/scram-secret use passwords.
 Press Ctrl-C to stop.
