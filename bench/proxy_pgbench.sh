@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Proxy throughput benchmark (not a test): pgbench -S against PostgreSQL
-# directly, through kanon, and through PgBouncer in session mode, all in one
-# run on loopback. Prints TPS, average latency and the ratios kanon/direct and
-# kanon/PgBouncer for each cell.
+# Proxy throughput benchmark (not a test): pgbench -S on unprotected tables
+# against PostgreSQL directly, through kanon, and through PgBouncer in session
+# mode, all in one run on loopback. kanon runs with the demo policies loaded;
+# it is measured twice: as an exempt login (postgres: relayed untouched) and
+# as a restricted one (analyst: every statement goes through the rewriter,
+# which passes pgbench's statements unchanged). Prints TPS, average latency
+# and the ratios kanon/direct and kanon/PgBouncer for each cell.
 #
 #   bench/proxy_pgbench.sh [--seconds N] [--clients "1 8 32"] [--modes "simple extended"]
 #
@@ -21,7 +24,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-KANON="$ROOT/build/app/kanon"
+KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
 [ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh" >&2; exit 1; }
 command -v pgbouncer >/dev/null || { echo "pgbouncer is not installed" >&2; exit 1; }
 
@@ -37,7 +40,7 @@ wait_port() {
   return 1
 }
 
-eval "$("$ROOT/scripts/pg-sandbox.sh" start --owner-pid $$)"
+eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --owner-pid $$)"
 WORK="$(mktemp -d /tmp/kanon-bench.XXXXXX)"
 chmod 755 "$WORK"
 [ "$(id -u)" -eq 0 ] && chown postgres: "$WORK"
@@ -53,10 +56,17 @@ trap cleanup EXIT
 PG_PORT="$KANON_PG_PORT"
 psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABASE bench"
 pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres bench >/dev/null 2>&1
+psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench \
+  -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO analyst"
 
 KANON_PORT="$(free_port)"
-"$KANON" proxy --config "$ROOT/config/kanon.yaml" --listen "127.0.0.1:$KANON_PORT" \
-  --backend "127.0.0.1:$PG_PORT" --log-level warning 2>"$WORK/kanon.log" &
+cat >"$WORK/kanon.yaml" <<YAML
+listen: {host: 127.0.0.1, port: $KANON_PORT}
+backend: {host: 127.0.0.1, port: $PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
+log_level: warning
+policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
+YAML
+"$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
 PIDS+=($!)
 
 BOUNCER_PORT="$(free_port)"
@@ -77,7 +87,7 @@ pidfile =
 log_connections = 0
 log_disconnections = 0
 INI
-echo '"postgres" ""' >"$WORK/userlist.txt"
+printf '"postgres" ""\n"analyst" ""\n' >"$WORK/userlist.txt"
 chmod 644 "$WORK"/*
 if [ "$(id -u)" -eq 0 ]; then
   runuser -u postgres -- pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
@@ -88,11 +98,11 @@ PIDS+=($!)
 wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
 wait_port "$BOUNCER_PORT" || { echo "pgbouncer did not start" >&2; exit 1; }
 
-run_cell() {  # port mode clients -> "tps latency_ms"
+run_cell() {  # port mode clients [user] -> "tps latency_ms"
   local jobs=$(($3 < 2 ? 1 : 2))
   local out
   out="$(pgbench -n -S -M "$2" -c "$3" -j "$jobs" -T "$SECONDS_PER_CELL" -h 127.0.0.1 -p "$1" \
-    -U postgres bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0"; return; }
+    -U "${4:-postgres}" bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0"; return; }
   local tps lat
   tps="$(sed -nE 's/^tps = ([0-9.]+) .*/\1/p' <<<"$out" | tail -n 1)"
   lat="$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")"
@@ -100,18 +110,20 @@ run_cell() {  # port mode clients -> "tps latency_ms"
 }
 
 echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
-printf '| %-8s | %7s | %12s | %12s | %12s | %12s | %12s | %12s | %9s | %9s |\n' \
-  mode clients "direct tps" "direct ms" "kanon tps" "kanon ms" "bouncer tps" "bouncer ms" \
-  "k/direct" "k/bouncer"
-printf '|%s|\n' "----------|---------|--------------|--------------|--------------|--------------|--------------|--------------|-----------|-----------"
+echo "kanon exempt: postgres (relayed untouched); kanon restricted: analyst (every statement rewritten-or-passed)"
+printf '| %-8s | %7s | %11s | %11s | %11s | %11s | %11s | %11s | %10s | %10s |\n' \
+  mode clients "direct tps" "bouncer tps" "exempt tps" "restr. tps" "exempt ms" "restr. ms" \
+  "ex/bouncer" "re/bouncer"
+printf '|%s|\n' "----------|---------|-------------|-------------|-------------|-------------|-------------|-------------|------------|-----------"
 for mode in $MODES; do
   for c in $CLIENTS; do
     read -r dt dl <<<"$(run_cell "$PG_PORT" "$mode" "$c")"
-    read -r kt kl <<<"$(run_cell "$KANON_PORT" "$mode" "$c")"
     read -r bt bl <<<"$(run_cell "$BOUNCER_PORT" "$mode" "$c")"
-    rd="$(awk -v a="$kt" -v b="$dt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
-    rb="$(awk -v a="$kt" -v b="$bt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
-    printf '| %-8s | %7s | %12.0f | %12.3f | %12.0f | %12.3f | %12.0f | %12.3f | %9s | %9s |\n' \
-      "$mode" "$c" "$dt" "$dl" "$kt" "$kl" "$bt" "$bl" "$rd" "$rb"
+    read -r et el <<<"$(run_cell "$KANON_PORT" "$mode" "$c" postgres)"
+    read -r rt rl <<<"$(run_cell "$KANON_PORT" "$mode" "$c" analyst)"
+    re="$(awk -v a="$et" -v b="$bt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
+    rr="$(awk -v a="$rt" -v b="$bt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
+    printf '| %-8s | %7s | %11.0f | %11.0f | %11.0f | %11.0f | %11.3f | %11.3f | %10s | %10s |\n' \
+      "$mode" "$c" "$dt" "$bt" "$et" "$rt" "$el" "$rl" "$re" "$rr"
   done
 done
