@@ -31,29 +31,26 @@ awaitable<void> ByteStream::connect_tls(asio::ssl::context& context, const std::
   co_await ssl_->async_handshake(asio::ssl::stream_base::client, use_awaitable);
 }
 
+// Not coroutines: each returns the operation's own awaitable, so a relayed
+// message costs no extra coroutine frame.
 awaitable<size_t> ByteStream::read_some(asio::mutable_buffer buffer) {
-  if (ssl_) co_return co_await ssl_->async_read_some(buffer, use_awaitable);
-  co_return co_await socket_.async_read_some(buffer, use_awaitable);
+  return ssl_ ? ssl_->async_read_some(buffer, use_awaitable)
+              : socket_.async_read_some(buffer, use_awaitable);
 }
 
-awaitable<void> ByteStream::write(asio::const_buffer buffer) {
-  if (ssl_)
-    co_await asio::async_write(*ssl_, buffer, use_awaitable);
-  else
-    co_await asio::async_write(socket_, buffer, use_awaitable);
+awaitable<size_t> ByteStream::write(asio::const_buffer buffer) {
+  return ssl_ ? asio::async_write(*ssl_, buffer, use_awaitable)
+              : asio::async_write(socket_, buffer, use_awaitable);
 }
 
 awaitable<size_t> ByteStream::read_some(asio::mutable_buffer buffer, error_code& ec) {
-  if (ssl_)
-    co_return co_await ssl_->async_read_some(buffer, asio::redirect_error(use_awaitable, ec));
-  co_return co_await socket_.async_read_some(buffer, asio::redirect_error(use_awaitable, ec));
+  return ssl_ ? ssl_->async_read_some(buffer, asio::redirect_error(use_awaitable, ec))
+              : socket_.async_read_some(buffer, asio::redirect_error(use_awaitable, ec));
 }
 
-awaitable<void> ByteStream::write(asio::const_buffer buffer, error_code& ec) {
-  if (ssl_)
-    co_await asio::async_write(*ssl_, buffer, asio::redirect_error(use_awaitable, ec));
-  else
-    co_await asio::async_write(socket_, buffer, asio::redirect_error(use_awaitable, ec));
+awaitable<size_t> ByteStream::write(asio::const_buffer buffer, error_code& ec) {
+  return ssl_ ? asio::async_write(*ssl_, buffer, asio::redirect_error(use_awaitable, ec))
+              : asio::async_write(socket_, buffer, asio::redirect_error(use_awaitable, ec));
 }
 
 void ByteStream::cancel() {

@@ -37,10 +37,10 @@ class ByteStream {
 
   // Both throw boost::system::system_error on failure.
   boost::asio::awaitable<size_t> read_some(boost::asio::mutable_buffer buffer);
-  boost::asio::awaitable<void> write(boost::asio::const_buffer buffer);
+  boost::asio::awaitable<size_t> write(boost::asio::const_buffer buffer);
   // Report failure in `ec` instead.
   boost::asio::awaitable<size_t> read_some(boost::asio::mutable_buffer buffer, error_code& ec);
-  boost::asio::awaitable<void> write(boost::asio::const_buffer buffer, error_code& ec);
+  boost::asio::awaitable<size_t> write(boost::asio::const_buffer buffer, error_code& ec);
 
   void cancel();
   void close();  // no TLS close_notify: the peer sees the connection end
