@@ -10,8 +10,12 @@ PACKAGES=(
   libyaml-cpp-dev doctest-dev libcli11-dev
   postgresql-15 postgresql-client-15 pgbouncer
   util-linux procps iproute2
+  python3-psycopg2 libpostgresql-jdbc-java openjdk-17-jdk-headless
   openmpi-bin libopenmpi-dev
 )
+# node-postgres (tests/clients) needs node and npm; a node installed outside
+# Debian (e.g. NodeSource) brings its own npm and conflicts with Debian's.
+command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
