@@ -175,10 +175,20 @@ MondrianReport run_mondrian_job(const AnonymizationJob& job,
   const auto start = std::chrono::steady_clock::now();
   MondrianOptions options = mondrian_options(job);
   options.progress = progress;
+  auto last = start;
+  std::vector<std::pair<std::string, double>> phases;
+  const auto mark = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases.emplace_back(name, std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
+  };
   const CsvTable table = read_csv(job.input, job.delimiter);
+  mark("read");
   const MondrianInput in =
       encode_mondrian(table, job.attributes, table_domains(table, job.attributes));
+  mark("encode");
   const MondrianResult r = mondrian(in, options);
+  mark("partition");
   MondrianReport rep;
   rep.privacy = job.privacy.describe();
   rep.choice = mondrian_choice_name(options.choice);
@@ -188,6 +198,8 @@ MondrianReport run_mondrian_job(const AnonymizationJob& job,
   rep.cpu_ms = r.cpu_ms;
   if (!job.output.empty())
     write_mondrian_csv(job.output, table, job.attributes, in, r, job.delimiter);
+  mark("write");
+  rep.phases_ms = phases;
   rep.total_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!job.report.empty()) {

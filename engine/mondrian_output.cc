@@ -110,6 +110,12 @@ std::string mondrian_report_json(const MondrianReport& r) {
   s += fmt::format("  \"mondrian_ms\": {:.3f},\n", r.ms);
   s += fmt::format("  \"mondrian_cpu_ms\": {:.3f},\n", r.cpu_ms);
   s += fmt::format("  \"total_ms\": {:.3f},\n", r.total_ms);
+  s += "  \"phases_ms\": {";
+  for (size_t i = 0; i < r.phases_ms.size(); ++i) {
+    s += fmt::format("{}{}: {:.3f}", i ? ", " : "", json_string(r.phases_ms[i].first),
+                     r.phases_ms[i].second);
+  }
+  s += "},\n";
   s += fmt::format("  \"ranks\": {}", r.ranks);
   if (r.ranks > 1 || !r.parts.empty()) {
     s += ",\n  \"rows_per_rank\": [";

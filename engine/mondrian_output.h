@@ -35,6 +35,9 @@ struct MondrianReport {
   double ms = 0;        // partitioning, wall (slowest rank)
   double cpu_ms = 0;    // partitioning, CPU (sum over ranks)
   double total_ms = 0;  // load + partition + write, wall
+  // Wall ms per phase (distributed: the slowest rank's): read, encode or
+  // domains, sample, exchange, partition, write.
+  std::vector<std::pair<std::string, double>> phases_ms;
   // Distributed runs.
   int ranks = 1;
   std::vector<uint64_t> rows_per_rank;

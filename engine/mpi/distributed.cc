@@ -402,6 +402,14 @@ struct MpiSession {
 
 DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const DistributedCallbacks& cb) {
   const auto start = std::chrono::steady_clock::now();
+  // Wall time per phase on this rank; the report shows the slowest rank's.
+  std::vector<std::pair<std::string, double>> phases;
+  auto last = start;
+  const auto mark = [&](const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases.emplace_back(name, std::chrono::duration<double, std::milli>(now - last).count());
+    last = now;
+  };
   DistributedOutcome out;
   out.rank = c.rank;
   out.ranks = c.size;
@@ -413,11 +421,14 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
     local = read_slice(c, job.input, job.delimiter);
     domains = table_domains(local, job.attributes);
   });
+  mark("read");
   merge_domains(c, local, &domains);
   MondrianInput local_in;
   step(c, [&] { local_in = encode_mondrian(local, job.attributes, domains); });
   const size_t d = local_in.qis.size();
+  mark("domains");
   Split split = choose_split(c, local_in, job.mondrian, options.choice);
+  mark("sample");
   // Exchange; merge infeasible ranges into a neighbour and repeat.
   CsvTable mine;
   MondrianInput in;
@@ -436,6 +447,7 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
   }
   local = CsvTable();
   local_in = MondrianInput();
+  mark("exchange");
   // Partition this rank's range.
   DoneCollector collector(c, cb);
   MondrianResult result;
@@ -458,6 +470,7 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
     if (c.rank != 0) DoneCollector::send(in.rows, result.classes(), result.ms);
   });
   const MondrianLoss loss = mondrian_loss(in, result);
+  mark("partition");
   if (c.rank == 0) {
     collector.own(in.rows, result.classes(), result.ms);
     collector.wait_all();
@@ -468,6 +481,11 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
                          job.delimiter);
     }
   });
+  mark("write");
+  std::vector<double> phase_ms, slowest_phase(phases.size());
+  for (const auto& p : phases) phase_ms.push_back(p.second);
+  MPI_Reduce(phase_ms.data(), slowest_phase.data(), static_cast<int>(phases.size()), MPI_DOUBLE,
+             MPI_MAX, 0, MPI_COMM_WORLD);
   // Combine the loss.
   const double sums[3] = {loss.dp, loss.ncp_sum, result.cpu_ms};
   double total[3] = {0, 0, 0};
@@ -503,6 +521,9 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
   rep.cuts = split.tree.describe(in);
   rep.sample_fraction = job.mondrian.sample_fraction;
   rep.sample_rows = split.sample_rows;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    rep.phases_ms.emplace_back(phases[i].first, slowest_phase[i]);
+  }
   rep.total_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   step(c, [&] {
