@@ -48,7 +48,9 @@ struct TableSnapshot {
 
 struct BuildOptions {
   LoadOptions load;
-  PredicateForm form = PredicateForm::kFlatCase;
+  // Cost-based: flat or switch per predicate, whichever evaluates fewer
+  // comparisons on the loaded rows (form_choice.h; measured in bench/policy).
+  PredicateForm form = PredicateForm::kCostBased;
 };
 
 // Catalog check, constants check, COPY, tree, predicates, masks. The
