@@ -10,9 +10,11 @@
 
 #include "policy/policy_file.h"
 #include "policy/verification.h"
+#include "proxy/admin_export.h"
 #include "proxy/result_set.h"
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
+#include "publish/export_request.h"
 
 namespace kanon::proxy {
 
@@ -86,6 +88,9 @@ class Commands {
     if (verb == "RELOAD" && words.size() == 1) return reload();
     if (verb == "REFRESH" && words.size() == 2) return refresh(words[1]);
     if (verb == "VERIFY" && words.size() == 2) return verify(words[1]);
+    if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
+    if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS")
+      return run_show_exports(policy::service_conninfo(*context_.runtime()->config), out_);
     throw ConsoleError("42601", fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
                                             "the commands",
                                             join(words, " ")));
@@ -104,6 +109,8 @@ class Commands {
     r.add({"RELOAD", "re-read the configuration and the policies (also SIGHUP)"});
     r.add({"REFRESH <table>", "rebuild the table's tree from the data now"});
     r.add({"VERIFY <table>", "the real k, groups and released fraction, as the server sees it"});
+    r.add({"EXPORT <table> [TO ...] [WITH (...)]", "publish an anonymized copy (docs/export.md)"});
+    r.add({"SHOW EXPORTS", "the published exports and their reports"});
     emit(r);
   }
 
@@ -280,9 +287,14 @@ class Commands {
     emit(r);
   }
 
+  void export_table(const std::vector<std::string>& words) {
+    run_export_command(policy::service_conninfo(*context_.runtime()->config), find(words[1]),
+                       join(words, " "), out_, channel_);
+  }
+
   ServerContext& context_;
   wire::Buffer& out_;
-  [[maybe_unused]] ConsoleChannel& channel_;  // for long commands (EXPORT)
+  ConsoleChannel& channel_;  // notices and cancel for long commands (EXPORT)
 };
 
 }  // namespace
@@ -309,6 +321,9 @@ void AdminConsole::execute(std::string_view command, wire::Buffer& out, ConsoleC
   try {
     Commands(context_, answer, channel).run(words);
   } catch (const ConsoleError& e) {
+    answer.clear();
+    wire::encode_error(answer, "ERROR", e.sqlstate, e.what());
+  } catch (const publish::ExportError& e) {
     answer.clear();
     wire::encode_error(answer, "ERROR", e.sqlstate, e.what());
   } catch (const std::exception& e) {

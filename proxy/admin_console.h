@@ -3,6 +3,7 @@
 //
 //   SHOW HELP | SHOW POLICIES | SHOW TREE <table> | SHOW PREDICATES <table>
 //   SHOW STATS | SHOW CLIENTS | RELOAD | REFRESH <table> | VERIFY <table>
+//   EXPORT <table> [TO ...] [WITH (...)] | SHOW EXPORTS   (admin_export.h)
 //
 // <table> is "schema.table" or a bare name that only one policy has.
 // execute() may block (REFRESH, VERIFY and RELOAD talk to the backend): call

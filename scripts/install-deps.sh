@@ -12,6 +12,7 @@ PACKAGES=(
   util-linux procps iproute2
   python3-psycopg2 libpostgresql-jdbc-java openjdk-17-jdk-headless
   openmpi-bin libopenmpi-dev
+  chromium
 )
 # node-postgres (tests/clients) needs node and npm; a node installed outside
 # Debian (e.g. NodeSource) brings its own npm and conflicts with Debian's.

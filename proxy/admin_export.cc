@@ -1,0 +1,50 @@
+#include "proxy/admin_export.h"
+
+#include <fmt/format.h>
+
+#include <pqxx/pqxx>
+
+#include "proxy/result_set.h"
+#include "publish/exporter.h"
+#include "publish/exports_table.h"
+
+namespace kanon::proxy {
+
+void run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
+                        const std::string& command, wire::Buffer& out, ConsoleChannel& channel) {
+  const auto request = publish::parse_export_command(command);
+  publish::ExportHooks hooks;
+  hooks.notice = [&](const std::string& m) { channel.notice(m); };
+  hooks.cancelled = [&] { return channel.cancelled(); };
+  const auto r = publish::run_export(conninfo, policy, request, hooks);
+  const auto loss = r.report.losses.find(r.report.metric);
+  ResultSet rs{{"published", "rows", "levels", "k_achieved", "classes", "suppressed", "loss",
+                "json_report", "html_report"}};
+  rs.add({r.report.target, std::to_string(r.report.rows_out), r.report.levels_text(),
+          std::to_string(r.report.min_class), std::to_string(r.report.classes),
+          std::to_string(r.report.suppressed),
+          loss == r.report.losses.end() ? std::string("") : fmt::format("{:.6f}", loss->second),
+          r.json_path, r.html_path});
+  rs.tag = "EXPORT";
+  encode(rs, out);
+}
+
+void run_show_exports(const std::string& conninfo, wire::Buffer& out) {
+  ResultSet rs{{"id", "exported_at", "source", "target", "k", "k_achieved", "classes", "rows",
+                "suppressed", "levels", "loss", "json_report", "html_report", "command"}};
+  try {
+    pqxx::connection conn(conninfo);
+    pqxx::read_transaction tx(conn);
+    for (const auto& row : publish::list_exports(tx)) {
+      std::vector<std::optional<std::string>> values;
+      for (const auto& f : row)
+        values.push_back(f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str()));
+      rs.add(std::move(values));
+    }
+  } catch (const pqxx::broken_connection& e) {
+    throw publish::ExportError("08006", fmt::format("kanon admin: SHOW EXPORTS: {}", e.what()));
+  }
+  encode(rs, out);
+}
+
+}  // namespace kanon::proxy

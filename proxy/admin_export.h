@@ -1,0 +1,26 @@
+// The admin console's export commands (see docs/export.md):
+//
+//   EXPORT <table> [TO <schema.table> | TO '<path.csv>'] [WITH (...)]
+//       runs publish::run_export with progress notices and cancel, and
+//       answers one row: published, rows, levels, k_achieved, classes,
+//       suppressed, loss, json_report, html_report.
+//   SHOW EXPORTS
+//       lists kanon.exports.
+//
+// Errors are thrown as publish::ExportError (SQLSTATE + message).
+#pragma once
+
+#include <string>
+
+#include "policy/table_policy.h"
+#include "proxy/admin_console.h"
+#include "proxy/wire/framing.h"
+
+namespace kanon::proxy {
+
+void run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
+                        const std::string& command, wire::Buffer& out, ConsoleChannel& channel);
+
+void run_show_exports(const std::string& conninfo, wire::Buffer& out);
+
+}  // namespace kanon::proxy

@@ -1,0 +1,39 @@
+// run_export(): one EXPORT from start to end — load the live table from the
+// backend, encode it with the quasi-identifiers' hierarchies, run the lattice
+// search, and publish the result in ONE transaction (CREATE TABLE + rows +
+// the kanon.exports row), so a failure or a cancel leaves nothing behind.
+// The report files (JSON, HTML) are written before the commit and removed
+// again when the transaction does not commit.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "policy/table_policy.h"
+#include "publish/export_request.h"
+#include "publish/report.h"
+
+namespace kanon::publish {
+
+struct ExportHooks {
+  // Progress for the user (loading, search, writing); called at most about
+  // twice per second.
+  std::function<void(const std::string&)> notice;
+  // Polled between checks and between written batches; true stops the run
+  // with ExportError 57014 and nothing is written.
+  std::function<bool()> cancelled;
+};
+
+struct ExportResult {
+  ExportReport report;
+  std::string json_path, html_path;
+  int64_t export_id = 0;
+};
+
+// Throws ExportError (with a SQLSTATE) for bad settings, hierarchies that do
+// not fit the data, no solution, cancel and backend failures.
+ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& policy,
+                        const ExportRequest& request, const ExportHooks& hooks);
+
+}  // namespace kanon::publish

@@ -1,0 +1,204 @@
+#include "publish/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "engine/json_string.h"
+
+namespace kanon::publish {
+
+namespace {
+
+using engine::json_string;
+
+std::string html(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string svg_histogram(const std::vector<std::pair<std::string, uint64_t>>& bars) {
+  const int bar_w = 48, gap = 12, chart_h = 180, left = 50, bottom = 40, top = 20;
+  const int width = left + static_cast<int>(bars.size()) * (bar_w + gap) + gap;
+  const int height = top + chart_h + bottom;
+  uint64_t max = 1;
+  for (const auto& b : bars) max = std::max(max, b.second);
+  std::string s = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"class-size histogram\">\n",
+      width, height);
+  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>\n", left,
+                   top + chart_h, width, top + chart_h);
+  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>\n", left, top,
+                   left, top + chart_h);
+  s += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"11\">{}</text>\n", top + 4, max);
+  s += fmt::format("<text x=\"4\" y=\"{}\" font-size=\"11\">0</text>\n", top + chart_h);
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const int x = left + gap + static_cast<int>(i) * (bar_w + gap);
+    const int h = static_cast<int>(static_cast<double>(chart_h) * bars[i].second / max);
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#2b6cb0\"><title>{} rows: {} "
+        "classes</title></rect>\n",
+        x, top + chart_h - h, bar_w, h, html(bars[i].first), bars[i].second);
+    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
+                     x + bar_w / 2, top + chart_h - h - 4, bars[i].second);
+    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
+                     x + bar_w / 2, top + chart_h + 16, html(bars[i].first));
+  }
+  s += fmt::format(
+      "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">rows per class</text>\n",
+      left + (width - left) / 2, height - 6);
+  return s + "</svg>\n";
+}
+
+}  // namespace
+
+std::string ExportReport::levels_text() const {
+  std::string s;
+  for (const auto& a : attributes)
+    s += fmt::format("{}{}={}", s.empty() ? "" : ", ", a.name, a.level);
+  return s;
+}
+
+std::vector<std::pair<std::string, uint64_t>> class_size_histogram(
+    const std::map<uint64_t, uint64_t>& size_counts) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  if (size_counts.size() <= 12) {
+    for (const auto& [size, n] : size_counts) out.emplace_back(std::to_string(size), n);
+    return out;
+  }
+  std::map<int, uint64_t> buckets;
+  for (const auto& [size, n] : size_counts) {
+    int b = 0;
+    while ((uint64_t{2} << b) <= size) ++b;
+    buckets[b] += n;
+  }
+  for (const auto& [b, n] : buckets) {
+    const uint64_t lo = uint64_t{1} << b, hi = (uint64_t{2} << b) - 1;
+    out.emplace_back(lo == hi ? std::to_string(lo) : fmt::format("{}-{}", lo, hi), n);
+  }
+  return out;
+}
+
+std::string report_to_json(const ExportReport& r) {
+  std::string s = "{\n";
+  s += fmt::format("  \"created_at\": {},\n", json_string(r.created_at));
+  s += fmt::format("  \"source\": {},\n  \"target\": {},\n  \"command\": {},\n",
+                   json_string(r.source), json_string(r.target), json_string(r.command));
+  s += fmt::format("  \"privacy\": {},\n  \"k\": {},\n  \"metric\": {},\n  \"algorithm\": {},\n",
+                   json_string(r.privacy), r.k, json_string(r.metric), json_string(r.algorithm));
+  s += fmt::format("  \"rows_in\": {},\n  \"rows_out\": {},\n", r.rows_in, r.rows_out);
+  s += fmt::format("  \"suppressed\": {},\n  \"suppression_limit\": {},\n", r.suppressed,
+                   r.suppression_limit);
+  s += fmt::format("  \"suppressed_rows\": {},\n", json_string(r.suppressed_rows));
+  s += fmt::format("  \"classes\": {},\n  \"min_class_size\": {},\n  \"max_class_size\": {},\n",
+                   r.classes, r.min_class, r.max_class);
+  s += "  \"attributes\": [";
+  for (size_t i = 0; i < r.attributes.size(); ++i) {
+    const auto& a = r.attributes[i];
+    s += fmt::format(
+        "{}\n    {{\"name\": {}, \"level\": {}, \"height\": {}, \"hierarchy\": {}, "
+        "\"distinct_before\": {}, \"distinct_after\": {}, \"examples\": [",
+        i ? "," : "", json_string(a.name), a.level, a.height, json_string(a.hierarchy),
+        a.distinct_before, a.distinct_after);
+    for (size_t e = 0; e < a.examples.size(); ++e)
+      s += fmt::format("{}[{}, {}]", e ? ", " : "", json_string(a.examples[e].first),
+                       json_string(a.examples[e].second));
+    s += "]}";
+  }
+  s += "\n  ],\n  \"loss\": {";
+  bool first = true;
+  for (const auto& [name, v] : r.losses) {
+    s += fmt::format("{}{}: {:.17g}", first ? "" : ", ", json_string(name), v);
+    first = false;
+  }
+  s += "},\n  \"class_size_histogram\": [";
+  for (size_t i = 0; i < r.histogram.size(); ++i)
+    s += fmt::format("{}{{\"rows\": {}, \"classes\": {}}}", i ? ", " : "",
+                     json_string(r.histogram[i].first), r.histogram[i].second);
+  s += "],\n";
+  s += fmt::format(
+      "  \"lattice\": {{\"size\": {}, \"checked\": {}, \"search_ms\": {:.3f}, "
+      "\"timed_out\": {}}},\n",
+      r.lattice_size, r.checked, r.search_ms, r.timed_out ? "true" : "false");
+  s += fmt::format("  \"total_ms\": {:.3f}\n", r.total_ms);
+  return s + "}\n";
+}
+
+std::string report_to_html(const ExportReport& r) {
+  std::string s =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>kanon export "
+      "report: " +
+      html(r.target) +
+      "</title>\n<style>\n"
+      "body{font-family:sans-serif;margin:2em;color:#222;background:#fff}\n"
+      "table{border-collapse:collapse;margin:0.5em 0 1.5em}\n"
+      "th,td{border:1px solid #bbb;padding:4px 10px;text-align:left}\n"
+      "th{background:#e8eef6}\ncode{background:#f3f3f3;padding:2px 4px}\n"
+      "</style>\n</head>\n<body>\n";
+  s += fmt::format("<h1>Export of {} to {}</h1>\n", html(r.source), html(r.target));
+  s += fmt::format("<p>Created {} by <code>{}</code></p>\n", html(r.created_at), html(r.command));
+  s += "<h2>Summary</h2>\n<table>\n";
+  const auto row = [&](const std::string& k, const std::string& v) {
+    s += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", html(k), html(v));
+  };
+  row("privacy model", r.privacy);
+  row("smallest class (k achieved)", std::to_string(r.min_class));
+  row("largest class", std::to_string(r.max_class));
+  row("classes", std::to_string(r.classes));
+  row("rows read", std::to_string(r.rows_in));
+  row("rows published", std::to_string(r.rows_out));
+  row("suppressed rows",
+      fmt::format("{} (limit {}; {})", r.suppressed, r.suppression_limit,
+                  r.suppressed_rows == "drop" ? "removed from the table" : "published with '*'"));
+  row("algorithm", r.algorithm);
+  row("optimized metric", r.metric);
+  s += "</table>\n<h2>Generalization per attribute</h2>\n<table>\n"
+       "<tr><th>attribute</th><th>level</th><th>hierarchy</th><th>distinct values before</th>"
+       "<th>after</th><th>examples</th></tr>\n";
+  for (const auto& a : r.attributes) {
+    std::string ex;
+    for (const auto& [from, to] : a.examples)
+      ex += fmt::format("{}{} &rarr; {}", ex.empty() ? "" : "<br>", html(from), html(to));
+    s += fmt::format(
+        "<tr><td>{}</td><td>{} of {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "</tr>\n",
+        html(a.name), a.level, a.height - 1, html(a.hierarchy), a.distinct_before, a.distinct_after,
+        ex);
+  }
+  s += "</table>\n<h2>Class sizes</h2>\n" + svg_histogram(r.histogram);
+  s += "<h2>Information loss</h2>\n<table>\n<tr><th>metric</th><th>value</th></tr>\n";
+  for (const auto& [name, v] : r.losses)
+    s += fmt::format("<tr><td>{}</td><td>{:.6g}</td></tr>\n", html(name), v);
+  s += "</table>\n<h2>Search</h2>\n<table>\n";
+  row("lattice size", std::to_string(r.lattice_size));
+  row("transformations checked", std::to_string(r.checked));
+  row("search time", fmt::format("{:.1f} ms", r.search_ms));
+  row("stopped by time limit", r.timed_out ? "yes (best found so far)" : "no");
+  row("total time", fmt::format("{:.1f} ms", r.total_ms));
+  s += "</table>\n</body>\n</html>\n";
+  return s;
+}
+
+}  // namespace kanon::publish

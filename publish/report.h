@@ -1,0 +1,49 @@
+// What an export did, for people: JSON (machine-readable, also stored in the
+// exports table) and a self-contained HTML page (inline CSS, SVG histogram of
+// class sizes, no external resources).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kanon::publish {
+
+struct AttributeReport {
+  std::string name;
+  int level = 0;                 // chosen generalization level
+  int height = 0;                // levels of the hierarchy (0..height-1)
+  std::string hierarchy;         // file, or "value -> *" for the default
+  uint32_t distinct_before = 0;  // distinct values in the data
+  uint32_t distinct_after = 0;   // distinct published values (kept rows)
+  std::vector<std::pair<std::string, std::string>> examples;  // original -> published
+};
+
+struct ExportReport {
+  std::string created_at;  // UTC, ISO 8601
+  std::string source, target, command;
+  std::string privacy, metric, algorithm, suppressed_rows;  // suppressed_rows: drop|mask
+  uint32_t k = 0;
+  uint64_t rows_in = 0, rows_out = 0, suppressed = 0, suppression_limit = 0;
+  uint64_t classes = 0, min_class = 0, max_class = 0;
+  bool timed_out = false;
+  std::vector<AttributeReport> attributes;
+  std::map<std::string, double> losses;  // every quality model at the optimum
+  uint64_t lattice_size = 0, checked = 0;
+  double search_ms = 0, total_ms = 0;
+  std::vector<std::pair<std::string, uint64_t>> histogram;  // class-size bucket -> classes
+
+  std::string levels_text() const;  // "age=2, sex=0"
+};
+
+// Buckets of class sizes: exact sizes when there are at most 12 distinct
+// ones, else powers of two ("8-15").
+std::vector<std::pair<std::string, uint64_t>> class_size_histogram(
+    const std::map<uint64_t, uint64_t>& size_counts);
+
+std::string report_to_json(const ExportReport& r);
+std::string report_to_html(const ExportReport& r);
+
+}  // namespace kanon::publish

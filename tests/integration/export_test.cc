@@ -1,0 +1,284 @@
+// EXPORT through the admin console with psql against a real PostgreSQL:
+// published tables whose quasi-identifier classes hold >= k rows (checked
+// with SQL), report files that agree with the table, SHOW EXPORTS, clear
+// errors that leave no table, Ctrl-C during a long search that leaves no
+// table, the CLI, and the HTML report rendered by headless Chromium.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <regex>
+#include <thread>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+
+using namespace kanon::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string adult_dir() {
+  if (const char* d = std::getenv("KANON_ADULT_DIR")) return d;
+  return source_dir() + "/../shared/data/adult";
+}
+
+const char* const kAdultQis =
+    "sex, age, race, \"marital-status\", education, \"native-country\", workclass, occupation";
+
+struct Fixture {
+  std::string dir =
+      (fs::temp_directory_path() / ("kanon-export-" + std::to_string(getpid()))).string();
+  std::string policy_path = dir + "/big.yaml";
+  std::unique_ptr<KanonProxy> proxy;
+
+  Fixture() {
+    fs::create_directories(dir + "/reports");
+    auto& pg = PgSandbox::shared();
+    // A larger copy of ADULT (x4) with its own policy, for the cancel test.
+    pg.psql(
+        "DROP TABLE IF EXISTS public.adult_big; CREATE TABLE public.adult_big AS "
+        "SELECT a.* FROM public.adult a, generate_series(1, 4);");
+    std::ofstream(policy_path) << "tables:\n"
+                                  "  - table: public.adult_big\n"
+                                  "    k: 2\n"
+                                  "    quasi_identifiers: [sex, age, race, marital-status, "
+                                  "education, native-country, workclass, occupation]\n"
+                                  "    exempt: [postgres]\n"
+                                  "    max_nodes: 100000\n";
+    proxy = std::make_unique<KanonProxy>(
+        pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" + source_dir() +
+                       "/config/policies/people.yaml, " + source_dir() +
+                       "/config/policies/adult.yaml, " + policy_path + "]\n");
+  }
+  ~Fixture() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  CommandResult console(const std::string& command) {
+    return run_command(
+        {"psql", "-X", "-At", "-d", proxy->conninfo("postgres", "kanon"), "-c", command});
+  }
+  std::string sql(const std::string& query) {
+    pqxx::connection c(PgSandbox::shared().conninfo());
+    pqxx::nontransaction tx(c);
+    const auto r = tx.exec(query);
+    return r.empty() || r[0][0].is_null() ? "" : r[0][0].c_str();
+  }
+  bool table_exists(const std::string& name) {
+    return sql("SELECT to_regclass('" + name + "') IS NOT NULL") == "t";
+  }
+  std::string exports_count() {
+    return table_exists("kanon.exports") ? sql("SELECT count(*) FROM kanon.exports") : "0";
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : line) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != '\n') {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\": ([0-9.e+-]+)")))
+    FAIL("no " << key << " in " << json);
+  return m[1];
+}
+
+// The EXPORT result row: published|rows|levels|k_achieved|classes|suppressed|loss|json|html
+std::vector<std::string> export_ok(Fixture& f, const std::string& command,
+                                   std::string* err = nullptr) {
+  const auto r = f.console(command);
+  REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
+  if (err) *err = r.err;
+  const auto row = split(r.out, '|');
+  REQUIRE(row.size() == 9);
+  return row;
+}
+
+}  // namespace
+
+TEST_CASE("EXPORT people: direct identifiers dropped, classes of >= k rows, report agrees") {
+  auto& f = fixture();
+  f.sql("DROP TABLE IF EXISTS public.people_anonymized");
+  const auto row = export_ok(f, "EXPORT people WITH (report_dir = '" + f.dir + "/reports')");
+  CHECK(row[0] == "public.people_anonymized");
+  CHECK(row[1] == "11");  // no suppression in the policy: every row published
+  CHECK(f.sql("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM "
+              "information_schema.columns WHERE table_name = 'people_anonymized'") ==
+        "id,occupation,city,state,diagnosis");
+  CHECK(f.sql("SELECT data_type FROM information_schema.columns WHERE table_name = "
+              "'people_anonymized' AND column_name = 'id'") == "integer");
+  const std::string min_class = f.sql(
+      "SELECT min(n) FROM (SELECT count(*) n FROM public.people_anonymized "
+      "GROUP BY occupation, city, state) s");
+  CHECK(std::stoi(min_class) >= 2);
+  CHECK(row[3] == min_class);
+  CHECK(row[4] == f.sql("SELECT count(*) FROM (SELECT DISTINCT occupation, city, state FROM "
+                        "public.people_anonymized) s"));
+  // The other columns are unchanged, row for row.
+  CHECK(f.sql("SELECT count(*) FROM public.people p JOIN public.people_anonymized a USING (id) "
+              "WHERE p.diagnosis = a.diagnosis") == "11");
+  const std::string json = read_file(row[7]);
+  REQUIRE(!json.empty());
+  CHECK(json_number(json, "min_class_size") == row[3]);
+  CHECK(json_number(json, "classes") == row[4]);
+  CHECK(json_number(json, "rows_out") == "11");
+  CHECK(fs::exists(row[8]));
+  const auto shown = f.console("SHOW EXPORTS");
+  REQUIRE(shown.exit_code == 0);
+  CHECK(shown.out.find("|public.people|public.people_anonymized|2|" + row[3] + "|") !=
+        std::string::npos);
+  CHECK(shown.out.find(row[7]) != std::string::npos);
+}
+
+TEST_CASE("EXPORT adult with the shipped hierarchies: k=5 within 2% suppression, via SQL") {
+  auto& f = fixture();
+  f.sql("DROP TABLE IF EXISTS public.adult_pub");
+  std::string notices;
+  const auto row = export_ok(f,
+                             "EXPORT public.adult TO public.adult_pub WITH (hierarchies = '" +
+                                 adult_dir() + "', report_dir = '" + f.dir + "/reports')",
+                             &notices);
+  CHECK(notices.find("NOTICE:  EXPORT public.adult: loaded 30162 rows") != std::string::npos);
+  CHECK(notices.find("best transformation found") != std::string::npos);
+  const std::string min_class = f.sql(std::string("SELECT min(n) FROM (SELECT count(*) n FROM "
+                                                  "public.adult_pub GROUP BY ") +
+                                      kAdultQis + ") s");
+  CHECK(std::stoi(min_class) >= 5);
+  CHECK(row[3] == min_class);
+  const int published = std::stoi(f.sql("SELECT count(*) FROM public.adult_pub"));
+  const int suppressed = std::stoi(row[5]);
+  CHECK(published == 30162 - suppressed);  // suppressed rows are dropped
+  CHECK(suppressed <= 603);                // floor(0.02 x 30162)
+  CHECK(row[1] == std::to_string(published));
+  // Generalized values come from the hierarchy files (age is published as text).
+  CHECK(f.sql("SELECT data_type FROM information_schema.columns WHERE table_name = 'adult_pub' "
+              "AND column_name = 'age'") == "text");
+  const std::string json = read_file(row[7]);
+  CHECK(json_number(json, "min_class_size") == min_class);
+  CHECK(json_number(json, "suppressed") == row[5]);
+  CHECK(json_number(json, "rows_out") == std::to_string(published));
+  CHECK(json.find("adult_hierarchy_age.csv") != std::string::npos);
+  CHECK(f.sql("SELECT report->>'min_class_size' FROM kanon.exports WHERE target = "
+              "'public.adult_pub' ORDER BY id DESC LIMIT 1") == min_class);
+}
+
+TEST_CASE("wrong hierarchy or option: clear error, no table, no exports row") {
+  auto& f = fixture();
+  const std::string before = f.exports_count();
+  const std::string bad = f.dir + "/bad_age.csv";
+  std::ofstream(bad) << "17;young\n18;young\n";  // does not cover the data
+  const auto r = f.console("EXPORT adult TO public.adult_bad WITH (hierarchies = '" + adult_dir() +
+                           "', \"hierarchy.age\" = '" + bad + "')");
+  CHECK(r.exit_code != 0);
+  CHECK(r.err.find("ERROR:  kanon export:") != std::string::npos);
+  CHECK(r.err.find("bad_age.csv") != std::string::npos);
+  CHECK_FALSE(f.table_exists("public.adult_bad"));
+
+  const auto o = f.console("EXPORT adult TO public.adult_bad WITH (k = 1)");
+  CHECK(o.exit_code != 0);
+  CHECK(o.err.find("option k: '1' must be a whole number of at least 2") != std::string::npos);
+  const auto u = f.console("EXPORT adult TO public.adult_bad WITH (speed = 11)");
+  CHECK(u.err.find("unknown option 'speed'") != std::string::npos);
+  const auto t = f.console("EXPORT nosuchtable");
+  CHECK(t.exit_code != 0);
+  CHECK(t.err.find("nosuchtable") != std::string::npos);
+  CHECK_FALSE(f.table_exists("public.adult_bad"));
+  CHECK(f.exports_count() == before);
+}
+
+TEST_CASE("Ctrl-C in psql during a long EXPORT stops it and leaves no table") {
+  auto& f = fixture();
+  const std::string before = f.exports_count();
+  const std::string log = f.dir + "/cancel.log";
+  ChildProcess psql({"psql", "-X", "-At", "-d", f.proxy->conninfo("postgres", "kanon"), "-c",
+                     "EXPORT adult_big TO public.adult_cancel WITH (hierarchies = '" + adult_dir() +
+                         "', algorithm = bfs, suppression = 0, metric = entropy)"},
+                    log);
+  // Wait for a progress notice: the search is running.
+  bool running = false;
+  for (int i = 0; i < 1200 && !running; ++i) {
+    running = read_file(log).find("transformations checked") != std::string::npos;
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE_MESSAGE(running, read_file(log));
+  const int code = psql.signal_and_wait(SIGINT, 120);
+  CHECK(code != 0);
+  CHECK(read_file(log).find("canceled by the user; nothing was written") != std::string::npos);
+  CHECK_FALSE(f.table_exists("public.adult_cancel"));
+  CHECK(f.exports_count() == before);
+  // The console still works afterwards.
+  CHECK(f.console("SHOW EXPORTS").exit_code == 0);
+}
+
+TEST_CASE("kanon export from the CLI: progress on stderr, a CSV file") {
+  auto& f = fixture();
+  const std::string csv = f.dir + "/people.csv";
+  const auto r = run_command({kanon_executable(), "export", "--config", f.proxy->config_path(),
+                              "--table", "public.people", "--to-csv", csv, "--with",
+                              "k = 3, report_dir = '" + f.dir + "/reports'"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("EXPORT public.people: loaded 11 rows") != std::string::npos);
+  CHECK(r.out.find("published " + csv + "\n") != std::string::npos);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.out, m, std::regex("k achieved ([0-9]+)")));
+  CHECK(std::stoi(m[1]) >= 3);
+  const std::string text = read_file(csv);
+  CHECK(text.rfind("id;occupation;city;state;diagnosis\n", 0) == 0);
+  CHECK(text.find("Ada Quill") == std::string::npos);
+  CHECK_FALSE(fs::exists(csv + ".kanon-tmp"));
+}
+
+TEST_CASE("the HTML report renders in headless Chromium") {
+  auto& f = fixture();
+  const auto row = export_ok(f,
+                             "EXPORT people TO public.people_chromium WITH (replace = true, "
+                             "report_dir = '" +
+                                 f.dir + "/reports')");
+  const std::string html = row[8];
+  REQUIRE(fs::exists(html));
+  const auto shot = [&](const std::string& url, const std::string& png) {
+    return run_command({"chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                        "--hide-scrollbars", "--window-size=1000,1200",
+                        "--user-data-dir=" + f.dir + "/chromium", "--screenshot=" + png, url});
+  };
+  const std::string png = f.dir + "/report.png", blank = f.dir + "/blank.png";
+  const auto r = shot("file://" + html, png);
+  REQUIRE_MESSAGE(fs::exists(png), r.err);
+  const auto b = shot("about:blank", blank);
+  REQUIRE_MESSAGE(fs::exists(blank), b.err);
+  CHECK(r.err.find("Uncaught") == std::string::npos);
+  // A page with text, tables and a histogram compresses far worse than blank white.
+  const std::string page = read_file(png), empty = read_file(blank);
+  CHECK(page.rfind("\x89PNG", 0) == 0);
+  CHECK(page != empty);
+  CHECK(page.size() > 2 * empty.size());
+  // The DOM Chromium built holds the histogram bars.
+  const auto dom =
+      run_command({"chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                   "--user-data-dir=" + f.dir + "/chromium", "--dump-dom", "file://" + html});
+  CHECK(dom.out.find("<rect") != std::string::npos);
+  CHECK(dom.out.find("Class sizes") != std::string::npos);
+}

@@ -1,0 +1,125 @@
+// EXPORT command parsing and the settings merged over the policy.
+#include "publish/export_request.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace kanon::publish;
+
+namespace {
+
+kanon::policy::TablePolicy adult_policy() {
+  kanon::policy::TablePolicy p;
+  p.schema = "public";
+  p.table = "adult";
+  p.k = 5;
+  p.quasi_identifiers = {"sex", "age", "marital-status"};
+  p.export_options.suppression = 0.02;
+  p.export_options.metric = "dm";
+  return p;
+}
+
+std::string error_of(const std::string& command) {
+  try {
+    resolve_settings(parse_export_command(command), adult_policy());
+  } catch (const ExportError& e) {
+    return e.sqlstate + ": " + e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("EXPORT with target and options") {
+  const auto r = parse_export_command(
+      "export adult TO public.adult_pub WITH (k = 10, algorithm = bfs, time_limit = '2m', "
+      "\"hierarchy.marital-status\" = '/tmp/x''y.csv', suppressed = mask);");
+  CHECK(r.source == "adult");
+  CHECK(r.target_table == "public.adult_pub");
+  CHECK(r.csv_path.empty());
+  CHECK(r.with.at("k") == "10");
+  CHECK(r.with.at("algorithm") == "bfs");
+  CHECK(r.with.at("time_limit") == "2m");
+  CHECK(r.with.at("hierarchy.marital-status") == "/tmp/x'y.csv");
+  CHECK(r.with.at("suppressed") == "mask");
+  CHECK(r.command.back() == ')');
+}
+
+TEST_CASE("defaults come from the policy; WITH overrides them") {
+  const auto p = adult_policy();
+  const auto d = resolve_settings(parse_export_command("EXPORT public.adult"), p);
+  CHECK(d.k == 5);
+  CHECK(d.suppression == doctest::Approx(0.02));
+  CHECK(d.metric == kanon::engine::MetricKind::kDiscernibility);
+  CHECK(d.algorithm == kanon::engine::Algorithm::kFlash);
+  CHECK(d.target_schema == "public");
+  CHECK(d.target_table == "adult_anonymized");
+  CHECK(d.drop_suppressed);
+  CHECK_FALSE(d.l.has_value());
+
+  const auto o = resolve_settings(
+      parse_export_command("EXPORT adult TO other.t WITH (k = 3, suppression = 0, metric = "
+                           "loss, time_limit = 30s, replace = true)"),
+      p);
+  CHECK(o.k == 3);
+  CHECK(o.suppression == 0);
+  CHECK(o.metric == kanon::engine::MetricKind::kLoss);
+  CHECK(o.time_limit_s == doctest::Approx(30));
+  CHECK(o.replace);
+  CHECK(o.target_schema == "other");
+  CHECK(o.target_table == "t");
+
+  const auto c = resolve_settings(parse_export_command("EXPORT adult TO '/tmp/out file.csv'"), p);
+  CHECK(c.csv_path == "/tmp/out file.csv");
+  CHECK(c.target_table.empty());
+}
+
+TEST_CASE("hierarchy files are found by column name in the hierarchies directory") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kanon-h-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "adult_hierarchy_age.csv") << "1;*\n";
+  std::ofstream(dir / "sex.yaml") << "type: mask\n";
+  const auto s = resolve_settings(
+      parse_export_command("EXPORT adult WITH (hierarchies = '" + dir.string() + "')"),
+      adult_policy());
+  CHECK(hierarchy_file(s, "age") == (dir / "adult_hierarchy_age.csv").string());
+  CHECK(hierarchy_file(s, "sex") == (dir / "sex.yaml").string());
+  CHECK(hierarchy_file(s, "marital-status").empty());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bad commands and options get clear errors") {
+  CHECK(error_of("EXPORT") ==
+        "42601: kanon export: missing the table to export; usage: EXPORT <table> [TO "
+        "<schema.table> | TO '<path.csv>'] [WITH (option = value, ...)]");
+  CHECK(error_of("EXPORT adult WITH (k = 1)") ==
+        "22023: kanon export: option k: '1' must be a whole number of at least 2");
+  CHECK(error_of("EXPORT adult WITH (k = five)") ==
+        "22023: kanon export: option k: 'five' is not a number");
+  CHECK(error_of("EXPORT adult WITH (suppression = 1.5)").find("between 0 and 1") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult WITH (metric = fast)") ==
+        "22023: kanon export: option metric: unknown metric 'fast' (loss, dm, entropy, precision, "
+        "height, aecs)");
+  CHECK(error_of("EXPORT adult WITH (algorithm = genetic)").find("'genetic' is not supported") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult WITH (colour = red)").find("unknown option 'colour'") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult WITH (k = 3, k = 4)").find("option k given twice") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult WITH (k = 3").find("42601") == 0);
+  CHECK(error_of("EXPORT adult WITH (hierarchy.age = '/nonexistent/age.csv')") ==
+        "22023: kanon export: option hierarchy.age: file '/nonexistent/age.csv' does not exist");
+  CHECK(error_of("EXPORT adult WITH (hierarchy.race = '/etc/hostname')")
+            .find("hierarchy for 'race': not a quasi-identifier of public.adult") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult WITH (l = 2)").find("has no sensitive attribute") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult TO public.adult").find("the target is the source table") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult TO 'x.csv' extra").find("unexpected 'extra'") != std::string::npos);
+}
