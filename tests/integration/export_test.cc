@@ -146,6 +146,16 @@ TEST_CASE("EXPORT people: direct identifiers dropped, classes of >= k rows, repo
   CHECK(json_number(json, "classes") == row[4]);
   CHECK(json_number(json, "rows_out") == "11");
   CHECK(fs::exists(row[8]));
+  // A restricted session reads the published copy through kanon as it is
+  // (it has no policy of its own; it is already anonymized).
+  {
+    pqxx::connection c(f.proxy->conninfo("analyst"));
+    pqxx::nontransaction tx(c);
+    const std::string q =
+        "SELECT string_agg(concat_ws('/', id, occupation, city, state), ',' ORDER BY id) FROM "
+        "public.people_anonymized";
+    CHECK(tx.exec(q)[0][0].as<std::string>() == f.sql(q));
+  }
   const auto shown = f.console("SHOW EXPORTS");
   REQUIRE(shown.exit_code == 0);
   CHECK(shown.out.find("|public.people|public.people_anonymized|2|" + row[3] + "|") !=
