@@ -237,13 +237,28 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
       s.drop_suppressed = m == "drop";
     } else if (key == "report_dir") {
       s.report_dir = v;
+    } else if (key == "grant") {
+      std::string role;
+      for (size_t i = 0; i <= v.size(); ++i) {
+        if (i == v.size() || v[i] == ',') {
+          while (!role.empty() && role.back() == ' ') role.pop_back();
+          if (role.empty())
+            throw ExportError("22023", fmt::format("kanon export: option grant: '{}' has an empty "
+                                                   "role name",
+                                                   v));
+          s.grant.push_back(role);
+          role.clear();
+        } else if (!(role.empty() && v[i] == ' ')) {
+          role += v[i];
+        }
+      }
     } else if (key == "replace") {
       s.replace = boolean(key, v);
     } else {
       throw ExportError("22023",
                         fmt::format("kanon export: unknown option '{}' (k, l, suppression, metric, "
                                     "algorithm, time_limit, hierarchies, hierarchy.<column>, "
-                                    "suppressed, report_dir, replace)",
+                                    "suppressed, report_dir, replace, grant)",
                                     key));
     }
   }
@@ -274,6 +289,8 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
     s.target_schema = p.schema;
     s.target_table = p.table + "_anonymized";
   }
+  if (!s.csv_path.empty() && !s.grant.empty())
+    throw ExportError("22023", "kanon export: option grant: only a table target can be granted");
   if (s.target_schema == p.schema && s.target_table == p.table)
     throw ExportError("22023",
                       fmt::format("kanon export: the target is the source table {}", p.name()));

@@ -4,7 +4,7 @@
 //          [WITH (k = 5, l = 2, suppression = 0.02, metric = loss,
 //                 algorithm = flash|bfs, time_limit = 30, hierarchies = '<dir>',
 //                 "hierarchy.<column>" = '<file>', suppressed = drop|mask,
-//                 report_dir = '<dir>', replace = true)]
+//                 report_dir = '<dir>', replace = true, grant = 'role, ...')]
 //
 // parse_export_command() reads the text; resolve_settings() merges the WITH
 // options over the policy's `export:` section. Both throw ExportError
@@ -16,6 +16,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "engine/anonymizer.h"
 #include "policy/table_policy.h"
@@ -48,8 +49,9 @@ struct ExportSettings {
   double time_limit_s = 0;
   std::map<std::string, std::string> hierarchies;  // quasi-identifier -> file
   std::string hierarchy_dir;
-  bool drop_suppressed = true;  // false: suppressed rows keep '*' in their quasi-identifiers
-  bool replace = false;         // drop an existing target table first
+  bool drop_suppressed = true;     // false: suppressed rows keep '*' in their quasi-identifiers
+  bool replace = false;            // drop an existing target table first
+  std::vector<std::string> grant;  // roles given SELECT on the published table
   std::string report_dir;
   std::string target_schema, target_table;  // empty when the target is a CSV file
   std::string csv_path;

@@ -284,6 +284,8 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
         ddl += fmt::format("{}{} {}", ddl.empty() ? "" : ", ", tx.quote_name(header[c]),
                            qi_of_column[c] >= 0 ? "text" : live.types[c]);
       tx.exec(fmt::format("CREATE TABLE {} ({})", name, ddl));
+      for (const auto& role : s.grant)
+        tx.exec(fmt::format("GRANT SELECT ON {} TO {}", name, tx.quote_name(role)));
       std::string cols;
       for (size_t c : out_columns) cols += (cols.empty() ? "" : ", ") + tx.quote_name(header[c]);
       const size_t batch = 500;

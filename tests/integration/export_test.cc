@@ -212,6 +212,11 @@ TEST_CASE("wrong hierarchy or option: clear error, no table, no exports row") {
   CHECK(o.err.find("option k: '1' must be a whole number of at least 2") != std::string::npos);
   const auto u = f.console("EXPORT adult TO public.adult_bad WITH (speed = 11)");
   CHECK(u.err.find("unknown option 'speed'") != std::string::npos);
+  // A failure on the backend after CREATE TABLE and the rows: rolled back.
+  const auto g = f.console("EXPORT people TO public.people_bad WITH (grant = 'nosuchrole')");
+  CHECK(g.exit_code != 0);
+  CHECK(g.err.find("role \"nosuchrole\" does not exist") != std::string::npos);
+  CHECK_FALSE(f.table_exists("public.people_bad"));
   const auto t = f.console("EXPORT nosuchtable");
   CHECK(t.exit_code != 0);
   CHECK(t.err.find("nosuchtable") != std::string::npos);

@@ -72,6 +72,10 @@ TEST_CASE("defaults come from the policy; WITH overrides them") {
   CHECK(o.target_schema == "other");
   CHECK(o.target_table == "t");
 
+  const auto g = resolve_settings(
+      parse_export_command("EXPORT adult WITH (grant = 'analyst, bi_team ,x')"), p);
+  CHECK(g.grant == std::vector<std::string>{"analyst", "bi_team", "x"});
+
   const auto c = resolve_settings(parse_export_command("EXPORT adult TO '/tmp/out file.csv'"), p);
   CHECK(c.csv_path == "/tmp/out file.csv");
   CHECK(c.target_table.empty());
@@ -120,6 +124,10 @@ TEST_CASE("bad commands and options get clear errors") {
   CHECK(error_of("EXPORT adult WITH (l = 2)").find("has no sensitive attribute") !=
         std::string::npos);
   CHECK(error_of("EXPORT adult TO public.adult").find("the target is the source table") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult TO 'x.csv' WITH (grant = bi)") ==
+        "22023: kanon export: option grant: only a table target can be granted");
+  CHECK(error_of("EXPORT adult WITH (grant = 'a,,b')").find("empty role name") !=
         std::string::npos);
   CHECK(error_of("EXPORT adult TO 'x.csv' extra").find("unexpected 'extra'") != std::string::npos);
 }
