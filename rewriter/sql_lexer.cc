@@ -181,7 +181,7 @@ std::vector<NameToken> read_dotted_name(std::string_view text, size_t pos, size_
     if (allow_star && pos < text.size() && text[pos] == '*') {
       t.begin = pos;
       t.end = pos + 1;
-      t.value = "*";
+      t.value.assign(1, '*');
       parts.push_back(std::move(t));
       break;
     }
