@@ -19,7 +19,7 @@ struct TreeOptions {
   std::string table;
   std::string format = "text";
   std::string conninfo;
-  std::string form = "flat";
+  std::string form = "cost";
 };
 
 }  // namespace
@@ -35,8 +35,10 @@ void add_tree_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--conninfo", o->conninfo,
                   "libpq connection string for the service connection (overrides backend:)");
-  cmd->add_option("--form", o->form, "Predicate SQL form: flat (CASE arms + ANY) or nested")
-      ->check(CLI::IsMember({"flat", "nested"}))
+  cmd->add_option("--form", o->form,
+                  "Predicate SQL form: cost (per predicate, what the proxy uses), flat (CASE "
+                  "arms + ANY), switch (CASE on the attribute itself) or nested")
+      ->check(CLI::IsMember({"cost", "flat", "switch", "nested"}))
       ->capture_default_str();
   cmd->callback([o] {
     try {
@@ -45,8 +47,10 @@ void add_tree_command(CLI::App& app) {
       const auto& p = policy::find_policy(policies, o->table);
       pqxx::connection conn(o->conninfo.empty() ? policy::service_conninfo(cfg) : o->conninfo);
       policy::BuildOptions build;
-      build.form = o->form == "nested" ? policy::PredicateForm::kNestedCase
-                                       : policy::PredicateForm::kFlatCase;
+      build.form = o->form == "nested"   ? policy::PredicateForm::kNestedCase
+                   : o->form == "flat"   ? policy::PredicateForm::kFlatCase
+                   : o->form == "switch" ? policy::PredicateForm::kSwitchCase
+                                         : policy::PredicateForm::kCostBased;
       const auto snap = policy::build_table_snapshot(conn, p, build);
       if (o->format == "json") {
         fmt::print("{}", policy::tree_report_json(*snap));

@@ -85,7 +85,8 @@ struct ServerConfig {
   Endpoint metrics{"127.0.0.1", 0};
   // Settings every restricted session starts with (restricted_settings:),
   // sent as start-up options; see docs/policy.md for why.
-  std::vector<std::pair<std::string, std::string>> restricted_settings{{"jit", "off"}};
+  std::vector<std::pair<std::string, std::string>> restricted_settings{
+      {"jit", "off"}, {"max_parallel_workers_per_gather", "0"}};
 };
 
 const char* to_string(SslMode mode);
