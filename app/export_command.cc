@@ -43,7 +43,8 @@ std::string quote_literal(const std::string& v) {
 
 // "EXPORT public.adult: 120 of 4320 transformations checked, ..." -> a bar.
 void progress_line(const std::string& message) {
-  static const std::regex checked("([0-9]+) of ([0-9]+) (transformations checked|rows written)");
+  static const std::regex checked(
+      "([0-9]+) of ([0-9]+) (transformations checked|rows partitioned|rows written)");
   std::smatch m;
   if (std::regex_search(message, m, checked)) {
     const double done = std::stod(m[1]), total = std::stod(m[2]);

@@ -26,6 +26,17 @@ class Reader : public YamlReader {
     return s;
   }
 
+  std::vector<std::string> role_list(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsSequence()) fail(node, key, "expected a list of users or roles");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < node.size(); ++i) {
+      const std::string k = fmt::format("{}[{}]", key, i);
+      std::string role = string(node[i], k);
+      if (role.empty()) fail(node[i], k, "empty role name");
+      out.push_back(std::move(role));
+    }
+    return out;
+  }
   std::vector<std::pair<std::string, YAML::Node>> column_list(const YAML::Node& node,
                                                               const std::string& key) const {
     if (!node.IsSequence()) fail(node, key, "expected a list of column names");
@@ -54,7 +65,7 @@ const std::set<std::string> kTableKeys = {"table",
                                           "indexes"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
-  r.expect_map(node, key, {"hierarchies", "suppression", "metric"});
+  r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});
   if (const auto h = node["hierarchies"]) {
     if (!h.IsMap()) r.fail(h, key + ".hierarchies", "expected a mapping of column to file");
     const auto dir = std::filesystem::path(r.path()).parent_path();
@@ -80,6 +91,14 @@ void parse_export(const Reader& r, const YAML::Node& node, const std::string& ke
              fmt::format("'{}' is not one of loss, dm, entropy, precision, height, aecs",
                          p.export_options.metric));
   }
+  if (const auto a = node["algorithm"]) {
+    p.export_options.algorithm = r.string(a, key + ".algorithm");
+    if (p.export_options.algorithm != "flash" && p.export_options.algorithm != "bfs" &&
+        p.export_options.algorithm != "mondrian")
+      r.fail(a, key + ".algorithm",
+             fmt::format("'{}' is not one of flash, bfs, mondrian", p.export_options.algorithm));
+  }
+  if (const auto g = node["grant"]) p.export_options.grant = r.role_list(g, key + ".grant");
 }
 
 TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::string& key) {
@@ -150,15 +169,7 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
     p.sensitive = sa;
   }
 
-  if (const auto e = node["exempt"]) {
-    if (!e.IsSequence()) r.fail(e, key + ".exempt", "expected a list of users or roles");
-    for (size_t i = 0; i < e.size(); ++i) {
-      const std::string k = fmt::format("{}.exempt[{}]", key, i);
-      std::string role = r.string(e[i], k);
-      if (role.empty()) r.fail(e[i], k, "empty role name");
-      p.exempt.push_back(std::move(role));
-    }
-  }
+  if (const auto e = node["exempt"]) p.exempt = r.role_list(e, key + ".exempt");
 
   if (const auto f = node["refresh"]) {
     const std::string text = r.string(f, key + ".refresh");

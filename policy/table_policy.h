@@ -41,6 +41,10 @@ struct ExportOptions {
   std::map<std::string, std::string> hierarchies;  // column -> file (resolved)
   double suppression = 0.0;                        // fraction of rows, 0..1
   std::string metric = "loss";                     // loss|dm|entropy|precision|height|aecs
+  std::string algorithm = "flash";                 // flash|bfs|mondrian
+  // Roles given SELECT on the published table: the policy's word that they
+  // may read the anonymized copy (through kanon it is not masked).
+  std::vector<std::string> grant;
 };
 
 struct TablePolicy {

@@ -179,6 +179,10 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
   s.metric = engine::parse_metric(p.export_options.metric).value_or(engine::MetricKind::kLoss);
   s.hierarchies = p.export_options.hierarchies;
   if (p.sensitive) s.l = p.sensitive->l;
+  if (p.export_options.algorithm == "bfs") s.algorithm = engine::Algorithm::kBestFirst;
+  if (p.export_options.algorithm == "mondrian") s.algorithm = engine::Algorithm::kMondrian;
+  s.grant = p.export_options.grant;
+  bool choice_given = false, grant_given = false;
   for (const auto& [key, v] : request.with) {
     if (key == "k") {
       s.k = whole(key, v, 2);
@@ -204,11 +208,19 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
         s.algorithm = engine::Algorithm::kFlash;
       } else if (a == "bfs") {
         s.algorithm = engine::Algorithm::kBestFirst;
+      } else if (a == "mondrian") {
+        s.algorithm = engine::Algorithm::kMondrian;
       } else {
         throw ExportError("22023", fmt::format("kanon export: option algorithm: '{}' is not "
-                                               "supported by EXPORT (flash, bfs)",
+                                               "supported by EXPORT (flash, bfs, mondrian)",
                                                v));
       }
+    } else if (key == "choice") {
+      if (!engine::parse_mondrian_choice(lower(v), &s.choice))
+        throw ExportError("22023", fmt::format("kanon export: option choice: '{}' is not "
+                                               "span, max-entropy or min-entropy",
+                                               v));
+      choice_given = true;
     } else if (key == "time_limit") {
       const auto d = policy::parse_duration(v);
       if (!d)
@@ -238,6 +250,8 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
     } else if (key == "report_dir") {
       s.report_dir = v;
     } else if (key == "grant") {
+      s.grant.clear();  // the option replaces the policy's list
+      grant_given = true;
       std::string role;
       for (size_t i = 0; i <= v.size(); ++i) {
         if (i == v.size() || v[i] == ',') {
@@ -255,11 +269,11 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
     } else if (key == "replace") {
       s.replace = boolean(key, v);
     } else {
-      throw ExportError("22023",
-                        fmt::format("kanon export: unknown option '{}' (k, l, suppression, metric, "
-                                    "algorithm, time_limit, hierarchies, hierarchy.<column>, "
-                                    "suppressed, report_dir, replace, grant)",
-                                    key));
+      throw ExportError(
+          "22023", fmt::format("kanon export: unknown option '{}' (k, l, suppression, metric, "
+                               "algorithm, choice, time_limit, hierarchies, hierarchy.<column>, "
+                               "suppressed, report_dir, replace, grant)",
+                               key));
     }
   }
   for (const auto& [column, file] : s.hierarchies) {
@@ -270,6 +284,10 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
                                     "quasi-identifier of {} ({})",
                                     column, p.name(), fmt::join(p.quasi_identifiers, ", ")));
   }
+  if (choice_given && s.algorithm != engine::Algorithm::kMondrian)
+    throw ExportError("22023",
+                      "kanon export: option choice: only algorithm = mondrian chooses "
+                      "cut attributes");
   if (s.l && !p.sensitive)
     throw ExportError("22023", fmt::format("kanon export: option l: {} has no sensitive attribute "
                                            "in its policy",
@@ -289,6 +307,7 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
     s.target_schema = p.schema;
     s.target_table = p.table + "_anonymized";
   }
+  if (!s.csv_path.empty() && !grant_given) s.grant.clear();  // the policy's list is for tables
   if (!s.csv_path.empty() && !s.grant.empty())
     throw ExportError("22023", "kanon export: option grant: only a table target can be granted");
   if (s.target_schema == p.schema && s.target_table == p.table)

@@ -2,7 +2,8 @@
 //
 //   EXPORT <table> [TO <schema.table> | TO '<path.csv>']
 //          [WITH (k = 5, l = 2, suppression = 0.02, metric = loss,
-//                 algorithm = flash|bfs, time_limit = 30, hierarchies = '<dir>',
+//                 algorithm = flash|bfs|mondrian, choice = span|max-entropy|min-entropy,
+//                 time_limit = 30, hierarchies = '<dir>',
 //                 "hierarchy.<column>" = '<file>', suppressed = drop|mask,
 //                 report_dir = '<dir>', replace = true, grant = 'role, ...')]
 //
@@ -46,6 +47,7 @@ struct ExportSettings {
   double suppression = 0;
   engine::MetricKind metric = engine::MetricKind::kLoss;
   engine::Algorithm algorithm = engine::Algorithm::kFlash;
+  engine::MondrianChoice choice = engine::MondrianChoice::kSpan;  // mondrian: cut attribute
   double time_limit_s = 0;
   std::map<std::string, std::string> hierarchies;  // quasi-identifier -> file
   std::string hierarchy_dir;

@@ -14,9 +14,9 @@
 #include <set>
 
 #include "engine/anonymizer.h"
-#include "engine/job_config.h"
 #include "publish/exports_table.h"
 #include "publish/live_table.h"
+#include "publish/publication.h"
 
 namespace kanon::publish {
 
@@ -26,29 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
-// Thrown through the engine's progress callback to stop the search.
-struct Cancelled {};
-
-ExportError cancelled_error() {
-  return ExportError("57014", "kanon export: canceled by the user; nothing was written");
-}
-
-engine::HierarchyProvider top_only() {
-  return [](const std::vector<std::string>& values) {
-    engine::HierarchyTable t;
-    t.source = "value -> *";
-    for (const auto& v : values) {
-      t.rows.push_back({v, "*"});
-      t.line_numbers.push_back(0);
-    }
-    if (t.rows.empty()) {
-      t.rows.push_back({"*", "*"});
-      t.line_numbers.push_back(0);
-    }
-    return t;
-  };
 }
 
 std::string utc_now(const char* format) {
@@ -72,20 +49,15 @@ struct FileGuard {
   }
 };
 
-class Throttle {
- public:
-  bool due() {
-    const auto now = Clock::now();
-    if (now - last_ < std::chrono::milliseconds(500)) return false;
-    last_ = now;
-    return true;
-  }
-
- private:
-  Clock::time_point last_ = Clock::now();
-};
-
 }  // namespace
+
+namespace detail {
+
+ExportError cancelled_error() {
+  return ExportError("57014", "kanon export: canceled by the user; nothing was written");
+}
+
+}  // namespace detail
 
 ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& policy,
                         const ExportRequest& request, const ExportHooks& hooks) {
@@ -111,6 +83,7 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
                       fmt::format("kanon export: reading {}: {}", policy.name(), e.what()));
   }
   const auto& header = live.table.header;
+  detail::Throttle throttle;
   for (const auto& q : policy.quasi_identifiers)
     if (live.table.column(q) < 0)
       throw ExportError("42703", fmt::format("kanon export: quasi-identifier '{}' is not a column "
@@ -118,94 +91,36 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
                                              q, policy.name()));
   notice(fmt::format("EXPORT {}: loaded {} rows in {:.0f} ms", policy.name(),
                      live.table.rows.size(), ms_since(start)));
-  if (is_cancelled()) throw cancelled_error();
+  if (is_cancelled()) throw detail::cancelled_error();
 
-  // Roles and hierarchies.
-  std::vector<engine::AttributeSpec> specs;
-  std::map<std::string, std::string> hierarchy_names;
-  for (const auto& q : policy.quasi_identifiers) {
-    const std::string file = hierarchy_file(s, q);
-    engine::AttributeSpec spec{q, engine::AttributeRole::kQuasiIdentifier, top_only()};
-    if (!file.empty()) spec.hierarchy = engine::hierarchy_from_file(file);
-    hierarchy_names[q] = file.empty() ? "value -> *" : file;
-    specs.push_back(std::move(spec));
-  }
+  Publication pub = s.algorithm == engine::Algorithm::kMondrian
+                        ? publish_mondrian(live.table, policy, s, hooks)
+                        : publish_lattice(live.table, policy, s, hooks);
+  notice(fmt::format("EXPORT {}: writing {}", policy.name(), target_label));
+
+  // The published rows: quasi-identifiers as their class's values, direct
+  // identifiers dropped, other columns as they are.
   std::set<std::string> dropped;
-  for (const auto& d : policy.direct_identifiers) {
-    dropped.insert(d.column);
-    specs.push_back({d.column, engine::AttributeRole::kIdentifying, nullptr});
-  }
-  engine::PrivacyModel privacy;
-  privacy.k = s.k;
-  privacy.suppression = s.suppression;
-  if (s.l && policy.sensitive) {
-    privacy.diversity = engine::Diversity::kDistinct;
-    privacy.l = *s.l;
-    specs.push_back({policy.sensitive->column, engine::AttributeRole::kSensitive, nullptr});
-  }
-  engine::Dataset data;
-  try {
-    data = engine::encode_dataset(live.table, specs);
-  } catch (const std::exception& e) {
-    throw ExportError("22023", fmt::format("kanon export: {}", e.what()));
-  }
-
-  // Search, with progress and cancel through the callback.
-  Throttle throttle;
-  engine::SearchOptions search;
-  search.time_limit_s = s.time_limit_s;
-  search.progress = [&](const engine::SearchProgress& p) {
-    if (is_cancelled()) throw Cancelled{};
-    if (!throttle.due()) return;
-    notice(fmt::format("EXPORT {}: {} of {} transformations checked, best {} {}, {:.1f} s",
-                       policy.name(), p.checked, p.lattice_size, engine::metric_name(s.metric),
-                       p.best ? fmt::format("{:.6g}", *p.best) : std::string("none yet"),
-                       p.elapsed_ms / 1000.0));
-  };
-  engine::Outcome outcome;
-  try {
-    outcome =
-        engine::anonymize(data, privacy, s.metric, s.algorithm, engine::CheckerOptions{}, search);
-  } catch (const Cancelled&) {
-    throw cancelled_error();
-  } catch (const engine::DataError& e) {
-    throw ExportError("22023", fmt::format("kanon export: {}", e.what()));
-  }
-  if (!outcome.search.found)
-    throw ExportError("22023", fmt::format("kanon export: no generalization of {} satisfies {} "
-                                           "within suppression {}; allow more suppression or use "
-                                           "coarser hierarchies",
-                                           policy.name(), privacy.describe(), s.suppression));
-  const engine::Levels& levels = outcome.search.levels;
-  notice(fmt::format("EXPORT {}: best transformation found ({} of {} checked), writing {}",
-                     policy.name(), outcome.search.checked, outcome.search.lattice_size,
-                     target_label));
-
-  // The published rows.
-  const auto supp = engine::suppressed_rows(data, privacy, levels);
+  for (const auto& d : policy.direct_identifiers) dropped.insert(d.column);
   std::vector<int> qi_of_column(header.size(), -1);
-  for (size_t q = 0; q < data.qis.size(); ++q)
-    qi_of_column[data.qis[q].column] = static_cast<int>(q);
+  for (size_t q = 0; q < pub.qi_columns.size(); ++q)
+    qi_of_column[pub.qi_columns[q]] = static_cast<int>(q);
   std::vector<size_t> out_columns;
   for (size_t c = 0; c < header.size(); ++c)
     if (!dropped.count(header[c])) out_columns.push_back(c);
-  const size_t w = data.width();
-  std::map<std::vector<int32_t>, uint64_t> classes;
-  std::vector<std::set<int32_t>> published_values(w);
+  std::vector<uint64_t> class_size(pub.class_values.size(), 0);
+  uint64_t suppressed = 0;
   std::vector<std::vector<std::optional<std::string>>> rows;
   for (size_t r = 0; r < live.table.rows.size(); ++r) {
-    if (supp[r] && s.drop_suppressed) continue;
-    std::vector<int32_t> key(w);
-    for (size_t q = 0; q < w; ++q) key[q] = data.qis[q].maps[levels[q]][data.data[r * w + q]];
-    if (!supp[r]) {
-      ++classes[key];
-      for (size_t q = 0; q < w; ++q) published_values[q].insert(key[q]);
-    }
+    const int64_t cls = pub.row_class[r];
+    if (cls < 0) ++suppressed;
+    if (cls < 0 && s.drop_suppressed) continue;
+    if (cls >= 0) ++class_size[cls];
     std::vector<std::optional<std::string>> row;
     for (size_t c : out_columns) {
       const int q = qi_of_column[c];
       if (q >= 0) {
-        row.push_back(supp[r] ? std::string("*") : data.qis[q].dictionary.decode(key[q]));
+        row.push_back(cls < 0 ? std::string("*") : pub.class_values[cls][q]);
       } else if (live.nulls[r][c]) {
         row.push_back(std::nullopt);
       } else {
@@ -215,47 +130,34 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
     rows.push_back(std::move(row));
   }
 
-  // The report.
-  ExportReport rep;
+  // The report: the algorithm's part plus what the published rows show.
+  ExportReport rep = std::move(pub.report);
   rep.created_at = utc_now("{:%Y-%m-%dT%H:%M:%S}Z");
   rep.source = policy.name();
   rep.target = target_label;
   rep.command = request.command;
-  rep.privacy = privacy.describe();
-  rep.metric = engine::metric_name(s.metric);
-  rep.algorithm = outcome.search.algorithm;
   rep.suppressed_rows = s.drop_suppressed ? "drop" : "mask";
   rep.k = s.k;
-  rep.rows_in = data.rows;
+  rep.rows_in = live.table.rows.size();
   rep.rows_out = rows.size();
-  rep.suppressed = std::count(supp.begin(), supp.end(), uint8_t{1});
-  rep.suppression_limit = privacy.suppression_limit(data.rows);
-  rep.classes = classes.size();
+  rep.suppressed = suppressed;
+  // Classes as a reader of the table sees them: rows with equal published
+  // values (Mondrian classes whose ranges or nodes read alike are one).
+  std::map<std::vector<std::string>, uint64_t> published_classes;
+  for (size_t c = 0; c < class_size.size(); ++c)
+    if (class_size[c]) published_classes[pub.class_values[c]] += class_size[c];
   std::map<uint64_t, uint64_t> size_counts;
-  for (const auto& [key, n] : classes) {
+  for (const auto& [values, n] : published_classes) {
+    ++rep.classes;
     ++size_counts[n];
     rep.min_class = rep.min_class == 0 ? n : std::min(rep.min_class, n);
     rep.max_class = std::max(rep.max_class, n);
   }
   rep.histogram = class_size_histogram(size_counts);
-  rep.timed_out = outcome.search.timed_out;
-  rep.losses = outcome.losses;
-  rep.lattice_size = outcome.search.lattice_size;
-  rep.checked = outcome.search.checked;
-  rep.search_ms = outcome.search.search_ms;
-  for (size_t q = 0; q < w; ++q) {
-    const auto& qi = data.qis[q];
-    AttributeReport a;
-    a.name = qi.name;
-    a.level = levels[q];
-    a.height = qi.height;
-    a.hierarchy = hierarchy_names[qi.name];
-    a.distinct_before = qi.data_values;
-    a.distinct_after = static_cast<uint32_t>(published_values[q].size());
-    for (uint32_t code = 0; code < qi.data_values && a.examples.size() < 3; ++code)
-      a.examples.emplace_back(qi.dictionary.decode(static_cast<int32_t>(code)),
-                              qi.dictionary.decode(qi.maps[levels[q]][code]));
-    rep.attributes.push_back(std::move(a));
+  for (size_t q = 0; q < rep.attributes.size() && q < pub.qi_columns.size(); ++q) {
+    std::set<std::string_view> published;
+    for (const auto& [values, n] : published_classes) published.insert(values[q]);
+    rep.attributes[q].distinct_after = static_cast<uint32_t>(published.size());
   }
 
   // Report files, removed again unless the transaction commits.
@@ -290,7 +192,7 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
       for (size_t c : out_columns) cols += (cols.empty() ? "" : ", ") + tx.quote_name(header[c]);
       const size_t batch = 500;
       for (size_t b = 0; b < rows.size(); b += batch) {
-        if (is_cancelled()) throw Cancelled{};
+        if (is_cancelled()) throw detail::Cancelled{};
         std::string sql = fmt::format("INSERT INTO {} ({}) VALUES ", name, cols);
         for (size_t r = b; r < std::min(rows.size(), b + batch); ++r) {
           sql += r == b ? "(" : ", (";
@@ -316,7 +218,7 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
       out.close();
       if (!out) throw ExportError("58030", fmt::format("kanon export: cannot write {}", tmp_csv));
     }
-    if (is_cancelled()) throw Cancelled{};
+    if (is_cancelled()) throw detail::Cancelled{};
     rep.total_ms = ms_since(start);
     const std::string json = report_to_json(rep);
     write_file(result.json_path, json);
@@ -329,8 +231,8 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
             "58030", fmt::format("kanon export: cannot write {}: {}", s.csv_path, ec.message()));
     }
     tx.commit();
-  } catch (const Cancelled&) {
-    throw cancelled_error();
+  } catch (const detail::Cancelled&) {
+    throw detail::cancelled_error();
   } catch (const pqxx::sql_error& e) {
     throw ExportError(e.sqlstate().empty() ? "XX000" : e.sqlstate(),
                       fmt::format("kanon export: writing {}: {}", target_label, e.what()));

@@ -75,6 +75,7 @@ std::string svg_histogram(const std::vector<std::pair<std::string, uint64_t>>& b
 }  // namespace
 
 std::string ExportReport::levels_text() const {
+  if (multidimensional()) return "per class (mondrian)";
   std::string s;
   for (const auto& a : attributes)
     s += fmt::format("{}{}={}", s.empty() ? "" : ", ", a.name, a.level);
@@ -120,8 +121,8 @@ std::string report_to_json(const ExportReport& r) {
     s += fmt::format(
         "{}\n    {{\"name\": {}, \"level\": {}, \"height\": {}, \"hierarchy\": {}, "
         "\"distinct_before\": {}, \"distinct_after\": {}, \"examples\": [",
-        i ? "," : "", json_string(a.name), a.level, a.height, json_string(a.hierarchy),
-        a.distinct_before, a.distinct_after);
+        i ? "," : "", json_string(a.name), a.level < 0 ? "null" : std::to_string(a.level), a.height,
+        json_string(a.hierarchy), a.distinct_before, a.distinct_after);
     for (size_t e = 0; e < a.examples.size(); ++e)
       s += fmt::format("{}[{}, {}]", e ? ", " : "", json_string(a.examples[e].first),
                        json_string(a.examples[e].second));
@@ -173,7 +174,7 @@ std::string report_to_html(const ExportReport& r) {
       fmt::format("{} (limit {}; {})", r.suppressed, r.suppression_limit,
                   r.suppressed_rows == "drop" ? "removed from the table" : "published with '*'"));
   row("algorithm", r.algorithm);
-  row("optimized metric", r.metric);
+  row(r.multidimensional() ? "loss reported" : "optimized metric", r.metric);
   s += "</table>\n<h2>Generalization per attribute</h2>\n<table>\n"
        "<tr><th>attribute</th><th>level</th><th>hierarchy</th><th>distinct values before</th>"
        "<th>after</th><th>examples</th></tr>\n";
@@ -182,20 +183,28 @@ std::string report_to_html(const ExportReport& r) {
     for (const auto& [from, to] : a.examples)
       ex += fmt::format("{}{} &rarr; {}", ex.empty() ? "" : "<br>", html(from), html(to));
     s += fmt::format(
-        "<tr><td>{}</td><td>{} of {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "</tr>\n",
-        html(a.name), a.level, a.height - 1, html(a.hierarchy), a.distinct_before, a.distinct_after,
-        ex);
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        html(a.name),
+        a.level < 0 ? std::string("per class") : fmt::format("{} of {}", a.level, a.height - 1),
+        html(a.hierarchy), a.distinct_before, a.distinct_after, ex);
   }
   s += "</table>\n<h2>Class sizes</h2>\n" + svg_histogram(r.histogram);
   s += "<h2>Information loss</h2>\n<table>\n<tr><th>metric</th><th>value</th></tr>\n";
   for (const auto& [name, v] : r.losses)
     s += fmt::format("<tr><td>{}</td><td>{:.6g}</td></tr>\n", html(name), v);
-  s += "</table>\n<h2>Search</h2>\n<table>\n";
-  row("lattice size", std::to_string(r.lattice_size));
-  row("transformations checked", std::to_string(r.checked));
-  row("search time", fmt::format("{:.1f} ms", r.search_ms));
-  row("stopped by time limit", r.timed_out ? "yes (best found so far)" : "no");
+  if (r.multidimensional()) {
+    s += "</table>\n<h2>Partitioning</h2>\n<p>Mondrian cuts the table at medians until no cut "
+         "keeps the privacy model; each class is published with the range, set or hierarchy "
+         "node that covers its values.</p>\n<table>\n";
+    row("classes", std::to_string(r.classes));
+    row("partitioning time", fmt::format("{:.1f} ms", r.search_ms));
+  } else {
+    s += "</table>\n<h2>Search</h2>\n<table>\n";
+    row("lattice size", std::to_string(r.lattice_size));
+    row("transformations checked", std::to_string(r.checked));
+    row("search time", fmt::format("{:.1f} ms", r.search_ms));
+    row("stopped by time limit", r.timed_out ? "yes (best found so far)" : "no");
+  }
   row("total time", fmt::format("{:.1f} ms", r.total_ms));
   s += "</table>\n</body>\n</html>\n";
   return s;

@@ -13,7 +13,7 @@ namespace kanon::publish {
 
 struct AttributeReport {
   std::string name;
-  int level = 0;                 // chosen generalization level
+  int level = 0;                 // chosen generalization level; -1: per class (Mondrian)
   int height = 0;                // levels of the hierarchy (0..height-1)
   std::string hierarchy;         // file, or "value -> *" for the default
   uint32_t distinct_before = 0;  // distinct values in the data
@@ -36,6 +36,8 @@ struct ExportReport {
   std::vector<std::pair<std::string, uint64_t>> histogram;  // class-size bucket -> classes
 
   std::string levels_text() const;  // "age=2, sex=0"
+  // Mondrian: generalized per class, no lattice.
+  bool multidimensional() const { return algorithm.rfind("mondrian", 0) == 0; }
 };
 
 // Buckets of class sizes: exact sizes when there are at most 12 distinct

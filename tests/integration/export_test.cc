@@ -195,6 +195,56 @@ TEST_CASE("EXPORT adult with the shipped hierarchies: k=5 within 2% suppression,
               "'public.adult_pub' ORDER BY id DESC LIMIT 1") == min_class);
 }
 
+TEST_CASE("EXPORT adult with Mondrian: every row published, classes of >= k, ranges and nodes") {
+  auto& f = fixture();
+  f.sql("DROP TABLE IF EXISTS public.adult_mondrian");
+  std::string notices;
+  // Hierarchies for every attribute but age: age (a number) becomes ranges.
+  const std::string dir = f.dir + "/mondrian-h";
+  fs::create_directories(dir);
+  for (const auto& e : fs::directory_iterator(adult_dir()))
+    if (e.path().filename().string().find("hierarchy_age") == std::string::npos &&
+        e.path().extension() == ".csv" && e.path().filename() != "adult.csv")
+      fs::copy_file(e.path(), dir + "/" + e.path().filename().string(),
+                    fs::copy_options::overwrite_existing);
+  const auto row = export_ok(f,
+                             "EXPORT public.adult TO public.adult_mondrian WITH (algorithm = "
+                             "mondrian, k = 10, hierarchies = '" +
+                                 dir + "', report_dir = '" + f.dir + "/reports')",
+                             &notices);
+  CHECK(notices.find("rows partitioned into") != std::string::npos);
+  CHECK(row[1] == "30162");  // Mondrian suppresses nothing
+  CHECK(row[2] == "per class (mondrian)");
+  CHECK(row[5] == "0");
+  const std::string min_class = f.sql(std::string("SELECT min(n) FROM (SELECT count(*) n FROM "
+                                                  "public.adult_mondrian GROUP BY ") +
+                                      kAdultQis + ") s");
+  CHECK(std::stoi(min_class) >= 10);
+  CHECK(row[3] == min_class);
+  CHECK(row[4] == f.sql(std::string("SELECT count(*) FROM (SELECT DISTINCT ") + kAdultQis +
+                        " FROM public.adult_mondrian) s"));
+  // Ages are single values or ranges "[lo-hi]" that hold the original ages:
+  // as many rows per range as the source has in it.
+  CHECK(f.sql("SELECT count(*) FROM public.adult_mondrian WHERE age !~ "
+              "'^([0-9]+|\\[[0-9]+-[0-9]+\\])$'") == "0");
+  CHECK(f.sql("SELECT count(*) FROM public.adult_mondrian WHERE age LIKE '[%'") != "0");
+  // Row for row (id is published as it is), the range holds the original age.
+  CHECK(f.sql("SELECT count(*) FROM public.adult a JOIN public.adult_mondrian m USING (id) WHERE "
+              "a.age NOT BETWEEN split_part(trim(both '[]' from m.age), '-', 1)::int AND "
+              "coalesce(nullif(split_part(trim(both '[]' from m.age), '-', 2), ''), trim(both "
+              "'[]' from m.age))::int") == "0");
+  // Categorical attributes take hierarchy nodes, e.g. education's.
+  CHECK(f.sql("SELECT count(*) FROM public.adult_mondrian WHERE education IN ('Higher education', "
+              "'Undergraduate', 'Secondary education', 'High School', '*')") != "0");
+  const std::string json = read_file(row[7]);
+  CHECK(json.find("\"algorithm\": \"mondrian (span)\"") != std::string::npos);
+  CHECK(json_number(json, "min_class_size") == min_class);
+  CHECK(json_number(json, "gcp").substr(0, 6) == row[6].substr(0, 6));
+  CHECK(std::stod(row[6]) > 0);
+  CHECK(std::stod(row[6]) < 1);
+  CHECK(json.find("\"hierarchy\": \"numeric ranges\"") != std::string::npos);
+}
+
 TEST_CASE("wrong hierarchy or option: clear error, no table, no exports row") {
   auto& f = fixture();
   const std::string before = f.exports_count();

@@ -43,7 +43,9 @@ TEST_CASE("a full policy entry loads") {
                                      "    export:\n"
                                      "      hierarchies: {city: h/city.csv}\n"
                                      "      suppression: 0.05\n"
-                                     "      metric: entropy\n"));
+                                     "      metric: entropy\n"
+                                     "      algorithm: mondrian\n"
+                                     "      grant: [analyst, bi]\n"));
   REQUIRE(ps.size() == 1);
   const auto& p = ps[0];
   CHECK(p.schema == "public");
@@ -64,6 +66,8 @@ TEST_CASE("a full policy entry loads") {
   CHECK(p.export_options.hierarchies.at("city") == "/tmp/h/city.csv");
   CHECK(p.export_options.suppression == 0.05);
   CHECK(p.export_options.metric == "entropy");
+  CHECK(p.export_options.algorithm == "mondrian");
+  CHECK(p.export_options.grant == std::vector<std::string>{"analyst", "bi"});
 }
 
 TEST_CASE("defaults") {
@@ -116,6 +120,10 @@ TEST_CASE("every validation error names file, line and key") {
   CHECK(error_of(kHead + "    export: {metric: fast}\n") ==
         f + "5: tables[0].export.metric: 'fast' is not one of loss, dm, entropy, precision, "
             "height, aecs");
+  CHECK(error_of(kHead + "    export: {algorithm: genetic}\n") ==
+        f + "5: tables[0].export.algorithm: 'genetic' is not one of flash, bfs, mondrian");
+  CHECK(error_of(kHead + "    export: {grant: analyst}\n") ==
+        f + "5: tables[0].export.grant: expected a list of users or roles");
   CHECK(error_of(kHead + "    export: {suppression: 2}\n") ==
         f + "5: tables[0].export.suppression: must be between 0 and 1");
   CHECK(error_of(kHead + "    export:\n      hierarchies: {zip: z.csv}\n") ==

@@ -131,3 +131,30 @@ TEST_CASE("bad commands and options get clear errors") {
         std::string::npos);
   CHECK(error_of("EXPORT adult TO 'x.csv' extra").find("unexpected 'extra'") != std::string::npos);
 }
+
+TEST_CASE("algorithm = mondrian and its attribute choice; the policy's algorithm and grant") {
+  const auto p = adult_policy();
+  const auto m = resolve_settings(
+      parse_export_command("EXPORT adult WITH (algorithm = Mondrian, choice = max-entropy)"), p);
+  CHECK(m.algorithm == kanon::engine::Algorithm::kMondrian);
+  CHECK(m.choice == kanon::engine::MondrianChoice::kMaxEntropy);
+  CHECK(resolve_settings(parse_export_command("EXPORT adult WITH (algorithm = mondrian)"), p)
+            .choice == kanon::engine::MondrianChoice::kSpan);
+  CHECK(error_of("EXPORT adult WITH (algorithm = mondrian, choice = widest)") ==
+        "22023: kanon export: option choice: 'widest' is not span, max-entropy or min-entropy");
+  CHECK(error_of("EXPORT adult WITH (choice = span)") ==
+        "22023: kanon export: option choice: only algorithm = mondrian chooses cut attributes");
+
+  auto q = p;
+  q.export_options.algorithm = "mondrian";
+  q.export_options.grant = {"analyst", "bi"};
+  const auto d = resolve_settings(parse_export_command("EXPORT adult"), q);
+  CHECK(d.algorithm == kanon::engine::Algorithm::kMondrian);
+  CHECK(d.grant == std::vector<std::string>{"analyst", "bi"});
+  // WITH replaces the policy's values; a CSV target has nobody to grant.
+  const auto w =
+      resolve_settings(parse_export_command("EXPORT adult WITH (algorithm = bfs, grant = x)"), q);
+  CHECK(w.algorithm == kanon::engine::Algorithm::kBestFirst);
+  CHECK(w.grant == std::vector<std::string>{"x"});
+  CHECK(resolve_settings(parse_export_command("EXPORT adult TO '/tmp/a.csv'"), q).grant.empty());
+}

@@ -74,3 +74,25 @@ TEST_CASE("HTML report is self-contained and escapes text") {
   CHECK(h.find("src=") == std::string::npos);
   CHECK(h.find("<td>city</td><td>1 of 1</td>") != std::string::npos);
 }
+
+TEST_CASE("a Mondrian report: generalized per class, partitioning instead of a lattice") {
+  auto r = sample();
+  r.algorithm = "mondrian (span)";
+  r.metric = "gcp";
+  r.lattice_size = r.checked = 0;
+  for (auto& a : r.attributes) {
+    a.level = -1;
+    a.height = 0;
+  }
+  r.attributes[1].hierarchy = "sets of values";
+  CHECK(r.multidimensional());
+  CHECK(r.levels_text() == "per class (mondrian)");
+  const std::string j = report_to_json(r);
+  CHECK(j.find("{\"name\": \"city\", \"level\": null, \"height\": 0, \"hierarchy\": \"sets of "
+               "values\"") != std::string::npos);
+  const std::string h = report_to_html(r);
+  CHECK(h.find("<td>city</td><td>per class</td><td>sets of values</td>") != std::string::npos);
+  CHECK(h.find("<h2>Partitioning</h2>") != std::string::npos);
+  CHECK(h.find("lattice size") == std::string::npos);
+  CHECK_FALSE(sample().multidimensional());
+}

@@ -1,0 +1,65 @@
+// What an algorithm decided for the rows of a live table, in one shape for
+// both kinds of algorithm, so run_export() writes and reports them alike:
+//  - publish_lattice(): full-domain generalization with record suppression
+//    (Flash or best-first search over the hierarchies' lattice);
+//  - publish_mondrian(): strict multidimensional Mondrian partitioning
+//    (numbers become ranges, hierarchy attributes the lowest common node,
+//    other values sets), no suppression.
+// Both poll ExportHooks::cancelled from the engine's progress callback and
+// throw ExportError 57014 when it says stop.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/csv.h"
+#include "policy/table_policy.h"
+#include "publish/export_request.h"
+#include "publish/exporter.h"
+#include "publish/report.h"
+
+namespace kanon::publish {
+
+struct Publication {
+  std::vector<int> qi_columns;  // table column of each quasi-identifier, policy order
+  // class -> published value per quasi-identifier (qi_columns order)
+  std::vector<std::vector<std::string>> class_values;
+  std::vector<int64_t> row_class;  // input row -> class; -1: suppressed
+  // Filled by the algorithm: privacy, metric, algorithm, suppression_limit,
+  // attributes (without distinct_after), losses, lattice/search figures.
+  ExportReport report;
+};
+
+Publication publish_lattice(const engine::CsvTable& table, const policy::TablePolicy& policy,
+                            const ExportSettings& settings, const ExportHooks& hooks);
+
+Publication publish_mondrian(const engine::CsvTable& table, const policy::TablePolicy& policy,
+                             const ExportSettings& settings, const ExportHooks& hooks);
+
+// Helpers shared by the producers and run_export().
+namespace detail {
+
+// Thrown through the engine's progress callbacks to stop a run.
+struct Cancelled {};
+
+ExportError cancelled_error();
+
+// True at most about twice per second.
+class Throttle {
+ public:
+  bool due() {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(500)) return false;
+    last_ = now;
+    return true;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace detail
+
+}  // namespace kanon::publish

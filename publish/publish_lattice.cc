@@ -1,0 +1,141 @@
+// EXPORT with a lattice search (flash, bfs): one generalization level per
+// quasi-identifier for the whole table, rows of classes that fail the privacy
+// model suppressed within the limit.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "engine/anonymizer.h"
+#include "engine/job_config.h"
+#include "publish/publication.h"
+
+namespace kanon::publish {
+
+namespace {
+
+// The two-level hierarchy value -> '*' for quasi-identifiers without a file.
+engine::HierarchyProvider top_only() {
+  return [](const std::vector<std::string>& values) {
+    engine::HierarchyTable t;
+    t.source = "value -> *";
+    for (const auto& v : values) {
+      t.rows.push_back({v, "*"});
+      t.line_numbers.push_back(0);
+    }
+    if (t.rows.empty()) {
+      t.rows.push_back({"*", "*"});
+      t.line_numbers.push_back(0);
+    }
+    return t;
+  };
+}
+
+}  // namespace
+
+Publication publish_lattice(const engine::CsvTable& table, const policy::TablePolicy& policy,
+                            const ExportSettings& s, const ExportHooks& hooks) {
+  std::vector<engine::AttributeSpec> specs;
+  std::map<std::string, std::string> hierarchy_names;
+  for (const auto& q : policy.quasi_identifiers) {
+    const std::string file = hierarchy_file(s, q);
+    engine::AttributeSpec spec{q, engine::AttributeRole::kQuasiIdentifier, top_only()};
+    if (!file.empty()) spec.hierarchy = engine::hierarchy_from_file(file);
+    hierarchy_names[q] = file.empty() ? "value -> *" : file;
+    specs.push_back(std::move(spec));
+  }
+  for (const auto& d : policy.direct_identifiers)
+    specs.push_back({d.column, engine::AttributeRole::kIdentifying, nullptr});
+  engine::PrivacyModel privacy;
+  privacy.k = s.k;
+  privacy.suppression = s.suppression;
+  if (s.l && policy.sensitive) {
+    privacy.diversity = engine::Diversity::kDistinct;
+    privacy.l = *s.l;
+    specs.push_back({policy.sensitive->column, engine::AttributeRole::kSensitive, nullptr});
+  }
+  engine::Dataset data;
+  try {
+    data = engine::encode_dataset(table, specs);
+  } catch (const std::exception& e) {
+    throw ExportError("22023", fmt::format("kanon export: {}", e.what()));
+  }
+
+  // Search, with progress and cancel through the callback.
+  detail::Throttle throttle;
+  engine::SearchOptions search;
+  search.time_limit_s = s.time_limit_s;
+  search.progress = [&](const engine::SearchProgress& p) {
+    if (hooks.cancelled && hooks.cancelled()) throw detail::Cancelled{};
+    if (!hooks.notice || !throttle.due()) return;
+    hooks.notice(fmt::format(
+        "EXPORT {}: {} of {} transformations checked, best {} {}, {:.1f} s", policy.name(),
+        p.checked, p.lattice_size, engine::metric_name(s.metric),
+        p.best ? fmt::format("{:.6g}", *p.best) : std::string("none yet"), p.elapsed_ms / 1000.0));
+  };
+  engine::Outcome outcome;
+  try {
+    outcome =
+        engine::anonymize(data, privacy, s.metric, s.algorithm, engine::CheckerOptions{}, search);
+  } catch (const detail::Cancelled&) {
+    throw detail::cancelled_error();
+  } catch (const engine::DataError& e) {
+    throw ExportError("22023", fmt::format("kanon export: {}", e.what()));
+  }
+  if (!outcome.search.found)
+    throw ExportError("22023", fmt::format("kanon export: no generalization of {} satisfies {} "
+                                           "within suppression {}; allow more suppression or use "
+                                           "coarser hierarchies",
+                                           policy.name(), privacy.describe(), s.suppression));
+  if (hooks.notice)
+    hooks.notice(fmt::format("EXPORT {}: best transformation found ({} of {} checked)",
+                             policy.name(), outcome.search.checked, outcome.search.lattice_size));
+
+  // Classes of the published rows: the generalized codes of each kept row.
+  const engine::Levels& levels = outcome.search.levels;
+  const auto supp = engine::suppressed_rows(data, privacy, levels);
+  const size_t w = data.width();
+  Publication pub;
+  for (const auto& qi : data.qis) pub.qi_columns.push_back(qi.column);
+  std::map<std::vector<int32_t>, int64_t> class_of_key;
+  pub.row_class.assign(table.rows.size(), -1);
+  std::vector<int32_t> key(w);
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    if (supp[r]) continue;
+    for (size_t q = 0; q < w; ++q) key[q] = data.qis[q].maps[levels[q]][data.data[r * w + q]];
+    const auto [it, added] =
+        class_of_key.emplace(key, static_cast<int64_t>(pub.class_values.size()));
+    if (added) {
+      std::vector<std::string> values;
+      for (size_t q = 0; q < w; ++q) values.push_back(data.qis[q].dictionary.decode(key[q]));
+      pub.class_values.push_back(std::move(values));
+    }
+    pub.row_class[r] = it->second;
+  }
+
+  ExportReport& rep = pub.report;
+  rep.privacy = privacy.describe();
+  rep.metric = engine::metric_name(s.metric);
+  rep.algorithm = outcome.search.algorithm;
+  rep.suppression_limit = privacy.suppression_limit(data.rows);
+  rep.timed_out = outcome.search.timed_out;
+  rep.losses = outcome.losses;
+  rep.lattice_size = outcome.search.lattice_size;
+  rep.checked = outcome.search.checked;
+  rep.search_ms = outcome.search.search_ms;
+  for (size_t q = 0; q < w; ++q) {
+    const auto& qi = data.qis[q];
+    AttributeReport a;
+    a.name = qi.name;
+    a.level = levels[q];
+    a.height = qi.height;
+    a.hierarchy = hierarchy_names[qi.name];
+    a.distinct_before = qi.data_values;
+    for (uint32_t code = 0; code < qi.data_values && a.examples.size() < 3; ++code)
+      a.examples.emplace_back(qi.dictionary.decode(static_cast<int32_t>(code)),
+                              qi.dictionary.decode(qi.maps[levels[q]][code]));
+    rep.attributes.push_back(std::move(a));
+  }
+  return pub;
+}
+
+}  // namespace kanon::publish
