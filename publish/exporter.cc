@@ -14,6 +14,7 @@
 #include <set>
 
 #include "engine/anonymizer.h"
+#include "engine/job_config.h"
 #include "publish/exports_table.h"
 #include "publish/live_table.h"
 #include "publish/publication.h"
@@ -55,6 +56,24 @@ namespace detail {
 
 ExportError cancelled_error() {
   return ExportError("57014", "kanon export: canceled by the user; nothing was written");
+}
+
+std::vector<engine::AttributeSpec> attribute_specs(const policy::TablePolicy& policy,
+                                                   const ExportSettings& settings,
+                                                   const engine::HierarchyProvider& fallback,
+                                                   std::map<std::string, std::string>* files) {
+  std::vector<engine::AttributeSpec> specs;
+  for (const auto& q : policy.quasi_identifiers) {
+    const std::string file = hierarchy_file(settings, q);
+    specs.push_back({q, engine::AttributeRole::kQuasiIdentifier,
+                     file.empty() ? fallback : engine::hierarchy_from_file(file)});
+    (*files)[q] = file;
+  }
+  for (const auto& d : policy.direct_identifiers)
+    specs.push_back({d.column, engine::AttributeRole::kIdentifying, nullptr});
+  if (settings.l && policy.sensitive)
+    specs.push_back({policy.sensitive->column, engine::AttributeRole::kSensitive, nullptr});
+  return specs;
 }
 
 }  // namespace detail

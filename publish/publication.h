@@ -11,10 +11,12 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "engine/csv.h"
+#include "engine/dataset.h"
 #include "policy/table_policy.h"
 #include "publish/export_request.h"
 #include "publish/exporter.h"
@@ -45,6 +47,15 @@ namespace detail {
 struct Cancelled {};
 
 ExportError cancelled_error();
+
+// The engine roles of the policy's columns: quasi-identifiers with their
+// hierarchy file, else `fallback`; direct identifiers dropped; the sensitive
+// attribute when l-diversity is asked for. `files` gets each
+// quasi-identifier's hierarchy file ("" when none).
+std::vector<engine::AttributeSpec> attribute_specs(const policy::TablePolicy& policy,
+                                                   const ExportSettings& settings,
+                                                   const engine::HierarchyProvider& fallback,
+                                                   std::map<std::string, std::string>* files);
 
 // True at most about twice per second.
 class Throttle {

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "engine/anonymizer.h"
-#include "engine/job_config.h"
 #include "publish/publication.h"
 
 namespace kanon::publish {
@@ -34,24 +33,14 @@ engine::HierarchyProvider top_only() {
 
 Publication publish_lattice(const engine::CsvTable& table, const policy::TablePolicy& policy,
                             const ExportSettings& s, const ExportHooks& hooks) {
-  std::vector<engine::AttributeSpec> specs;
-  std::map<std::string, std::string> hierarchy_names;
-  for (const auto& q : policy.quasi_identifiers) {
-    const std::string file = hierarchy_file(s, q);
-    engine::AttributeSpec spec{q, engine::AttributeRole::kQuasiIdentifier, top_only()};
-    if (!file.empty()) spec.hierarchy = engine::hierarchy_from_file(file);
-    hierarchy_names[q] = file.empty() ? "value -> *" : file;
-    specs.push_back(std::move(spec));
-  }
-  for (const auto& d : policy.direct_identifiers)
-    specs.push_back({d.column, engine::AttributeRole::kIdentifying, nullptr});
+  std::map<std::string, std::string> files;
+  const auto specs = detail::attribute_specs(policy, s, top_only(), &files);
   engine::PrivacyModel privacy;
   privacy.k = s.k;
   privacy.suppression = s.suppression;
   if (s.l && policy.sensitive) {
     privacy.diversity = engine::Diversity::kDistinct;
     privacy.l = *s.l;
-    specs.push_back({policy.sensitive->column, engine::AttributeRole::kSensitive, nullptr});
   }
   engine::Dataset data;
   try {
@@ -128,7 +117,7 @@ Publication publish_lattice(const engine::CsvTable& table, const policy::TablePo
     a.name = qi.name;
     a.level = levels[q];
     a.height = qi.height;
-    a.hierarchy = hierarchy_names[qi.name];
+    a.hierarchy = files[qi.name].empty() ? "value -> *" : files[qi.name];
     a.distinct_before = qi.data_values;
     for (uint32_t code = 0; code < qi.data_values && a.examples.size() < 3; ++code)
       a.examples.emplace_back(qi.dictionary.decode(static_cast<int32_t>(code)),

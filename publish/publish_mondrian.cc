@@ -8,7 +8,6 @@
 #include <set>
 
 #include "engine/anonymizer.h"
-#include "engine/job_config.h"
 #include "engine/mondrian_input.h"
 #include "publish/publication.h"
 
@@ -32,17 +31,8 @@ const char* kind_label(engine::MondrianKind kind) {
 
 Publication publish_mondrian(const engine::CsvTable& table, const policy::TablePolicy& policy,
                              const ExportSettings& s, const ExportHooks& hooks) {
-  std::vector<engine::AttributeSpec> specs;
-  std::map<std::string, std::string> hierarchy_names;
-  for (const auto& q : policy.quasi_identifiers) {
-    const std::string file = hierarchy_file(s, q);
-    engine::AttributeSpec spec{q, engine::AttributeRole::kQuasiIdentifier, nullptr};
-    if (!file.empty()) spec.hierarchy = engine::hierarchy_from_file(file);
-    hierarchy_names[q] = file;
-    specs.push_back(std::move(spec));
-  }
-  for (const auto& d : policy.direct_identifiers)
-    specs.push_back({d.column, engine::AttributeRole::kIdentifying, nullptr});
+  std::map<std::string, std::string> files;
+  const auto specs = detail::attribute_specs(policy, s, nullptr, &files);
   engine::PrivacyModel privacy;
   privacy.k = s.k;
   engine::MondrianOptions options;
@@ -52,7 +42,6 @@ Publication publish_mondrian(const engine::CsvTable& table, const policy::TableP
     privacy.diversity = engine::Diversity::kDistinct;
     privacy.l = *s.l;
     options.l = *s.l;
-    specs.push_back({policy.sensitive->column, engine::AttributeRole::kSensitive, nullptr});
   }
 
   engine::MondrianInput in;
@@ -109,8 +98,7 @@ Publication publish_mondrian(const engine::CsvTable& table, const policy::TableP
     AttributeReport ar;
     ar.name = attr.name;
     ar.level = -1;  // per class, not one level for the table
-    ar.hierarchy =
-        hierarchy_names[attr.name].empty() ? kind_label(attr.kind) : hierarchy_names[attr.name];
+    ar.hierarchy = files[attr.name].empty() ? kind_label(attr.kind) : files[attr.name];
     ar.distinct_before =
         static_cast<uint32_t>(std::set<int32_t>(attr.codes.begin(), attr.codes.end()).size());
     std::set<std::string> seen;
