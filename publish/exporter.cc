@@ -58,6 +58,18 @@ ExportError cancelled_error() {
   return ExportError("57014", "kanon export: canceled by the user; nothing was written");
 }
 
+engine::PrivacyModel privacy_model(const policy::TablePolicy& policy,
+                                   const ExportSettings& settings) {
+  engine::PrivacyModel privacy;
+  privacy.k = settings.k;
+  privacy.suppression = settings.suppression;
+  if (settings.l && policy.sensitive) {
+    privacy.diversity = engine::Diversity::kDistinct;
+    privacy.l = *settings.l;
+  }
+  return privacy;
+}
+
 std::vector<engine::AttributeSpec> attribute_specs(const policy::TablePolicy& policy,
                                                    const ExportSettings& settings,
                                                    const engine::HierarchyProvider& fallback,

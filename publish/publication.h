@@ -17,6 +17,7 @@
 
 #include "engine/csv.h"
 #include "engine/dataset.h"
+#include "engine/privacy_model.h"
 #include "policy/table_policy.h"
 #include "publish/export_request.h"
 #include "publish/exporter.h"
@@ -47,6 +48,11 @@ namespace detail {
 struct Cancelled {};
 
 ExportError cancelled_error();
+
+// k, the suppression limit and distinct l-diversity (when the policy has a
+// sensitive attribute and l is asked for) of these settings.
+engine::PrivacyModel privacy_model(const policy::TablePolicy& policy,
+                                   const ExportSettings& settings);
 
 // The engine roles of the policy's columns: quasi-identifiers with their
 // hierarchy file, else `fallback`; direct identifiers dropped; the sensitive

@@ -35,13 +35,7 @@ Publication publish_lattice(const engine::CsvTable& table, const policy::TablePo
                             const ExportSettings& s, const ExportHooks& hooks) {
   std::map<std::string, std::string> files;
   const auto specs = detail::attribute_specs(policy, s, top_only(), &files);
-  engine::PrivacyModel privacy;
-  privacy.k = s.k;
-  privacy.suppression = s.suppression;
-  if (s.l && policy.sensitive) {
-    privacy.diversity = engine::Diversity::kDistinct;
-    privacy.l = *s.l;
-  }
+  const engine::PrivacyModel privacy = detail::privacy_model(policy, s);
   engine::Dataset data;
   try {
     data = engine::encode_dataset(table, specs);

@@ -5,6 +5,7 @@
 // suppression limit holds.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "engine/anonymizer.h"
@@ -33,16 +34,12 @@ Publication publish_mondrian(const engine::CsvTable& table, const policy::TableP
                              const ExportSettings& s, const ExportHooks& hooks) {
   std::map<std::string, std::string> files;
   const auto specs = detail::attribute_specs(policy, s, nullptr, &files);
-  engine::PrivacyModel privacy;
-  privacy.k = s.k;
+  engine::PrivacyModel privacy = detail::privacy_model(policy, s);
+  privacy.suppression = 0;  // Mondrian suppresses nothing, whatever the limit
   engine::MondrianOptions options;
   options.k = s.k;
+  options.l = privacy.diversity == engine::Diversity::kDistinct ? *s.l : 0;
   options.choice = s.choice;
-  if (s.l && policy.sensitive) {
-    privacy.diversity = engine::Diversity::kDistinct;
-    privacy.l = *s.l;
-    options.l = *s.l;
-  }
 
   engine::MondrianInput in;
   try {
@@ -99,8 +96,9 @@ Publication publish_mondrian(const engine::CsvTable& table, const policy::TableP
     ar.name = attr.name;
     ar.level = -1;  // per class, not one level for the table
     ar.hierarchy = files[attr.name].empty() ? kind_label(attr.kind) : files[attr.name];
-    ar.distinct_before =
-        static_cast<uint32_t>(std::set<int32_t>(attr.codes.begin(), attr.codes.end()).size());
+    std::vector<uint8_t> present(attr.domain, 0);
+    for (int32_t code : attr.codes) present[code] = 1;
+    ar.distinct_before = static_cast<uint32_t>(std::count(present.begin(), present.end(), 1));
     std::set<std::string> seen;
     for (size_t row = 0; row < table.rows.size() && ar.examples.size() < 3; ++row) {
       const std::string& original = table.rows[row][attr.column];
