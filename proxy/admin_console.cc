@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 #include <sstream>
 
+#include "base/sqlstate.h"
 #include "policy/policy_file.h"
 #include "policy/verification.h"
 #include "proxy/admin_export.h"
@@ -91,9 +92,10 @@ class Commands {
     if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
     if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS")
       return run_show_exports(policy::service_conninfo(*context_.runtime()->config), out_);
-    throw ConsoleError("42601", fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
-                                            "the commands",
-                                            join(words, " ")));
+    throw ConsoleError(sqlstate::kSyntaxError,
+                       fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
+                                   "the commands",
+                                   join(words, " ")));
   }
 
  private:
@@ -115,7 +117,9 @@ class Commands {
   }
 
   policy::PolicyStore& store() {
-    if (!context_.policies) throw ConsoleError("55000", "kanon admin: no policies are loaded");
+    if (!context_.policies)
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                         "kanon admin: no policies are loaded");
     return *context_.policies;
   }
 
@@ -125,7 +129,7 @@ class Commands {
     try {
       return policy::find_policy(all, name);
     } catch (const std::exception& e) {
-      throw ConsoleError("42P01", fmt::format("kanon admin: {}", e.what()));
+      throw ConsoleError(sqlstate::kUndefinedTable, fmt::format("kanon admin: {}", e.what()));
     }
   }
 
@@ -134,7 +138,7 @@ class Commands {
     const auto it = snapshot->tables.find(p.name());
     if (it == snapshot->tables.end()) {
       const auto err = snapshot->errors.find(p.name());
-      throw ConsoleError("55000",
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
                          fmt::format("kanon admin: {} has no tree yet{}", p.name(),
                                      err == snapshot->errors.end() ? "" : ": " + err->second));
     }
@@ -233,7 +237,9 @@ class Commands {
   }
 
   void reload() {
-    if (!context_.reload) throw ConsoleError("55000", "kanon admin: RELOAD is not available");
+    if (!context_.reload)
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                         "kanon admin: RELOAD is not available");
     std::string summary;
     try {
       summary = context_.reload();
@@ -274,7 +280,7 @@ class Commands {
       pqxx::connection conn(policy::service_conninfo(*runtime->config));
       v = policy::verify_table(conn, *t);
     } catch (const std::exception& e) {
-      throw ConsoleError("08006",
+      throw ConsoleError(sqlstate::kConnectionFailure,
                          fmt::format("kanon admin: VERIFY {} failed: {}", p.name(), e.what()));
     }
     ResultSet r{{"table", "policy_k", "real_k", "groups", "groups_below_k", "rows",
@@ -301,7 +307,7 @@ class Commands {
 
 void ConsoleChannel::notice(std::string_view message) {
   const std::lock_guard lock(mu_);
-  wire::encode_notice(pending_, "NOTICE", "00000", message);
+  wire::encode_notice(pending_, "NOTICE", sqlstate::kSuccessfulCompletion, message);
 }
 
 wire::Buffer ConsoleChannel::take_notices() {

@@ -4,6 +4,7 @@
 
 #include <pqxx/pqxx>
 
+#include "base/sqlstate.h"
 #include "proxy/result_set.h"
 #include "publish/exporter.h"
 #include "publish/exports_table.h"
@@ -42,7 +43,8 @@ void run_show_exports(const std::string& conninfo, wire::Buffer& out) {
       rs.add(std::move(values));
     }
   } catch (const pqxx::broken_connection& e) {
-    throw publish::ExportError("08006", fmt::format("kanon admin: SHOW EXPORTS: {}", e.what()));
+    throw publish::ExportError(sqlstate::kConnectionFailure,
+                               fmt::format("kanon admin: SHOW EXPORTS: {}", e.what()));
   }
   encode(rs, out);
 }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <variant>
 
+#include "base/sqlstate.h"
 #include "proxy/blocking.h"
 #include "proxy/log.h"
 #include "proxy/wire/backend_messages.h"
@@ -166,7 +167,7 @@ awaitable<void> Session::run_client() {
     startup_timer.cancel();
     if (!started) co_return close_client();
     if (over_capacity_) {
-      co_await send_fatal("53300", "sorry, too many clients already");
+      co_await send_fatal(sqlstate::kTooManyConnections, "sorry, too many clients already");
       co_return close_client();
     }
     user_ = param(startup, "user");
@@ -174,11 +175,11 @@ awaitable<void> Session::run_client() {
     if ((database.empty() ? user_ : database) == config.admin.database)
       co_return co_await run_admin(std::move(startup));
     co_await resolve_access(user_);
+    access_.database = database.empty() ? user_ : database;
     if (!access_.exempt) {
       if (startup.find("replication")) {
-        co_await send_fatal("42501",
-                            "kanon: permission denied: replication connections are not allowed "
-                            "for restricted sessions (kanon rule replication-connection)");
+        const auto& rule = rewriter::rules::kReplicationConnection;
+        co_await send_fatal(rule.sqlstate, rewriter::denial_message(rule, "replication"));
         co_return close_client();
       }
       add_restricted_settings(startup, config.restricted_settings);
@@ -229,6 +230,7 @@ awaitable<void> Session::resolve_access(const std::string& user) {
   std::sort(access_.exempt_tables.begin(), access_.exempt_tables.end());
   access_.exempt = access_.exempt_tables.size() == tables.size();
   access_.search_path.clear();
+  access_.role = user;
 }
 
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
@@ -237,13 +239,8 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   if (!backend_stream_.standard_conforming_strings() && turns_scs_back_on(sql)) {
     result.verdict = rewriter::Verdict::kPass;
   } else if (!backend_stream_.standard_conforming_strings()) {
-    result.verdict = rewriter::Verdict::kDenied;
-    result.sqlstate = "42501";
-    result.rule = "standard-conforming-strings";
-    result.object = "standard_conforming_strings";
-    result.message =
-        "kanon: permission denied: restricted sessions must keep standard_conforming_strings "
-        "on (kanon rule standard-conforming-strings)";
+    result = rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
+                                   "standard_conforming_strings");
   } else {
     const auto snapshot = context_.policies->current();
     result = context_.rewriter.rewrite(sql, *snapshot, access_);
@@ -270,12 +267,13 @@ awaitable<bool> Session::read_startup(wire::StartupMessage& startup) {
       continue;
     }
     if (frame.status == wire::FrameStatus::kMalformed) {
-      co_await send_fatal("08P01", fmt::format("invalid start-up packet: {}", frame.error));
+      co_await send_fatal(sqlstate::kProtocolViolation,
+                          fmt::format("invalid start-up packet: {}", frame.error));
       co_return false;
     }
     auto packet = wire::decode_startup_packet(frame.body);
     if (!packet.ok()) {
-      co_await send_fatal("08P01",
+      co_await send_fatal(sqlstate::kProtocolViolation,
                           fmt::format("invalid start-up packet: {}", packet.error().message));
       co_return false;
     }
@@ -285,7 +283,8 @@ awaitable<bool> Session::read_startup(wire::StartupMessage& startup) {
       if (!from_client_.empty()) {
         // A client must wait for the answer; bytes after the request would
         // be read as plaintext by mistake (CVE-2021-23214's lesson).
-        co_await send_fatal("08P01", "received unencrypted data after an encryption request");
+        co_await send_fatal(sqlstate::kProtocolViolation,
+                            "received unencrypted data after an encryption request");
         co_return false;
       }
       const bool accept = ssl && runtime_->client_tls && !client_.tls();
@@ -352,9 +351,10 @@ awaitable<bool> Session::connect_backend() {
   if (ec) {
     log(LogLevel::kWarning, "client {}: cannot connect to the backend {}:{}: {}", peer_, b.host,
         b.port, ec.message());
-    co_await send_fatal("08006", fmt::format("kanon cannot connect to the PostgreSQL server at "
-                                             "{}:{}: {}",
-                                             b.host, b.port, ec.message()));
+    co_await send_fatal(sqlstate::kConnectionFailure,
+                        fmt::format("kanon cannot connect to the PostgreSQL server at "
+                                    "{}:{}: {}",
+                                    b.host, b.port, ec.message()));
     co_return false;
   }
   set_no_delay(backend_.socket());
@@ -390,9 +390,10 @@ awaitable<bool> Session::connect_backend() {
   }
   log(LogLevel::kWarning, "client {}: backend {}:{}: {}", peer_, b.host, b.port, failure);
   close_backend();
-  co_await send_fatal("08006", fmt::format("kanon cannot connect to the PostgreSQL server at "
-                                           "{}:{}: {}",
-                                           b.host, b.port, failure));
+  co_await send_fatal(sqlstate::kConnectionFailure,
+                      fmt::format("kanon cannot connect to the PostgreSQL server at "
+                                  "{}:{}: {}",
+                                  b.host, b.port, failure));
   co_return false;
 }
 
@@ -400,7 +401,7 @@ awaitable<void> Session::relay_client_to_backend() {
   const uint32_t max = runtime_->config->limits.max_message_size;
   for (;;) {
     if (stopping_)
-      co_return co_await finish("57P01",
+      co_return co_await finish(sqlstate::kAdminShutdown,
                                 "terminating connection because kanon is "
                                 "shutting down",
                                 true);
@@ -428,8 +429,9 @@ awaitable<void> Session::relay_client_to_backend() {
       if (frame.status == wire::FrameStatus::kNeedMore) break;
       if (frame.status == wire::FrameStatus::kMalformed) {
         log(LogLevel::kWarning, "client {}: malformed message: {}", peer_, frame.error);
-        co_return co_await finish(
-            "08P01", fmt::format("invalid message from the client: {}", frame.error), true);
+        co_return co_await finish(sqlstate::kProtocolViolation,
+                                  fmt::format("invalid message from the client: {}", frame.error),
+                                  true);
       }
       if (frame.type == wire::frontend::kTerminate) {
         ready += frame.size;
@@ -506,7 +508,8 @@ awaitable<void> Session::run_backend() {
   // The backend went away on its own: tell the client unless the server did.
   if (!backend_stream_.ended_with_fatal()) {
     client_pump_owns_client_ = true;
-    co_await send_fatal("08006", "kanon lost the connection to the PostgreSQL server");
+    co_await send_fatal(sqlstate::kConnectionFailure,
+                        "kanon lost the connection to the PostgreSQL server");
   }
   close_backend();
   close_client();

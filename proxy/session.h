@@ -99,7 +99,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<wire::BackendKeyData> console_key_;
 
   // Enforcement (restricted sessions only).
-  rewriter::SessionContext access_;
+  rewriter::PlanContext access_;
   DenialQueue denials_;
   std::optional<StatementGate> gate_;
   std::optional<ResponseFilter> filter_;

@@ -11,6 +11,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "base/sqlstate.h"
 #include "proxy/admin_console.h"
 #include "proxy/blocking.h"
 #include "proxy/log.h"
@@ -60,9 +61,10 @@ awaitable<void> Session::run_admin(wire::StartupMessage startup) {
   const auto& admin = runtime_->config->admin;
   if (std::find(admin.users.begin(), admin.users.end(), user_) == admin.users.end()) {
     log(LogLevel::kWarning, "client {}: '{}' is not an admin user; console refused", peer_, user_);
-    co_await send_fatal("28000", fmt::format("kanon: user \"{}\" may not use the admin console "
-                                             "(not listed in admin.users)",
-                                             user_));
+    co_await send_fatal(sqlstate::kInvalidAuthorizationSpecification,
+                        fmt::format("kanon: user \"{}\" may not use the admin console "
+                                    "(not listed in admin.users)",
+                                    user_));
     co_return close_client();
   }
   bool ok = false;
@@ -126,7 +128,8 @@ awaitable<bool> Session::authenticate_admin(wire::StartupMessage startup) {
       const wire::Frame answer = co_await read_frame(client_, from_client_, max);
       if (answer.status == wire::FrameStatus::kMalformed ||
           answer.type != wire::frontend::kPasswordMessage) {
-        co_await send_fatal("08P01", "expected a password message during authentication");
+        co_await send_fatal(sqlstate::kProtocolViolation,
+                            "expected a password message during authentication");
         co_return false;
       }
       co_await backend_.write(asio::buffer(from_client_.pending().data(), answer.size));
@@ -145,7 +148,8 @@ awaitable<void> Session::serve_console() {
   bool failed_in_cycle = false;  // extended protocol: discard until Sync
   for (;;) {
     if (stopping_) {
-      co_await send_fatal("57P01", "terminating connection because kanon is shutting down");
+      co_await send_fatal(sqlstate::kAdminShutdown,
+                          "terminating connection because kanon is shutting down");
       co_return;
     }
     boost::system::error_code ec;
@@ -162,7 +166,8 @@ awaitable<void> Session::serve_console() {
     }
     if (stopping_) continue;
     if (frame.status == wire::FrameStatus::kMalformed) {
-      co_await send_fatal("08P01", fmt::format("invalid message from the client: {}", frame.error));
+      co_await send_fatal(sqlstate::kProtocolViolation,
+                          fmt::format("invalid message from the client: {}", frame.error));
       co_return;
     }
     wire::Buffer out;
@@ -172,7 +177,7 @@ awaitable<void> Session::serve_console() {
       auto query = wire::decode_query(frame.body);
       from_client_.consume(frame.size);
       if (!query.ok()) {
-        wire::encode_error(out, "ERROR", "08P01", "invalid Query message");
+        wire::encode_error(out, "ERROR", sqlstate::kProtocolViolation, "invalid Query message");
       } else {
         out = co_await run_console_command(console, query.value().sql);
       }
@@ -184,7 +189,7 @@ awaitable<void> Session::serve_console() {
     } else {
       from_client_.consume(frame.size);
       if (!failed_in_cycle && type != wire::frontend::kFlush)
-        wire::encode_error(out, "ERROR", "0A000",
+        wire::encode_error(out, "ERROR", sqlstate::kFeatureNotSupported,
                            "kanon admin: the console speaks the simple query protocol only");
       failed_in_cycle = true;
     }

@@ -9,24 +9,7 @@ namespace kanon::proxy {
 namespace {
 
 rewriter::RewriteResult malformed(const char* what) {
-  rewriter::RewriteResult r;
-  r.verdict = rewriter::Verdict::kDenied;
-  r.sqlstate = "08P01";
-  r.rule = "malformed-message";
-  r.message = std::string("invalid ") + what + " message";
-  return r;
-}
-
-rewriter::RewriteResult function_call_denied() {
-  rewriter::RewriteResult r;
-  r.verdict = rewriter::Verdict::kDenied;
-  r.sqlstate = "42501";
-  r.rule = "function-call-message";
-  r.object = "FunctionCall";
-  r.message =
-      "kanon: permission denied: the fast-path function call message is not allowed for "
-      "restricted sessions (kanon rule function-call-message)";
-  return r;
+  return rewriter::make_denial(rewriter::rules::kMalformedMessage, what);
 }
 
 }  // namespace
@@ -61,7 +44,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
     }
     case wire::frontend::kFunctionCall:
       ++ready_expected_;
-      deny(function_call_denied(), true);
+      deny(rewriter::make_denial(rewriter::rules::kFunctionCall, "FunctionCall"), true);
       replacement_.clear();
       wire::encode(wire::Query{""}, replacement_);
       return Action::kReplace;

@@ -2,18 +2,32 @@
 
 namespace kanon::rewriter {
 
+namespace {
+
+// Length-prefixed, so no two field lists make the same key.
+void add_field(std::string& key, std::string_view value) {
+  key += std::to_string(value.size());
+  key += ':';
+  key += value;
+}
+
+}  // namespace
+
 std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_identity,
-                                   std::string_view search_path, bool exempt,
-                                   std::string_view sql) {
+                                   const PlanContext& context, std::string_view sql) {
   std::string key;
-  key.reserve(sql.size() + search_path.size() + 48);
+  key.reserve(sql.size() + context.search_path.size() + context.role.size() +
+              context.database.size() + 64);
   key += std::to_string(policy_version);
   key += ':';
   key += std::to_string(policy_identity);
-  key += exempt ? ":e:" : ":r:";
-  key += std::to_string(search_path.size());
+  key += context.exempt ? ":e:" : ":r:";
+  add_field(key, context.search_path);
+  add_field(key, context.role);
+  add_field(key, context.database);
+  key += std::to_string(context.exempt_tables.size());
   key += ':';
-  key += search_path;
+  for (const auto& t : context.exempt_tables) add_field(key, t);
   key += sql;
   return key;
 }

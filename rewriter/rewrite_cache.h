@@ -1,7 +1,7 @@
 // RewriteCache: least-recently-used results of Rewriter::rewrite, keyed by
 // everything the result depends on — the policy snapshot (version and
-// identity), the session's search_path and exemption, and the statement
-// text. Thread-safe (one mutex; lookups are a hash and a list splice).
+// identity), every field of the PlanContext, and the statement text. Thread-safe (one mutex;
+// lookups are a hash and a list splice).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ class RewriteCache {
   explicit RewriteCache(size_t capacity) : capacity_(capacity) {}
 
   static std::string make_key(uint64_t policy_version, uint64_t policy_identity,
-                              std::string_view search_path, bool exempt, std::string_view sql);
+                              const PlanContext& context, std::string_view sql);
 
   std::optional<RewriteResult> get(const std::string& key);
   void put(const std::string& key, const RewriteResult& result);

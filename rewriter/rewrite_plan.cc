@@ -21,9 +21,11 @@ struct ProtectedRef {
 
 class Planner {
  public:
-  Planner(std::string_view sql, const ProtectedIndex& index,
-          const std::vector<std::string>& search_path)
-      : sql_(sql), index_(index), search_path_(search_path) {}
+  Planner(std::string_view sql, const ProtectedIndex& index, const PlanContext& context)
+      : sql_(sql),
+        index_(index),
+        context_(context),
+        search_path_(parse_search_path(context.search_path)) {}
 
   // Adds the statement's edits to plan_; false (with plan_.denied set) when
   // the statement is denied.
@@ -41,7 +43,7 @@ class Planner {
       if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog"))
         return deny(rules::kStatisticsView, r.name);
       const ProtectedTable* t = nullptr;
-      const auto match = index_.find(r.schema, r.name, search_path_, &t);
+      const auto match = find(r.schema, r.name, &t);
       if (match == ProtectedIndex::Match::kAmbiguous) return deny(rules::kAmbiguousName, r.name);
       if (match == ProtectedIndex::Match::kFound) refs.push_back({&r, t});
     }
@@ -60,7 +62,7 @@ class Planner {
         for (const auto& n : st.names) {
           if (!index_.has_name(n)) continue;
           const ProtectedTable* t = nullptr;
-          index_.find("", n, search_path_, &t);
+          if (find("", n, &t) == ProtectedIndex::Match::kNone) continue;
           return deny(rule, t ? t->policy_name : n);
         }
       return true;
@@ -113,6 +115,19 @@ class Planner {
   }
 
  private:
+  // The index's answer, with the tables this session is exempt from left out.
+  ProtectedIndex::Match find(std::string_view schema, std::string_view name,
+                             const ProtectedTable** out) const {
+    const auto match = index_.find(schema, name, search_path_, out);
+    if (match == ProtectedIndex::Match::kFound &&
+        std::binary_search(context_.exempt_tables.begin(), context_.exempt_tables.end(),
+                           (*out)->policy_name)) {
+      *out = nullptr;
+      return ProtectedIndex::Match::kNone;
+    }
+    return match;
+  }
+
   bool deny(const Rule& rule, std::string object) {
     plan_.denied = &rule;
     plan_.object = std::move(object);
@@ -229,7 +244,7 @@ class Planner {
     const std::string& schema = c.fields[qualifiers - 2];
     const std::string& table = c.fields[qualifiers - 1];
     const ProtectedTable* t = nullptr;
-    if (index_.find(schema, table, search_path_, &t) != ProtectedIndex::Match::kFound) return true;
+    if (find(schema, table, &t) != ProtectedIndex::Match::kFound) return true;
     if (c.location < 0) return false;
     const size_t total = c.fields.size() + (c.star ? 1 : 0);
     const auto parts = read_dotted_name(sql_, static_cast<size_t>(c.location), total, c.star);
@@ -242,15 +257,16 @@ class Planner {
 
   std::string_view sql_;
   const ProtectedIndex& index_;
-  const std::vector<std::string>& search_path_;
+  const PlanContext& context_;
+  const std::vector<std::string> search_path_;
   RewritePlan plan_;
 };
 
 }  // namespace
 
 RewritePlan plan_rewrite(std::string_view sql, const ParseOutcome& parsed,
-                         const ProtectedIndex& index, const std::vector<std::string>& search_path) {
-  Planner planner(sql, index, search_path);
+                         const ProtectedIndex& index, const PlanContext& context) {
+  Planner planner(sql, index, context);
   for (const auto& st : parsed.statements)
     if (!planner.plan(st)) break;
   return planner.take();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rewriter/protected_index.h"
+#include "rewriter/rewriter.h"
 #include "rewriter/sql_parser.h"
 #include "rewriter/statement_rules.h"
 
@@ -28,8 +29,9 @@ struct RewritePlan {
 };
 
 // REQUIRES: parsed.ok and `parsed` came from parse_sql(sql).
+// References to tables in context.exempt_tables are left as they are.
 RewritePlan plan_rewrite(std::string_view sql, const ParseOutcome& parsed,
-                         const ProtectedIndex& index, const std::vector<std::string>& search_path);
+                         const ProtectedIndex& index, const PlanContext& context);
 
 // REQUIRES: edits do not overlap (plan_rewrite guarantees it).
 std::string apply_edits(std::string_view sql, std::vector<Edit> edits);

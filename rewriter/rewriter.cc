@@ -46,6 +46,16 @@ struct Rewriter::Impl {
   uint64_t index_generation = 0;
 };
 
+RewriteResult make_denial(const Rule& rule, std::string object) {
+  RewriteResult r;
+  r.verdict = Verdict::kDenied;
+  r.sqlstate = rule.sqlstate;
+  r.rule = rule.id;
+  r.message = denial_message(rule, object);
+  r.object = std::move(object);
+  return r;
+}
+
 Rewriter::Rewriter(size_t cache_capacity) : impl_(std::make_unique<Impl>(cache_capacity)) {}
 Rewriter::~Rewriter() = default;
 
@@ -60,13 +70,12 @@ CacheStats Rewriter::cache_stats() const {
 }
 
 RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
-                                const SessionContext& session) {
+                                const PlanContext& context) {
   RewriteResult result;
-  if (session.exempt) return result;  // exempt sessions see raw data; nothing to decide
+  if (context.exempt) return result;  // exempt sessions see raw data; nothing to decide
 
   const uint64_t identity = combine(reinterpret_cast<uintptr_t>(&policies), impl_->generation());
-  const std::string key =
-      RewriteCache::make_key(policies.version, identity, session.search_path, false, sql);
+  const std::string key = RewriteCache::make_key(policies.version, identity, context, sql);
   if (auto cached = impl_->cache.get(key)) {
     cached->cache_hit = true;
     return *cached;
@@ -74,9 +83,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
 
   const ParseOutcome parsed = parse_sql(sql);
   if (!parsed.ok) {
-    result.verdict = Verdict::kDenied;
-    result.sqlstate = "42601";
-    result.rule = rules::kSyntax.id;
+    result = make_denial(rules::kSyntax, "");
     result.message = parsed.error;
     result.position = parsed.error_offset > 0 ? parsed.error_offset : 0;
     impl_->cache.put(key, result);
@@ -87,14 +94,11 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
   result.fingerprint = fp;
 
   const auto index = impl_->index_for(policies);
-  RewritePlan plan = plan_rewrite(sql, parsed, *index, parse_search_path(session.search_path));
+  RewritePlan plan = plan_rewrite(sql, parsed, *index, context);
   if (plan.denied) {
-    result.verdict = Verdict::kDenied;
-    result.sqlstate = "42501";
-    result.rule = plan.denied->id;
-    result.object = plan.object;
-    result.message = std::string(plan.denied->sentence) + ": " + plan.object + " (kanon rule " +
-                     plan.denied->id + ")";
+    const uint64_t fingerprint = result.fingerprint;
+    result = make_denial(*plan.denied, std::move(plan.object));
+    result.fingerprint = fingerprint;
   } else if (!plan.edits.empty()) {
     result.verdict = Verdict::kRewritten;
     result.sql = apply_edits(sql, std::move(plan.edits));

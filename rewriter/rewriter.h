@@ -22,16 +22,23 @@
 #include <vector>
 
 #include "policy/policy_store.h"
+#include "rewriter/statement_rules.h"
 
 namespace kanon::rewriter {
 
-struct SessionContext {
+// Everything a rewrite depends on besides the policy snapshot (whose version
+// and identity complete it): planning reads it, and the rewrite cache keys on
+// every field, so two sessions share a cached rewrite only when they would
+// have planned it alike.
+struct PlanContext {
   std::string search_path;  // as last reported by the backend (ParameterStatus)
   bool exempt = false;      // exempt sessions are never rewritten (always kPass)
   // "schema.table" of the protected tables whose policy exempts this login
-  // (a policy's `exempt:` names the user or a role it belongs to): their
-  // references are left unmasked. Part of the cache key.
+  // (a policy's `exempt:` names the user or a role it belongs to): the
+  // session reads and writes them as if they were not protected.
   std::vector<std::string> exempt_tables;  // sorted
+  std::string role;                        // the login
+  std::string database;                    // the session's database
 };
 
 enum class Verdict { kPass, kRewritten, kDenied };
@@ -39,7 +46,7 @@ enum class Verdict { kPass, kRewritten, kDenied };
 struct RewriteResult {
   Verdict verdict = Verdict::kPass;
   std::string sql;           // kRewritten: the text to send instead
-  std::string sqlstate;      // kDenied: "42501" (rule) or "42601" (syntax)
+  std::string sqlstate;      // kDenied: the rule's SQLSTATE (42501; 42601 for syntax)
   std::string message;       // kDenied: one sentence naming the rule and the object
   std::string rule;          // kDenied: short rule id, e.g. "write-protected-table"
   std::string object;        // kDenied: e.g. "public.people" or "pg_stats"
@@ -47,6 +54,9 @@ struct RewriteResult {
   bool cache_hit = false;
   int position = 0;  // kDenied 42601: PostgreSQL's error position (1-based) for the P field
 };
+
+// A kDenied result for `rule`, its message built by denial_message().
+RewriteResult make_denial(const Rule& rule, std::string object);
 
 struct CacheStats {
   uint64_t hits = 0;
@@ -66,7 +76,7 @@ class Rewriter {
   // REQUIRES: a PolicySnapshot's content never changes while it has the same
   // version (PolicyStore guarantees it); results are cached by version.
   RewriteResult rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
-                        const SessionContext& session);
+                        const PlanContext& context);
 
   // Every table the policy files list ("schema.table"). A listed table that
   // has no built snapshot yet is denied when referenced (fail closed). Tables

@@ -6,7 +6,7 @@
 namespace kanon::rewriter {
 
 namespace rules {
-const Rule kSyntax{"syntax", "the statement does not parse"};
+const Rule kSyntax{"syntax", "the statement does not parse", sqlstate::kSyntaxError};
 const Rule kOpaqueCode{"opaque-code",
                        "restricted sessions may not run or create code kanon cannot inspect"};
 const Rule kServerAccess{"server-access",
@@ -40,7 +40,28 @@ const Rule kUnsupportedReference{"unsupported-reference",
 const Rule kAmbiguousName{"ambiguous-protected-name",
                           "the unqualified name matches several protected tables and none is "
                           "on the search_path"};
+const Rule kReplicationConnection{"replication-connection",
+                                  "restricted sessions may not open replication connections"};
+const Rule kFunctionCall{"function-call-message",
+                         "restricted sessions may not send fast-path function calls"};
+const Rule kStandardConformingStrings{"standard-conforming-strings",
+                                      "restricted sessions must keep standard_conforming_strings "
+                                      "on"};
+const Rule kMalformedMessage{"malformed-message", "the message could not be decoded",
+                             sqlstate::kProtocolViolation};
 }  // namespace rules
+
+std::string denial_message(const Rule& rule, std::string_view object) {
+  std::string m = rule.sentence;
+  if (!object.empty()) {
+    m += ": ";
+    m += object;
+  }
+  m += " (kanon rule ";
+  m += rule.id;
+  m += ')';
+  return m;
+}
 
 namespace {
 

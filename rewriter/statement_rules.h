@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "base/sqlstate.h"
+
 namespace kanon::rewriter {
 
 enum class StatementClass {
@@ -22,10 +24,13 @@ enum class StatementClass {
 // involved).
 StatementClass classify_statement(std::string_view kind);
 
-// A denial: the rule id and the sentence that explains it.
+// A denial: the rule id, the sentence that explains it and the SQLSTATE the
+// client gets. Every denial kanon makes, the proxy's included, is one of
+// `rules::`; denial_message() builds every message.
 struct Rule {
   const char* id;
   const char* sentence;
+  const char* sqlstate = sqlstate::kInsufficientPrivilege;
 };
 
 // Rules kanon reports (the `rule` of a denied RewriteResult).
@@ -44,7 +49,16 @@ extern const Rule kPolicyNotBuilt;
 extern const Rule kTablesample;
 extern const Rule kUnsupportedReference;
 extern const Rule kAmbiguousName;
+// Decided by the proxy, before or around the rewriter.
+extern const Rule kReplicationConnection;
+extern const Rule kFunctionCall;
+extern const Rule kStandardConformingStrings;
+extern const Rule kMalformedMessage;
 }  // namespace rules
+
+// "<sentence>: <object> (kanon rule <id>)"; without ": <object>" when the
+// object is empty.
+std::string denial_message(const Rule& rule, std::string_view object);
 
 // The rule for a statement kind of class kDenied.
 const Rule& denied_statement_rule(std::string_view kind);

@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
   snap.version = 1;
   snap.tables["public.people"] = people_snapshot();
   snap.tables["public.adult"] = adult_snapshot();
-  const rewriter::SessionContext session{"\"$user\", public", false};
+  const rewriter::PlanContext session{"\"$user\", public", false};
 
   const auto bi = bi_corpus();
   const auto pass = pass_corpus();

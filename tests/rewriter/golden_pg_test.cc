@@ -186,8 +186,7 @@ TEST_CASE("every golden output runs on PostgreSQL and returns only masked values
     const GoldenEnv& env = pg_envs.envs.at(c.env);
     rewriter::Rewriter rw(0);
     rw.set_listed_tables(env.listed);
-    const auto r =
-        rw.rewrite(c.input, env.snapshot, rewriter::SessionContext{c.search_path, false});
+    const auto r = rw.rewrite(c.input, env.snapshot, rewriter::PlanContext{c.search_path, false});
     CAPTURE(r.message);
     if (c.expect == "rewritten") {
       REQUIRE(r.verdict == rewriter::Verdict::kRewritten);

@@ -11,8 +11,8 @@
 #include "tests/rewriter/golden_env.h"
 #include "tests/rewriter/golden_file.h"
 
+using kanon::rewriter::PlanContext;
 using kanon::rewriter::Rewriter;
-using kanon::rewriter::SessionContext;
 using kanon::rewriter::Verdict;
 using namespace kanon::testing;
 
@@ -60,7 +60,7 @@ TEST_CASE("golden cases") {
     const GoldenEnv& env = envs.at(c.env);
     Rewriter rw(0);
     rw.set_listed_tables(env.listed);
-    const auto r = rw.rewrite(c.input, env.snapshot, SessionContext{c.search_path, false});
+    const auto r = rw.rewrite(c.input, env.snapshot, PlanContext{c.search_path, false});
     CAPTURE(r.sql);
     CAPTURE(r.message);
     if (dump_path) {

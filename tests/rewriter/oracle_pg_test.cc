@@ -439,7 +439,7 @@ TEST_CASE("oracle: rewritten statements return exactly the rows of masked copies
   snap.tables["public.patients"] = patients;
   snap.tables["public.Visit Log"] = visit_log;
   rewriter::Rewriter rw;
-  const rewriter::SessionContext session{"\"$user\", public", false};
+  const rewriter::PlanContext session{"\"$user\", public", false};
 
   Generator gen(kSeed);
   size_t nonempty = 0;

@@ -18,7 +18,7 @@ using kanon::testing::make_unit_env;
 TEST_CASE("cache: a repeated statement is a hit with the same result") {
   auto env = make_unit_env("default");
   Rewriter rw(16);
-  const SessionContext s{"public", false};
+  const PlanContext s{"public", false};
   const auto first = rw.rewrite("SELECT city FROM people", env.snapshot, s);
   CHECK_FALSE(first.cache_hit);
   const auto second = rw.rewrite("SELECT city FROM people", env.snapshot, s);
@@ -44,10 +44,51 @@ TEST_CASE("cache: policy version, search_path and text are part of the key") {
   CHECK(rw.rewrite("SELECT 1", env.snapshot, {"public", false}).cache_hit);
 }
 
+TEST_CASE("plan context: per-table exemption leaves that table raw and keeps the others masked") {
+  auto env = make_unit_env("default");
+  Rewriter rw(16);
+  PlanContext partly{"public", false, {"public.people"}, "auditor", "postgres"};
+  const auto raw = rw.rewrite("SELECT * FROM people", env.snapshot, partly);
+  CHECK(raw.verdict == Verdict::kPass);
+  const auto join = rw.rewrite("SELECT * FROM people JOIN adult ON true", env.snapshot, partly);
+  REQUIRE(join.verdict == Verdict::kRewritten);
+  CHECK(join.sql.find("FROM people JOIN (SELECT") != std::string::npos);
+  CHECK(rw.rewrite("DELETE FROM people", env.snapshot, partly).verdict == Verdict::kPass);
+  CHECK(rw.rewrite("DELETE FROM adult", env.snapshot, partly).verdict == Verdict::kDenied);
+}
+
+TEST_CASE("plan context: two users with different exemptions never share a cached rewrite") {
+  auto env = make_unit_env("default");
+  const std::string sql = "SELECT * FROM people";
+  const PlanContext exempt_user{"public", false, {"public.people"}, "auditor", "postgres"};
+  const PlanContext analyst{"public", false, {}, "analyst", "postgres"};
+  const PlanContext analyst_with_auditor_name{"public", false, {}, "auditor", "postgres"};
+  for (bool exempt_first : {true, false}) {
+    CAPTURE(exempt_first);
+    Rewriter rw(16);
+    const auto first = rw.rewrite(sql, env.snapshot, exempt_first ? exempt_user : analyst);
+    const auto second = rw.rewrite(sql, env.snapshot, exempt_first ? analyst : exempt_user);
+    CHECK_FALSE(second.cache_hit);
+    const auto& masked = exempt_first ? second : first;
+    const auto& raw = exempt_first ? first : second;
+    CHECK(masked.verdict == Verdict::kRewritten);
+    CHECK(raw.verdict == Verdict::kPass);
+    // The same login name with another exemption set is another key too.
+    const auto third = rw.rewrite(sql, env.snapshot, analyst_with_auditor_name);
+    CHECK_FALSE(third.cache_hit);
+    CHECK(third.verdict == Verdict::kRewritten);
+    // And the database is part of the key.
+    PlanContext other_db = analyst;
+    other_db.database = "sales";
+    CHECK_FALSE(rw.rewrite(sql, env.snapshot, other_db).cache_hit);
+    CHECK(rw.rewrite(sql, env.snapshot, analyst).cache_hit);
+  }
+}
+
 TEST_CASE("cache: a new policy version changes the answer, not a stale hit") {
   auto env = make_unit_env("default");
   Rewriter rw(16);
-  const SessionContext s{"public", false};
+  const PlanContext s{"public", false};
   CHECK(rw.rewrite("SELECT * FROM people", env.snapshot, s).verdict == Verdict::kRewritten);
   kanon::policy::PolicySnapshot later;
   later.version = env.snapshot.version + 1;
@@ -62,7 +103,7 @@ TEST_CASE("cache: a new policy version changes the answer, not a stale hit") {
 TEST_CASE("cache: least recently used entries are evicted at capacity") {
   auto env = make_unit_env("default");
   Rewriter rw(2);
-  const SessionContext s{"public", false};
+  const PlanContext s{"public", false};
   rw.rewrite("SELECT 1", env.snapshot, s);
   rw.rewrite("SELECT 2", env.snapshot, s);
   rw.rewrite("SELECT 1", env.snapshot, s);  // 1 is now the most recent
@@ -75,7 +116,7 @@ TEST_CASE("cache: least recently used entries are evicted at capacity") {
 TEST_CASE("listed tables: a table listed but never built is denied") {
   auto env = make_unit_env("listed-only");
   Rewriter rw;
-  const SessionContext s{"public", false};
+  const PlanContext s{"public", false};
   CHECK(rw.rewrite("SELECT * FROM people", env.snapshot, s).verdict == Verdict::kPass);
   rw.set_listed_tables({"public.people"});
   const auto r = rw.rewrite("SELECT * FROM people", env.snapshot, s);
@@ -119,7 +160,7 @@ TEST_CASE("syntax errors are 42601 with PostgreSQL's message") {
 TEST_CASE("fingerprints ignore literal values and layout but not structure") {
   auto env = make_unit_env("default");
   Rewriter rw(0);
-  const SessionContext s{"public", false};
+  const PlanContext s{"public", false};
   const auto a = rw.rewrite("SELECT city FROM people WHERE id = 1", env.snapshot, s);
   const auto b = rw.rewrite("select city\n  from people where id = 42", env.snapshot, s);
   const auto c = rw.rewrite("SELECT state FROM people WHERE id = 1", env.snapshot, s);
@@ -131,7 +172,7 @@ TEST_CASE("fingerprints ignore literal values and layout but not structure") {
 TEST_CASE("concurrent rewrites agree with a single-threaded run") {
   auto env = make_unit_env("default");
   Rewriter rw(8);
-  const SessionContext s{"public", false};
+  const PlanContext s{"public", false};
   const std::vector<std::string> stmts = {"SELECT * FROM people",
                                           "SELECT city FROM people p WHERE p.state = 'OH'",
                                           "SELECT 1",
