@@ -1,14 +1,12 @@
 # kanon on Debian bookworm: builds, runs the unit tests, and starts the demo
 # (throwaway PostgreSQL with demo data + kanon proxy on port 6432).
-# The demo needs the ADULT data: build with the shared folder as a named
-# context, e.g. docker build --build-context shared=../shared -t kanon .
+# The demo data (data/adult) is part of the repository: docker build -t kanon .
 FROM debian:bookworm
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends sudo && rm -rf /var/lib/apt/lists/*
 WORKDIR /src/kanon
 COPY scripts/install-deps.sh scripts/
 RUN scripts/install-deps.sh
 COPY . .
-COPY --from=shared data/adult /src/shared/data/adult
 RUN scripts/build.sh build
 ENV KANON_LISTEN=0.0.0.0:6432
 EXPOSE 6432

@@ -1,5 +1,5 @@
 // A generalization hierarchy in its tabular form: one row per original value,
-// `value;level1;...;top`, as ARX and ../shared/data/adult/ store them. The
+// `value;level1;...;top`, as ARX and data/adult/ store them. The
 // functional specs of hierarchy_spec.h expand to this same form.
 //
 // validate() enforces what the search relies on and throws HierarchyError

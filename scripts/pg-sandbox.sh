@@ -64,7 +64,7 @@ SQL
 
 load_demo() {
   local port="$1"
-  local adult="${KANON_ADULT_CSV:-$ROOT/../shared/data/adult/adult.csv}"
+  local adult="${KANON_ADULT_CSV:-$ROOT/data/adult/adult.csv}"
   [ -f "$adult" ] || { echo "pg-sandbox: ADULT data not found at $adult (set KANON_ADULT_CSV)" >&2; return 1; }
   psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d postgres \
     -f "$ROOT/config/demo/schema.sql" \

@@ -62,7 +62,7 @@ double median_ms(const Dataset& d, const PrivacyModel& p, MetricKind m, const Ch
 
 int main(int argc, char** argv) {
   int runs = 5;
-  std::string dir = "/work/shared/data/adult";
+  std::string dir = KANON_SOURCE_DIR "/data/adult";
   if (const char* e = std::getenv("KANON_ADULT_DIR")) dir = e;
   bool all_levels = true, x10 = true;
   std::string config;  // "metric,k,s": one search with all optimizations (for profiling)

@@ -1,4 +1,4 @@
-// Mondrian benchmark (issue 8). Input: ../shared/data/adult-uci/adults.csv
+// Mondrian benchmark (issue 8). Input: data/adult-uci/adults.csv
 // (quasi-identifiers age, education-num, race, native-country; sensitive
 // income; k=5, l=2).
 //
@@ -237,7 +237,7 @@ void table(const std::string& kanon, const std::string& file, const std::string&
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string input = std::string(KANON_SOURCE_DIR) + "/../shared/data/adult-uci/adults.csv";
+  std::string input = std::string(KANON_SOURCE_DIR) + "/data/adult-uci/adults.csv";
   std::string kanon = std::string(KANON_BINARY_DIR) + "/app/kanon";
   int runs = 3;
   for (int i = 1; i < argc; ++i) {

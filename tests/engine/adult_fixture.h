@@ -1,5 +1,5 @@
 // Loads ADULT with all 9 attributes as quasi-identifiers and the shipped
-// hierarchies. KANON_ADULT_DIR overrides; else $KANON_SOURCE_DIR/../shared/data/adult.
+// hierarchies from the repository's data/adult/ (KANON_ADULT_DIR overrides).
 #pragma once
 
 #include <cstdlib>
@@ -8,15 +8,11 @@
 #include "engine/csv.h"
 #include "engine/dataset.h"
 #include "engine/job_config.h"
+#include "tests/support/demo_data.h"
 
 namespace kanon::engine::testing {
 
-inline std::string adult_dir() {
-  if (const char* d = std::getenv("KANON_ADULT_DIR")) return d;
-  if (const char* s = std::getenv("KANON_SOURCE_DIR"))
-    return std::string(s) + "/../shared/data/adult";
-  return "/work/shared/data/adult";
-}
+using kanon::testing::adult_dir;
 
 inline const char* const kAdultAttributes[] = {
     "sex",       "age",        "race",        "marital-status", "education", "native-country",

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tests/support/kanon_proxy.h"
+#include "tests/support/demo_data.h"
 #include "tests/support/pg_sandbox.h"
 
 using namespace kanon::testing;
@@ -23,10 +24,7 @@ const char* const kQuasi[] = {
     "sex",       "age",       "race", "marital-status", "education", "native-country",
     "workclass", "occupation"};
 
-std::string adult_dir() {
-  if (const char* d = std::getenv("KANON_ADULT_DIR")) return d;
-  return source_dir() + "/../shared/data/adult";
-}
+using kanon::testing::adult_dir;
 
 std::string temp_dir() {
   const auto dir = std::filesystem::temp_directory_path() / "kanon-anonymize-test";

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "tests/support/kanon_proxy.h"
+#include "tests/support/demo_data.h"
 #include "tests/support/pg_sandbox.h"
 
 using namespace kanon::testing;
@@ -23,10 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string adult_dir() {
-  if (const char* d = std::getenv("KANON_ADULT_DIR")) return d;
-  return source_dir() + "/../shared/data/adult";
-}
+using kanon::testing::adult_dir;
 
 const char* const kAdultQis =
     "sex, age, race, \"marital-status\", education, \"native-country\", workclass, occupation";

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "tests/support/kanon_proxy.h"
+#include "tests/support/demo_data.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
 
@@ -25,10 +26,7 @@ namespace {
 
 const char* const kHierarchies[] = {"education", "marital-status", "native-country", "race", "sex"};
 
-std::string adult_dir() {
-  if (const char* d = std::getenv("KANON_ADULT_DIR")) return d;
-  return source_dir() + "/../shared/data/adult";
-}
+using kanon::testing::adult_dir;
 
 std::vector<std::string> split(const std::string& line, char delimiter) {
   std::vector<std::string> out;
