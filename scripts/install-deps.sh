@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ca-certificates
+  build-essential cmake ninja-build pkg-config git ca-certificates clang-format
   libpg-query-dev libprotobuf-c-dev libpqxx-dev libboost-dev libssl-dev libfmt-dev
   libyaml-cpp-dev doctest-dev libcli11-dev
   postgresql-15 postgresql-client-15 pgbouncer

@@ -15,7 +15,7 @@ struct WireError {
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
   Result(WireError error) : v_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }

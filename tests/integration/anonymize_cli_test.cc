@@ -9,8 +9,8 @@
 #include <map>
 #include <sstream>
 
-#include "tests/support/kanon_proxy.h"
 #include "tests/support/demo_data.h"
+#include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 
 using namespace kanon::testing;

@@ -15,8 +15,8 @@
 #include <regex>
 #include <thread>
 
-#include "tests/support/kanon_proxy.h"
 #include "tests/support/demo_data.h"
+#include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 
 using namespace kanon::testing;

@@ -15,8 +15,8 @@
 #include <set>
 #include <sstream>
 
-#include "tests/support/kanon_proxy.h"
 #include "tests/support/demo_data.h"
+#include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
 
