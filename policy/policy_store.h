@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "policy/catalog_facts.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
 
@@ -32,6 +33,8 @@ struct PolicySnapshot {
   uint64_t version = 0;
   std::map<std::string, std::shared_ptr<const TableSnapshot>> tables;  // by "schema.table"
   std::map<std::string, std::string> errors;  // last refresh error per table, if it failed
+  // The database's catalog as last read (null: not read yet).
+  std::shared_ptr<const CatalogFacts> catalog;
 
   // nullptr when the table has no built policy.
   const TableSnapshot* find(const std::string& qualified) const;

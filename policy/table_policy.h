@@ -63,6 +63,10 @@ struct TablePolicy {
   std::vector<std::string> indexes;
   std::vector<SourceRef> index_refs;
   ExportOptions export_options;
+  // Functions ("schema.name") a restricted session may call although they
+  // can read this table (their results are not masked): the policy's word
+  // that they release nothing identifying. See docs/security.md.
+  std::vector<std::string> allowed_functions;
   SourceRef where;  // the `table:` key of the entry
 
   // "schema.table" as written in policies (unquoted).

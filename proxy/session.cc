@@ -241,9 +241,19 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   } else if (!backend_stream_.standard_conforming_strings()) {
     result = rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
                                    "standard_conforming_strings");
+  } else if (prepared_ && prepared_sql_ == sql) {
+    result = std::move(*prepared_);
   } else {
     const auto snapshot = context_.policies->current();
     result = context_.rewriter.rewrite(sql, *snapshot, access_);
+  }
+  prepared_.reset();
+  access_.absent_names.clear();
+  if (result.verdict == rewriter::Verdict::kLookup) {
+    // Still unknown after the look-up (or it failed): fail closed.
+    const uint64_t fingerprint = result.fingerprint;
+    result = rewriter::make_denial(rewriter::rules::kUnknownObject, result.unknown.front());
+    result.fingerprint = fingerprint;
   }
   const double micros =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -438,6 +448,9 @@ awaitable<void> Session::relay_client_to_backend() {
         terminate = true;
         break;
       }
+      if (gate_ && !gate_->discarding() &&
+          (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
+        co_await look_up_unknown_names(frame);
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
       if (action == StatementGate::Action::kForward) {
         ready += frame.size;

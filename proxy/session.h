@@ -62,6 +62,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // Who the login is: exempt for which protected tables. Fails closed.
   boost::asio::awaitable<void> resolve_access(const std::string& user);
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
+  // session_lookup.cc: before the gate decides a Query or Parse, names the
+  // snapshot's catalog does not know are looked up in the database; the
+  // catalog is re-read when one of them now exists.
+  boost::asio::awaitable<void> look_up_unknown_names(const wire::Frame& frame);
   boost::asio::awaitable<void> relay_client_to_backend();
   // Ends the session from the client pump: stops the backend pump, sends the
   // client a FATAL error (unless sqlstate is empty) and closes both sides.
@@ -100,6 +104,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Enforcement (restricted sessions only).
   rewriter::PlanContext access_;
+  // The rewrite look_up_unknown_names() made of `prepared_sql_`, for the gate.
+  std::string prepared_sql_;
+  std::optional<rewriter::RewriteResult> prepared_;
   DenialQueue denials_;
   std::optional<StatementGate> gate_;
   std::optional<ResponseFilter> filter_;

@@ -42,6 +42,13 @@ class ProtectedIndex {
   // True when some protected table (or child) has this bare name.
   bool has_name(std::string_view name) const;
   bool empty() const { return by_qualified_.empty(); }
+  // pred(const ProtectedTable*) for every protected table (children left out).
+  template <typename Pred>
+  bool all_of(Pred pred) const {
+    for (const auto& [name, t] : by_qualified_)
+      if (!t.child && !pred(&t)) return false;
+    return true;
+  }
 
  private:
   void add(ProtectedTable t);

@@ -28,6 +28,9 @@ std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_iden
   key += std::to_string(context.exempt_tables.size());
   key += ':';
   for (const auto& t : context.exempt_tables) add_field(key, t);
+  key += std::to_string(context.absent_names.size());
+  key += ':';
+  for (const auto& n : context.absent_names) add_field(key, n);
   key += sql;
   return key;
 }

@@ -17,15 +17,28 @@ bool is_write_kind(std::string_view kind) {
 struct ProtectedRef {
   const RelationRef* ref;
   const ProtectedTable* table;
+  // The referenced relation's own catalog entry when it is a child (its
+  // columns may extend the parent's); null otherwise or without a catalog.
+  const policy::RelationFacts* child = nullptr;
 };
+
+struct CatalogRef {
+  const RelationRef* ref;
+  const CatalogRelation* relation;
+};
+
+// Views inside views inside views...: deeper than this is denied.
+constexpr int kMaxViewDepth = 16;
 
 class Planner {
  public:
-  Planner(std::string_view sql, const ProtectedIndex& index, const PlanContext& context)
+  Planner(std::string_view sql, const PlanInputs& inputs, int depth = 0)
       : sql_(sql),
-        index_(index),
-        context_(context),
-        search_path_(parse_search_path(context.search_path)) {}
+        index_(inputs.index),
+        inputs_(inputs),
+        context_(inputs.context),
+        search_path_(parse_search_path(inputs.context.search_path)),
+        depth_(depth) {}
 
   // Adds the statement's edits to plan_; false (with plan_.denied set) when
   // the statement is denied.
@@ -36,8 +49,10 @@ class Planner {
     for (const auto& f : st.functions)
       if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
     if (cls == StatementClass::kCopy && st.copy_to_file) return deny(rules::kCopyFile, "COPY");
+    if (!check_functions(st)) return false;
 
     std::vector<ProtectedRef> refs;
+    std::vector<CatalogRef> reaching;  // not protected, but the catalog says they reach one
     for (const auto& r : st.relations) {
       if (r.cte) continue;
       if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog"))
@@ -45,7 +60,24 @@ class Planner {
       const ProtectedTable* t = nullptr;
       const auto match = find(r.schema, r.name, &t);
       if (match == ProtectedIndex::Match::kAmbiguous) return deny(rules::kAmbiguousName, r.name);
-      if (match == ProtectedIndex::Match::kFound) refs.push_back({&r, t});
+      if (match == ProtectedIndex::Match::kFound) {
+        refs.push_back({&r, t, t->child ? child_facts(t->schema, t->table) : nullptr});
+        continue;
+      }
+      const CatalogRelation* rel = nullptr;
+      if (!classify(r, &rel)) return false;
+      if (!rel) continue;
+      if (rel->cls == RelationClass::kChild) {
+        // A child the snapshot's build did not see: the parent's masks.
+        const ProtectedTable* parent = nullptr;
+        const auto [ps, pn] = split_name(rel->protected_parent);
+        if (find(ps, pn, &parent) == ProtectedIndex::Match::kFound)
+          refs.push_back({&r, parent, rel->facts});
+        else if (index_.find(ps, pn, search_path_, &parent) == ProtectedIndex::Match::kNone)
+          return deny(rules::kPolicyNotBuilt, rel->protected_parent);
+        continue;  // else the session is exempt for the parent
+      }
+      reaching.push_back({&r, rel});
     }
 
     // EXPLAIN can wrap CREATE TABLE AS / MATERIALIZED VIEW: a write too.
@@ -58,6 +90,9 @@ class Planner {
                              ? rules::kWriteProtected
                              : rules::kDdlProtected;
       if (!refs.empty()) return deny(rule, refs.front().table->policy_name);
+      for (const auto& c : reaching)
+        if (reaches(*c.relation, c.ref->role == RelationRef::Role::kOther))
+          return deny(rule, describe(*c.relation, c.ref->role == RelationRef::Role::kOther));
       if (cls == StatementClass::kWrite || wraps_write)
         for (const auto& n : st.names) {
           if (!index_.has_name(n)) continue;
@@ -65,8 +100,12 @@ class Planner {
           if (find("", n, &t) == ProtectedIndex::Match::kNone) continue;
           return deny(rule, t ? t->policy_name : n);
         }
+      if ((cls == StatementClass::kWrite || wraps_write) && !check_named_objects(st, rule))
+        return false;
       return true;
     }
+    for (const auto& c : reaching)
+      if (!plan_reaching(st, cls, c)) return false;
     if (refs.empty()) return true;
 
     for (const auto& p : refs)
@@ -78,12 +117,15 @@ class Planner {
 
     for (const auto& p : refs) {
       bool ok = true;
+      const auto make_item = [&](std::string_view name_text) {
+        return masked_item(*p.ref, *p.table, p.child, name_text);
+      };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
-          ok = splice_from_item(*p.ref, *p.table);
+          ok = splice_from_item(*p.ref, make_item);
           break;
         case RelationRef::Role::kCopySource:
-          ok = cls == StatementClass::kCopy && splice_copy(st, *p.ref, *p.table);
+          ok = cls == StatementClass::kCopy && splice_copy(st, *p.ref, make_item);
           break;
         case RelationRef::Role::kLockTarget:
           break;
@@ -110,7 +152,13 @@ class Planner {
           break;
         }
     }
-    if (plan_.denied) plan_.edits.clear();
+    if (plan_.denied) {
+      plan_.edits.clear();
+      plan_.unknown.clear();
+    }
+    std::sort(plan_.unknown.begin(), plan_.unknown.end());
+    plan_.unknown.erase(std::unique(plan_.unknown.begin(), plan_.unknown.end()),
+                        plan_.unknown.end());
     return std::move(plan_);
   }
 
@@ -126,6 +174,226 @@ class Planner {
       return ProtectedIndex::Match::kNone;
     }
     return match;
+  }
+
+  // ---- Catalog: what the objects a statement names can reach ----
+
+  static std::pair<std::string, std::string> split_name(const std::string& qualified) {
+    const size_t dot = qualified.find('.');
+    if (dot == std::string::npos) return {std::string(), qualified};
+    return {qualified.substr(0, dot), qualified.substr(dot + 1)};
+  }
+
+  static std::string qualified(const policy::RelationFacts& f) { return f.schema + "." + f.name; }
+
+  bool absent(std::string_view name) const {
+    return std::binary_search(context_.absent_names.begin(), context_.absent_names.end(), name);
+  }
+
+  // What a reach means for this session: tables it is exempt for left out.
+  Reach effective(const Reach& reach) const {
+    Reach out;
+    out.opaque = reach.opaque;
+    out.via = reach.via;
+    for (const auto& t : reach.tables)
+      if (!std::binary_search(context_.exempt_tables.begin(), context_.exempt_tables.end(), t))
+        out.tables.push_back(t);
+    return out;
+  }
+
+  bool reaches(const CatalogRelation& rel, bool write) const {
+    return effective(write ? rel.write : rel.read).any();
+  }
+
+  // "public.v (reaches public.people)", for messages.
+  std::string describe(const CatalogRelation& rel, bool write) const {
+    const Reach e = effective(write ? rel.write : rel.read);
+    std::string s = qualified(*rel.facts);
+    if (!e.tables.empty())
+      s += " (reaches " + e.tables.front() + ")";
+    else if (e.opaque)
+      s += " (reaches code kanon cannot analyse" + (e.via.empty() ? "" : ": " + e.via) + ")";
+    return s;
+  }
+
+  const policy::RelationFacts* child_facts(const std::string& schema,
+                                           const std::string& table) const {
+    if (!inputs_.catalog) return nullptr;
+    for (const auto* c : inputs_.catalog->relations(schema, table)) return c->facts;
+    return nullptr;
+  }
+
+  // The child's columns in its own order: the parent's masks for the columns
+  // it inherits, its own columns (not quasi-identifiers of the parent) as
+  // they are.
+  static std::string child_select_list(const policy::TableMasks& masks,
+                                       const policy::RelationFacts& child) {
+    std::string s;
+    for (const auto& col : child.columns) {
+      if (!s.empty()) s += ", ";
+      const std::string quoted = policy::quote_identifier(col.name);
+      const auto it = std::find_if(masks.columns.begin(), masks.columns.end(),
+                                   [&](const policy::ColumnMask& m) { return m.column == col.name; });
+      if (it == masks.columns.end()) {
+        s += quoted;
+      } else {
+        s += it->expression;
+        s += " AS ";
+        s += quoted;
+      }
+    }
+    return s;
+  }
+
+  // Looks a relation that is not protected up in the catalog. *out is set
+  // when reading or writing it reaches a protected table; false: denied.
+  bool classify(const RelationRef& r, const CatalogRelation** out) {
+    *out = nullptr;
+    const ObjectCatalog* catalog = inputs_.catalog;
+    if (!catalog) {
+      if (inputs_.require_catalog)
+        return deny(rules::kCatalogNotRead, r.schema.empty() ? r.name : r.schema + "." + r.name);
+      return true;
+    }
+    const auto found = catalog->relations(r.schema, r.name);
+    if (found.empty()) {
+      if (!absent(r.name)) plan_.unknown.push_back(r.name);
+      return true;
+    }
+    const CatalogRelation* reaching = nullptr;
+    for (const auto* c : found) {
+      const bool child = c->cls == RelationClass::kChild &&
+                         !std::binary_search(context_.exempt_tables.begin(),
+                                             context_.exempt_tables.end(), c->protected_parent);
+      if (child || reaches(*c, false) || reaches(*c, true)) reaching = c;
+    }
+    if (!reaching) return true;
+    if (found.size() > 1) return deny(rules::kAmbiguousObject, r.name);
+    *out = reaching;
+    return true;
+  }
+
+  // A read of a relation that reaches a protected table: a view is expanded
+  // in place; anything else kanon cannot mask is denied.
+  bool plan_reaching(const Statement& st, StatementClass cls, const CatalogRef& c) {
+    const RelationRef& r = *c.ref;
+    const CatalogRelation& rel = *c.relation;
+    if (r.role == RelationRef::Role::kLockTarget) return true;
+    if (!reaches(rel, false)) {
+      // Only writing it reaches a protected table (triggers, rules).
+      if (r.role == RelationRef::Role::kOther)
+        return deny(rules::kWriteProtected, describe(rel, true));
+      return true;
+    }
+    switch (rel.cls) {
+      case RelationClass::kDerived:
+        return deny(rules::kDerivedRelation, describe(rel, false));
+      case RelationClass::kView:
+        break;
+      case RelationClass::kOpaque:
+        return deny(rules::kOpaqueRelation, describe(rel, false));
+      default:
+        return deny(rules::kUnsupportedReference, describe(rel, false));
+    }
+    if (effective(rel.read).opaque) return deny(rules::kOpaqueRelation, describe(rel, false));
+    std::string body;
+    if (!expand_view(rel, body)) return false;
+    const auto make_item = [&](std::string_view) {
+      return body + (r.has_alias ? "" : " AS " + policy::quote_identifier(r.name));
+    };
+    bool ok = false;
+    if (r.role == RelationRef::Role::kRead)
+      ok = splice_from_item(r, make_item);
+    else if (r.role == RelationRef::Role::kCopySource)
+      ok = cls == StatementClass::kCopy && splice_copy(st, r, make_item);
+    if (!ok) return deny(rules::kUnsupportedReference, describe(rel, false));
+    return true;
+  }
+
+  // `body`: "(<the view's definition, planned like any query>)".
+  bool expand_view(const CatalogRelation& view, std::string& body) {
+    const std::string name = qualified(*view.facts);
+    if (depth_ >= kMaxViewDepth) return deny(rules::kUnsupportedReference, name);
+    const std::string& definition = view.facts->definition;
+    const ParseOutcome parsed = parse_sql(definition);
+    if (!parsed.ok || parsed.statements.size() != 1 ||
+        classify_statement(parsed.statements.front().kind) != StatementClass::kQuery)
+      return deny(rules::kUnsupportedReference, name);
+    Planner inner(definition, inputs_, depth_ + 1);
+    inner.plan(parsed.statements.front());
+    RewritePlan planned = inner.take();
+    if (planned.denied) return deny(*planned.denied, planned.object + " in view " + name);
+    plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
+    body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
+    // A security_barrier view keeps outer conditions from being pushed below
+    // its own: an OFFSET 0 subquery is not flattened.
+    if (view.facts->security_barrier)
+      body = "(SELECT * FROM " + body + " AS " + policy::quote_identifier(view.facts->name) +
+             " OFFSET 0)";
+    return true;
+  }
+
+  // Every function the statement calls, by name: denied when one of that
+  // name can read a protected table or runs code kanon cannot analyse.
+  bool check_functions(const Statement& st) {
+    const ObjectCatalog* catalog = inputs_.catalog;
+    if (!catalog) {
+      if (inputs_.require_catalog && !st.functions.empty())
+        return deny(rules::kCatalogNotRead, st.functions.front().name);
+      return true;
+    }
+    for (const auto& f : st.functions) {
+      const auto found = catalog->functions(f.schema, f.name);
+      if (found.empty()) {
+        if (!absent(f.name)) plan_.unknown.push_back(f.name);
+        continue;
+      }
+      for (const auto* c : found) {
+        const Reach e = effective(c->reach);
+        if (!e.any() || allowed(*c->facts, e)) continue;
+        std::string object = c->facts->schema + "." + c->facts->name;
+        if (!e.tables.empty()) {
+          object += " (reaches " + e.tables.front() + ")";
+          return deny(rules::kReachingFunction, object);
+        }
+        if (!e.via.empty() && e.via != object) object += " (calls " + e.via + ")";
+        return deny(rules::kOpaqueFunction, object);
+      }
+    }
+    return true;
+  }
+
+  // allowed_functions: every protected table the function may reach lists
+  // it (all of them when it is opaque).
+  bool allowed(const policy::FunctionFacts& f, const Reach& reach) const {
+    const std::string name = f.schema + "." + f.name;
+    const auto lists = [&](const ProtectedTable* t) {
+      if (t && std::binary_search(context_.exempt_tables.begin(), context_.exempt_tables.end(),
+                                  t->policy_name))
+        return true;
+      if (!t || !t->snapshot) return false;
+      const auto& a = t->snapshot->policy.allowed_functions;
+      return std::find(a.begin(), a.end(), name) != a.end();
+    };
+    if (reach.opaque) return index_.all_of(lists);
+    for (const auto& table : reach.tables) {
+      const ProtectedTable* t = nullptr;
+      const auto [schema, rel] = split_name(table);
+      index_.find(schema, rel, search_path_, &t);
+      if (!lists(t)) return false;
+    }
+    return true;
+  }
+
+  // DDL that names (drops, alters, grants on, ...) a relation that reaches a
+  // protected table.
+  bool check_named_objects(const Statement& st, const Rule& rule) {
+    if (!inputs_.catalog) return true;
+    for (const auto& n : st.names)
+      for (const auto* c : inputs_.catalog->relations("", n))
+        if (c->cls != RelationClass::kPlain || reaches(*c, false) || reaches(*c, true))
+          return deny(rule, describe(*c, false));
+    return true;
   }
 
   bool deny(const Rule& rule, std::string object) {
@@ -155,13 +423,14 @@ class Planner {
   // The FROM item that replaces the reference: the masked derived table (or
   // the materialized copy), aliased as the reference was (or by its name).
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,
-                          std::string_view name_text) const {
+                          const policy::RelationFacts* child, std::string_view name_text) const {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
-    if (!snap.materialized_name.empty() && !t.child && (r.inh || snap.info.children.empty()))
+    if (!snap.materialized_name.empty() && !child && !t.child &&
+        (r.inh || snap.info.children.empty()))
       return snap.materialized_name + alias;
     std::string s = "(SELECT ";
-    s += t.select_list;
+    s += child ? child_select_list(snap.masks, *child) : t.select_list;
     s += " FROM ";
     if (!r.inh) s += "ONLY ";
     s += name_text;
@@ -197,14 +466,16 @@ class Planner {
     return true;
   }
 
-  bool splice_from_item(const RelationRef& r, const ProtectedTable& t) {
+  // `make_item(name_text)`: the FROM item that replaces the reference.
+  template <typename MakeItem>
+  bool splice_from_item(const RelationRef& r, MakeItem make_item) {
     std::vector<NameToken> parts;
     if (!locate_name(r, parts)) return false;
     size_t begin = 0, end = 0;
     if (!reference_span(r, parts, begin, end)) return false;
     const std::string_view name_text =
         sql_.substr(parts.front().begin, parts.back().end - parts.front().begin);
-    std::string item = masked_item(r, t, name_text);
+    std::string item = make_item(name_text);
     if (r.table_form) {
       size_t word = 0;
       if (word_before(sql_, begin, word) != "table") return false;
@@ -216,7 +487,8 @@ class Planner {
   }
 
   // COPY t [(cols)] TO STDOUT -> COPY (SELECT cols|* FROM <masked> AS t) TO STDOUT
-  bool splice_copy(const Statement& st, const RelationRef& r, const ProtectedTable& t) {
+  template <typename MakeItem>
+  bool splice_copy(const Statement& st, const RelationRef& r, MakeItem make_item) {
     std::vector<NameToken> parts;
     if (!locate_name(r, parts)) return false;
     size_t end = parts.back().end;
@@ -232,7 +504,7 @@ class Planner {
     const std::string_view name_text =
         sql_.substr(parts.front().begin, parts.back().end - parts.front().begin);
     plan_.edits.push_back({parts.front().begin, end,
-                           "(SELECT " + columns + " FROM " + masked_item(r, t, name_text) + ")"});
+                           "(SELECT " + columns + " FROM " + make_item(name_text) + ")"});
     return true;
   }
 
@@ -257,16 +529,18 @@ class Planner {
 
   std::string_view sql_;
   const ProtectedIndex& index_;
+  const PlanInputs& inputs_;
   const PlanContext& context_;
   const std::vector<std::string> search_path_;
+  const int depth_;
   RewritePlan plan_;
 };
 
 }  // namespace
 
 RewritePlan plan_rewrite(std::string_view sql, const ParseOutcome& parsed,
-                         const ProtectedIndex& index, const PlanContext& context) {
-  Planner planner(sql, index, context);
+                         const PlanInputs& inputs) {
+  Planner planner(sql, inputs);
   for (const auto& st : parsed.statements)
     if (!planner.plan(st)) break;
   return planner.take();

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rewriter/object_catalog.h"
 #include "rewriter/protected_index.h"
 #include "rewriter/rewriter.h"
 #include "rewriter/sql_parser.h"
@@ -26,12 +27,25 @@ struct RewritePlan {
   const Rule* denied = nullptr;  // non-null: deny, naming `object`
   std::string object;
   std::vector<Edit> edits;  // empty and not denied: pass unchanged
+  // Not denied, but names the catalog does not know: look them up first.
+  std::vector<std::string> unknown;
+};
+
+struct PlanInputs {
+  const ProtectedIndex& index;
+  const ObjectCatalog* catalog = nullptr;  // null: the snapshot has no catalog
+  bool require_catalog = false;            // then deny what only a catalog could classify
+  const PlanContext& context;
 };
 
 // REQUIRES: parsed.ok and `parsed` came from parse_sql(sql).
-// References to tables in context.exempt_tables are left as they are.
+// References to tables in context.exempt_tables are left as they are. With a
+// catalog, every other relation and function the statement names is
+// classified: views that reach a protected table are expanded in place with
+// masks inside, children of protected tables get the parent's masks, and what
+// reaches a protected table in a way kanon cannot mask is denied.
 RewritePlan plan_rewrite(std::string_view sql, const ParseOutcome& parsed,
-                         const ProtectedIndex& index, const PlanContext& context);
+                         const PlanInputs& inputs);
 
 // REQUIRES: edits do not overlap (plan_rewrite guarantees it).
 std::string apply_edits(std::string_view sql, std::vector<Edit> edits);

@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "rewriter/object_catalog.h"
 #include "rewriter/protected_index.h"
 #include "rewriter/rewrite_cache.h"
 #include "rewriter/rewrite_plan.h"
@@ -16,19 +17,32 @@ uint64_t combine(uint64_t seed, uint64_t v) {
 
 }  // namespace
 
+// What planning needs of one snapshot, built once per snapshot version.
+struct SnapshotIndexes {
+  std::shared_ptr<const ProtectedIndex> index;
+  std::shared_ptr<const ObjectCatalog> catalog;  // null: the snapshot has no catalog
+};
+
 struct Rewriter::Impl {
   explicit Impl(size_t capacity) : cache(capacity) {}
 
-  std::shared_ptr<const ProtectedIndex> index_for(const policy::PolicySnapshot& policies) {
+  SnapshotIndexes indexes_for(const policy::PolicySnapshot& policies) {
     std::lock_guard lock(mu);
-    if (!index || index_version != policies.version || index_identity != &policies ||
+    if (!current.index || index_version != policies.version || index_identity != &policies ||
         index_generation != listed_generation) {
-      index = std::make_shared<const ProtectedIndex>(policies, listed);
+      current.index = std::make_shared<const ProtectedIndex>(policies, listed);
+      current.catalog.reset();
+      if (policies.catalog) {
+        std::vector<std::string> protected_tables = listed;
+        for (const auto& [name, table] : policies.tables) protected_tables.push_back(name);
+        for (const auto& [name, error] : policies.errors) protected_tables.push_back(name);
+        current.catalog = std::make_shared<const ObjectCatalog>(policies.catalog, protected_tables);
+      }
       index_version = policies.version;
       index_identity = &policies;
       index_generation = listed_generation;
     }
-    return index;
+    return current;
   }
 
   uint64_t generation() {
@@ -40,7 +54,8 @@ struct Rewriter::Impl {
   std::mutex mu;
   std::vector<std::string> listed;
   uint64_t listed_generation = 0;
-  std::shared_ptr<const ProtectedIndex> index;
+  bool require_catalog = false;
+  SnapshotIndexes current;
   uint64_t index_version = 0;
   const policy::PolicySnapshot* index_identity = nullptr;
   uint64_t index_generation = 0;
@@ -63,6 +78,12 @@ void Rewriter::set_listed_tables(std::vector<std::string> tables) {
   std::lock_guard lock(impl_->mu);
   impl_->listed = std::move(tables);
   ++impl_->listed_generation;
+}
+
+void Rewriter::set_require_catalog(bool require) {
+  std::lock_guard lock(impl_->mu);
+  impl_->require_catalog = require;
+  ++impl_->listed_generation;  // a new generation: earlier plans are not reused
 }
 
 CacheStats Rewriter::cache_stats() const {
@@ -93,17 +114,29 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
   for (const auto& st : parsed.statements) fp = combine(fp, st.fingerprint);
   result.fingerprint = fp;
 
-  const auto index = impl_->index_for(policies);
-  RewritePlan plan = plan_rewrite(sql, parsed, *index, context);
+  const SnapshotIndexes indexes = impl_->indexes_for(policies);
+  bool require_catalog = false;
+  {
+    std::lock_guard lock(impl_->mu);
+    require_catalog = impl_->require_catalog;
+  }
+  const PlanInputs inputs{*indexes.index, indexes.catalog.get(), require_catalog, context};
+  RewritePlan plan = plan_rewrite(sql, parsed, inputs);
   if (plan.denied) {
     const uint64_t fingerprint = result.fingerprint;
     result = make_denial(*plan.denied, std::move(plan.object));
     result.fingerprint = fingerprint;
+  } else if (!plan.unknown.empty()) {
+    // Not cached: the answer depends on the database, not on the snapshot.
+    result.verdict = Verdict::kLookup;
+    result.unknown = std::move(plan.unknown);
+    return result;
   } else if (!plan.edits.empty()) {
     result.verdict = Verdict::kRewritten;
     result.sql = apply_edits(sql, std::move(plan.edits));
   }
-  impl_->cache.put(key, result);
+  // A plan that relied on names being absent holds only as long as they are.
+  if (context.absent_names.empty()) impl_->cache.put(key, result);
   return result;
 }
 

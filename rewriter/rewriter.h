@@ -39,9 +39,18 @@ struct PlanContext {
   std::vector<std::string> exempt_tables;  // sorted
   std::string role;                        // the login
   std::string database;                    // the session's database
+  // Names the caller has just confirmed no persistent relation or function
+  // has (a kLookup answer, checked against the database): the session's own
+  // temporary objects or missing ones. Sorted. A rewrite that used them is
+  // not cached: it holds only until the catalog changes.
+  std::vector<std::string> absent_names;
 };
 
-enum class Verdict { kPass, kRewritten, kDenied };
+// kLookup: the statement names relations or functions the snapshot's catalog
+// does not know (created since it was read, temporary, or missing). The caller
+// checks `unknown` against the database: refreshes the catalog when one of
+// them now exists, or passes them back in PlanContext::absent_names.
+enum class Verdict { kPass, kRewritten, kDenied, kLookup };
 
 struct RewriteResult {
   Verdict verdict = Verdict::kPass;
@@ -53,6 +62,7 @@ struct RewriteResult {
   uint64_t fingerprint = 0;  // statement fingerprint (no literal values), for logs
   bool cache_hit = false;
   int position = 0;  // kDenied 42601: PostgreSQL's error position (1-based) for the P field
+  std::vector<std::string> unknown;  // kLookup: the names to look up (sorted, unique)
 };
 
 // A kDenied result for `rule`, its message built by denial_message().
@@ -82,6 +92,11 @@ class Rewriter {
   // has no built snapshot yet is denied when referenced (fail closed). Tables
   // in a snapshot's `tables` or `errors` count as listed without this call.
   void set_listed_tables(std::vector<std::string> tables);
+
+  // When set (the proxy), a snapshot without a catalog denies every statement
+  // that names a relation or function that is not protected (fail closed).
+  // Off by default, for tests that plan without a database.
+  void set_require_catalog(bool require);
 
   CacheStats cache_stats() const;
 

@@ -40,6 +40,28 @@ const Rule kUnsupportedReference{"unsupported-reference",
 const Rule kAmbiguousName{"ambiguous-protected-name",
                           "the unqualified name matches several protected tables and none is "
                           "on the search_path"};
+const Rule kDerivedRelation{"derived-relation",
+                            "restricted sessions may not read a materialized view or other "
+                            "relation derived from a protected table, which kanon cannot mask; "
+                            "give it a policy of its own"};
+const Rule kOpaqueRelation{"opaque-relation",
+                           "restricted sessions may not read a foreign table, or a view over code "
+                           "kanon cannot analyse"};
+const Rule kReachingFunction{"function-reaches-protected",
+                             "restricted sessions may not call a function that can read a "
+                             "protected table unless its policy lists it under allowed_functions"};
+const Rule kOpaqueFunction{"opaque-function",
+                           "restricted sessions may not call a function whose body kanon cannot "
+                           "analyse unless every policy lists it under allowed_functions"};
+const Rule kAmbiguousObject{"ambiguous-name",
+                            "the unqualified name matches several relations or functions and one "
+                            "of them reaches a protected table; qualify it with its schema"};
+const Rule kUnknownObject{"unknown-object",
+                          "kanon's catalog does not know this object, so it cannot tell what it "
+                          "reads"};
+const Rule kCatalogNotRead{"catalog-not-read",
+                           "kanon has not read this database's catalog yet, so it cannot tell what "
+                           "the statement reads"};
 const Rule kReplicationConnection{"replication-connection",
                                   "restricted sessions may not open replication connections"};
 const Rule kFunctionCall{"function-call-message",

@@ -49,6 +49,14 @@ extern const Rule kPolicyNotBuilt;
 extern const Rule kTablesample;
 extern const Rule kUnsupportedReference;
 extern const Rule kAmbiguousName;
+// Objects the catalog says reach a protected table (object_catalog.h).
+extern const Rule kDerivedRelation;
+extern const Rule kOpaqueRelation;
+extern const Rule kReachingFunction;
+extern const Rule kOpaqueFunction;
+extern const Rule kAmbiguousObject;
+extern const Rule kUnknownObject;
+extern const Rule kCatalogNotRead;
 // Decided by the proxy, before or around the rewriter.
 extern const Rule kReplicationConnection;
 extern const Rule kFunctionCall;

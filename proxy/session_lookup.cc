@@ -1,0 +1,62 @@
+// Session::look_up_unknown_names: the catalog side of a restricted statement.
+// The rewriter answers kLookup when a statement names relations or functions
+// the snapshot's catalog does not know. They are either objects created since
+// the catalog was read (a new view, a child attached later, a function
+// replaced by another name), or the session's own temporary objects, or
+// missing ones. One catalog query tells: if a persistent object of that name
+// exists, the catalog is re-read (a new snapshot version) and the statement
+// planned again; if none does, the names are passed back as absent.
+#include "proxy/blocking.h"
+#include "proxy/log.h"
+#include "proxy/session.h"
+#include "proxy/wire/frontend_messages.h"
+#include "proxy/wire/message_types.h"
+
+namespace kanon::proxy {
+
+boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& frame) {
+  prepared_.reset();
+  access_.absent_names.clear();
+  std::string sql;
+  if (frame.type == wire::frontend::kQuery) {
+    auto q = wire::decode_query(frame.body);
+    if (!q.ok()) co_return;
+    sql = std::move(q.value().sql);
+  } else {
+    auto p = wire::decode_parse(frame.body);
+    if (!p.ok()) co_return;
+    sql = std::move(p.value().query);
+  }
+  // Plan, refresh the catalog if a name now exists, plan again, pass the
+  // remaining names back as absent, plan a last time. A name that is still
+  // unknown then (e.g. created and dropped meanwhile) is denied by the gate.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto result = context_.rewriter.rewrite(sql, *context_.policies->current(), access_);
+    if (result.verdict != rewriter::Verdict::kLookup) {
+      prepared_sql_ = std::move(sql);
+      prepared_ = std::move(result);
+      co_return;
+    }
+    bool exists = true;
+    try {
+      exists = co_await run_blocking(context_.blocking, [&] {
+        return context_.policies->any_persistent_object_named(result.unknown);
+      });
+    } catch (const std::exception& e) {
+      log(LogLevel::kWarning, "client {}: catalog look-up failed: {}", peer_, e.what());
+      co_return;  // the names stay unknown: denied
+    }
+    if (!exists) {
+      access_.absent_names = result.unknown;
+      continue;  // planned once more with the names known to be absent
+    }
+    try {
+      co_await run_blocking(context_.blocking, [&] { return context_.policies->refresh_catalog(); });
+    } catch (const std::exception& e) {
+      log(LogLevel::kWarning, "client {}: catalog refresh failed: {}", peer_, e.what());
+      co_return;
+    }
+  }
+}
+
+}  // namespace kanon::proxy
