@@ -1,5 +1,5 @@
 -- Demo table for the ADULT benchmark data (loaded by scripts/pg-sandbox.sh
--- --demo from ../shared/data/adult/adult.csv). Column names keep the data
+-- --demo from data/adult/adult.csv). Column names keep the data
 -- set's spelling, so the hyphenated ones need double quotes in SQL.
 CREATE TABLE public.adult (
   id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

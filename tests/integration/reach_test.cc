@@ -1,0 +1,458 @@
+// The reachability suite: a restricted user (analyst) tries every path around
+// the masks that goes through another object — views (nested, aliased,
+// security_barrier, security_invoker, WITH CHECK OPTION), materialized views,
+// SQL and PL/pgSQL functions, set-returning functions in FROM, rules and
+// triggers on tables it may write, inheritance children and partitions,
+// foreign tables — created before the policy was built and after it, renamed,
+// replaced, and reached through every statement form the rewriter accepts,
+// with both query protocols. A case passes when the result equals the same
+// statement over physically masked tables (schema `oracle`, the same objects
+// over `masked.people`) or when it is denied with 42501 and a message naming
+// the object; no raw value may ever come back.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+
+using namespace kanon::testing;
+
+namespace {
+
+// Values of public.people the tree releases nowhere, and direct identifiers.
+const std::vector<std::string> kForbidden = {
+    "Lawyer",       "Washington", "Columbus",     "Withamsville", "Whately",
+    "College Park", "Bellevue",   "DC",           "MA",           "MD",
+    "KY",           "Ada Quill",  "Kit Donnelly", "Cora Vance",   "100-00-00"};
+
+// The objects an administrator made, in schema {s} over table {t}: created
+// once as app.* over public.people and once as oracle.* over masked.people.
+std::string objects(const std::string& s, const std::string& t) {
+  std::string sql = R"(
+CREATE SCHEMA {s};
+CREATE TABLE {s}.plain (id int PRIMARY KEY, label text);
+INSERT INTO {s}.plain SELECT g, 'label ' || g FROM generate_series(1, 11) g;
+CREATE VIEW {s}.v_people AS SELECT * FROM {t};
+CREATE VIEW {s}.v_cols (o, c) AS SELECT occupation, city FROM {t};
+CREATE VIEW {s}.v_nested1 AS SELECT * FROM {s}.v_people WHERE id > 0;
+CREATE VIEW {s}.v_nested2 AS SELECT occupation, state, count(*) AS n FROM {s}.v_nested1
+  GROUP BY occupation, state;
+CREATE VIEW {s}.v_nested3 AS SELECT * FROM {s}.v_nested2 WHERE n > 0;
+CREATE VIEW {s}.v_check AS SELECT * FROM {t} WHERE id < 100 WITH CHECK OPTION;
+CREATE VIEW {s}.v_barrier WITH (security_barrier) AS SELECT id, city, state FROM {t}
+  WHERE id > 0;
+CREATE VIEW {s}.v_invoker WITH (security_invoker) AS SELECT id, occupation FROM {t};
+CREATE VIEW {s}.v_join AS SELECT p.id, p.city, u.label FROM {t} p JOIN {s}.plain u
+  ON u.id = p.id;
+CREATE VIEW {s}.v_agg AS SELECT state, count(*) AS n, min(city) AS first_city FROM {t}
+  GROUP BY state;
+CREATE VIEW {s}.v_case AS SELECT id, CASE WHEN occupation = 'Farmer' THEN 'agri'
+  ELSE occupation END AS job, upper(city) AS city_uc FROM {t};
+CREATE VIEW {s}.v_union AS SELECT city AS place FROM {t} UNION ALL
+  SELECT label FROM {s}.plain;
+CREATE VIEW {s}.v_sub AS SELECT id, (SELECT max(q.state) FROM {t} q WHERE q.id = p.id)
+  AS st FROM {s}.plain p;
+CREATE VIEW {s}.v_plain AS SELECT * FROM {s}.plain;
+CREATE VIEW {s}.v_replaced AS SELECT id, label AS city FROM {s}.plain;
+CREATE VIEW {s}.v_to_rename AS SELECT id, city FROM {t};
+)";
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"{s}", s}, {"{t}", t}}) {
+    for (size_t at = sql.find(from); at != std::string::npos; at = sql.find(from, at))
+      sql.replace(at, from.size(), to);
+  }
+  return sql;
+}
+
+// Objects only on the kanon side: they are denied, so they need no oracle.
+const char* const kDeniedObjects = R"(
+CREATE MATERIALIZED VIEW app.mv AS SELECT * FROM public.people;
+CREATE MATERIALIZED VIEW app.mv_plain AS SELECT * FROM app.plain;
+CREATE FUNCTION app.f_sql() RETURNS text LANGUAGE sql AS 'SELECT max(city) FROM public.people';
+CREATE FUNCTION app.f_atomic() RETURNS text LANGUAGE sql
+  RETURN (SELECT max(city) FROM public.people);
+CREATE FUNCTION app.f_begin_atomic() RETURNS SETOF text LANGUAGE sql
+  BEGIN ATOMIC SELECT city FROM public.people; END;
+CREATE FUNCTION app.f_nested() RETURNS text LANGUAGE sql AS 'SELECT app.f_sql()';
+CREATE FUNCTION app.f_plpgsql() RETURNS text LANGUAGE plpgsql AS
+  $$ BEGIN RETURN (SELECT max(city) FROM public.people); END $$;
+CREATE FUNCTION app.f_safe(x int) RETURNS int LANGUAGE sql AS 'SELECT x + 1';
+CREATE FUNCTION app.f_safe_atomic(x int) RETURNS int LANGUAGE sql RETURN x * 2;
+CREATE FUNCTION app.srf() RETURNS SETOF public.people LANGUAGE sql AS
+  'SELECT * FROM public.people';
+CREATE FUNCTION app.srf_plain() RETURNS SETOF app.plain LANGUAGE sql AS
+  'SELECT * FROM app.plain';
+CREATE VIEW app.v_fn AS SELECT id, app.f_sql() AS c FROM app.plain;
+CREATE VIEW app.v_mv AS SELECT * FROM app.mv;
+CREATE TABLE app.log (v text);
+CREATE TABLE app.trig_tab (id int);
+CREATE FUNCTION app.copy_city() RETURNS trigger LANGUAGE plpgsql AS
+  $$ BEGIN INSERT INTO app.log SELECT city FROM public.people; RETURN NEW; END $$;
+CREATE TRIGGER copy_city AFTER INSERT ON app.trig_tab FOR EACH ROW EXECUTE FUNCTION app.copy_city();
+CREATE TABLE app.rule_tab (id int);
+CREATE RULE leak AS ON INSERT TO app.rule_tab DO ALSO INSERT INTO app.log
+  SELECT city FROM public.people;
+CREATE TABLE app.scratch (id int, v text);
+GRANT USAGE ON SCHEMA app TO analyst;
+GRANT ALL ON ALL TABLES IN SCHEMA app TO analyst;
+GRANT CREATE ON SCHEMA app TO analyst;
+)";
+
+enum class Expect { kOracle, kMasked, kDenied, kPasses };
+
+struct Case {
+  std::string sql;  // {s}: app through kanon, oracle directly
+  Expect expect;
+  std::string names = "";  // kDenied: the message names this object
+  bool simple_only = false;
+};
+
+// Before anything is created after the build.
+const std::vector<Case> kCases = {
+    // Views an administrator created before the build: expanded, masked.
+    {"SELECT * FROM {s}.v_people ORDER BY id", Expect::kOracle},
+    {"SELECT o, c FROM {s}.v_cols ORDER BY 1, 2", Expect::kOracle},
+    {"SELECT c FROM {s}.v_cols WHERE o = 'Lawyer'", Expect::kOracle},
+    {"SELECT * FROM {s}.v_nested3 ORDER BY 1, 2", Expect::kOracle},
+    {"SELECT * FROM {s}.v_nested2 ORDER BY 1, 2", Expect::kOracle},
+    {"SELECT * FROM {s}.v_check ORDER BY id", Expect::kOracle},
+    {"SELECT * FROM {s}.v_barrier WHERE city = 'Washington' ORDER BY id", Expect::kOracle},
+    {"SELECT * FROM {s}.v_invoker ORDER BY id", Expect::kOracle},
+    {"SELECT * FROM {s}.v_join ORDER BY id", Expect::kOracle},
+    {"SELECT * FROM {s}.v_agg ORDER BY 1", Expect::kOracle},
+    {"SELECT * FROM {s}.v_case ORDER BY id", Expect::kOracle},
+    {"SELECT * FROM {s}.v_union ORDER BY 1", Expect::kOracle},
+    {"SELECT * FROM {s}.v_sub ORDER BY id", Expect::kOracle},
+    {"SELECT * FROM {s}.v_plain ORDER BY id", Expect::kOracle},
+    {"SELECT v.c, count(*) FROM {s}.v_cols AS v(x, c) GROUP BY 1 ORDER BY 1", Expect::kOracle},
+    {"SELECT x.* FROM {s}.v_people x WHERE x.state = 'OH' ORDER BY x.id", Expect::kOracle},
+    {"SELECT p.city, v.label FROM {s}.v_people p JOIN {s}.plain v USING (id) ORDER BY 1, 2",
+     Expect::kOracle},
+    // Statement forms around a view.
+    {"WITH w AS (SELECT * FROM {s}.v_people) SELECT city FROM w ORDER BY 1", Expect::kOracle},
+    {"SELECT id FROM {s}.plain WHERE id IN (SELECT id FROM {s}.v_people WHERE city = "
+     "'Washington') ORDER BY 1",
+     Expect::kOracle},
+    {"SELECT l.c FROM {s}.plain p, LATERAL (SELECT city AS c FROM {s}.v_people v WHERE v.id = "
+     "p.id) l ORDER BY 1",
+     Expect::kOracle},
+    {"SELECT v FROM {s}.v_people v ORDER BY v.id", Expect::kOracle},
+    {"SELECT row_to_json(v) FROM {s}.v_cols v ORDER BY 1", Expect::kOracle},
+    {"TABLE {s}.v_people ORDER BY id", Expect::kOracle},
+    {"SELECT (SELECT max(city) FROM {s}.v_people) AS m", Expect::kOracle},
+    {"SELECT * FROM {s}.v_people WHERE id = 1 UNION ALL SELECT * FROM {s}.v_people WHERE id = 2 "
+     "ORDER BY 1",
+     Expect::kOracle},
+    {"EXPLAIN (COSTS OFF) SELECT * FROM {s}.v_people", Expect::kMasked},
+    {"PREPARE q AS SELECT city FROM {s}.v_people; EXECUTE q; DEALLOCATE q", Expect::kMasked, "",
+     true},
+    {"BEGIN; DECLARE c CURSOR FOR SELECT * FROM {s}.v_people; FETCH ALL FROM c; COMMIT",
+     Expect::kMasked, "", true},
+    {"SET search_path = {s}, public; SELECT city FROM v_people ORDER BY 1", Expect::kOracle, "",
+     true},
+    {"SELECT city FROM {s}.\"v_people\" ORDER BY 1", Expect::kOracle},
+    {"SELECT city FROM {s}.V_PEOPLE ORDER BY 1", Expect::kOracle},
+    // Functions.
+    {"SELECT app.f_safe(41), app.f_safe_atomic(21)", Expect::kPasses},
+    {"SELECT * FROM app.srf_plain() ORDER BY id", Expect::kPasses},
+    {"SELECT app.f_sql()", Expect::kDenied, "app.f_sql"},
+    {"SELECT app.f_atomic()", Expect::kDenied, "app.f_atomic"},
+    {"SELECT * FROM app.f_begin_atomic()", Expect::kDenied, "app.f_begin_atomic"},
+    {"SELECT app.f_nested()", Expect::kDenied, "app.f_nested"},
+    {"SELECT app.f_plpgsql()", Expect::kDenied, "app.f_plpgsql"},
+    {"SELECT * FROM app.srf()", Expect::kDenied, "app.srf"},
+    {"SELECT * FROM ROWS FROM (app.srf_plain(), app.srf()) AS r", Expect::kDenied, "app.srf"},
+    {"SELECT id FROM app.plain WHERE app.f_sql() IS NOT NULL", Expect::kDenied, "app.f_sql"},
+    {"SELECT f_sql()", Expect::kDenied, "app.f_sql"},
+    {"SELECT * FROM app.v_fn", Expect::kDenied, "app.f_sql"},
+    // Materialized views.
+    {"SELECT * FROM app.mv", Expect::kDenied, "app.mv"},
+    {"SELECT count(*) FROM app.mv WHERE city = 'Washington'", Expect::kDenied, "app.mv"},
+    {"SELECT * FROM app.v_mv", Expect::kDenied, "app.mv"},
+    {"SELECT * FROM app.mv_plain ORDER BY id", Expect::kPasses},
+    {"COPY app.mv TO STDOUT", Expect::kDenied, "app.mv", true},
+    // Writes through objects that reach a protected table.
+    {"INSERT INTO app.scratch SELECT id, city FROM app.v_people", Expect::kDenied, "app.v_people"},
+    {"UPDATE app.v_people SET city = 'x' WHERE false", Expect::kDenied, "app.v_people"},
+    {"DELETE FROM app.v_check WHERE false", Expect::kDenied, "app.v_check"},
+    {"INSERT INTO app.v_check (id, name, ssn) VALUES (500, 'x', 'y')", Expect::kDenied,
+     "app.v_check"},
+    {"INSERT INTO app.trig_tab VALUES (1)", Expect::kDenied, "app.trig_tab"},
+    {"INSERT INTO app.rule_tab VALUES (1)", Expect::kDenied, "app.rule_tab"},
+    {"CREATE VIEW app.mine AS SELECT * FROM app.v_people", Expect::kDenied, "app.v_people"},
+    {"CREATE TABLE app.mine AS SELECT * FROM app.v_people", Expect::kDenied, "app.v_people"},
+    {"SELECT * INTO app.mine FROM app.v_cols", Expect::kDenied, "app.v_cols"},
+    {"CREATE VIEW app.mine AS SELECT app.f_sql()", Expect::kDenied, "app.f_sql"},
+    {"DROP VIEW app.v_people", Expect::kDenied, "app.v_people"},
+    {"WITH w AS (INSERT INTO app.scratch VALUES (1, 'x') RETURNING *) SELECT * FROM w, "
+     "app.v_people",
+     Expect::kDenied, "app.v_people"},
+    {"INSERT INTO app.scratch VALUES (1, 'ok') RETURNING id", Expect::kPasses},
+    // Statistics of a view's columns are still statistics.
+    {"SELECT * FROM pg_stats WHERE tablename = 'v_people'", Expect::kDenied, "pg_stats"},
+};
+
+std::string policy_file() {
+  const std::string path = "/tmp/kanon-reach-policy-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "tables:\n"
+                         "  - table: public.people\n"
+                         "    k: 2\n"
+                         "    quasi_identifiers: [occupation, city, state]\n"
+                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
+                         "    exempt: [postgres]\n"
+                         "    refresh: 1h\n";
+  return path;
+}
+
+std::string render(const pqxx::result& r) {
+  std::string out;
+  for (const auto& row : r) {
+    for (const auto& f : row) out += (f.is_null() ? std::string("<null>") : f.c_str()) + "|";
+    out += "\n";
+  }
+  return out;
+}
+
+std::string with_schema(std::string sql, const std::string& schema) {
+  for (size_t at = sql.find("{s}"); at != std::string::npos; at = sql.find("{s}", at))
+    sql.replace(at, 3, schema);
+  return sql;
+}
+
+struct Outcome {
+  std::string rows;
+  std::string sqlstate;
+  std::string message;
+};
+
+Outcome run(pqxx::connection& c, const std::string& sql, bool extended) {
+  Outcome o;
+  try {
+    pqxx::nontransaction tx(c);
+    o.rows = render(extended ? tx.exec_params(sql) : tx.exec(sql));
+  } catch (const pqxx::insufficient_privilege& e) {
+    o.sqlstate = "42501";  // libpqxx 6 does not keep the SQLSTATE of this class
+    o.message = e.what();
+  } catch (const pqxx::sql_error& e) {
+    o.sqlstate = e.sqlstate();
+    o.message = e.what();
+  }
+  return o;
+}
+
+struct Fixture {
+  Fixture() {
+    auto& pg = PgSandbox::shared();
+    pg.psql(objects("app", "public.people"));
+    pg.psql(kDeniedObjects);
+    proxy = std::make_unique<KanonProxy>(pg.port(), "policies: [" + policy_file() + "]\n");
+    // The oracle: the same objects over the masks materialized by hand.
+    const auto tree = run_command({kanon_executable(), "tree", "--config", proxy->config_path(),
+                                   "--table", "public.people", "--format", "sql"});
+    REQUIRE_MESSAGE(tree.exit_code == 0, tree.err);
+    std::string select = tree.out;
+    while (!select.empty() && (select.back() == '\n' || select.back() == ';')) select.pop_back();
+    pg.psql("CREATE SCHEMA masked; CREATE TABLE masked.people AS " + select + ";" +
+            objects("oracle", "masked.people"));
+  }
+  std::unique_ptr<KanonProxy> proxy;
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+void check_no_forbidden(const std::string& text, const std::string& sql) {
+  for (const auto& v : kForbidden) {
+    CAPTURE(sql);
+    CAPTURE(v);
+    CHECK_MESSAGE(text.find(v) == std::string::npos, text);
+  }
+}
+
+// Runs one case as the analyst through kanon, with the oracle directly.
+void check_case(pqxx::connection& analyst, const Case& c, bool extended) {
+  const std::string sql = with_schema(c.sql, "app");
+  CAPTURE(sql);
+  CAPTURE(extended);
+  const Outcome o = run(analyst, sql, extended);
+  switch (c.expect) {
+    case Expect::kDenied:
+      CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
+      CHECK_MESSAGE(o.message.find("kanon rule") != std::string::npos, o.message);
+      CHECK_MESSAGE(o.message.find(c.names) != std::string::npos, o.message);
+      break;
+    case Expect::kPasses:
+    case Expect::kMasked:
+      CHECK_MESSAGE(o.sqlstate.empty(), o.message);
+      check_no_forbidden(o.rows, sql);
+      break;
+    case Expect::kOracle: {
+      CHECK_MESSAGE(o.sqlstate.empty(), o.message);
+      check_no_forbidden(o.rows, sql);
+      pqxx::connection direct(PgSandbox::shared().conninfo("postgres"));
+      pqxx::nontransaction tx(direct);
+      CHECK(o.rows == render(tx.exec(with_schema(c.sql, "oracle"))));
+      break;
+    }
+  }
+  // The session stays usable.
+  CHECK(run(analyst, "SELECT 41 + 1", extended).rows == "42|\n");
+}
+
+void run_cases(const std::vector<Case>& cases) {
+  auto& f = fixture();
+  for (bool extended : {false, true}) {
+    pqxx::connection analyst(f.proxy->conninfo("analyst"));
+    for (const auto& c : cases) {
+      if (extended && c.simple_only) continue;
+      check_case(analyst, c, extended);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("reach: objects created before the build, every statement form, both protocols") {
+  run_cases(kCases);
+  // Nothing a denied write would have touched changed.
+  pqxx::connection direct(PgSandbox::shared().conninfo("postgres"));
+  pqxx::nontransaction tx(direct);
+  CHECK(tx.exec("SELECT count(*) FROM app.log")[0][0].as<int>() == 0);
+  CHECK(tx.exec("SELECT count(*) FROM pg_class WHERE relname = 'mine'")[0][0].as<int>() == 0);
+  CHECK(tx.exec("SELECT count(*) FROM public.people")[0][0].as<int>() == 11);
+}
+
+TEST_CASE("reach: COPY of a view is masked, COPY of a materialized view denied") {
+  auto& f = fixture();
+  const auto out = run_command({"psql", "-X", "-At", "-d", f.proxy->conninfo("analyst"), "-c",
+                                "COPY (SELECT city, state FROM app.v_people) TO STDOUT"});
+  CHECK_MESSAGE(out.exit_code == 0, out.err);
+  CHECK(out.out.find("Hamlet") != std::string::npos);
+  check_no_forbidden(out.out, "COPY view");
+  const auto view = run_command(
+      {"psql", "-X", "-At", "-d", f.proxy->conninfo("analyst"), "-c", "\\copy app.v_cols TO STDOUT"});
+  check_no_forbidden(view.out + view.err, "\\copy view");
+}
+
+TEST_CASE("reach: objects created, replaced and renamed after the build") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  // Warm the cache with the objects as they were.
+  CHECK(run(analyst, "SELECT city FROM app.v_replaced ORDER BY id", false).rows.find("label 1") !=
+        std::string::npos);
+  pg.psql(
+      "CREATE VIEW app.v_late AS SELECT id, occupation, city FROM public.people;"
+      "CREATE OR REPLACE VIEW app.v_replaced AS SELECT id, city FROM public.people;"
+      "ALTER VIEW app.v_to_rename RENAME TO v_renamed;"
+      "CREATE FUNCTION app.f_late() RETURNS text LANGUAGE plpgsql AS "
+      "  $$ BEGIN RETURN (SELECT string_agg(city, ',') FROM public.people); END $$;"
+      "CREATE OR REPLACE FUNCTION app.f_safe(x int) RETURNS int LANGUAGE sql AS "
+      "  'SELECT count(*)::int FROM public.people WHERE city = ''Washington'' AND x > 0';"
+      "CREATE MATERIALIZED VIEW app.mv_late AS SELECT * FROM public.people;"
+      "CREATE TABLE public.people_child (note text) INHERITS (public.people);"
+      "INSERT INTO public.people_child VALUES (20, 'Zed Zee', '100-00-0020', 'Lawyer', "
+      "  'Washington', 'DC', 'flu', 'child note');"
+      "GRANT SELECT ON ALL TABLES IN SCHEMA app TO analyst;"
+      "GRANT SELECT ON public.people_child TO analyst;");
+  const std::vector<Case> after = {
+      {"SELECT * FROM {s}.v_late ORDER BY id", Expect::kMasked},
+      {"SELECT city FROM app.v_replaced ORDER BY id", Expect::kMasked},
+      {"SELECT * FROM app.v_renamed ORDER BY id", Expect::kMasked},
+      {"SELECT app.f_late()", Expect::kDenied, "app.f_late"},
+      {"SELECT app.f_safe(1)", Expect::kDenied, "app.f_safe"},
+      {"SELECT * FROM app.mv_late", Expect::kDenied, "app.mv_late"},
+      {"SELECT * FROM public.people_child ORDER BY id", Expect::kMasked},
+      {"SELECT note, city FROM public.people_child", Expect::kMasked},
+      {"SELECT ctid FROM public.people_child", Expect::kDenied, "ctid"},
+      {"DELETE FROM public.people_child", Expect::kDenied, "public.people"},
+  };
+  for (bool extended : {false, true}) {
+    pqxx::connection c(f.proxy->conninfo("analyst"));
+    for (const auto& k : after) check_case(c, k, extended);
+  }
+  // The replaced view now reads the protected table: masked, not the labels.
+  const auto replaced = run(analyst, "SELECT city FROM app.v_replaced ORDER BY id", false);
+  CHECK(replaced.rows.find("label") == std::string::npos);
+  CHECK(replaced.rows.find("Hamlet") != std::string::npos);
+  // The child's own column comes through unmasked, its quasi-identifiers masked.
+  const auto child = run(analyst, "SELECT note, occupation FROM public.people_child", false);
+  CHECK(child.rows == "child note|<null>|\n");
+}
+
+TEST_CASE("reach: a partition attached after the build gets its parent's masks") {
+  auto& pg = PgSandbox::shared();
+  // A partitioned protected table needs a policy of its own: kanon reads the
+  // policy files at start, so this one is a second proxy.
+  pg.psql(
+      "CREATE TABLE public.visits (id int, city text, day int) PARTITION BY RANGE (day);"
+      "CREATE TABLE public.visits_1 PARTITION OF public.visits FOR VALUES FROM (0) TO (100);"
+      "INSERT INTO public.visits SELECT g, CASE WHEN g % 10 = 0 THEN 'Rareville' ELSE 'Common' "
+      "END, g % 100 FROM generate_series(1, 60) g;"
+      "GRANT SELECT ON public.visits, public.visits_1 TO analyst;");
+  const std::string path = "/tmp/kanon-reach-visits-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "tables:\n"
+                         "  - table: public.visits\n"
+                         "    k: 10\n"
+                         "    quasi_identifiers: [city]\n"
+                         "    exempt: [postgres]\n";
+  KanonProxy proxy(pg.port(), "policies: [" + path + "]\n");
+  pqxx::connection analyst(proxy.conninfo("analyst"));
+  const auto before = run(analyst, "SELECT DISTINCT city FROM public.visits_1 ORDER BY 1", false);
+  CHECK(before.rows.find("Rareville") == std::string::npos);
+  pg.psql(
+      "CREATE TABLE public.visits_2 (id int, city text, day int);"
+      "INSERT INTO public.visits_2 VALUES (1000, 'Rareville', 150), (1001, 'Lonelytown', 151);"
+      "ALTER TABLE public.visits ATTACH PARTITION public.visits_2 FOR VALUES FROM (100) TO (200);"
+      "GRANT SELECT ON public.visits_2 TO analyst;");
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    const auto part = run(analyst, "SELECT id, city FROM public.visits_2 ORDER BY id", extended);
+    CHECK_MESSAGE(part.sqlstate.empty(), part.message);
+    CHECK(part.rows.find("Lonelytown") == std::string::npos);
+    CHECK(part.rows.find("Rareville") == std::string::npos);
+    CHECK(part.rows.find("1000|") != std::string::npos);
+  }
+}
+
+TEST_CASE("reach: a foreign table is denied") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  const auto has_fdw = run_command(
+      {"psql", "-X", "-At", "-d", pg.conninfo("postgres"), "-c",
+       "SELECT count(*) FROM pg_available_extensions WHERE name = 'postgres_fdw'"});
+  if (has_fdw.out.find('1') == std::string::npos) {
+    MESSAGE("postgres_fdw is not available; the foreign-table case is not run");
+    return;
+  }
+  pg.psql(
+      "CREATE EXTENSION IF NOT EXISTS postgres_fdw;"
+      "CREATE SERVER loopback FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '" +
+      std::to_string(pg.port()) +
+      "', dbname 'postgres');"
+      "CREATE USER MAPPING FOR PUBLIC SERVER loopback OPTIONS (user 'postgres');"
+      "CREATE FOREIGN TABLE app.ft_people (id int, city text) SERVER loopback "
+      "OPTIONS (schema_name 'public', table_name 'people');"
+      "GRANT SELECT ON app.ft_people TO analyst;");
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  check_case(analyst, {"SELECT * FROM app.ft_people", Expect::kDenied, "app.ft_people"}, false);
+  check_case(analyst, {"SELECT * FROM app.ft_people", Expect::kDenied, "app.ft_people"}, true);
+}
+
+TEST_CASE("reach: the analyst's own temporary and scratch objects keep working") {
+  auto& f = fixture();
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  pqxx::nontransaction tx(analyst);
+  tx.exec("CREATE TEMP TABLE mine (x int)");
+  tx.exec("INSERT INTO mine VALUES (1), (2)");
+  CHECK(tx.exec("SELECT sum(x) FROM mine")[0][0].as<int>() == 3);
+  CHECK(tx.exec("SELECT count(*) FROM app.scratch")[0][0].as<int>() >= 0);
+  // A missing table gets PostgreSQL's own error.
+  const auto missing = run(analyst, "SELECT * FROM no_such_table", false);
+  CHECK(missing.sqlstate == "42P01");
+}
