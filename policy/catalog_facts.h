@@ -39,9 +39,19 @@ struct RelationFacts {
   bool security_barrier = false;
   bool security_invoker = false;
   std::string check_option;  // "", "local" or "cascaded"
-  // What runs when the relation is written: functions of its triggers
-  // (pg_trigger, internal constraint triggers left out) and the relations and
-  // functions its non-SELECT rules (pg_rewrite ev_type 2..4) reference.
+  // Row-level security: the relations and functions its policies' USING and
+  // WITH CHECK expressions reference (pg_depend of pg_policy). They run when
+  // the relation is read, whether or not row security is enabled for it.
+  std::vector<uint32_t> policy_relations;
+  std::vector<uint32_t> policy_functions;
+  // What runs when the relation is written: the functions of its triggers and
+  // of their WHEN conditions (pg_trigger, internal constraint triggers left
+  // out), the relations and functions its non-SELECT rules (pg_rewrite
+  // ev_type 2..4) reference, the functions of its column defaults and
+  // generated columns, CHECK and exclusion constraints and index expressions
+  // and predicates, the tables its foreign keys check, and the tables whose
+  // foreign keys cascade (ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT)
+  // from it.
   std::vector<uint32_t> write_relations;
   std::vector<uint32_t> write_functions;
   uint32_t foreign_server = 0;  // foreign tables: pg_foreign_table.ftserver
@@ -51,11 +61,15 @@ struct FunctionFacts {
   uint32_t oid = 0;
   std::string schema;
   std::string name;
-  std::string language;  // pg_language.lanname: "sql", "plpgsql", "internal", "c", ...
-  char kind = 'f';       // pg_proc.prokind: 'f' function, 'p' procedure, 'a' aggregate, 'w' window
-  bool builtin = false;  // oid < 16384 (FirstNormalObjectId): shipped with the server
+  std::string language;   // pg_language.lanname: "sql", "plpgsql", "internal", "c", ...
+  char kind = 'f';        // pg_proc.prokind: 'f' function, 'p' procedure, 'a' aggregate, 'w' window
+  bool builtin = false;   // oid < 16384 (FirstNormalObjectId): shipped with the server
   std::string extension;  // the extension it belongs to (pg_depend deptype 'e'), if any
   bool security_definer = false;
+  // pg_proc.provolatile: 'i' immutable, 's' stable, 'v' volatile. SQL
+  // functions that are not volatile cannot write (PostgreSQL refuses
+  // INSERT/UPDATE/DELETE/MERGE in them).
+  char volatility = 'v';
   // SQL functions with a string body: prosrc. Empty for BEGIN ATOMIC /
   // RETURN bodies (atomic), whose reads come from pg_depend instead.
   std::string body;
@@ -66,6 +80,14 @@ struct FunctionFacts {
   std::vector<uint32_t> support_functions;
 };
 
+// An operator created after initdb (oid >= 16384) and the function it runs.
+struct OperatorFacts {
+  uint32_t oid = 0;
+  std::string schema;
+  std::string name;       // the symbol, e.g. "==="
+  uint32_t function = 0;  // pg_operator.oprcode
+};
+
 struct CatalogFacts {
   std::string database;
   // Every relation outside pg_catalog, information_schema, pg_toast and
@@ -73,7 +95,20 @@ struct CatalogFacts {
   // call them, and a built-in function is safe only when kanon knows it).
   std::vector<RelationFacts> relations;
   std::vector<FunctionFacts> functions;
+  // Code PostgreSQL runs without a function name in the SQL text: operators
+  // and casts (pg_cast.castfunc) created after initdb (oid >= 16384). A
+  // reference to an operator in a view or a BEGIN ATOMIC body already lands
+  // in reads_functions as its function.
+  std::vector<OperatorFacts> operators;
+  std::vector<uint32_t> cast_functions;
+  // Relations outside `relations` (pg_catalog's, information_schema's) that a
+  // view, rule, row security policy or atomic body references, as
+  // "schema.name", so that e.g. a view over pg_catalog.pg_stats is known.
+  std::map<uint32_t, std::string> system_relations;
   double read_ms = 0;  // how long read_catalog_facts took
+  // The built-in functions' count and newest change; while it stays the
+  // same, read_catalog_facts reuses the previous facts' built-in functions.
+  std::string builtin_fingerprint;
 
   const RelationFacts* relation(uint32_t oid) const;
   const FunctionFacts* function(uint32_t oid) const;
@@ -92,13 +127,20 @@ struct CatalogFacts {
   std::multimap<std::string, size_t, std::less<>> function_by_name_;
 };
 
-// Reads the facts of the database `conn` is connected to. pqxx errors pass
-// through.
-CatalogFacts read_catalog_facts(pqxx::connection_base& conn);
+// Reads the facts of the database `conn` is connected to, in one
+// repeatable-read transaction: six statements, prepared on the connection
+// (named kanon_catalog_*) so that later reads on the same connection are not
+// planned again. With `previous` (facts read before from the same database)
+// the built-in functions are taken from it unless they changed. pqxx errors
+// pass through.
+CatalogFacts read_catalog_facts(pqxx::connection_base& conn,
+                                const CatalogFacts* previous = nullptr);
 
 // Whether some relation of a persistent (not temporary) schema has one of
-// these names; one cheap catalog query, so a name the facts do not know can be
-// told apart from a session's temporary object or a missing one.
+// these names (as stored: case kept); one cheap catalog query, so a name the
+// facts do not know can be told apart from a session's temporary object or a
+// missing one. Looks at the schemas read_catalog_facts reads: pg_catalog,
+// information_schema and pg_toast are left out like the temporary schemas.
 bool any_persistent_relation_named(pqxx::connection_base& conn,
                                    const std::vector<std::string>& names);
 

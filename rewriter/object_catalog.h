@@ -21,7 +21,12 @@ namespace kanon::rewriter {
 struct Reach {
   std::vector<std::string> tables;  // protected tables ("schema.table" of the policy), sorted
   bool opaque = false;              // code or data kanon cannot analyse is on the way
-  std::string via;  // the object that made it reach (first found), for messages
+  // The object that made it reach, "schema.name", for messages: the first
+  // dependency (in catalog order) that reaches something — e.g. for a view
+  // over public.v_people, "public.v_people"; for a protected table or a child,
+  // the protected table; for opaque code (a plpgsql function, a foreign table,
+  // a denied built-in such as query_to_xml) the object itself.
+  std::string via;
   bool any() const { return opaque || !tables.empty(); }
 };
 
@@ -30,16 +35,28 @@ enum class RelationClass {
   kProtected,  // a protected table itself (the rewriter masks it)
   kChild,      // an inheritance child or partition of a protected table: parent's masks
   kView,       // a view that reaches a protected table: expanded in place, masked inside
-  kDerived,    // a materialized view (or table) derived from protected rows: denied
-  kOpaque,     // a foreign table, or a view over opaque code: denied
+  // A materialized view that reaches a protected table or opaque code, or a
+  // table whose reading reaches a protected table through its own children
+  // (a protected table attached below it) or its row security policies: denied.
+  kDerived,
+  // A foreign table, a view whose reach is opaque, or a table that reaches
+  // only opaque code (a foreign partition, a policy calling plpgsql): denied.
+  kOpaque,
 };
 
 struct CatalogRelation {
   const policy::RelationFacts* facts = nullptr;
   RelationClass cls = RelationClass::kPlain;
-  Reach read;   // what reading it reaches
-  Reach write;  // what writing it runs: triggers, rules (and `read` of the relation itself)
-  std::string protected_parent;  // kChild: the protected ancestor's policy name
+  // What reading it reaches. Protected: itself. Child: every protected
+  // ancestor. Views and materialized views: what their query reads. Every
+  // other relation: its inheritance children and partitions (reading a parent
+  // reads them) and its row security policies. Foreign tables: opaque.
+  Reach read;
+  // What writing it runs: `read`, triggers, non-SELECT rules, defaults,
+  // constraints, index expressions, foreign keys, and the write reach of the
+  // relations those write and of its children.
+  Reach write;
+  std::string protected_parent;  // kChild: the nearest protected ancestor's policy name
 };
 
 struct CatalogFunction {
@@ -47,6 +64,29 @@ struct CatalogFunction {
   Reach reach;  // what calling it can read
 };
 
+// Function reach, in order:
+//   - a name statement_rules' denied_function() lists (query_to_xml, dblink*,
+//     ...), in any schema: opaque (the rewriter denies them when named in a
+//     statement; here they are found behind views and functions);
+//   - built-in (oid < 16384) or in pg_catalog: nothing;
+//   - aggregates: the union of their support functions;
+//   - language sql: a BEGIN ATOMIC / RETURN body reaches what pg_depend says
+//     it reads (and, when volatile, what writing those relations runs); a
+//     string body is parsed with parse_sql and every relation and function it
+//     names is resolved conservatively (an unqualified name is every object of
+//     that name in any schema), statements that write add the write reach of
+//     their relations, and user-defined operators whose symbol it contains
+//     (or that IN, BETWEEN, ORDER BY, ... apply: =, <>, <, >, <=, >=, ~~ and
+//     friends) and every user-defined cast are added; a body that does not
+//     parse, DO, EXECUTE or other denied statements: opaque;
+//   - extension functions in language c or internal: nothing, except
+//     connection functions (dblink*, postgres_fdw_*): opaque;
+//   - every other language (plpgsql, plpython, c outside an extension, ...):
+//     opaque.
+// Relations a view, policy or body reads that are statistics views
+// (statement_rules' is_statistics_relation) make it opaque. Cycles (views or
+// functions that reach each other) are handled as strongly connected
+// components: every member reaches the union.
 class ObjectCatalog {
  public:
   // `protected_tables`: "schema.table" of every protected table (policy names).
@@ -60,6 +100,12 @@ class ObjectCatalog {
   std::vector<const CatalogFunction*> functions(std::string_view schema,
                                                 std::string_view name) const;
   const CatalogRelation* relation(uint32_t oid) const;
+  const CatalogFunction* function(uint32_t oid) const;
+
+  // What the functions of user-defined operators and casts reach
+  // (CatalogFacts::operators, cast_functions): PostgreSQL may run them for
+  // any statement, without a function name in the text.
+  const Reach& implicit_reach() const { return implicit_; }
 
   const policy::CatalogFacts& facts() const { return *facts_; }
 
@@ -67,6 +113,7 @@ class ObjectCatalog {
   std::shared_ptr<const policy::CatalogFacts> facts_;
   std::vector<CatalogRelation> relations_;  // parallel to facts_->relations
   std::vector<CatalogFunction> functions_;  // parallel to facts_->functions
+  Reach implicit_;
 };
 
 }  // namespace kanon::rewriter
