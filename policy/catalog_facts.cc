@@ -82,7 +82,9 @@ std::string columns_sql() {
 // function, oprcode), and the stored node trees, whose :relid, :funcid,
 // :opfuncid, ... fields also name the objects initdb created, which are
 // pinned and never recorded in pg_depend (pg_catalog.query_to_xml,
-// pg_catalog.pg_statistic). References to indexes, types and other objects
+// pg_catalog.pg_statistic). Node trees hold oids, never names or literal
+// text (constants are printed as bytes), so a match is an object reference;
+// a stray match could only add an edge. References to indexes, types and other objects
 // are left out.
 std::string edges_sql(bool atomic_bodies) {
   std::string s =
@@ -156,13 +158,16 @@ std::string edges_sql(bool atomic_bodies) {
       "   ON d.classid = deps.classid AND d.objid = deps.objid "
       "   AND (deps.what <> 'f' OR d.deptype = 'n')"
       // what their node trees name
+      // (:relid of range table entries; :funcid, :opfuncid, :hashfuncid,
+      // :negfuncid, :aggfnoid, :winfnoid, :tsmhandler of expressions. No
+      // capturing group: PostgreSQL's regex engine is ten times slower with
+      // one, so the match is split afterwards.)
       " UNION ALL SELECT trees.what, trees.owner, "
-      "   CASE WHEN m.m[1] = 'relid' THEN 'pg_catalog.pg_class'::pg_catalog.regclass "
+      "   CASE WHEN m.m[1] LIKE 'relid %' THEN 'pg_catalog.pg_class'::pg_catalog.regclass "
       "   ELSE 'pg_catalog.pg_proc'::pg_catalog.regclass END::pg_catalog.oid, "
-      "   m.m[2]::pg_catalog.oid, 0, NULL "
+      "   pg_catalog.split_part(m.m[1], ' ', 2)::pg_catalog.oid, 0, NULL "
       " FROM trees, LATERAL pg_catalog.regexp_matches(trees.tree, "
-      "   ':(relid|funcid|opfuncid|hashfuncid|negfuncid|aggfnoid|winfnoid|tsmhandler) "
-      "([0-9]+)', 'g') m(m)"
+      "   '(?:relid|funcid|fnoid|handler) [0-9]+', 'g') m(m)"
       // triggers' functions
       " UNION ALL SELECT 'w', t.tgrelid, "
       "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, t.tgfoid, 0, NULL "
