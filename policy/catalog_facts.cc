@@ -82,7 +82,9 @@ std::string columns_sql() {
 // function, oprcode), and the stored node trees, whose :relid, :funcid,
 // :opfuncid, ... fields also name the objects initdb created, which are
 // pinned and never recorded in pg_depend (pg_catalog.query_to_xml,
-// pg_catalog.pg_statistic). References to indexes, types and other objects
+// pg_catalog.pg_statistic). Node trees hold oids, never names or literal
+// text (constants are printed as bytes), so a match is an object reference;
+// a stray match could only add an edge. References to indexes, types and other objects
 // are left out.
 std::string edges_sql(bool atomic_bodies) {
   std::string s =
@@ -156,13 +158,16 @@ std::string edges_sql(bool atomic_bodies) {
       "   ON d.classid = deps.classid AND d.objid = deps.objid "
       "   AND (deps.what <> 'f' OR d.deptype = 'n')"
       // what their node trees name
+      // (:relid of range table entries; :funcid, :opfuncid, :hashfuncid,
+      // :negfuncid, :aggfnoid, :winfnoid, :tsmhandler of expressions. No
+      // capturing group: PostgreSQL's regex engine is ten times slower with
+      // one, so the match is split afterwards.)
       " UNION ALL SELECT trees.what, trees.owner, "
-      "   CASE WHEN m.m[1] = 'relid' THEN 'pg_catalog.pg_class'::pg_catalog.regclass "
+      "   CASE WHEN m.m[1] LIKE 'relid %' THEN 'pg_catalog.pg_class'::pg_catalog.regclass "
       "   ELSE 'pg_catalog.pg_proc'::pg_catalog.regclass END::pg_catalog.oid, "
-      "   m.m[2]::pg_catalog.oid, 0, NULL "
+      "   pg_catalog.split_part(m.m[1], ' ', 2)::pg_catalog.oid, 0, NULL "
       " FROM trees, LATERAL pg_catalog.regexp_matches(trees.tree, "
-      "   ':(relid|funcid|opfuncid|hashfuncid|negfuncid|aggfnoid|winfnoid|tsmhandler) "
-      "([0-9]+)', 'g') m(m)"
+      "   '(?:relid|funcid|fnoid|handler) [0-9]+', 'g') m(m)"
       // triggers' functions
       " UNION ALL SELECT 'w', t.tgrelid, "
       "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, t.tgfoid, 0, NULL "
@@ -229,6 +234,12 @@ constexpr const char* kHeaderSql =
     "  COALESCE(pg_catalog.max(p.xmin::pg_catalog.text::pg_catalog.int8), 0) "
     "  FROM pg_catalog.pg_proc p WHERE p.oid < 16384)";
 
+constexpr const char* kSystemNamesSql =
+    "SELECT DISTINCT c.relname::pg_catalog.text FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname IN ('pg_catalog', 'information_schema') "
+    "AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c')";
+
 // Parses an oid[] in text form, "{1,2,0}", leaving out zeros.
 std::vector<uint32_t> oid_array(const pqxx::field& f) {
   std::vector<uint32_t> out;
@@ -252,6 +263,7 @@ std::vector<uint32_t> oid_array(const pqxx::field& f) {
 // costs more than running it).
 void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
   conn.prepare("kanon_catalog_header", kHeaderSql);
+  conn.prepare("kanon_catalog_system_names", kSystemNamesSql);
   conn.prepare("kanon_catalog_relations", relations_sql());
   conn.prepare("kanon_catalog_columns", columns_sql());
   conn.prepare("kanon_catalog_edges", edges_sql(atomic_bodies));
@@ -318,6 +330,8 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
                      previous->builtin_fingerprint == facts.builtin_fingerprint &&
                      !previous->builtin_fingerprint.empty();
 
+  for (const auto& r : tx.exec_prepared("kanon_catalog_system_names"))
+    facts.system_relation_names.insert(text_of(r[0]));
   const auto rels = tx.exec_prepared("kanon_catalog_relations");
   facts.relations.reserve(rels.size());
   for (const auto& r : rels) {
@@ -431,10 +445,10 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
   return facts;
 }
 
-bool any_persistent_relation_named(pqxx::connection_base& conn,
-                                   const std::vector<std::string>& names) {
-  if (names.empty()) return false;
-  // A text[] literal: every element double-quoted, " and \ escaped.
+namespace {
+
+// A text[] literal: every element double-quoted, " and \ escaped.
+std::string text_array(const std::vector<std::string>& names) {
   std::string array = "{";
   for (size_t i = 0; i < names.size(); ++i) {
     if (i) array += ',';
@@ -446,14 +460,38 @@ bool any_persistent_relation_named(pqxx::connection_base& conn,
     array += '"';
   }
   array += '}';
+  return array;
+}
+
+constexpr const char* kRelationNamedSql =
+    "SELECT 1 FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[]) "
+    "AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND ";
+
+}  // namespace
+
+bool any_persistent_relation_named(pqxx::connection_base& conn,
+                                   const std::vector<std::string>& names) {
+  if (names.empty()) return false;
   pqxx::nontransaction tx(conn);
   const auto r = tx.exec_params(
-      std::string("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c "
-                  "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-                  "WHERE c.relname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[]) "
-                  "AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND ") +
-          kPersistentSchema + ")",
-      array);
+      std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema + ")",
+      text_array(names));
+  return bool_of(r[0][0]);
+}
+
+bool any_persistent_object_named(pqxx::connection_base& conn,
+                                 const std::vector<std::string>& names) {
+  if (names.empty()) return false;
+  pqxx::nontransaction tx(conn);
+  const auto r = tx.exec_params(
+      std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema +
+          ") OR EXISTS (SELECT 1 FROM pg_catalog.pg_proc p "
+          "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+          "WHERE p.proname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[]) "
+          "AND n.nspname !~ '^pg_(toast_)?temp_')",
+      text_array(names));
   return bool_of(r[0][0]);
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,6 +106,9 @@ struct CatalogFacts {
   // view, rule, row security policy or atomic body references, as
   // "schema.name", so that e.g. a view over pg_catalog.pg_stats is known.
   std::map<uint32_t, std::string> system_relations;
+  // The names of every relation in pg_catalog and information_schema: a name
+  // the statement uses that is only one of these needs no look-up.
+  std::set<std::string, std::less<>> system_relation_names;
   double read_ms = 0;  // how long read_catalog_facts took
   // The built-in functions' count and newest change; while it stays the
   // same, read_catalog_facts reuses the previous facts' built-in functions.
@@ -143,5 +147,9 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn,
 // information_schema and pg_toast are left out like the temporary schemas.
 bool any_persistent_relation_named(pqxx::connection_base& conn,
                                    const std::vector<std::string>& names);
+// The same for relations and functions (functions in any schema but the
+// temporary ones, pg_catalog's included: the facts hold all of them).
+bool any_persistent_object_named(pqxx::connection_base& conn,
+                                 const std::vector<std::string>& names);
 
 }  // namespace kanon::policy

@@ -10,9 +10,18 @@
 // the error in the new snapshot's `errors`; a table that has never been built
 // is absent from `tables` (the rewriter must then deny access: fail closed).
 //
+// The store built with a conninfo also keeps the database's CatalogFacts
+// (catalog_facts.h) in every snapshot: read at each build or refresh, by
+// refresh_catalog(), and by the catalog watcher start() runs, which LISTENs
+// on `kanon_catalog` (an event trigger it installs notifies it after DDL;
+// catalog_watch.h) and re-reads the facts after each burst of notifications.
+// It holds two service connections for this: one for the reads (kept, so
+// its statements stay prepared) and the watcher's LISTEN connection.
+//
 // Thread-safety: every public member may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -33,11 +42,25 @@ struct PolicySnapshot {
   uint64_t version = 0;
   std::map<std::string, std::shared_ptr<const TableSnapshot>> tables;  // by "schema.table"
   std::map<std::string, std::string> errors;  // last refresh error per table, if it failed
-  // The database's catalog as last read (null: not read yet).
+  // What the catalog says about every relation and function; null until read
+  // (never by a store built with a Builder). A failed read keeps the previous
+  // facts and sets catalog_error; a successful one clears it.
   std::shared_ptr<const CatalogFacts> catalog;
+  std::string catalog_error;
 
   // nullptr when the table has no built policy.
   const TableSnapshot* find(const std::string& qualified) const;
+};
+
+// What the catalog watcher is doing (PolicyStore::catalog_watch_state).
+struct CatalogWatchState {
+  bool running = false;            // start() started the watcher
+  bool trigger_installed = false;  // install_catalog_event_trigger succeeded at start
+  std::string trigger_error;       // why not (e.g. the service account is no superuser)
+  bool listening = false;          // connected, LISTEN kanon_catalog in force
+  std::string error;               // the last connection or refresh error, if any
+  uint64_t notifications = 0;      // received
+  uint64_t refreshes = 0;          // catalog refreshes the watcher made
 };
 
 class PolicyStore {
@@ -55,9 +78,22 @@ class PolicyStore {
   std::shared_ptr<const PolicySnapshot> current() const;
 
   // Rebuilds one table (by "schema.table") or all, synchronously; returns
-  // false when a build failed (the error is in current()->errors).
+  // false when a build failed (the error is in current()->errors). Both
+  // re-read the catalog facts too (refresh_all once, before the tables); a
+  // failed catalog read sets current()->catalog_error but does not change the
+  // result.
   bool refresh(const std::string& table);
   bool refresh_all();
+
+  // Re-reads the catalog facts and publishes them in a new snapshot version
+  // with the same table snapshots. False when the read failed (the error is in
+  // current()->catalog_error) or the store has no conninfo.
+  bool refresh_catalog();
+
+  // Whether a persistent relation or function has one of these names
+  // (catalog_facts.h), on the kept catalog connection. Throws when the
+  // database cannot be asked; true for a store without a conninfo.
+  bool any_persistent_object_named(const std::vector<std::string>& names);
 
   // RELOAD: replaces the policies (e.g. re-read from the files), drops the
   // snapshots of tables no longer listed and rebuilds every listed table.
@@ -68,14 +104,30 @@ class PolicyStore {
   std::vector<TablePolicy> policies() const;
 
   // Background refresh: each table again after its policy's `refresh`
-  // interval. stop() (or the destructor) joins the thread.
+  // interval. With a conninfo, also the catalog watcher: it installs the
+  // event trigger (failure is only reported in catalog_watch_state()), LISTENs
+  // on kanon_catalog, re-reads the facts once listening and after each burst
+  // of notifications, and reconnects after errors; start() waits up to 2 s
+  // for it to listen. stop() (or the destructor) joins the threads.
   void start();
   void stop();
 
+  CatalogWatchState catalog_watch_state() const;
+
  private:
+  bool refresh_table(const std::string& table, bool with_catalog);
+  // Reads the facts on the catalog connection (catalog_mu_ held), reusing
+  // the current facts' built-in functions; null with `error` on failure.
+  std::shared_ptr<const CatalogFacts> read_catalog_locked(std::string& error);
   void publish(const std::string& table, std::shared_ptr<const TableSnapshot> built,
-               const std::string& error);
+               const std::string& error, std::shared_ptr<const CatalogFacts> catalog = nullptr,
+               const std::string* catalog_error = nullptr);
+  void publish_catalog(std::shared_ptr<const CatalogFacts> catalog, const std::string& error);
   void run();
+  void watch_catalog();
+  bool wait_for_wake(int timeout_ms);  // true when stop() woke the watcher
+
+  const std::string conninfo_;  // empty for a store built with a Builder
 
   mutable std::mutex policies_mu_;
   std::vector<TablePolicy> policies_;
@@ -87,6 +139,19 @@ class PolicyStore {
   bool stopping_ = false;
   uint64_t generation_ = 0;  // bumped by reload() so run() re-reads the schedule
   std::thread thread_;
+
+  std::mutex catalog_mu_;  // one catalog read and publish at a time, in order
+  // A service connection kept for catalog reads: its statements are prepared
+  // and its backend's catalog caches warm (a new connection costs ~5x).
+  struct CatalogConnection;
+  std::unique_ptr<CatalogConnection> catalog_conn_;
+  mutable std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  CatalogWatchState watch_;
+  bool watch_ready_ = false;  // the watcher listens, or its first attempt failed
+  std::atomic<bool> watch_stop_{false};
+  int wake_pipe_[2] = {-1, -1};
+  std::thread watcher_;
 };
 
 }  // namespace kanon::policy

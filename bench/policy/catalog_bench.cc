@@ -1,0 +1,183 @@
+// Catalog benchmark: how long reading the CatalogFacts takes (a new
+// connection, the same connection, the same connection reusing the built-in
+// functions: what PolicyStore does), building the ObjectCatalog from them,
+// PolicyStore::refresh_catalog, and how long after a DDL command the catalog
+// watcher has published the change. On the demo database, then with a larger
+// schema. Starts its own throwaway PostgreSQL with scripts/pg-sandbox.sh.
+// Prints figures; never fails.
+//
+//   catalog_bench [--reps N]
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <pqxx/pqxx>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "policy/catalog_facts.h"
+#include "policy/policy_store.h"
+#include "rewriter/object_catalog.h"
+
+using namespace kanon::policy;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct Stats {
+  double p50 = 0, min = 0, max = 0;
+};
+
+Stats stats(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return {};
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
+std::string run(const std::string& cmd) {
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) throw std::runtime_error("popen failed");
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, f)) out += buf;
+  if (pclose(f) != 0) throw std::runtime_error(cmd + " failed:\n" + out);
+  return out;
+}
+
+struct Sandbox {
+  std::string dir, port;
+  Sandbox() {
+    const std::string out = run(fmt::format("{}/scripts/pg-sandbox.sh start --demo --owner-pid {}",
+                                            KANON_SOURCE_DIR, getpid()));
+    for (size_t p = 0; p < out.size();) {
+      const size_t e = out.find('\n', p);
+      const std::string line = out.substr(p, e - p);
+      if (line.rfind("KANON_PG_DIR=", 0) == 0) dir = line.substr(13);
+      if (line.rfind("KANON_PG_PORT=", 0) == 0) port = line.substr(14);
+      if (e == std::string::npos) break;
+      p = e + 1;
+    }
+  }
+  ~Sandbox() {
+    if (!dir.empty())
+      std::system((std::string(KANON_SOURCE_DIR) + "/scripts/pg-sandbox.sh stop " + dir).c_str());
+  }
+  std::string conninfo() const {
+    return "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
+  }
+};
+
+void row(const std::string& what, const Stats& s) {
+  fmt::print("| {} | {:.2f} | {:.2f} | {:.2f} |\n", what, s.p50, s.min, s.max);
+}
+
+void measure(const std::string& label, const std::string& conninfo, int reps) {
+  std::vector<double> cold, warm, reuse, build;
+  for (int i = 0; i < std::max(3, reps / 3); ++i) {
+    pqxx::connection fresh(conninfo);
+    cold.push_back(read_catalog_facts(fresh).read_ms);
+  }
+  pqxx::connection conn(conninfo);
+  auto facts = std::make_shared<CatalogFacts>(read_catalog_facts(conn));
+  for (int i = 0; i < reps; ++i) warm.push_back(read_catalog_facts(conn).read_ms);
+  for (int i = 0; i < reps; ++i) reuse.push_back(read_catalog_facts(conn, facts.get()).read_ms);
+  const std::vector<std::string> protected_tables = {"public.people", "public.adult"};
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    const kanon::rewriter::ObjectCatalog cat(facts, protected_tables);
+    build.push_back(ms_since(t0));
+  }
+  fmt::print("\n{}: {} relations, {} functions\n\n", label, facts->relations.size(),
+             facts->functions.size());
+  fmt::print("| measurement | p50 ms | min ms | max ms |\n|---|---|---|---|\n");
+  row("read_catalog_facts, new connection", stats(cold));
+  row("read_catalog_facts, same connection", stats(warm));
+  row("read_catalog_facts, same connection, built-ins reused", stats(reuse));
+  row("ObjectCatalog from the facts", stats(build));
+
+  PolicyStore store(conninfo, {});
+  store.refresh_catalog();
+  std::vector<double> refresh;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    store.refresh_catalog();
+    refresh.push_back(ms_since(t0));
+  }
+  row("PolicyStore::refresh_catalog", stats(refresh));
+
+  store.start();
+  std::vector<double> visible;
+  pqxx::connection ddl(conninfo);
+  for (int i = 0; i < reps; ++i) {
+    const std::string name = fmt::format("bench_watch_{}", i);
+    const auto t0 = Clock::now();
+    {
+      pqxx::nontransaction tx(ddl);
+      tx.exec(fmt::format("CREATE VIEW public.{} AS SELECT 1 AS one", name));
+    }
+    while (ms_since(t0) < 5000) {
+      const auto snap = store.current();
+      if (snap->catalog && !snap->catalog->relations_named(name).empty()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    visible.push_back(ms_since(t0));
+  }
+  row("CREATE VIEW until the watcher published it", stats(visible));
+  store.stop();
+  pqxx::nontransaction tx(ddl);
+  for (int i = 0; i < reps; ++i) tx.exec(fmt::format("DROP VIEW public.bench_watch_{}", i));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 15;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--reps") == 0 && i + 1 < argc) reps = std::atoi(argv[++i]);
+  try {
+    Sandbox pg;
+    fmt::print("catalog_bench: {} repetitions per row; load average at start: {}", reps,
+               run("cut -d' ' -f1-3 /proc/loadavg"));
+    measure("demo database", pg.conninfo(), reps);
+
+    // A larger schema: 400 tables, 200 views (chains of two), 100 SQL functions.
+    pqxx::connection conn(pg.conninfo());
+    {
+      pqxx::work tx(conn);
+      tx.exec("CREATE SCHEMA bench_big");
+      for (int i = 0; i < 400; ++i)
+        tx.exec(fmt::format(
+            "CREATE TABLE bench_big.t{0} (id int PRIMARY KEY, a text, b int DEFAULT 0, c date)",
+            i));
+      for (int i = 0; i < 100; ++i) {
+        tx.exec(fmt::format(
+            "CREATE VIEW bench_big.v{0} AS SELECT t.id, t.a, p.city FROM bench_big.t{0} t "
+            "JOIN public.people p ON p.id = t.id",
+            i));
+        tx.exec(fmt::format(
+            "CREATE VIEW bench_big.w{0} AS SELECT * FROM bench_big.v{0} WHERE id > 1", i));
+        tx.exec(
+            fmt::format("CREATE FUNCTION bench_big.f{0}(int) RETURNS bigint LANGUAGE sql STABLE AS "
+                        "'SELECT count(*) FROM bench_big.t{0} WHERE id = $1'",
+                        i));
+      }
+      tx.commit();
+    }
+    measure("demo database + 400 tables, 200 views, 100 SQL functions", pg.conninfo(), reps);
+    fmt::print("\nload average at the end: {}", run("cut -d' ' -f1-3 /proc/loadavg"));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "catalog_bench: %s\n", e.what());
+    return 0;
+  }
+  return 0;
+}

@@ -1,0 +1,87 @@
+#include "policy/catalog_watch.h"
+
+#include <pqxx/pqxx>
+
+namespace kanon::policy {
+namespace {
+
+// Every failure inside is swallowed (notifying then, to be safe): an event
+// trigger that raised would fail every DDL command in the database.
+constexpr const char* kFunction = R"sql(
+CREATE OR REPLACE FUNCTION kanon.catalog_changed() RETURNS event_trigger
+LANGUAGE plpgsql SET search_path = pg_catalog AS $kanon$
+DECLARE
+  persistent boolean;
+BEGIN
+  BEGIN
+    IF TG_EVENT = 'sql_drop' THEN
+      SELECT bool_or(NOT d.is_temporary) INTO persistent
+        FROM pg_event_trigger_dropped_objects() d;
+    ELSE
+      SELECT bool_or(c.schema_name IS NULL OR c.schema_name !~ '^pg_(toast_)?temp')
+        INTO persistent FROM pg_event_trigger_ddl_commands() c;
+      -- DROP collects no commands here; sql_drop reports it.
+      IF persistent IS NULL AND TG_TAG LIKE 'DROP %' THEN
+        persistent := false;
+      END IF;
+    END IF;
+  EXCEPTION WHEN OTHERS THEN
+    persistent := true;
+  END;
+  IF persistent IS NOT FALSE THEN
+    BEGIN
+      PERFORM pg_notify('kanon_catalog', TG_EVENT);
+    EXCEPTION WHEN OTHERS THEN
+      NULL;
+    END;
+  END IF;
+END
+$kanon$)sql";
+
+}  // namespace
+
+bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* error) {
+  try {
+    pqxx::work tx(conn);
+    const auto super = tx.exec(
+        "SELECT r.rolsuper FROM pg_catalog.pg_roles r "
+        "WHERE r.rolname OPERATOR(pg_catalog.=) pg_catalog.current_user()");
+    if (super.empty() || std::string(super[0][0].c_str()) != "t") {
+      if (error)
+        *error =
+            "the service account is not a superuser: no event trigger, the catalog is "
+            "re-read only at policy refreshes";
+      return false;
+    }
+    // Two kanon instances starting together must not both create the triggers.
+    tx.exec("SELECT pg_catalog.pg_advisory_xact_lock(7306355, 1)");
+    tx.exec("CREATE SCHEMA IF NOT EXISTS kanon");
+    tx.exec(kFunction);
+    const auto existing = tx.exec(
+        "SELECT evtname FROM pg_catalog.pg_event_trigger "
+        "WHERE evtname IN ('kanon_catalog_ddl', 'kanon_catalog_drop')");
+    bool ddl = false, drop = false;
+    for (const auto& r : existing) {
+      const std::string name = r[0].c_str();
+      ddl = ddl || name == "kanon_catalog_ddl";
+      drop = drop || name == "kanon_catalog_drop";
+    }
+    if (!ddl)
+      tx.exec(
+          "CREATE EVENT TRIGGER kanon_catalog_ddl ON ddl_command_end "
+          "EXECUTE FUNCTION kanon.catalog_changed()");
+    if (!drop)
+      tx.exec(
+          "CREATE EVENT TRIGGER kanon_catalog_drop ON sql_drop "
+          "EXECUTE FUNCTION kanon.catalog_changed()");
+    tx.exec("ALTER EVENT TRIGGER kanon_catalog_ddl ENABLE");
+    tx.exec("ALTER EVENT TRIGGER kanon_catalog_drop ENABLE");
+    tx.commit();
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = e.what();
+    return false;
+  }
+}
+
+}  // namespace kanon::policy
