@@ -65,6 +65,8 @@ Server::Server(policy::ServerConfig config)
   context_.roles = std::make_unique<RoleDirectory>(conninfo);
   context_.policies =
       std::make_unique<policy::PolicyStore>(conninfo, policy::load_policies(config));
+  // Restricted statements are decided from the catalog: without one, deny.
+  context_.rewriter.set_require_catalog(true);
   build_policies();
   context_.reload = [this] { return reload(); };
 }
@@ -87,6 +89,13 @@ void Server::build_policies() {
       log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
           p.name(), snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
   }
+  if (snapshot->catalog)
+    log(LogLevel::kInfo, "catalog of database {}: {} relations, {} functions, read in {:.1f} ms",
+        snapshot->catalog->database, snapshot->catalog->relations.size(),
+        snapshot->catalog->functions.size(), snapshot->catalog->read_ms);
+  else
+    log(LogLevel::kError, "catalog not read ({}): restricted statements that name relations are "
+        "denied until it is", snapshot->catalog_error);
   log(LogLevel::kInfo, "policies built in {} ms",
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
           .count());

@@ -53,6 +53,8 @@ void Stats::record(const rewriter::RewriteResult& result, double micros) {
       ++denied_[result.rule.empty() ? "unknown" : result.rule];
       break;
     }
+    case rewriter::Verdict::kLookup:  // Session::rewrite turns these into denials
+      break;
   }
 }
 

@@ -37,6 +37,8 @@ const char* verdict_name(Verdict v) {
       return "rewritten";
     case Verdict::kDenied:
       return "denied";
+    case Verdict::kLookup:
+      return "lookup";
   }
   return "?";
 }
