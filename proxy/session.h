@@ -62,6 +62,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // Who the login is: exempt for which protected tables. Fails closed.
   boost::asio::awaitable<void> resolve_access(const std::string& user);
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
+  // The fast-path FunctionCall of function `oid`: allowed for the
+  // large-object functions, denied otherwise; counted and logged.
+  rewriter::RewriteResult function_call(uint32_t oid);
+  // What PostgreSQL answered to a syntax probe: counted and logged.
+  void probe_answered(const Denial& probe, ResponseFilter::ProbeOutcome outcome,
+                      std::string_view sqlstate);
+  void log_denial(const rewriter::RewriteResult& result, const char* protocol);
   boost::asio::awaitable<void> relay_client_to_backend();
   // Ends the session from the client pump: stops the backend pump, sends the
   // client a FATAL error (unless sqlstate is empty) and closes both sides.
