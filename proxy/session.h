@@ -9,8 +9,9 @@
 // or after it has finished.
 //
 // Restricted sessions (a login that some protected table's policy does not
-// exempt) pass their Query and Parse messages through the rewriter
-// (StatementGate) and denials are answered in order by the backend pump
+// exempt) pass their Query and Parse messages through the rewriter and their
+// FunctionCalls through an OID check (StatementGate); denials are raised by
+// the backend itself and their errors replaced in order by the backend pump
 // (ResponseFilter). Exempt sessions are relayed untouched. A connection to
 // the admin database becomes an admin console session (session_admin.cc).
 #pragma once

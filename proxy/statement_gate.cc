@@ -207,19 +207,31 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   return Action::kReplace;
 }
 
-ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame, Denial& due) {
+ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame) {
   auto decoded = wire::decode_error_response(frame.body);
   if (!decoded.ok()) return Action::kForward;  // BackendStream rejects it first
   auto& error = decoded.value();
   const auto sqlstate = error.field(wire::error_field::kSqlState);
-  const bool is_marker =
-      sqlstate == sqlstate::kInvalidTextRepresentation &&
-      error.field(wire::error_field::kMessage).find(due.token) != std::string_view::npos;
-  if (due.kind == Denial::Kind::kMarker) {
-    if (!is_marker) return Action::kForward;  // PostgreSQL never looked at the denied message
-    replacement_ = due.error;
+  const auto message = error.field(wire::error_field::kMessage);
+  const auto quotes = [&](const Denial& d) {
+    return sqlstate == sqlstate::kInvalidTextRepresentation &&
+           message.find(d.token) != std::string_view::npos;
+  };
+  // A marker's error, found by its token wherever its denial is queued: the
+  // gate may count a cycle the backend never had (PostgreSQL ignores a Query
+  // sent without Sync after a failed extended message), and then the cycle
+  // would not match. Denials queued before it were never looked at.
+  for (auto it = denials_.begin(); it != denials_.end(); ++it) {
+    if (it->kind != Denial::Kind::kMarker || !quotes(*it)) continue;
+    replacement_ = it->error;
+    denials_.erase(denials_.begin(), it + 1);
     return Action::kReplace;
   }
+  if (denials_.empty() || denials_.front().ready_ordinal != ready_seen_ + 1 ||
+      denials_.front().kind != Denial::Kind::kSyntaxProbe)
+    return Action::kForward;  // PostgreSQL never looked at a denied message here
+  const Denial& due = denials_.front();
+  const bool is_marker = quotes(due);
   // A syntax probe.
   const auto report = [&](ProbeOutcome outcome) {
     if (on_probe_) on_probe_(due, outcome, sqlstate);
@@ -251,17 +263,14 @@ ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame, Denial
 }
 
 ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
-  Denial* due = !denials_.empty() && denials_.front().ready_ordinal == ready_seen_ + 1
-                    ? &denials_.front()
-                    : nullptr;
   switch (frame.type) {
     case wire::backend::kErrorResponse: {
       // Only the first error of a cycle can be a denial's: the backend
       // discards everything after an error up to the cycle's end.
       const bool first = !error_in_cycle_;
       error_in_cycle_ = true;
-      if (due == nullptr || !first) return Action::kForward;
-      return on_error(frame, *due);
+      if (denials_.empty() || !first) return Action::kForward;
+      return on_error(frame);
     }
     case wire::backend::kReadyForQuery:
       ++ready_seen_;

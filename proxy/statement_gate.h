@@ -141,7 +141,7 @@ class ResponseFilter {
   const wire::Buffer& replacement() const { return replacement_; }
 
  private:
-  Action on_error(const wire::Frame& frame, Denial& due);
+  Action on_error(const wire::Frame& frame);
 
   DenialQueue& denials_;
   ProbeFn on_probe_;

@@ -268,6 +268,25 @@ TEST_CASE("an earlier pipelined error, even a 22P02, is forwarded and the denial
   CHECK(h.denials.empty());
 }
 
+TEST_CASE("a Query PostgreSQL ignores (no Sync after a failed message) shifts no denial") {
+  Harness h;
+  h.startup_done();
+  CHECK(h.client(bytes_of(wire::Parse{"", "SELECT nope", {}})) == StatementGate::Action::kForward);
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+  // The Parse fails; the backend ignores the marker Query (no answer at all)
+  // and answers the Sync: one ReadyForQuery where the gate counted two.
+  CHECK(h.backend(backend_error("42703", "column \"nope\" does not exist", {{'P', "8"}})) ==
+        ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  // A later denial is still recognised by its token and replaced.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  REQUIRE(h.backend(marker_error(token_of(h.marker_query()))) == ResponseFilter::Action::kReplace);
+  CHECK(error_of(h.filter.replacement()).field('C') == "42501");
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  CHECK(h.denials.empty());
+}
+
 TEST_CASE("simple Query kanon cannot parse: the probe is Parse + Sync, the server's error kept") {
   Harness h;
   h.startup_done();
