@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <cctype>
 #include <chrono>
+#include <random>
 #include <variant>
 
 #include "base/sqlstate.h"
@@ -183,10 +184,15 @@ awaitable<void> Session::run_client() {
         co_return close_client();
       }
       add_restricted_settings(startup, config.restricted_settings);
+      std::random_device random;
+      const uint64_t nonce = (uint64_t{random()} << 32) ^ random();
       gate_.emplace(
           [this](std::string_view sql, const char* protocol) { return rewrite(sql, protocol); },
-          denials_);
-      filter_.emplace(denials_);
+          [this](uint32_t oid) { return function_call(oid); }, denials_, nonce);
+      filter_.emplace(denials_, [this](const Denial& probe, ResponseFilter::ProbeOutcome outcome,
+                                       std::string_view sqlstate) {
+        probe_answered(probe, outcome, sqlstate);
+      });
     }
     if (!co_await connect_backend()) co_return close_client();
     wire::Buffer packet;
@@ -257,13 +263,51 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   }
   const double micros =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  if (result.verdict == rewriter::Verdict::kDenied && result.rule == rewriter::rules::kSyntax.id) {
+    // PostgreSQL answers it (the gate's syntax probe); counted and logged
+    // when its answer arrives (probe_answered).
+    context_.stats.rewrite_latency.add(micros);
+    return result;
+  }
   context_.stats.record(result, micros);
-  if (result.verdict == rewriter::Verdict::kDenied)
-    log(LogLevel::kWarning,
-        "denied: user={} client={} protocol={} rule={} object={} sqlstate={} "
-        "fingerprint={:016x}",
-        user_, peer_, protocol, result.rule, result.object, result.sqlstate, result.fingerprint);
+  log_denial(result, protocol);
   return result;
+}
+
+rewriter::RewriteResult Session::function_call(uint32_t oid) {
+  rewriter::RewriteResult result;
+  const char* name = rewriter::allowed_fast_path_function(oid);
+  if (name == nullptr)
+    result = rewriter::make_denial(rewriter::rules::kFunctionCall, fmt::format("function {}", oid));
+  context_.stats.count(result);
+  if (name != nullptr)
+    log(LogLevel::kDebug, "function call allowed: user={} client={} function={} oid={}", user_,
+        peer_, name, oid);
+  log_denial(result, "function-call");
+  return result;
+}
+
+void Session::probe_answered(const Denial& probe, ResponseFilter::ProbeOutcome outcome,
+                             std::string_view sqlstate) {
+  using Outcome = ResponseFilter::ProbeOutcome;
+  if (outcome == Outcome::kNotLookedAt) return;  // an earlier error: never parsed
+  if (outcome == Outcome::kParserMismatch) {
+    const auto result = rewriter::make_denial(rewriter::rules::kParserMismatch, "");
+    context_.stats.count(result);
+    log_denial(result, probe.protocol);
+    return;
+  }
+  context_.stats.count(rewriter::make_denial(rewriter::rules::kSyntax, ""));
+  log(LogLevel::kInfo, "syntax error (PostgreSQL's own): user={} client={} protocol={} sqlstate={}",
+      user_, peer_, probe.protocol, sqlstate);
+}
+
+void Session::log_denial(const rewriter::RewriteResult& result, const char* protocol) {
+  if (result.verdict != rewriter::Verdict::kDenied) return;
+  log(LogLevel::kWarning,
+      "denied: user={} client={} protocol={} rule={} object={} sqlstate={} "
+      "fingerprint={:016x}",
+      user_, peer_, protocol, result.rule, result.object, result.sqlstate, result.fingerprint);
 }
 
 awaitable<bool> Session::read_startup(wire::StartupMessage& startup) {
@@ -499,14 +543,11 @@ awaitable<void> Session::run_backend() {
           continue;
         }
         const auto action = filter_ ? filter_->on_frame(frame) : ResponseFilter::Action::kForward;
-        if (action == ResponseFilter::Action::kDrop) {
+        if (action == ResponseFilter::Action::kReplace) {
           co_await flush();
+          co_await client_.write(asio::buffer(filter_->replacement()));
           from_backend_.consume(frame.size);
           continue;
-        }
-        if (action == ResponseFilter::Action::kInsertBefore) {
-          co_await flush();
-          co_await client_.write(asio::buffer(filter_->insertion()));
         }
         ready += frame.size;
       }

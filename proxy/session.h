@@ -9,8 +9,9 @@
 // or after it has finished.
 //
 // Restricted sessions (a login that some protected table's policy does not
-// exempt) pass their Query and Parse messages through the rewriter
-// (StatementGate) and denials are answered in order by the backend pump
+// exempt) pass their Query and Parse messages through the rewriter and their
+// FunctionCalls through an OID check (StatementGate); denials are raised by
+// the backend itself and their errors replaced in order by the backend pump
 // (ResponseFilter). Exempt sessions are relayed untouched. A connection to
 // the admin database becomes an admin console session (session_admin.cc).
 #pragma once
@@ -66,6 +67,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // snapshot's catalog does not know are looked up in the database; the
   // catalog is re-read when one of them now exists.
   boost::asio::awaitable<void> look_up_unknown_names(const wire::Frame& frame);
+  // The fast-path FunctionCall of function `oid`: allowed for the
+  // large-object functions, denied otherwise; counted and logged.
+  rewriter::RewriteResult function_call(uint32_t oid);
+  // What PostgreSQL answered to a syntax probe: counted and logged.
+  void probe_answered(const Denial& probe, ResponseFilter::ProbeOutcome outcome,
+                      std::string_view sqlstate);
+  void log_denial(const rewriter::RewriteResult& result, const char* protocol);
   boost::asio::awaitable<void> relay_client_to_backend();
   // Ends the session from the client pump: stops the backend pump, sends the
   // client a FATAL error (unless sqlstate is empty) and closes both sides.

@@ -1,5 +1,11 @@
 #include "proxy/statement_gate.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
+#include <optional>
+
+#include "base/sqlstate.h"
 #include "proxy/wire/error_fields.h"
 #include "proxy/wire/frontend_messages.h"
 #include "proxy/wire/message_types.h"
@@ -8,48 +14,119 @@ namespace kanon::proxy {
 
 namespace {
 
+// What comes between the marker and the client's text in a syntax probe.
+constexpr std::string_view kProbeSeparator = ";\n";
+// Where PostgreSQL refuses a Parse of several statements (the routine field
+// of that error; not translated).
+constexpr std::string_view kMultipleCommandsRoutine = "exec_parse_message";
+
 rewriter::RewriteResult malformed(const char* what) {
   return rewriter::make_denial(rewriter::rules::kMalformedMessage, what);
 }
 
+bool is_syntax(const rewriter::RewriteResult& r) {
+  return r.verdict == rewriter::Verdict::kDenied && r.rule == rewriter::rules::kSyntax.id;
+}
+
+wire::Buffer encode_denial(const rewriter::RewriteResult& result) {
+  wire::ErrorResponse error;
+  error.fields = {{wire::error_field::kSeverity, "ERROR"},
+                  {wire::error_field::kSeverityNonLocalized, "ERROR"},
+                  {wire::error_field::kSqlState, result.sqlstate},
+                  {wire::error_field::kMessage, result.message}};
+  if (result.position > 0)
+    error.fields.emplace_back(wire::error_field::kPosition, std::to_string(result.position));
+  wire::Buffer out;
+  wire::encode(error, out);
+  return out;
+}
+
+// Extended-protocol messages the backend answers with exactly one of the
+// messages counted by is_answer() when nothing fails.
+bool is_answered(char frontend_type) {
+  switch (frontend_type) {
+    case wire::frontend::kParse:
+    case wire::frontend::kBind:
+    case wire::frontend::kDescribe:
+    case wire::frontend::kExecute:
+    case wire::frontend::kClose:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ParseComplete, BindComplete, CloseComplete; RowDescription or NoData (the
+// end of a Describe); CommandComplete, EmptyQueryResponse or PortalSuspended
+// (the end of an Execute).
+bool is_answer(char backend_type) {
+  switch (backend_type) {
+    case wire::backend::kParseComplete:
+    case wire::backend::kBindComplete:
+    case wire::backend::kCloseComplete:
+    case wire::backend::kRowDescription:
+    case wire::backend::kNoData:
+    case wire::backend::kCommandComplete:
+    case wire::backend::kEmptyQueryResponse:
+    case wire::backend::kPortalSuspended:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::optional<uint64_t> position_of(const wire::ErrorResponse& e) {
+  const auto p = e.field(wire::error_field::kPosition);
+  uint64_t v = 0;
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), v);
+  if (p.empty() || ec != std::errc() || end != p.data() + p.size()) return std::nullopt;
+  return v;
+}
+
 }  // namespace
 
-void StatementGate::deny(const rewriter::RewriteResult& result, bool swallow_empty_query) {
+std::string marker_statement(std::string_view token) {
+  return fmt::format("SELECT '{}'::pg_catalog.int4", token);
+}
+
+std::string StatementGate::next_token() {
+  return fmt::format("kanon denial {:016x}{:08x}", nonce_, ++sequence_);
+}
+
+std::string StatementGate::deny(const rewriter::RewriteResult& result, uint64_t ordinal,
+                                const char* protocol) {
   Denial d;
-  d.ready_ordinal = ready_expected_;
-  d.swallow_empty_query = swallow_empty_query;
-  wire::ErrorResponse error;
-  error.fields = {{'S', "ERROR"}, {'V', "ERROR"}, {'C', result.sqlstate}, {'M', result.message}};
-  if (result.position > 0) error.fields.emplace_back('P', std::to_string(result.position));
-  wire::encode(error, d.error);
+  d.kind = Denial::Kind::kMarker;
+  d.ready_ordinal = ordinal;
+  d.token = next_token();
+  d.error = encode_denial(result);
+  d.protocol = protocol;
+  std::string sql = marker_statement(d.token);
   denials_.push_back(std::move(d));
+  return sql;
+}
+
+std::string StatementGate::probe(std::string_view sql, uint64_t ordinal, const char* protocol) {
+  Denial d;
+  d.kind = Denial::Kind::kSyntaxProbe;
+  d.ready_ordinal = ordinal;
+  d.token = next_token();
+  std::string text = marker_statement(d.token);
+  text += kProbeSeparator;
+  d.prefix_chars = text.size();  // ASCII only: characters == bytes
+  text += sql;
+  d.answers_before = answers_in_cycle_;
+  d.error = encode_denial(rewriter::make_denial(rewriter::rules::kParserMismatch, ""));
+  d.protocol = protocol;
+  denials_.push_back(std::move(d));
+  return text;
 }
 
 StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   switch (frame.type) {
-    case wire::frontend::kQuery: {
-      ++ready_expected_;
-      discarding_ = false;
-      auto q = wire::decode_query(frame.body);
-      const auto result = q.ok() ? rewrite_(q.value().sql, "simple") : malformed("Query");
-      if (result.verdict == rewriter::Verdict::kPass) return Action::kForward;
-      replacement_.clear();
-      if (result.verdict == rewriter::Verdict::kRewritten) {
-        wire::encode(wire::Query{result.sql}, replacement_);
-      } else {
-        deny(result, true);
-        wire::encode(wire::Query{""}, replacement_);
-      }
-      return Action::kReplace;
-    }
-    case wire::frontend::kFunctionCall:
-      ++ready_expected_;
-      deny(rewriter::make_denial(rewriter::rules::kFunctionCall, "FunctionCall"), true);
-      replacement_.clear();
-      wire::encode(wire::Query{""}, replacement_);
-      return Action::kReplace;
     case wire::frontend::kSync:
       ++ready_expected_;
+      answers_in_cycle_ = 0;
       discarding_ = false;
       return Action::kForward;
     case wire::frontend::kTerminate:
@@ -57,46 +134,153 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
     default:
       break;
   }
+  // After a failed Parse PostgreSQL ignores everything up to Sync, Query
+  // and FunctionCall included (they get no answer at all).
   if (discarding_) return Action::kDrop;
-  if (frame.type != wire::frontend::kParse) return Action::kForward;
+  replacement_.clear();
+  switch (frame.type) {
+    case wire::frontend::kQuery: {
+      // A Query is one cycle of its own and ends an open extended one.
+      ++ready_expected_;
+      answers_in_cycle_ = 0;
+      auto q = wire::decode_query(frame.body);
+      const auto result = q.ok() ? rewrite_(q.value().sql, "simple") : malformed("Query");
+      switch (result.verdict) {
+        case rewriter::Verdict::kPass:
+          return Action::kForward;
+        case rewriter::Verdict::kRewritten:
+          wire::encode(wire::Query{result.sql}, replacement_);
+          return Action::kReplace;
+        case rewriter::Verdict::kDenied:
+          break;
+      }
+      if (is_syntax(result)) {
+        // A Query uses (and drops) the unnamed statement; so does its probe.
+        wire::encode(wire::Parse{"", probe(q.value().sql, ready_expected_, "simple"), {}},
+                     replacement_);
+        wire::encode(wire::Sync{}, replacement_);
+      } else {
+        wire::encode(wire::Query{deny(result, ready_expected_, "simple")}, replacement_);
+      }
+      return Action::kReplace;
+    }
+    case wire::frontend::kFunctionCall: {
+      ++ready_expected_;
+      answers_in_cycle_ = 0;
+      auto call = wire::decode_function_call(frame.body);
+      const auto result =
+          call.ok() ? function_call_(call.value().function_oid) : malformed("FunctionCall");
+      if (result.verdict == rewriter::Verdict::kPass) return Action::kForward;
+      wire::encode(wire::Query{deny(result, ready_expected_, "function-call")}, replacement_);
+      return Action::kReplace;
+    }
+    case wire::frontend::kParse:
+      break;
+    default:
+      if (is_answered(frame.type)) ++answers_in_cycle_;
+      return Action::kForward;
+  }
   auto parse = wire::decode_parse(frame.body);
   const auto result = parse.ok() ? rewrite_(parse.value().query, "extended") : malformed("Parse");
-  if (result.verdict == rewriter::Verdict::kPass) return Action::kForward;
-  if (result.verdict == rewriter::Verdict::kDenied) {
-    // The error is answered before the ReadyForQuery of the next Sync.
-    deny(result, false);
-    denials_.back().ready_ordinal = ready_expected_ + 1;
-    discarding_ = true;
-    return Action::kDrop;
+  if (result.verdict == rewriter::Verdict::kPass) {
+    ++answers_in_cycle_;
+    return Action::kForward;
   }
-  wire::Parse rewritten = std::move(parse.value());
-  rewritten.query = result.sql;
+  if (result.verdict == rewriter::Verdict::kRewritten) {
+    ++answers_in_cycle_;
+    wire::Parse rewritten = std::move(parse.value());
+    rewritten.query = result.sql;
+    wire::encode(rewritten, replacement_);
+    return Action::kReplace;
+  }
+  // The error is answered in the cycle of the next Sync. The marker (or
+  // probe) keeps the client's statement name: a failing Parse stores
+  // nothing, and an unnamed one drops the previous unnamed statement just
+  // as the client's own Parse would have.
+  const uint64_t ordinal = ready_expected_ + 1;
+  wire::Parse replaced;
+  if (parse.ok()) replaced.statement = parse.value().statement;
+  replaced.query = is_syntax(result) ? probe(parse.value().query, ordinal, "extended")
+                                     : deny(result, ordinal, "extended");
+  wire::encode(replaced, replacement_);
+  discarding_ = true;
+  return Action::kReplace;
+}
+
+ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame) {
+  auto decoded = wire::decode_error_response(frame.body);
+  if (!decoded.ok()) return Action::kForward;  // BackendStream rejects it first
+  auto& error = decoded.value();
+  const auto sqlstate = error.field(wire::error_field::kSqlState);
+  const auto message = error.field(wire::error_field::kMessage);
+  const auto quotes = [&](const Denial& d) {
+    return sqlstate == sqlstate::kInvalidTextRepresentation &&
+           message.find(d.token) != std::string_view::npos;
+  };
+  // A marker's error, found by its token wherever its denial is queued: the
+  // gate may count a cycle the backend never had (PostgreSQL ignores a Query
+  // sent without Sync after a failed extended message), and then the cycle
+  // would not match. Denials queued before it were never looked at.
+  for (auto it = denials_.begin(); it != denials_.end(); ++it) {
+    if (it->kind != Denial::Kind::kMarker || !quotes(*it)) continue;
+    replacement_ = it->error;
+    denials_.erase(denials_.begin(), it + 1);
+    return Action::kReplace;
+  }
+  if (denials_.empty() || denials_.front().ready_ordinal != ready_seen_ + 1 ||
+      denials_.front().kind != Denial::Kind::kSyntaxProbe)
+    return Action::kForward;  // PostgreSQL never looked at a denied message here
+  const Denial& due = denials_.front();
+  const bool is_marker = quotes(due);
+  // A syntax probe.
+  const auto report = [&](ProbeOutcome outcome) {
+    if (on_probe_) on_probe_(due, outcome, sqlstate);
+  };
+  if (answers_in_cycle_ < due.answers_before) {
+    report(ProbeOutcome::kNotLookedAt);  // a message pipelined before the probe failed
+    return Action::kForward;
+  }
+  const auto position = position_of(error);
+  const auto routine = error.field(wire::error_field::kRoutine);
+  // The marker ran alone (PostgreSQL found no statement in the text), or
+  // PostgreSQL read the text as a statement of its own and refused two.
+  const bool read_by_server =
+      is_marker || (sqlstate == sqlstate::kSyntaxError && !position &&
+                    (routine.empty() || routine == kMultipleCommandsRoutine));
+  if (read_by_server || (position && *position <= due.prefix_chars)) {
+    report(ProbeOutcome::kParserMismatch);
+    replacement_ = due.error;
+    return Action::kReplace;
+  }
+  report(ProbeOutcome::kServerError);
+  if (!position) return Action::kForward;
+  // PostgreSQL's own error about the client's text, pointing into it.
+  for (auto& [code, value] : error.fields)
+    if (code == wire::error_field::kPosition) value = std::to_string(*position - due.prefix_chars);
   replacement_.clear();
-  wire::encode(rewritten, replacement_);
+  wire::encode(error, replacement_);
   return Action::kReplace;
 }
 
 ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
-  const bool due = !denials_.empty() && denials_.front().ready_ordinal == ready_seen_ + 1;
   switch (frame.type) {
-    case wire::backend::kErrorResponse:
+    case wire::backend::kErrorResponse: {
+      // Only the first error of a cycle can be a denial's: the backend
+      // discards everything after an error up to the cycle's end.
+      const bool first = !error_in_cycle_;
       error_in_cycle_ = true;
-      return Action::kForward;
-    case wire::backend::kEmptyQueryResponse:
-      if (due && denials_.front().swallow_empty_query && !error_in_cycle_) return Action::kDrop;
-      return Action::kForward;
-    case wire::backend::kReadyForQuery: {
-      ++ready_seen_;
-      const bool had_error = error_in_cycle_;
-      error_in_cycle_ = false;
-      if (!due) return Action::kForward;
-      Denial d = std::move(denials_.front());
-      denials_.pop_front();
-      if (had_error) return Action::kForward;
-      insertion_ = std::move(d.error);
-      return Action::kInsertBefore;
+      if (denials_.empty() || !first) return Action::kForward;
+      return on_error(frame);
     }
+    case wire::backend::kReadyForQuery:
+      ++ready_seen_;
+      answers_in_cycle_ = 0;
+      error_in_cycle_ = false;
+      while (!denials_.empty() && denials_.front().ready_ordinal <= ready_seen_)
+        denials_.pop_front();
+      return Action::kForward;
     default:
+      if (is_answer(frame.type)) ++answers_in_cycle_;
       return Action::kForward;
   }
 }

@@ -2,20 +2,44 @@
 // without sockets.
 //
 // StatementGate sees every frame the client sends after start-up. Query and
-// Parse texts go through the rewriter: passed frames are forwarded, rewritten
-// ones replaced by a re-encoded message, denied ones never reach the backend.
-// A denial must reach the client in protocol order, after the answers to the
-// messages before it, so the gate does not answer itself: it sends the
-// backend something that yields a ReadyForQuery at the right point and queues
-// a Denial that the backend pump's ResponseFilter turns into an ErrorResponse
-// just before that ReadyForQuery:
-//   - simple Query / FunctionCall: an empty Query instead (its
-//     EmptyQueryResponse is dropped);
-//   - extended Parse: nothing; every message up to Sync is discarded, as
-//     PostgreSQL does after an error, and the Sync is forwarded.
-// If the backend reports an error of its own in the same cycle (an earlier
-// message of the pipeline failed), PostgreSQL would never have looked at the
-// denied message, so the queued error is dropped.
+// Parse texts go through the rewriter, FunctionCalls through a decision by
+// OID: passed frames are forwarded, rewritten ones replaced by a re-encoded
+// message, and everything else is answered with PostgreSQL's own error
+// semantics because the backend raises the error itself:
+//
+//   - a denied Query or FunctionCall becomes the marker Query,
+//     `SELECT 'kanon denial <token>'::pg_catalog.int4`, which fails at parse
+//     analysis (22P02) without side effects, so the backend aborts the
+//     transaction block (ReadyForQuery 'E', later statements 25P02, COMMIT
+//     answers ROLLBACK) or the implicit transaction exactly as for its own
+//     errors, and answers 25P02 instead when the block was already aborted;
+//   - a denied Parse becomes a Parse of the marker under the client's
+//     statement name (it fails, so nothing is stored; an unnamed one drops
+//     the previous unnamed statement, as any Parse does), after which the
+//     backend discards everything up to Sync; the gate drops the client's
+//     messages up to that Sync too (PostgreSQL ignores even Query and
+//     FunctionCall there), so nothing pipelined after it reaches the backend;
+//   - text kanon's parser cannot read (rewriter rule `syntax`) becomes the
+//     syntax probe, a Parse of "<marker>;\n<text>" (a Query's probe is sent
+//     as Parse + Sync, under the unnamed statement as a Query would use it; a
+//     Parse's keeps the client's name and is followed by the discard above).
+//     PostgreSQL raw-parses the whole string before anything else: a syntax
+//     error in the client's text comes back with all its fields and only its
+//     position moved back by the prefix; text PostgreSQL can read makes two
+//     statements, which a Parse refuses (42601 without position, raised in
+//     exec_parse_message) before any parse analysis, and kanon denies it with
+//     `parser-mismatch`. The probe never succeeds, so it can neither store a
+//     statement nor execute anything.
+//
+// ResponseFilter, on the backend's side, recognises the backend's error for
+// each of these by the ReadyForQuery cycle the gate recorded, the SQLSTATE
+// and, for the marker, the per-denial token quoted in the message (which
+// lc_messages translations keep) or, for a probe, the answers the messages
+// pipelined before it are owed, and replaces it by kanon's ErrorResponse
+// (the denial's SQLSTATE and message) or by the probe's adjusted error. Any
+// other error in that cycle is forwarded unchanged: an earlier pipelined
+// message failed, or the block was already aborted, so PostgreSQL would
+// never have looked at the denied message either.
 //
 // Both run on the session's thread; they share the queue, nothing else.
 #pragma once
@@ -32,23 +56,43 @@
 namespace kanon::proxy {
 
 struct Denial {
-  uint64_t ready_ordinal = 0;  // the ReadyForQuery it precedes (1 = start-up's)
-  bool swallow_empty_query = false;
-  wire::Buffer error;  // an encoded ErrorResponse frame
+  enum class Kind {
+    kMarker,       // the marker ran instead of a denied message
+    kSyntaxProbe,  // "<marker>;\n<text>" for text kanon cannot parse
+  };
+  Kind kind = Kind::kMarker;
+  uint64_t ready_ordinal = 0;  // the ReadyForQuery that ends its cycle (1 = start-up's)
+  std::string token;           // the marker's literal, unique per denial
+  size_t prefix_chars = 0;     // kSyntaxProbe: characters before the client's text
+  // kSyntaxProbe: answers the backend owes, in the same cycle, to messages
+  // forwarded before the probe; an error before that many belongs to them.
+  uint64_t answers_before = 0;
+  wire::Buffer error;  // kanon's ErrorResponse: the denial, or parser-mismatch
+  const char* protocol = "simple";
 };
 
 using DenialQueue = std::deque<Denial>;
+
+// The marker statement for `token`; its execution fails at once with 22P02.
+std::string marker_statement(std::string_view token);
 
 class StatementGate {
  public:
   // Called for every Query/Parse text; `protocol` is "simple" or "extended".
   using RewriteFn =
       std::function<rewriter::RewriteResult(std::string_view sql, const char* protocol)>;
+  // Called for every FunctionCall: kPass forwards it, anything else denies it.
+  using FunctionCallFn = std::function<rewriter::RewriteResult(uint32_t function_oid)>;
 
   enum class Action { kForward, kReplace, kDrop };
 
-  StatementGate(RewriteFn rewrite, DenialQueue& denials)
-      : rewrite_(std::move(rewrite)), denials_(denials) {}
+  // `nonce` makes the session's marker tokens unguessable.
+  StatementGate(RewriteFn rewrite, FunctionCallFn function_call, DenialQueue& denials,
+                uint64_t nonce)
+      : rewrite_(std::move(rewrite)),
+        function_call_(std::move(function_call)),
+        denials_(denials),
+        nonce_(nonce) {}
 
   // REQUIRES: frame.status == kFrame, a frontend message after start-up.
   // On kReplace the backend gets replacement() instead of the frame.
@@ -58,30 +102,52 @@ class StatementGate {
   bool discarding() const { return discarding_; }
 
  private:
-  void deny(const rewriter::RewriteResult& result, bool swallow_empty_query);
+  // Queues the denial for the cycle ending with ReadyForQuery `ordinal`;
+  // returns the marker statement to send.
+  std::string deny(const rewriter::RewriteResult& result, uint64_t ordinal, const char* protocol);
+  // Queues the probe; returns the probe's text.
+  std::string probe(std::string_view sql, uint64_t ordinal, const char* protocol);
+  std::string next_token();
 
   RewriteFn rewrite_;
+  FunctionCallFn function_call_;
   DenialQueue& denials_;
+  uint64_t nonce_;
+  uint64_t sequence_ = 0;
   wire::Buffer replacement_;
-  uint64_t ready_expected_ = 1;  // ReadyForQuery messages the backend owes so far
+  uint64_t ready_expected_ = 1;    // ReadyForQuery messages the backend owes so far
+  uint64_t answers_in_cycle_ = 0;  // extended messages forwarded since the cycle began
   bool discarding_ = false;
 };
 
 class ResponseFilter {
  public:
-  enum class Action { kForward, kDrop, kInsertBefore };
+  enum class Action { kForward, kReplace };
+  // What became of a syntax probe.
+  enum class ProbeOutcome {
+    kServerError,     // PostgreSQL's own error reached the client (a syntax error, mostly)
+    kParserMismatch,  // PostgreSQL reads the text; kanon denied it (parser-mismatch)
+    kNotLookedAt,     // an earlier error in the cycle: the text was never parsed
+  };
+  using ProbeFn =
+      std::function<void(const Denial&, ProbeOutcome outcome, std::string_view sqlstate)>;
 
-  explicit ResponseFilter(DenialQueue& denials) : denials_(denials) {}
+  explicit ResponseFilter(DenialQueue& denials, ProbeFn on_probe = {})
+      : denials_(denials), on_probe_(std::move(on_probe)) {}
 
-  // REQUIRES: frame.status == kFrame, a backend message. On kInsertBefore
-  // the client gets insertion() and then the frame.
+  // REQUIRES: frame.status == kFrame, a backend message. On kReplace the
+  // client gets replacement() instead of the frame.
   Action on_frame(const wire::Frame& frame);
-  const wire::Buffer& insertion() const { return insertion_; }
+  const wire::Buffer& replacement() const { return replacement_; }
 
  private:
+  Action on_error(const wire::Frame& frame);
+
   DenialQueue& denials_;
-  wire::Buffer insertion_;
+  ProbeFn on_probe_;
+  wire::Buffer replacement_;
   uint64_t ready_seen_ = 0;
+  uint64_t answers_in_cycle_ = 0;  // ParseComplete, BindComplete, CommandComplete, ...
   bool error_in_cycle_ = false;
 };
 

@@ -41,6 +41,10 @@ double LatencyHistogram::percentile(double p) const {
 
 void Stats::record(const rewriter::RewriteResult& result, double micros) {
   rewrite_latency.add(micros);
+  count(result);
+}
+
+void Stats::count(const rewriter::RewriteResult& result) {
   switch (result.verdict) {
     case rewriter::Verdict::kPass:
       statements_passed.fetch_add(1, std::memory_order_relaxed);

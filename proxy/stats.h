@@ -41,6 +41,9 @@ class Stats {
   LatencyHistogram rewrite_latency;
 
   void record(const rewriter::RewriteResult& result, double micros);
+  // A statement or call kanon decided without the rewriter's clock (fast-path
+  // calls, the outcome of a syntax probe): counted, no latency.
+  void count(const rewriter::RewriteResult& result);
   uint64_t denied_total() const;
   std::map<std::string, uint64_t> denied_by_rule() const;
 

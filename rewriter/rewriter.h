@@ -9,7 +9,9 @@
 //              send nothing to the backend. `rule` and `object` name why.
 //
 // Fail closed: anything the rewriter cannot classify is kDenied with 42501.
-// Text that does not parse is kDenied with PostgreSQL's own 42601 message.
+// Text that does not parse is kDenied with rule `syntax` (42601, libpg_query's
+// message); the proxy then lets PostgreSQL itself parse the text, so clients
+// get the server's own error (or `parser-mismatch` when the server reads it).
 //
 // Thread-safety: rewrite() may be called from any thread concurrently; the
 // cache is internally synchronized.

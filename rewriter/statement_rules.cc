@@ -7,6 +7,7 @@ namespace kanon::rewriter {
 
 namespace rules {
 const Rule kSyntax{"syntax", "the statement does not parse", sqlstate::kSyntaxError};
+const Rule kParserMismatch{"parser-mismatch", "kanon's parser cannot read this statement"};
 const Rule kOpaqueCode{"opaque-code",
                        "restricted sessions may not run or create code kanon cannot inspect"};
 const Rule kServerAccess{"server-access",
@@ -65,7 +66,8 @@ const Rule kCatalogNotRead{"catalog-not-read",
 const Rule kReplicationConnection{"replication-connection",
                                   "restricted sessions may not open replication connections"};
 const Rule kFunctionCall{"function-call-message",
-                         "restricted sessions may not send fast-path function calls"};
+                         "restricted sessions may only send fast-path function calls of the "
+                         "large-object functions"};
 const Rule kStandardConformingStrings{"standard-conforming-strings",
                                       "restricted sessions must keep standard_conforming_strings "
                                       "on"};
@@ -195,6 +197,26 @@ constexpr std::array kDeniedFunctions = {
     DeniedFunction{"pg_get_wal_", true, &rules::kServerFileFunction},  // pg_walinspect
 };
 
+// The large-object functions libpq's lo_* calls reach through the fast path
+// (psql's \lo_import, \lo_export and \lo_unlink run them on the client). They
+// read and write pg_largeobject only, never a table. lo_import/lo_export (OIDs
+// 764, 765, 767: server files) are not among them.
+constexpr std::array<FastPathFunction, 13> kFastPathFunctions = {{
+    {715, "lo_create"},
+    {952, "lo_open"},
+    {953, "lo_close"},
+    {954, "loread"},
+    {955, "lowrite"},
+    {956, "lo_lseek"},
+    {957, "lo_creat"},
+    {958, "lo_tell"},
+    {964, "lo_unlink"},
+    {1004, "lo_truncate"},
+    {3170, "lo_lseek64"},
+    {3171, "lo_tell64"},
+    {3172, "lo_truncate64"},
+}};
+
 constexpr std::array<std::string_view, 5> kStatistics = {
     "pg_stats", "pg_statistic", "pg_stats_ext", "pg_stats_ext_exprs", "pg_statistic_ext_data"};
 
@@ -219,6 +241,16 @@ const Rule& denied_statement_rule(std::string_view kind) {
 const Rule* denied_function(std::string_view name) {
   for (const auto& f : kDeniedFunctions)
     if (f.prefix ? name.starts_with(f.name) : name == f.name) return f.rule;
+  return nullptr;
+}
+
+std::span<const FastPathFunction> allowed_fast_path_functions() {
+  return kFastPathFunctions;
+}
+
+const char* allowed_fast_path_function(uint32_t oid) {
+  for (const auto& f : kFastPathFunctions)
+    if (f.oid == oid) return f.name;
   return nullptr;
 }
 

@@ -3,6 +3,8 @@
 // names. See docs/rewriter.md for the table in prose.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,7 +37,11 @@ struct Rule {
 
 // Rules kanon reports (the `rule` of a denied RewriteResult).
 namespace rules {
+// Text kanon's parser cannot read. The proxy lets PostgreSQL raise its own
+// error for it (see proxy/statement_gate.h); kParserMismatch when PostgreSQL
+// can read the text after all.
 extern const Rule kSyntax;
+extern const Rule kParserMismatch;
 extern const Rule kOpaqueCode;
 extern const Rule kServerAccess;
 extern const Rule kWriteProtected;
@@ -75,6 +81,18 @@ const Rule& denied_statement_rule(std::string_view kind);
 // table or a server file by name, or decode WAL); nullptr when allowed.
 // `name` is the unqualified function name as the parser folded it.
 const Rule* denied_function(std::string_view name);
+
+// A function a restricted session may call with the fast-path FunctionCall
+// message, by its fixed OID (PostgreSQL 15's pg_proc.dat): the client-side
+// large-object functions, which reach no table.
+struct FastPathFunction {
+  uint32_t oid;
+  const char* name;
+};
+std::span<const FastPathFunction> allowed_fast_path_functions();
+// The function's name when `oid` is one of them; nullptr otherwise (the
+// FunctionCall is denied with rules::kFunctionCall).
+const char* allowed_fast_path_function(uint32_t oid);
 
 // Relations that expose column values of any table (statistics).
 bool is_statistics_relation(std::string_view name);

@@ -1,5 +1,7 @@
-// StatementGate + ResponseFilter: what a restricted session forwards, and
-// that denials reach the client in protocol order, for both protocols.
+// StatementGate + ResponseFilter: what a restricted session forwards, how
+// denials, syntax probes and fast-path calls are sent to the backend so that
+// it raises the error itself, and how the backend's answers are turned into
+// kanon's errors in protocol order, for both protocols.
 #include "proxy/statement_gate.h"
 
 #include <doctest/doctest.h>
@@ -11,6 +13,7 @@
 #include "proxy/wire/frontend_messages.h"
 
 using namespace kanon;
+using proxy::Denial;
 using proxy::ResponseFilter;
 using proxy::StatementGate;
 using rewriter::RewriteResult;
@@ -25,21 +28,33 @@ wire::Buffer bytes_of(const M& m) {
   return b;
 }
 
-wire::Frame frame_of(const wire::Buffer& bytes) {
-  const wire::Frame f = wire::frame_typed(wire::Bytes(bytes), 1 << 20);
+wire::Frame frame_of(wire::Bytes bytes) {
+  const wire::Frame f = wire::frame_typed(bytes, 1 << 20);
   REQUIRE(f.status == wire::FrameStatus::kFrame);
   return f;
 }
 
+// Every frame in `bytes`, in order.
+std::vector<wire::Frame> frames_of(const wire::Buffer& bytes) {
+  std::vector<wire::Frame> out;
+  size_t off = 0;
+  while (off < bytes.size()) {
+    out.push_back(frame_of(wire::Bytes(bytes).subspan(off)));
+    off += out.back().size;
+  }
+  return out;
+}
+
 // A rewriter stand-in with fixed answers: texts containing "secret" are
-// denied, "people" rewritten, everything else passed.
+// denied, "SELEC " does not parse, "people" is rewritten, everything else
+// passed.
 RewriteResult fake_rewrite(std::string_view sql, const char*) {
   RewriteResult r;
   if (sql.find("secret") != std::string_view::npos) {
-    r.verdict = Verdict::kDenied;
-    r.sqlstate = "42501";
-    r.rule = "test-rule";
-    r.message = "denied by test-rule";
+    r = rewriter::make_denial(rewriter::rules::kWriteProtected, "public.secret");
+  } else if (sql.find("SELEC ") != std::string_view::npos) {
+    r = rewriter::make_denial(rewriter::rules::kSyntax, "");
+    r.message = "syntax error at or near \"SELEC\"";
   } else if (sql.find("people") != std::string_view::npos) {
     r.verdict = Verdict::kRewritten;
     r.sql = "SELECT masked FROM people";
@@ -47,120 +62,398 @@ RewriteResult fake_rewrite(std::string_view sql, const char*) {
   return r;
 }
 
-std::string error_message(const wire::Buffer& bytes) {
-  auto e = wire::decode_error_response(frame_of(bytes).body);
+RewriteResult fast_path(uint32_t oid) {
+  if (rewriter::allowed_fast_path_function(oid)) return {};
+  return rewriter::make_denial(rewriter::rules::kFunctionCall, "function " + std::to_string(oid));
+}
+
+wire::ErrorResponse error_of(const wire::Buffer& bytes) {
+  const auto f = frame_of(wire::Bytes(bytes));
+  REQUIRE(f.type == wire::backend::kErrorResponse);
+  auto e = wire::decode_error_response(f.body);
   REQUIRE(e.ok());
-  return std::string(e.value().field('M'));
+  return e.value();
+}
+
+// The token quoted by a marker statement.
+std::string token_of(std::string_view marker) {
+  const auto open = marker.find('\'');
+  const auto close = marker.find('\'', open + 1);
+  REQUIRE(open != std::string_view::npos);
+  REQUIRE(close != std::string_view::npos);
+  CHECK(marker.substr(close) == "'::pg_catalog.int4");
+  return std::string(marker.substr(open + 1, close - open - 1));
+}
+
+// What PostgreSQL answers to the marker: 22P02 quoting the literal.
+wire::Buffer marker_error(std::string_view token) {
+  wire::ErrorResponse e;
+  e.fields = {{'S', "ERROR"},
+              {'V', "ERROR"},
+              {'C', "22P02"},
+              {'M', "invalid input syntax for type integer: \"" + std::string(token) + "\""},
+              {'P', "8"},
+              {'F', "numutils.c"},
+              {'R', "pg_strtoint32"}};
+  return bytes_of(e);
+}
+
+wire::Buffer backend_error(std::string_view sqlstate, std::string_view message,
+                           std::vector<std::pair<char, std::string>> extra = {}) {
+  wire::ErrorResponse e;
+  e.fields = {{'S', "ERROR"}, {'V', "ERROR"}, {'C', std::string(sqlstate)}};
+  e.fields.emplace_back('M', std::string(message));
+  for (auto& f : extra) e.fields.push_back(std::move(f));
+  return bytes_of(e);
 }
 
 struct Harness {
   proxy::DenialQueue denials;
-  StatementGate gate{fake_rewrite, denials};
-  ResponseFilter filter{denials};
+  StatementGate gate{fake_rewrite, fast_path, denials, 0x0123456789abcdefULL};
+  std::vector<std::pair<ResponseFilter::ProbeOutcome, std::string>> probes;
+  ResponseFilter filter{
+      denials, [this](const Denial&, ResponseFilter::ProbeOutcome o, std::string_view sqlstate) {
+        probes.emplace_back(o, std::string(sqlstate));
+      }};
 
-  StatementGate::Action client(const wire::Buffer& b) { return gate.on_frame(frame_of(b)); }
-  ResponseFilter::Action backend(const wire::Buffer& b) { return filter.on_frame(frame_of(b)); }
+  StatementGate::Action client(const wire::Buffer& b) {
+    return gate.on_frame(frame_of(wire::Bytes(b)));
+  }
+  ResponseFilter::Action backend(const wire::Buffer& b) {
+    return filter.on_frame(frame_of(wire::Bytes(b)));
+  }
   void startup_done() {
     CHECK(backend(bytes_of(wire::ReadyForQuery{'I'})) == ResponseFilter::Action::kForward);
+  }
+  // The marker Query the gate sent instead of the last frame.
+  std::string marker_query() {
+    const auto f = frame_of(wire::Bytes(gate.replacement()));
+    REQUIRE(f.type == wire::frontend::kQuery);
+    REQUIRE(f.size == gate.replacement().size());
+    auto q = wire::decode_query(f.body);
+    REQUIRE(q.ok());
+    return q.value().sql;
+  }
+  wire::Parse replaced_parse() {
+    const auto f = frame_of(wire::Bytes(gate.replacement()));
+    REQUIRE(f.type == wire::frontend::kParse);
+    REQUIRE(f.size == gate.replacement().size());
+    auto p = wire::decode_parse(f.body);
+    REQUIRE(p.ok());
+    return p.value();
   }
 };
 
 const auto kReady = bytes_of(wire::ReadyForQuery{'I'});
+const auto kReadyFailed = bytes_of(wire::ReadyForQuery{'E'});
 
 }  // namespace
 
-TEST_CASE("simple Query: pass, rewrite, deny in order") {
+TEST_CASE("simple Query: pass, rewrite; a denial becomes the marker, whose error is replaced") {
   Harness h;
   h.startup_done();
   CHECK(h.client(bytes_of(wire::Query{"SELECT 1"})) == StatementGate::Action::kForward);
   REQUIRE(h.client(bytes_of(wire::Query{"SELECT * FROM people"})) ==
           StatementGate::Action::kReplace);
-  auto q = wire::decode_query(frame_of(h.gate.replacement()).body);
+  auto q = wire::decode_query(frame_of(wire::Bytes(h.gate.replacement())).body);
   REQUIRE(q.ok());
   CHECK(q.value().sql == "SELECT masked FROM people");
   REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
-  q = wire::decode_query(frame_of(h.gate.replacement()).body);
-  CHECK(q.value().sql.empty());  // the backend answers an empty query
+  const std::string marker = h.marker_query();
+  CHECK(marker.starts_with("SELECT 'kanon denial 0123456789abcdef"));
+  const std::string token = token_of(marker);
+  CHECK(marker.find("secret") == std::string::npos);  // the denied text never reaches the backend
   CHECK(h.denials.size() == 1);
 
-  // Backend: answers to query 1 and 2 pass untouched, the third's empty
-  // answer is dropped and the error goes right before its ReadyForQuery.
+  // Answers to statements 1 and 2 pass untouched; the marker's error is
+  // replaced by kanon's denial, and the ReadyForQuery is the backend's.
   CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
   CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
-  CHECK(h.backend(bytes_of(wire::EmptyQueryResponse{})) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 11"})) ==
+        ResponseFilter::Action::kForward);
   CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
-  CHECK(h.backend(bytes_of(wire::EmptyQueryResponse{})) == ResponseFilter::Action::kDrop);
-  REQUIRE(h.backend(kReady) == ResponseFilter::Action::kInsertBefore);
-  CHECK(error_message(h.filter.insertion()) == "denied by test-rule");
+  REQUIRE(h.backend(marker_error(token)) == ResponseFilter::Action::kReplace);
+  const auto e = error_of(h.filter.replacement());
+  CHECK(e.field('S') == "ERROR");
+  CHECK(e.field('C') == "42501");
+  CHECK(e.field('M').find("(kanon rule write-protected-table)") != std::string_view::npos);
+  CHECK(e.field('M').find("kanon denial") == std::string_view::npos);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
   CHECK(h.denials.empty());
-  // The session goes on.
-  CHECK(h.client(bytes_of(wire::Query{"SELECT 2"})) == StatementGate::Action::kForward);
+  // The session goes on; a 22P02 of the user's own is not touched.
+  CHECK(h.client(bytes_of(wire::Query{"SELECT 'x'::int"})) == StatementGate::Action::kForward);
+  CHECK(h.backend(marker_error(token)) == ResponseFilter::Action::kForward);
   CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
 }
 
-TEST_CASE("extended: a denied Parse discards until Sync; the error precedes that Sync's answer") {
+TEST_CASE("every denial has its own token") {
   Harness h;
   h.startup_done();
-  // An allowed statement first, in the same pipeline.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  const std::string first = token_of(h.marker_query());
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  const std::string second = token_of(h.marker_query());
+  CHECK(first != second);
+  // The second cycle's error quoting the first token is not the second marker's.
+  CHECK(h.backend(marker_error(first)) == ResponseFilter::Action::kReplace);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(marker_error(first)) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+}
+
+TEST_CASE("an aborted block answers 25P02 to the marker: forwarded unchanged") {
+  Harness h;
+  h.startup_done();
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  const auto aborted =
+      backend_error("25P02",
+                    "current transaction is aborted, commands ignored until end of transaction "
+                    "block",
+                    {{'R', "exec_simple_query"}});
+  CHECK(h.backend(aborted) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(h.denials.empty());
+}
+
+TEST_CASE("extended: a denied Parse becomes the marker's Parse; the rest is discarded until Sync") {
+  Harness h;
+  h.startup_done();
+  // An allowed statement first, in its own cycle.
   CHECK(h.client(bytes_of(wire::Parse{"s1", "SELECT 1", {}})) == StatementGate::Action::kForward);
   CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
-  CHECK(h.client(bytes_of(wire::Parse{"s2", "SELECT secret", {}})) == StatementGate::Action::kDrop);
+  REQUIRE(h.client(bytes_of(wire::Parse{"s2", "SELECT secret", {25}})) ==
+          StatementGate::Action::kReplace);
+  const auto marker = h.replaced_parse();
+  CHECK(marker.statement == "s2");  // fails, so stores nothing, like the client's own would
+  CHECK(marker.param_types.empty());
+  const std::string token = token_of(marker.query);
   CHECK(h.gate.discarding());
+  // PostgreSQL ignores everything up to Sync, Query and FunctionCall too.
   CHECK(h.client(bytes_of(wire::Bind{"", "s2", {}, {}, {}})) == StatementGate::Action::kDrop);
   CHECK(h.client(bytes_of(wire::Execute{"", 0})) == StatementGate::Action::kDrop);
+  CHECK(h.client(bytes_of(wire::Query{"SELECT 1"})) == StatementGate::Action::kDrop);
+  CHECK(h.client(bytes_of(wire::FunctionCall{952, {}, {}, 0})) == StatementGate::Action::kDrop);
+  CHECK(h.client(bytes_of(wire::Flush{})) == StatementGate::Action::kDrop);
   CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
   CHECK_FALSE(h.gate.discarding());
   // A rewritten Parse keeps its name and parameter types.
   REQUIRE(h.client(bytes_of(wire::Parse{"s3", "SELECT city FROM people WHERE k = $1", {23}})) ==
           StatementGate::Action::kReplace);
-  auto p = wire::decode_parse(frame_of(h.gate.replacement()).body);
-  REQUIRE(p.ok());
-  CHECK(p.value().statement == "s3");
-  CHECK(p.value().query == "SELECT masked FROM people");
-  CHECK(p.value().param_types == std::vector<uint32_t>{23});
+  auto p = h.replaced_parse();
+  CHECK(p.statement == "s3");
+  CHECK(p.query == "SELECT masked FROM people");
+  CHECK(p.param_types == std::vector<uint32_t>{23});
 
   CHECK(h.backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kForward);
-  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);         // first Sync
-  REQUIRE(h.backend(kReady) == ResponseFilter::Action::kInsertBefore);  // second Sync
-  CHECK(error_message(h.filter.insertion()) == "denied by test-rule");
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);  // first Sync
+  // The marker's error arrives at once (no waiting for Sync) and is replaced.
+  REQUIRE(h.backend(marker_error(token)) == ResponseFilter::Action::kReplace);
+  CHECK(error_of(h.filter.replacement()).field('C') == "42501");
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);  // second Sync
+  CHECK(h.denials.empty());
 }
 
-TEST_CASE("a backend error earlier in the same cycle swallows the denial, as PostgreSQL would") {
+TEST_CASE("an earlier pipelined error, even a 22P02, is forwarded and the denial dropped") {
   Harness h;
   h.startup_done();
-  CHECK(h.client(bytes_of(wire::Parse{"", "SELEC 1", {}})) == StatementGate::Action::kForward);
-  CHECK(h.client(bytes_of(wire::Parse{"", "SELECT secret", {}})) == StatementGate::Action::kDrop);
+  CHECK(h.client(bytes_of(wire::Parse{"", "SELECT 'x'::int", {}})) ==
+        StatementGate::Action::kForward);
+  REQUIRE(h.client(bytes_of(wire::Parse{"", "SELECT secret", {}})) ==
+          StatementGate::Action::kReplace);
   CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
-  wire::Buffer error;
-  wire::encode_error(error, "ERROR", "42601", "syntax error");
-  CHECK(h.backend(error) == ResponseFilter::Action::kForward);
+  const auto own = backend_error("22P02", "invalid input syntax for type integer: \"x\"",
+                                 {{'P', "8"}, {'R', "pg_strtoint32"}});
+  CHECK(h.backend(own) == ResponseFilter::Action::kForward);
   CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
   CHECK(h.denials.empty());
 }
 
-TEST_CASE("FunctionCall is denied; malformed Query bodies are denied, not forwarded") {
+TEST_CASE("a Query PostgreSQL ignores (no Sync after a failed message) shifts no denial") {
   Harness h;
   h.startup_done();
-  REQUIRE(h.client(bytes_of(wire::FunctionCall{1234, {}, {}, 0})) ==
-          StatementGate::Action::kReplace);
-  CHECK(h.backend(bytes_of(wire::EmptyQueryResponse{})) == ResponseFilter::Action::kDrop);
-  REQUIRE(h.backend(kReady) == ResponseFilter::Action::kInsertBefore);
-  CHECK(error_message(h.filter.insertion()).find("function-call-message") != std::string::npos);
+  CHECK(h.client(bytes_of(wire::Parse{"", "SELECT nope", {}})) == StatementGate::Action::kForward);
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+  // The Parse fails; the backend ignores the marker Query (no answer at all)
+  // and answers the Sync: one ReadyForQuery where the gate counted two.
+  CHECK(h.backend(backend_error("42703", "column \"nope\" does not exist", {{'P', "8"}})) ==
+        ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  // A later denial is still recognised by its token and replaced.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  REQUIRE(h.backend(marker_error(token_of(h.marker_query()))) == ResponseFilter::Action::kReplace);
+  CHECK(error_of(h.filter.replacement()).field('C') == "42501");
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  CHECK(h.denials.empty());
+}
 
+TEST_CASE("simple Query kanon cannot parse: the probe is Parse + Sync, the server's error kept") {
+  Harness h;
+  h.startup_done();
+  const std::string text = "SELEC 1";
+  REQUIRE(h.client(bytes_of(wire::Query{text})) == StatementGate::Action::kReplace);
+  const auto frames = frames_of(h.gate.replacement());
+  REQUIRE(frames.size() == 2);
+  CHECK(frames[1].type == wire::frontend::kSync);
+  auto probe = wire::decode_parse(frames[0].body);
+  REQUIRE(probe.ok());
+  CHECK(probe.value().statement.empty());
+  const std::string& sql = probe.value().query;
+  REQUIRE(sql.ends_with(";\n" + text));
+  const std::string marker = sql.substr(0, sql.size() - text.size() - 2);
+  token_of(marker);
+  const size_t prefix = sql.size() - text.size();
+
+  // PostgreSQL's syntax error: every field kept, the position moved back.
+  const auto syntax = backend_error("42601", "syntax error at or near \"SELEC\"",
+                                    {{'P', std::to_string(prefix + 1)},
+                                     {'F', "scan.l"},
+                                     {'L', "1188"},
+                                     {'R', "scanner_yyerror"}});
+  REQUIRE(h.backend(syntax) == ResponseFilter::Action::kReplace);
+  auto e = error_of(h.filter.replacement());
+  CHECK(e.field('P') == "1");
+  CHECK(e.field('M') == "syntax error at or near \"SELEC\"");
+  CHECK(e.field('C') == "42601");
+  CHECK(e.field('R') == "scanner_yyerror");
+  CHECK(e.field('L') == "1188");
+  CHECK(e.fields.size() == 8);  // S V C M P F L R, in order
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  REQUIRE(h.probes.size() == 1);
+  CHECK(h.probes[0].first == ResponseFilter::ProbeOutcome::kServerError);
+  CHECK(h.probes[0].second == "42601");
+  CHECK(h.denials.empty());
+  // One ReadyForQuery for the Query, as the client expects: the next Query
+  // is in the next cycle.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT secret"})) == StatementGate::Action::kReplace);
+  CHECK(h.backend(marker_error(token_of(h.marker_query()))) == ResponseFilter::Action::kReplace);
+}
+
+TEST_CASE("a syntax probe PostgreSQL can read is denied with parser-mismatch") {
+  Harness h;
+  h.startup_done();
+  REQUIRE(h.client(bytes_of(wire::Query{"SELEC 1"})) == StatementGate::Action::kReplace);
+  const auto two =
+      backend_error("42601", "cannot insert multiple commands into a prepared statement",
+                    {{'F', "postgres.c"}, {'R', "exec_parse_message"}});
+  REQUIRE(h.backend(two) == ResponseFilter::Action::kReplace);
+  auto e = error_of(h.filter.replacement());
+  CHECK(e.field('C') == "42501");
+  CHECK(e.field('M') == "kanon's parser cannot read this statement (kanon rule parser-mismatch)");
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  REQUIRE(h.probes.size() == 1);
+  CHECK(h.probes[0].first == ResponseFilter::ProbeOutcome::kParserMismatch);
+
+  // A raw-parse error without a position from elsewhere is PostgreSQL's own.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELEC 2"})) == StatementGate::Action::kReplace);
+  const auto other = backend_error("42601", "some grammar error", {{'R', "base_yyparse"}});
+  CHECK(h.backend(other) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  CHECK(h.probes.back().first == ResponseFilter::ProbeOutcome::kServerError);
+
+  // Nothing in the text for PostgreSQL: the marker ran alone.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELEC 3"})) == StatementGate::Action::kReplace);
+  auto probe = wire::decode_parse(frames_of(h.gate.replacement())[0].body);
+  REQUIRE(probe.ok());
+  const std::string& sql = probe.value().query;
+  const std::string token = token_of(sql.substr(0, sql.find(";\n")));
+  CHECK(h.backend(marker_error(token)) == ResponseFilter::Action::kReplace);
+  CHECK(error_of(h.filter.replacement()).field('C') == "42501");
+  CHECK(h.probes.back().first == ResponseFilter::ProbeOutcome::kParserMismatch);
+}
+
+TEST_CASE("extended Parse kanon cannot parse: probed under its name, then discarded until Sync") {
+  Harness h;
+  h.startup_done();
+  // Two messages before it in the same cycle are owed two answers.
+  CHECK(h.client(bytes_of(wire::Parse{"a", "SELECT 1", {}})) == StatementGate::Action::kForward);
+  CHECK(h.client(bytes_of(wire::Bind{"", "a", {}, {}, {}})) == StatementGate::Action::kForward);
+  REQUIRE(h.client(bytes_of(wire::Parse{"b", "SELEC 1", {}})) == StatementGate::Action::kReplace);
+  const auto probe = h.replaced_parse();
+  CHECK(probe.statement == "b");
+  CHECK(probe.query.ends_with(";\nSELEC 1"));
+  const size_t prefix = probe.query.size() - 7;
+  CHECK(h.client(bytes_of(wire::Describe{'S', "b"})) == StatementGate::Action::kDrop);
+  CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+
+  SUBCASE("the earlier messages succeed: the error is the probe's") {
+    CHECK(h.backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kForward);
+    CHECK(h.backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kForward);
+    const auto syntax = backend_error("42601", "syntax error at or near \"SELEC\"",
+                                      {{'P', std::to_string(prefix + 1)}});
+    REQUIRE(h.backend(syntax) == ResponseFilter::Action::kReplace);
+    CHECK(error_of(h.filter.replacement()).field('P') == "1");
+    CHECK(h.probes.back().first == ResponseFilter::ProbeOutcome::kServerError);
+  }
+  SUBCASE("an earlier message fails: its error is forwarded untouched") {
+    CHECK(h.backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kForward);
+    const auto bind = backend_error("42703", "column \"x\" does not exist", {{'P', "80"}});
+    CHECK(h.backend(bind) == ResponseFilter::Action::kForward);
+    CHECK(h.probes.back().first == ResponseFilter::ProbeOutcome::kNotLookedAt);
+  }
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  CHECK(h.denials.empty());
+}
+
+TEST_CASE("FunctionCall: large-object functions pass by OID, others become the marker") {
+  Harness h;
+  h.startup_done();
+  for (const uint32_t oid :
+       {952u, 953u, 954u, 955u, 956u, 957u, 958u, 964u, 715u, 1004u, 3170u, 3171u, 3172u}) {
+    CHECK(h.client(bytes_of(wire::FunctionCall{oid, {}, {}, 0})) ==
+          StatementGate::Action::kForward);
+    CHECK(h.backend(bytes_of(wire::FunctionCallResponse{})) == ResponseFilter::Action::kForward);
+    CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  }
+  // lo_import and lo_export (server files) and anything else are denied.
+  for (const uint32_t oid : {764u, 765u, 767u, 1234u}) {
+    CAPTURE(oid);
+    REQUIRE(h.client(bytes_of(wire::FunctionCall{oid, {}, {}, 0})) ==
+            StatementGate::Action::kReplace);
+    const std::string token = token_of(h.marker_query());
+    REQUIRE(h.backend(marker_error(token)) == ResponseFilter::Action::kReplace);
+    const auto e = error_of(h.filter.replacement());
+    CHECK(e.field('C') == "42501");
+    CHECK(e.field('M').find("function " + std::to_string(oid) +
+                            " (kanon rule function-call-message)") != std::string_view::npos);
+    CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+  }
+  CHECK(h.denials.empty());
+}
+
+TEST_CASE("malformed Query and Parse bodies are denied with the marker, not forwarded") {
+  Harness h;
+  h.startup_done();
   const wire::Buffer bad = {'Q', 0, 0, 0, 7, 'a', 'b', 'c'};  // no terminating NUL
   REQUIRE(h.client(bad) == StatementGate::Action::kReplace);
-  CHECK(h.backend(bytes_of(wire::EmptyQueryResponse{})) == ResponseFilter::Action::kDrop);
-  CHECK(h.backend(kReady) == ResponseFilter::Action::kInsertBefore);
+  const std::string token = token_of(h.marker_query());
+  REQUIRE(h.backend(marker_error(token)) == ResponseFilter::Action::kReplace);
+  CHECK(error_of(h.filter.replacement()).field('C') == "08P01");
+  CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+
+  const wire::Buffer bad_parse = {'P', 0, 0, 0, 6, 'a', 0};  // no query, no count
+  REQUIRE(h.client(bad_parse) == StatementGate::Action::kReplace);
+  CHECK(h.replaced_parse().statement.empty());
+  CHECK(h.gate.discarding());
+}
+
+TEST_CASE("the fast-path allow-list is the large-object functions, lo_import/lo_export excluded") {
+  CHECK(std::string(rewriter::allowed_fast_path_function(952)) == "lo_open");
+  CHECK(std::string(rewriter::allowed_fast_path_function(955)) == "lowrite");
+  CHECK(rewriter::allowed_fast_path_function(764) == nullptr);
+  CHECK(rewriter::allowed_fast_path_function(765) == nullptr);
+  CHECK(rewriter::allowed_fast_path_function(767) == nullptr);
+  CHECK(rewriter::allowed_fast_path_functions().size() == 13);
 }
 
 TEST_CASE("SCRAM's -PLUS mechanism is not offered to clients") {
   proxy::CancelRegistry registry;
   proxy::BackendStream stream(registry);
   const auto offer = bytes_of(wire::Authentication::sasl({"SCRAM-SHA-256-PLUS", "SCRAM-SHA-256"}));
-  REQUIRE(stream.on_frame(frame_of(offer)) == proxy::BackendStream::Verdict::kReplace);
-  auto sent = wire::decode_authentication(frame_of(stream.replacement()).body);
+  REQUIRE(stream.on_frame(frame_of(wire::Bytes(offer))) == proxy::BackendStream::Verdict::kReplace);
+  auto sent = wire::decode_authentication(frame_of(wire::Bytes(stream.replacement())).body);
   REQUIRE(sent.ok());
   CHECK(sent.value().mechanisms == std::vector<std::string>{"SCRAM-SHA-256"});
   const auto plain = bytes_of(wire::Authentication::sasl({"SCRAM-SHA-256"}));
-  CHECK(stream.on_frame(frame_of(plain)) == proxy::BackendStream::Verdict::kForward);
+  CHECK(stream.on_frame(frame_of(wire::Bytes(plain))) == proxy::BackendStream::Verdict::kForward);
 }
