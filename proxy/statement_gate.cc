@@ -152,6 +152,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
           wire::encode(wire::Query{result.sql}, replacement_);
           return Action::kReplace;
         case rewriter::Verdict::kDenied:
+        case rewriter::Verdict::kLookup:  // the session resolves look-ups first: fail closed
           break;
       }
       if (is_syntax(result)) {
