@@ -194,9 +194,16 @@ bool PolicyStore::refresh_table(const std::string& table, bool with_catalog) {
 }
 
 bool PolicyStore::refresh_all() {
-  if (!conninfo_.empty()) refresh_catalog();
+  const auto listed = policies();
+  if (listed.empty()) {
+    if (!conninfo_.empty()) refresh_catalog();
+    return true;
+  }
+  // One version per table, as always; the last one also carries the catalog
+  // read after every build (materialized copies included).
   bool ok = true;
-  for (const auto& p : policies()) ok = refresh_table(p.name(), false) && ok;
+  for (size_t i = 0; i < listed.size(); ++i)
+    ok = refresh_table(listed[i].name(), i + 1 == listed.size()) && ok;
   return ok;
 }
 

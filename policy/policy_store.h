@@ -79,9 +79,10 @@ class PolicyStore {
 
   // Rebuilds one table (by "schema.table") or all, synchronously; returns
   // false when a build failed (the error is in current()->errors). Both
-  // re-read the catalog facts too (refresh_all once, before the tables); a
-  // failed catalog read sets current()->catalog_error but does not change the
-  // result.
+  // re-read the catalog facts too, published with the (last) table in the
+  // same version, so a refresh publishes as many versions as before (with no
+  // policies, refresh_all only reads the catalog); a failed catalog read sets
+  // current()->catalog_error but does not change the result.
   bool refresh(const std::string& table);
   bool refresh_all();
 

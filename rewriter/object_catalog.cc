@@ -381,6 +381,16 @@ ObjectCatalog::ObjectCatalog(std::shared_ptr<const policy::CatalogFacts> facts,
                              const std::vector<std::string>& protected_tables)
     : facts_(std::move(facts)) {
   if (!facts_) facts_ = std::make_shared<policy::CatalogFacts>();
+  // Name lookups resolve SQL bodies: facts filled by hand without index()
+  // would resolve nothing (and reach too little), so index a copy.
+  const bool indexed =
+      (facts_->relations.empty() || facts_->relation(facts_->relations[0].oid)) &&
+      (facts_->functions.empty() || facts_->function(facts_->functions[0].oid));
+  if (!indexed) {
+    auto copy = std::make_shared<policy::CatalogFacts>(*facts_);
+    copy->index();
+    facts_ = std::move(copy);
+  }
   const auto& f = *facts_;
   ReachGraph graph(f, protected_tables);
   graph.build();

@@ -431,6 +431,26 @@ TEST_CASE("user-defined operators and casts: implicit reach") {
   CHECK(cat.implicit_reach().tables == Tables{"public.people"});
 }
 
+TEST_CASE("facts that were never indexed are indexed on a copy") {
+  auto facts = std::make_shared<CatalogFacts>();
+  RelationFacts people;
+  people.oid = 20000;
+  people.schema = "public";
+  people.name = "people";
+  facts->relations.push_back(people);
+  FunctionFacts f;
+  f.oid = 20001;
+  f.schema = "public";
+  f.name = "f";
+  f.language = "sql";
+  f.body = "SELECT * FROM people";
+  facts->functions.push_back(f);
+  const ObjectCatalog cat(facts, kProtected);
+  REQUIRE(cat.function(20001) != nullptr);
+  CHECK(cat.function(20001)->reach.tables == Tables{"public.people"});
+  CHECK(cat.relation(20000)->cls == RelationClass::kProtected);
+}
+
 TEST_CASE("empty facts") {
   const ObjectCatalog cat(nullptr, kProtected);
   CHECK(cat.relations("", "people").empty());
