@@ -12,9 +12,10 @@
 #       server headers (postgresql-server-dev-15 of the same version).
 #       Skipped when the cache is complete.
 #   regress-suite.sh run [--update-expected] [--out DIR] [--schedule FILE]
-#                        [--phases direct,exempt,restricted] [--parallel]
-#       fetch, then the three runs (one after the other, or at the same time
-#       with --parallel), then the comparison (tests/regress/compare_results.py).
+#                        [--phases direct,exempt,restricted] [--sequential]
+#       fetch, then the three runs (at the same time, each with its own
+#       cluster; one after the other with --sequential), then the comparison
+#       (tests/regress/compare_results.py).
 #       --update-expected rewrites tests/regress/restricted_expected_diffs.txt
 #       from this run. --phases runs only some phases and compares with the
 #       results already in DIR. Results are kept in DIR (default
@@ -31,7 +32,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PGBIN="${KANON_PGBIN:-/usr/lib/postgresql/15/bin}"
 PG_REGRESS="${KANON_PG_REGRESS:-/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress}"
-CACHE_ROOT="${KANON_CACHE:-$HOME/.cache/kanon}"
+CACHE_ROOT="${KANON_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/kanon}"
 EXPECTED_DIFFS="$ROOT/tests/regress/restricted_expected_diffs.txt"
 SRC_PACKAGE=postgresql-15
 APT_OPTS=(-o Acquire::http::Timeout=30 -o Acquire::https::Timeout=30 -o Acquire::Retries=3)
@@ -206,8 +207,14 @@ build_libs() {  # version dir
 
 PG_DIR=""
 KANON_PID=""
+REGRESS_PID=""
 WORK=""
 cleanup() {
+  if [ -n "$REGRESS_PID" ]; then
+    kill "$REGRESS_PID" 2>/dev/null || true  # timeout passes it on to pg_regress
+    wait "$REGRESS_PID" 2>/dev/null || true
+    REGRESS_PID=""
+  fi
   if [ -n "$KANON_PID" ]; then
     kill "$KANON_PID" 2>/dev/null || true
     wait "$KANON_PID" 2>/dev/null || true
@@ -224,8 +231,8 @@ cleanup() {
 }
 
 start_cluster() {
-  local vars
-  vars="$("$ROOT/scripts/pg-sandbox.sh" start --owner-pid $$)" || die "pg-sandbox.sh start failed"
+  local vars owner="$BASHPID"  # this (sub)shell, not the command substitution's
+  vars="$("$ROOT/scripts/pg-sandbox.sh" start --owner-pid "$owner")" || die "pg-sandbox.sh start failed"
   PG_DIR="$(sed -n 's/^KANON_PG_DIR=//p' <<<"$vars")"
   PG_PORT="$(sed -n 's/^KANON_PG_PORT=//p' <<<"$vars")"
   [ -n "$PG_DIR" ] && [ -n "$PG_PORT" ] || die "pg-sandbox.sh printed no cluster"
@@ -258,7 +265,6 @@ start_kanon() {  # phase
     # would exempt it.
     restricted) exempt="# no exempt: every login is restricted" ;;
   esac
-  KANON_PORT="$(free_port)"
   cat >"$WORK/policy-$phase.yaml" <<YAML
 tables:
   - table: kanon_guard.protected_demo
@@ -266,23 +272,34 @@ tables:
     quasi_identifiers: [zip, age]
     $exempt
 YAML
-  cat >"$WORK/kanon-$phase.yaml" <<YAML
+  local attempt i log="$OUT/kanon-$phase.log"
+  for attempt in 1 2 3 4 5; do  # a port found free may be taken by the time kanon binds it
+    KANON_PORT="$(free_port)"
+    cat >"$WORK/kanon-$phase.yaml" <<YAML
 listen: {host: 127.0.0.1, port: $KANON_PORT}
 backend: {host: 127.0.0.1, port: $PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
-log_level: warning
+log_level: info   # the policy build, then one warning per denial
 limits: {max_clients: 200}
 policies: [policy-$phase.yaml]
 YAML
-  "$KANON_BIN" proxy --config "$WORK/kanon-$phase.yaml" >"$OUT/kanon-$phase.log" 2>&1 &
-  KANON_PID=$!
-  local i
-  for i in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$KANON_PORT") 2>/dev/null; then return 0; fi
-    kill -0 "$KANON_PID" 2>/dev/null || break
-    sleep 0.1
+    "$KANON_BIN" proxy --config "$WORK/kanon-$phase.yaml" >"$log" 2>&1 &
+    KANON_PID=$!
+    for i in $(seq 1 300); do
+      kill -0 "$KANON_PID" 2>/dev/null || break
+      # Listening, and the policy built: the restricted phase must be
+      # restricted by a real tree, not by a failed build.
+      if grep -q "policy kanon_guard.protected_demo: k=2" "$log" &&
+        (exec 3<>"/dev/tcp/127.0.0.1/$KANON_PORT") 2>/dev/null; then
+        return 0
+      fi
+      grep -q "policy kanon_guard.protected_demo: not built" "$log" && break
+      sleep 0.1
+    done
+    stop_kanon
+    grep -q "policy kanon_guard.protected_demo: not built" "$log" && break
   done
-  cat "$OUT/kanon-$phase.log" >&2
-  die "kanon did not start listening on $KANON_PORT"
+  cat "$log" >&2
+  die "kanon did not start (listening on $KANON_PORT with the policy built)"
 }
 
 stop_kanon() {
@@ -293,18 +310,24 @@ stop_kanon() {
 
 # pg_regress in installcheck mode: it drops and creates the database
 # `regression` itself (through whatever listens on host:port), then runs the
-# schedule. Always the same input, output and library paths, so that file
-# names in the output cannot differ between phases.
+# schedule. The work directory differs between phases; its name appears in
+# no result of the direct run (the exempt comparison would show it), and the
+# comparison of the restricted run normalizes it.
 run_pg_regress() {  # phase port
   local phase="$1" port="$2" rc=0
   rm -rf "$WORK/out"
   mkdir "$WORK/out"
   chown postgres: "$WORK/out" 2>/dev/null || true
-  (cd "$WORK" && timeout --kill-after=30 "${KANON_REGRESS_TIMEOUT:-1200}" \
+  # In the background and waited for: a TERM to this shell runs its trap at
+  # once (bash defers traps while a foreground child runs); cleanup stops it.
+  (cd "$WORK" && exec timeout --kill-after=30 "${KANON_REGRESS_TIMEOUT:-1200}" \
     "${AS_SERVER_USER[@]}" env -i PATH=/usr/bin:/bin HOME="$WORK" LANG=C.UTF-8 "$PG_REGRESS" \
     --inputdir="$WORK/suite" --outputdir="$WORK/out" --bindir="$PGBIN" --dlpath="$WORK/lib" \
     --max-concurrent-tests=20 --host=127.0.0.1 --port="$port" --user=postgres \
-    --dbname=regression --schedule="$SCHEDULE" >"$WORK/out/pg_regress.log" 2>&1) || rc=$?
+    --dbname=regression --schedule="$SCHEDULE" >"$WORK/out/pg_regress.log" 2>&1) &
+  REGRESS_PID=$!
+  wait "$REGRESS_PID" || rc=$?
+  REGRESS_PID=""
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then die "pg_regress ($phase) timed out"; fi
   rm -rf "${OUT:?}/$phase"
   cp -r "$WORK/out" "$OUT/$phase"
@@ -320,7 +343,7 @@ run_pg_regress() {  # phase port
 # Runs in a subshell: its cleanup trap stops what it started.
 run_phase() {  # phase
   local phase="$1" t="$SECONDS"
-  PG_DIR="" KANON_PID="" WORK=""
+  PG_DIR="" KANON_PID="" REGRESS_PID="" WORK=""
   trap cleanup EXIT
   trap 'exit 130' INT TERM
   WORK="$(mktemp -d /tmp/kanon-regress.XXXXXX)"
@@ -351,7 +374,8 @@ run_phase() {  # phase
   # children (pg_regress, psql, kanon).
   local server_cpu ours_cpu
   server_cpu="$(server_cpu_seconds)"
-  ours_cpu="$(times | tail -n 1 | awk '{ split($1, u, "m"); split($2, s, "m");
+  times >"$WORK/times"  # not in a pipe: a subshell would report its own children
+  ours_cpu="$(tail -n 1 "$WORK/times" | awk '{ gsub("s", ""); split($1, u, "m"); split($2, s, "m");
     printf "%.0f", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')"
   echo "$phase $((SECONDS - t)) s wall, CPU: server ${server_cpu} s, clients and kanon ${ours_cpu} s" \
     >"$OUT/$phase/seconds"
@@ -365,7 +389,7 @@ server_cpu_seconds() {
 }
 
 run() {
-  local update=0 schedule="" phases="direct exempt restricted" parallel=0
+  local update=0 schedule="" phases="direct exempt restricted" parallel=1
   OUT="$ROOT/build/regress"
   while [ $# -gt 0 ]; do
     case "$1" in
@@ -374,6 +398,7 @@ run() {
       --schedule) schedule="$2"; shift 2 ;;
       --phases) phases="${2//,/ }"; shift 2 ;;
       --parallel) parallel=1; shift ;;
+      --sequential) parallel=0; shift ;;
       --compare-only) phases=""; shift ;;  # compare the results already in DIR
       *) die "unknown option $1" ;;
     esac
@@ -393,26 +418,33 @@ run() {
   SUITE_SRC="$dir/src/src/test/regress"
   SCHEDULE_SRC="${schedule:-$SUITE_SRC/parallel_schedule}"
   LIB_DIR="$dir/lib"
-  local phase pids=() failed=0
+  local phase failed=0
+  PHASE_PIDS=()
+  # Stopped, each phase stops its own kanon and cluster (its EXIT trap).
+  trap '[ ${#PHASE_PIDS[@]} -eq 0 ] || kill "${PHASE_PIDS[@]}" 2>/dev/null; exit 130' INT TERM
   t="$SECONDS"
   for phase in $phases; do
     rm -rf "${OUT:?}/$phase"
-    if [ $parallel -eq 1 ]; then
-      (run_phase "$phase") &
-      pids+=($!)
-    else
-      (run_phase "$phase") || failed=1
+    # Always in the background and waited for, so that the trap above runs
+    # at once.
+    (run_phase "$phase") &
+    PHASE_PIDS+=($!)
+    if [ $parallel -eq 0 ]; then
+      wait "${PHASE_PIDS[0]}" || failed=1
+      PHASE_PIDS=()
     fi
   done
   local pid
-  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+  for pid in "${PHASE_PIDS[@]}"; do wait "$pid" || failed=1; done
+  PHASE_PIDS=()
   [ $failed -eq 0 ] || die "a phase failed (see above)"
   local t_phases=$((SECONDS - t))
   t="$SECONDS"
+  rm -f "$OUT/summary.txt"
   [ -d "$OUT/direct/results" ] || die "no direct run in $OUT to compare with"
   local args=(--direct "$OUT/direct/results" --expected "$EXPECTED_DIFFS" --sql "$SUITE_SRC/sql"
               --source "$dir/src" --kanon-log "$OUT/kanon-restricted.log"
-              --report "$OUT/restricted-hunks.txt" --version "$ver")
+              --report "$OUT/restricted-hunks.txt" --summary "$OUT/summary.txt" --version "$ver")
   [ -d "$OUT/exempt/results" ] && args+=(--exempt "$OUT/exempt/results")
   [ -d "$OUT/restricted/results" ] && args+=(--restricted "$OUT/restricted/results")
   [ $update -eq 1 ] && args+=(--update)
@@ -433,6 +465,6 @@ run() {
 case "${1:-}" in
   fetch) shift; [ $# -eq 0 ] || die "usage: $0 fetch"; fetch ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 fetch | run [--update-expected] [--out DIR] [--schedule FILE] [--phases LIST] [--parallel]" >&2
+  *) echo "usage: $0 fetch | run [--update-expected] [--out DIR] [--schedule FILE] [--phases LIST] [--sequential]" >&2
      exit 2 ;;
 esac
