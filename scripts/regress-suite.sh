@@ -51,10 +51,6 @@ need_root() {
   fi
 }
 
-as_server_user() {
-  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
-
 # The Debian version of the installed server, checked against the binary.
 server_version() {
   local ver
@@ -139,12 +135,20 @@ fetch() {
   fi
   local started=$SECONDS
   mkdir -p "$dir"
+  # One fetch at a time per version (a second one waits, then finds it done).
+  exec 9>"$dir.lock"
+  flock -w 1800 9 || die "another fetch holds $dir.lock"
+  if [ -f "$dir/complete" ]; then
+    exec 9>&-
+    say "postgresql-15 $ver: fetched meanwhile by another process"
+    return 0
+  fi
   if [ ! -f "$dir/source-complete" ]; then
     if ! source_available "$ver"; then
       have_deb_src || add_deb_src
       need_root "apt-get update"
       say "apt-get update (deb-src indices)"
-      timeout 600 $SUDO apt-get "${APT_OPTS[@]}" update -qq ||
+      timeout 600 $SUDO apt-get "${APT_OPTS[@]}" update -qq </dev/null ||
         die "apt-get update failed or timed out"
     fi
     if ! source_available "$ver"; then
@@ -162,7 +166,7 @@ fetch() {
     # apt-get source verifies the files against the signed index and
     # dpkg-source applies Debian's patches: the tree the binaries were built from.
     (cd "$tmp" && timeout 900 apt-get "${APT_OPTS[@]}" source -q "$SRC_PACKAGE=$ver" \
-      >"$tmp/apt-get-source.log" 2>&1) || {
+      </dev/null >"$tmp/apt-get-source.log" 2>&1) || {
       tail -n 20 "$tmp/apt-get-source.log" >&2
       rm -rf "$tmp"
       die "apt-get source $SRC_PACKAGE=$ver failed or timed out"
@@ -179,6 +183,7 @@ fetch() {
   fi
   build_libs "$ver" "$dir"
   echo "$ver" >"$dir/complete"
+  exec 9>&-
   say "postgresql-15 $ver fetched and built in $((SECONDS - started)) s"
 }
 
