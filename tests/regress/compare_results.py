@@ -310,15 +310,16 @@ def main():
         for h in hunks:
             # A denial is false when the statement succeeded in the direct
             # run: the direct side of its hunk shows no error.
-            shown = [RULE_RE.findall(l) for l in h.plus]
-            n = sum(1 for rules in shown if rules)
+            # (Denials as errors only: a test may also print the last error
+            # message as a value.)
+            shown = [RULE_RE.findall(l)[0] for l in h.plus
+                     if l.startswith("ERROR:") and RULE_RE.search(l)]
             errors = sum(1 for l in h.minus if l.startswith("ERROR:"))
-            denials += n
-            if n > errors:
-                false_denials += n - errors
-                for rules in shown:
-                    if rules:
-                        false_by_rule[rules[0]] += 1
+            denials += len(shown)
+            if len(shown) > errors:
+                false_denials += len(shown) - errors
+                for rule in shown[errors:]:
+                    false_by_rule[rule] += 1
         all_hunks.extend(hunks)
 
     for test in missing:
@@ -357,9 +358,6 @@ def main():
     expected = read_allow_list(args.expected)
     unlisted = observed - expected
     stale = expected - observed
-    by_test = collections.defaultdict(list)
-    for key, count in unlisted.items():
-        by_test[key[0]].append((key, count))
     shown_unlisted = 0
     for h in all_hunks:
         key = (h.test, h.id, h.how, h.rule)
