@@ -44,12 +44,13 @@ HEADER = """\
 #               the parser's message (no HINT/DETAIL, message of its
 #               grammar version); every error in or just above the hunk is a
 #               message of PostgreSQL's raw parser
-#      after    a consequence of the nearest earlier denial in the same test
-#               (an object not created, a transaction state, ...)
-#      earlier  a test with no denial before the hunk: a consequence of the
-#               denials in test_setup, which every test depends on (its
-#               tables are empty, its functions missing)
-# rule: the kanon rule(s) of that denial, '+'-joined.
+#      after    below a denial in the same test (an object not created, a
+#               transaction state, ...): named after the nearest denial above
+#      earlier  in a test with no denial above it: named after the denials of
+#               test_setup, which every test depends on (its tables empty,
+#               its functions missing)
+# rule: the kanon rule(s) of that denial, '+'-joined. after and earlier are
+# positional attributions, not proofs of cause: the guard is the list itself.
 """
 
 
