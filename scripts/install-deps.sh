@@ -18,12 +18,28 @@ PACKAGES=(
 # Debian (e.g. NodeSource) brings its own npm and conflicts with Debian's.
 command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 
+installed_version() {
+  dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null |
+    sed -n 's/^install ok installed //p'
+}
+
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  [ -n "$(installed_version "$p")" ] || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#PACKAGES[@]} packages present"
+# PostgreSQL's regression suite (scripts/regress-suite.sh) builds regress.so
+# against the server headers, which must be those of the installed server's
+# exact version: pinned to it when the server is already there.
+server="$(installed_version postgresql-15)"
+dev="$(installed_version postgresql-server-dev-15)"
+dev_wanted=""
+if [ -z "$server" ]; then
+  [ -n "$dev" ] || missing+=(postgresql-server-dev-15)
+elif [ "$dev" != "$server" ]; then
+  dev_wanted="postgresql-server-dev-15=$server"
+fi
+if [ ${#missing[@]} -eq 0 ] && [ -z "$dev_wanted" ]; then
+  echo "install-deps: all $((${#PACKAGES[@]} + 1)) packages present"
   exit 0
 fi
 
@@ -32,9 +48,19 @@ if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "install-deps: run as root or install sudo" >&2; exit 1; }
   SUDO="sudo"
 fi
-echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# The Debian package starts a system-wide cluster; kanon never uses it.
+$SUDO apt-get update -qq </dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
+  # The Debian package starts a system-wide cluster; kanon never uses it.
+fi
+if [ -n "$dev_wanted" ]; then
+  echo "install-deps: installing $dev_wanted (the installed server's version)"
+  # Only the regression suite needs it: when that exact version is gone from
+  # the archive, say so and go on (scripts/regress-suite.sh fails on its own).
+  $SUDO apt-get install -y -qq --no-install-recommends "$dev_wanted" </dev/null >/dev/null ||
+    echo "install-deps: WARNING: cannot install $dev_wanted; PostgreSQL's regression suite" \
+      "(scripts/regress-suite.sh) will fail" >&2
+fi
 echo "install-deps: done"

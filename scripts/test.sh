@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs missing packages, builds (Release, with
-# tests), runs every test with ctest, then builds the unit and robustness
-# tests with ASan+UBSan and runs them. Ends with one summary line and fails
-# when any test fails.
+# Runs the whole test suite: installs missing packages, fetches PostgreSQL's
+# regression suite, builds (Release, with tests), runs every test with ctest
+# (PostgreSQL's regression suite through kanon included: label regress), then
+# builds the unit and robustness tests with ASan+UBSan and runs them. Ends
+# with one summary line and fails when any test fails.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 JOBS="$(nproc)"
 
 "$ROOT/scripts/install-deps.sh" || exit 1
+
+# PostgreSQL's regression suite (the ctest test regress_suite) needs the
+# installed server's source package; fetched once into a cache outside the
+# tree. A failure here shows again as a failure of regress_suite.
+echo "== PostgreSQL's regression suite: fetch (scripts/regress-suite.sh fetch)"
+timeout 1800 "$ROOT/scripts/regress-suite.sh" fetch </dev/null ||
+  echo "test: fetching PostgreSQL's regression suite failed; regress_suite will fail"
 
 passed=0
 failed=0
@@ -39,6 +47,9 @@ if "$ROOT/scripts/build.sh" "$ROOT/build" -DKANON_BUILD_TESTS=ON; then
 else
   echo "test: the Release build failed"; failed=$((failed + 1)); status=1
 fi
+
+# The regression suite's own summary (tests/regress/README.md).
+[ -f "$ROOT/build/regress/summary.txt" ] && cat "$ROOT/build/regress/summary.txt"
 
 echo "== ASan+UBSan build of the unit and robustness tests"
 if "$ROOT/scripts/build.sh" "$ROOT/build-asan" -DKANON_BUILD_TESTS=ON -DKANON_SANITIZE=ON \
