@@ -62,7 +62,8 @@ const std::set<std::string> kTableKeys = {"table",
                                           "max_nodes",
                                           "mode",
                                           "export",
-                                          "indexes"};
+                                          "indexes",
+                                          "allowed_functions"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});
@@ -170,6 +171,20 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
   }
 
   if (const auto e = node["exempt"]) p.exempt = r.role_list(e, key + ".exempt");
+
+  if (const auto af = node["allowed_functions"]) {
+    const std::string ak = key + ".allowed_functions";
+    if (!af.IsSequence()) r.fail(af, ak, "expected a list of functions as schema.name");
+    for (size_t j = 0; j < af.size(); ++j) {
+      const std::string k = fmt::format("{}[{}]", ak, j);
+      const std::string name = r.string(af[j], k);
+      const size_t dot = name.find('.');
+      if (dot == std::string::npos || dot == 0 || dot + 1 == name.size() ||
+          name.find('.', dot + 1) != std::string::npos)
+        r.fail(af[j], k, fmt::format("'{}' is not schema.name", name));
+      p.allowed_functions.push_back(name);
+    }
+  }
 
   if (const auto f = node["refresh"]) {
     const std::string text = r.string(f, key + ".refresh");

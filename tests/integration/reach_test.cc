@@ -79,6 +79,7 @@ CREATE FUNCTION app.f_begin_atomic() RETURNS SETOF text LANGUAGE sql
 CREATE FUNCTION app.f_nested() RETURNS text LANGUAGE sql AS 'SELECT app.f_sql()';
 CREATE FUNCTION app.f_plpgsql() RETURNS text LANGUAGE plpgsql AS
   $$ BEGIN RETURN (SELECT max(city) FROM public.people); END $$;
+CREATE FUNCTION app.f_allowed() RETURNS int LANGUAGE sql AS 'SELECT count(*)::int FROM public.people';
 CREATE FUNCTION app.f_safe(x int) RETURNS int LANGUAGE sql AS 'SELECT x + 1';
 CREATE FUNCTION app.f_safe_atomic(x int) RETURNS int LANGUAGE sql RETURN x * 2;
 CREATE FUNCTION app.srf() RETURNS SETOF public.people LANGUAGE sql AS
@@ -166,6 +167,8 @@ const std::vector<Case> kCases = {
     {"SELECT app.f_safe(41), app.f_safe_atomic(21)", Expect::kPasses},
     {"SELECT * FROM app.srf_plain() ORDER BY id", Expect::kPasses},
     {"SELECT app.f_sql()", Expect::kDenied, "app.f_sql"},
+    // The policy lists it under allowed_functions: the administrator's word.
+    {"SELECT app.f_allowed()", Expect::kPasses},
     {"SELECT app.f_atomic()", Expect::kDenied, "app.f_atomic"},
     {"SELECT * FROM app.f_begin_atomic()", Expect::kDenied, "app.f_begin_atomic"},
     {"SELECT app.f_nested()", Expect::kDenied, "app.f_nested"},
@@ -210,6 +213,7 @@ std::string policy_file() {
                          "    quasi_identifiers: [occupation, city, state]\n"
                          "    direct_identifiers: {name: null, ssn: \"***\"}\n"
                          "    exempt: [postgres]\n"
+                         "    allowed_functions: [app.f_allowed]\n"
                          "    refresh: 1h\n";
   return path;
 }

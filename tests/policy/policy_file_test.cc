@@ -37,6 +37,7 @@ TEST_CASE("a full policy entry loads") {
       load_policy_file(write(kHead + "    direct_identifiers: {name: null, ssn: \"***\"}\n"
                                      "    sensitive: {column: diagnosis, l: 3}\n"
                                      "    exempt: [postgres, auditor]\n"
+                                     "    allowed_functions: [app.city_count]\n"
                                      "    refresh: 10m\n"
                                      "    max_nodes: 100\n"
                                      "    mode: materialized\n"
@@ -60,6 +61,7 @@ TEST_CASE("a full policy entry loads") {
   CHECK(p.sensitive->column == "diagnosis");
   CHECK(p.sensitive->l == 3);
   CHECK(p.exempt == std::vector<std::string>{"postgres", "auditor"});
+  CHECK(p.allowed_functions == std::vector<std::string>{"app.city_count"});
   CHECK(p.refresh == std::chrono::minutes(10));
   CHECK(p.max_nodes == 100);
   CHECK(p.mode == EnforcementMode::kMaterialized);
@@ -111,6 +113,10 @@ TEST_CASE("every validation error names file, line and key") {
             .find(f + "5: tables[0].sensitive.c: unknown key") == 0);
   CHECK(error_of(kHead + "    exempt: postgres\n") ==
         f + "5: tables[0].exempt: expected a list of users or roles");
+  CHECK(error_of(kHead + "    allowed_functions: app.f\n") ==
+        f + "5: tables[0].allowed_functions: expected a list of functions as schema.name");
+  CHECK(error_of(kHead + "    allowed_functions: [f]\n") ==
+        f + "5: tables[0].allowed_functions[0]: 'f' is not schema.name");
   CHECK(error_of(kHead + "    refresh: soon\n") ==
         f + "5: tables[0].refresh: 'soon' is not a positive duration (e.g. 30s, 10m, 1h)");
   CHECK(error_of(kHead + "    max_nodes: 0\n") ==
