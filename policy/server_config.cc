@@ -58,7 +58,8 @@ ServerConfig load_server_config(const std::string& path) {
   cfg.path = path;
   if (root.IsNull()) return cfg;
   r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads", "policies", "tls",
-                          "admin", "metrics", "restricted_settings"});
+                          "admin", "metrics", "restricted_settings",
+                          "databases"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -100,6 +101,15 @@ ServerConfig load_server_config(const std::string& path) {
       const std::string file = r.string(item, "policies[]");
       if (file.empty()) r.fail(item, "policies[]", "empty path");
       cfg.policies.push_back(resolve(file));
+    }
+  }
+  if (const auto dbs = root["databases"]) {
+    if (!dbs.IsSequence()) r.fail(dbs, "databases", "expected a list of database names");
+    for (size_t i = 0; i < dbs.size(); ++i) {
+      const std::string key = fmt::format("databases[{}]", i);
+      const std::string name = r.string(dbs[i], key);
+      if (name.empty()) r.fail(dbs[i], key, "empty database name");
+      cfg.databases.push_back(name);
     }
   }
   if (const auto limits = root["limits"]) {

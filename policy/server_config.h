@@ -87,6 +87,10 @@ struct ServerConfig {
   // sent as start-up options; see docs/policy.md for why.
   std::vector<std::pair<std::string, std::string>> restricted_settings{
       {"jit", "off"}, {"max_parallel_workers_per_gather", "0"}};
+  // Databases other than the protected one (the service account's) where
+  // restricted sessions are served (databases:); they hold nothing kanon
+  // protects. A restricted session in any other database is refused.
+  std::vector<std::string> databases;
 };
 
 const char* to_string(SslMode mode);

@@ -183,6 +183,23 @@ awaitable<void> Session::run_client() {
         co_await send_fatal(rule.sqlstate, rewriter::denial_message(rule, "replication"));
         co_return close_client();
       }
+      // Policies, trees and the catalog belong to one database, the one the
+      // catalog was read from; others are served only when listed.
+      const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
+      const std::string protected_db = snapshot && snapshot->catalog
+                                           ? snapshot->catalog->database
+                                           : config.service.dbname;
+      if (access_.database != protected_db) {
+        const auto& listed = config.databases;
+        if (std::find(listed.begin(), listed.end(), access_.database) == listed.end()) {
+          const auto& rule = rewriter::rules::kDatabaseNotProtected;
+          log(LogLevel::kWarning, "denied: user={} client={} rule={} object={}", user_, peer_,
+              rule.id, access_.database);
+          co_await send_fatal(rule.sqlstate, rewriter::denial_message(rule, access_.database));
+          co_return close_client();
+        }
+        access_.protected_database = false;
+      }
       add_restricted_settings(startup, config.restricted_settings);
       std::random_device random;
       const uint64_t nonce = (uint64_t{random()} << 32) ^ random();

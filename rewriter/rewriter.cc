@@ -114,11 +114,17 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
   for (const auto& st : parsed.statements) fp = combine(fp, st.fingerprint);
   result.fingerprint = fp;
 
-  const SnapshotIndexes indexes = impl_->indexes_for(policies);
+  SnapshotIndexes indexes;
   bool require_catalog = false;
-  {
+  if (context.protected_database) {
+    indexes = impl_->indexes_for(policies);
     std::lock_guard lock(impl_->mu);
     require_catalog = impl_->require_catalog;
+  } else {
+    static const policy::PolicySnapshot kNothingProtected;
+    static const auto kEmpty = std::make_shared<const ProtectedIndex>(
+        kNothingProtected, std::vector<std::string>{});
+    indexes.index = kEmpty;
   }
   const PlanInputs inputs{*indexes.index, indexes.catalog.get(), require_catalog, context};
   RewritePlan plan = plan_rewrite(sql, parsed, inputs);

@@ -41,6 +41,10 @@ struct PlanContext {
   std::vector<std::string> exempt_tables;  // sorted
   std::string role;                        // the login
   std::string database;                    // the session's database
+  // False in a database kanon does not protect (server config `databases:`):
+  // no table there is protected and no catalog is read, so only the
+  // statement rules apply (code, server access, statistics, files).
+  bool protected_database = true;
   // Names the caller has just confirmed no persistent relation or function
   // has (a kLookup answer, checked against the database): the session's own
   // temporary objects or missing ones. Sorted. A rewrite that used them is

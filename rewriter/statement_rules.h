@@ -65,6 +65,7 @@ extern const Rule kUnknownObject;
 extern const Rule kCatalogNotRead;
 // Decided by the proxy, before or around the rewriter.
 extern const Rule kReplicationConnection;
+extern const Rule kDatabaseNotProtected;
 extern const Rule kFunctionCall;
 extern const Rule kStandardConformingStrings;
 extern const Rule kMalformedMessage;

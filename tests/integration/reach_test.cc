@@ -475,3 +475,30 @@ TEST_CASE("reach: the analyst's own temporary and scratch objects keep working")
   const auto missing = run(analyst, "SELECT * FROM no_such_table", false);
   CHECK(missing.sqlstate == "42P01");
 }
+
+TEST_CASE("reach: another database never shares the protected database's trees") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql("CREATE DATABASE other");
+  run_command({"psql", "-X", "-q", "-d", pg.conninfo("postgres", "other"), "-c",
+               "CREATE TABLE people (id int, city text); "
+               "INSERT INTO people VALUES (1, 'Othertown'); GRANT SELECT ON people TO analyst"});
+  // Not listed: a restricted login is refused at start-up, naming the rule.
+  try {
+    pqxx::connection c(f.proxy->conninfo("analyst", "other"));
+    FAIL("expected the connection to be refused");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("database-not-protected") != std::string::npos);
+    CHECK(std::string(e.what()).find("other") != std::string::npos);
+  }
+  // An exempt login is relayed as before.
+  pqxx::connection su(f.proxy->conninfo("postgres", "other"));
+  CHECK(pqxx::nontransaction(su).exec("SELECT count(*) FROM people")[0][0].as<int>() == 1);
+  // Listed: served; its own people table is not protected (no policy names
+  // it), and the statement rules still apply.
+  KanonProxy listed(pg.port(), "policies: [" + policy_file() + "]\ndatabases: [other]\n");
+  pqxx::connection c(listed.conninfo("analyst", "other"));
+  CHECK(run(c, "SELECT city FROM people", false).rows == "Othertown|\n");
+  CHECK(run(c, "DO $$ BEGIN END $$", false).sqlstate == "42501");
+  CHECK(run(c, "SELECT * FROM pg_stats", false).sqlstate == "42501");
+}
