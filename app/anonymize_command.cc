@@ -160,14 +160,11 @@ engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
   }
   if (o.suppression >= 0) job.privacy.suppression = o.suppression;
   if (!o.metric.empty()) job.metric = *parse_metric(o.metric);
-  if (!o.algorithm.empty()) {
-    job.algorithm = o.algorithm == "bfs"        ? Algorithm::kBestFirst
-                    : o.algorithm == "mondrian" ? Algorithm::kMondrian
-                                                : Algorithm::kFlash;
-  }
-  if (!o.choice.empty()) parse_mondrian_choice(o.choice, &job.mondrian.choice);
+  // CLI11 checked every name against the same tables (IsMember below).
+  if (!o.algorithm.empty()) job.algorithm = *parse_algorithm(o.algorithm);
+  if (!o.choice.empty()) job.mondrian.choice = *parse_mondrian_choice(o.choice);
   if (o.sample > 0) job.mondrian.sample_fraction = o.sample;
-  if (!o.split.empty()) parse_split_mode(o.split, &job.mondrian.split);
+  if (!o.split.empty()) job.mondrian.split = *parse_split_mode(o.split);
   if (o.distributed) job.mondrian.distributed = true;
   if (job.mondrian.distributed && job.algorithm != Algorithm::kMondrian) {
     throw std::runtime_error("--distributed needs --algorithm mondrian");
@@ -203,18 +200,18 @@ void add_anonymize_command(CLI::App& app) {
   cmd->add_option("--k", o->k, "k of k-anonymity")->check(CLI::PositiveNumber);
   cmd->add_option("--l", o->l, "l of l-diversity (needs --sensitive)");
   cmd->add_option("--diversity", o->diversity, "distinct, entropy or recursive")
-      ->check(CLI::IsMember({"distinct", "entropy", "recursive"}))
+      ->check(CLI::IsMember(engine::diversity_names().names()))
       ->capture_default_str();
   cmd->add_option("--c", o->c, "c of recursive-(c,l) diversity")->capture_default_str();
   cmd->add_option("--sensitive", o->sensitive, "Sensitive attribute for l-diversity");
   cmd->add_option("--suppression", o->suppression, "Fraction of rows that may be suppressed")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--metric", o->metric, "Quality model")
-      ->check(CLI::IsMember({"loss", "dm", "entropy", "precision", "height", "aecs"}));
+      ->check(CLI::IsMember(engine::metric_names().names()));
   cmd->add_option("--algorithm", o->algorithm, "Search algorithm")
-      ->check(CLI::IsMember({"flash", "bfs", "mondrian"}));
+      ->check(CLI::IsMember(engine::algorithm_names().names()));
   cmd->add_option("--choice", o->choice, "mondrian: attribute choice")
-      ->check(CLI::IsMember({"span", "max-entropy", "min-entropy"}));
+      ->check(CLI::IsMember(engine::mondrian_choices().names()));
   cmd->add_flag("--distributed", o->distributed,
                 "mondrian under mpirun: each rank anonymizes one quantile range and writes "
                 "OUTPUT with its rank before the extension");
@@ -224,7 +221,7 @@ void add_anonymize_command(CLI::App& app) {
   cmd->add_option("--split", o->split,
                   "distributed: tree (Mondrian's first cuts on the sample, default) or "
                   "quantiles (one attribute's N-quantiles, as the Spark paper)")
-      ->check(CLI::IsMember({"tree", "quantiles"}));
+      ->check(CLI::IsMember(engine::split_modes().names()));
   cmd->add_option("--time-limit", o->time_limit,
                   "Seconds; when reached, the best transformation so far is returned");
   cmd->add_option("--output", o->output, "Anonymized CSV to write");

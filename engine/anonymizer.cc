@@ -2,16 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <unordered_map>
 
+#include "base/json.h"
+#include "base/stopwatch.h"
 #include "engine/best_first_search.h"
 #include "engine/flash_search.h"
-#include "engine/json_string.h"
 #include "engine/mondrian_input.h"
 
 namespace kanon::engine {
@@ -121,37 +121,27 @@ void write_anonymized_csv(const std::string& path, const CsvTable& table, const 
   if (!out) throw DataError(fmt::format("{}: write failed", path));
 }
 
-namespace {}  // namespace
-
 std::string report_json(const Dataset& data, const Outcome& o, const PrivacyModel& privacy,
                         MetricKind metric) {
-  std::string s = "{\n";
-  s += fmt::format("  \"found\": {},\n", o.search.found ? "true" : "false");
-  s += "  \"levels\": {";
-  for (size_t i = 0; i < data.qis.size() && o.search.found; ++i) {
-    s += fmt::format("{}{}: {}", i ? ", " : "", json_string(data.qis[i].name),
-                     static_cast<int>(o.search.levels[i]));
-  }
-  s += "},\n";
-  s += fmt::format("  \"min_class_size\": {},\n", o.at_optimum.min_class_size);
-  s += fmt::format("  \"classes\": {},\n", o.at_optimum.kept_classes);
-  s += fmt::format("  \"suppressed\": {},\n", o.at_optimum.suppressed);
-  s += "  \"loss\": {";
-  bool first = true;
-  for (const auto& [name, v] : o.losses) {
-    s += fmt::format("{}{}: {:.17g}", first ? "" : ", ", json_string(name), v);
-    first = false;
-  }
-  s += "},\n";
-  s += fmt::format("  \"metric\": {},\n", json_string(metric_name(metric)));
-  s += fmt::format("  \"privacy\": {},\n", json_string(privacy.describe()));
-  s += fmt::format("  \"rows\": {},\n", data.rows);
-  s += fmt::format("  \"checked\": {},\n", o.search.checked);
-  s += fmt::format("  \"lattice_size\": {},\n", o.search.lattice_size);
-  s += fmt::format("  \"search_ms\": {:.3f},\n", o.search.search_ms);
-  s += fmt::format("  \"timed_out\": {},\n", o.search.timed_out ? "true" : "false");
-  s += fmt::format("  \"algorithm\": {}\n", json_string(o.search.algorithm));
-  return s + "}\n";
+  base::Json doc;
+  doc["found"] = o.search.found;
+  auto& levels = doc["levels"] = base::Json::object();
+  for (size_t i = 0; i < data.qis.size() && o.search.found; ++i)
+    levels[data.qis[i].name] = static_cast<int>(o.search.levels[i]);
+  doc["min_class_size"] = o.at_optimum.min_class_size;
+  doc["classes"] = o.at_optimum.kept_classes;
+  doc["suppressed"] = o.at_optimum.suppressed;
+  auto& loss = doc["loss"] = base::Json::object();
+  for (const auto& [name, v] : o.losses) loss[name] = base::json_number(v);
+  doc["metric"] = metric_name(metric);
+  doc["privacy"] = privacy.describe();
+  doc["rows"] = data.rows;
+  doc["checked"] = o.search.checked;
+  doc["lattice_size"] = o.search.lattice_size;
+  doc["search_ms"] = base::json_number(o.search.search_ms, 3);
+  doc["timed_out"] = o.search.timed_out;
+  doc["algorithm"] = o.search.algorithm;
+  return base::json_text(doc);
 }
 
 MondrianOptions mondrian_options(const AnonymizationJob& job) {
@@ -172,16 +162,11 @@ MondrianOptions mondrian_options(const AnonymizationJob& job) {
 
 MondrianReport run_mondrian_job(const AnonymizationJob& job,
                                 const std::function<void(const MondrianProgress&)>& progress) {
-  const auto start = std::chrono::steady_clock::now();
+  base::Stopwatch clock;
   MondrianOptions options = mondrian_options(job);
   options.progress = progress;
-  auto last = start;
   std::vector<std::pair<std::string, double>> phases;
-  const auto mark = [&](const char* name) {
-    const auto now = std::chrono::steady_clock::now();
-    phases.emplace_back(name, std::chrono::duration<double, std::milli>(now - last).count());
-    last = now;
-  };
+  const auto mark = [&](const char* name) { phases.emplace_back(name, clock.lap_ms()); };
   const CsvTable table = read_csv(job.input, job.delimiter);
   mark("read");
   const MondrianInput in =
@@ -200,8 +185,7 @@ MondrianReport run_mondrian_job(const AnonymizationJob& job,
     write_mondrian_csv(job.output, table, job.attributes, in, r, job.delimiter);
   mark("write");
   rep.phases_ms = phases;
-  rep.total_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  rep.total_ms = clock.ms();
   if (!job.report.empty()) {
     std::ofstream out(job.report);
     if (!out) throw DataError(fmt::format("{}: cannot write report", job.report));
@@ -217,7 +201,7 @@ Outcome run_job(const AnonymizationJob& job,
     Outcome o;
     o.mondrian = run_mondrian_job(job, mondrian_progress);
     o.search.found = true;
-    o.search.algorithm = "mondrian";
+    o.search.algorithm = algorithm_name(Algorithm::kMondrian);
     o.search.value = o.mondrian->loss.gcp;
     o.search.search_ms = o.mondrian->ms;
     o.search.search_cpu_ms = o.mondrian->cpu_ms;

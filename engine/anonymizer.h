@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/algorithm.h"
 #include "engine/checker.h"
 #include "engine/csv.h"
 #include "engine/dataset.h"
@@ -19,11 +20,6 @@
 #include "engine/search.h"
 
 namespace kanon::engine {
-
-// kMondrian: strict multidimensional Mondrian (mondrian.h), not a lattice
-// search; k and distinct l only, no suppression, quasi-identifiers may lack a
-// hierarchy (numbers become ranges, other values sets).
-enum class Algorithm { kFlash, kBestFirst, kMondrian };
 
 struct MondrianJobOptions {
   MondrianChoice choice = MondrianChoice::kSpan;

@@ -3,6 +3,8 @@
 #include <queue>
 #include <unordered_set>
 
+#include "base/stopwatch.h"
+#include "engine/algorithm.h"
 #include "engine/antichain_trie.h"
 
 namespace kanon::engine {
@@ -10,7 +12,7 @@ namespace kanon::engine {
 SearchResult best_first_search(Checker& checker, const Lattice& lattice,
                                const TraversalOrder& order, const QualityMetric& metric,
                                const PrivacyModel& privacy, const SearchOptions& options) {
-  Stopwatch clock;
+  base::Stopwatch clock;
   const uint64_t checks_before = checker.checks();
   const bool monotone_metric = metric.monotone_with_suppression() || privacy.suppression == 0;
   const bool monotone_privacy = privacy.monotone();
@@ -100,7 +102,7 @@ SearchResult best_first_search(Checker& checker, const Lattice& lattice,
   r.lattice_size = lattice.size();
   r.search_ms = clock.ms();
   r.search_cpu_ms = clock.cpu_ms();
-  r.algorithm = "bfs";
+  r.algorithm = algorithm_name(Algorithm::kBestFirst);
   r.timed_out = timed_out;
   return r;
 }

@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 namespace kanon::engine {
+
+using Source = CheckResult::Source;
 
 Checker::Checker(const Dataset& data, const PrivacyModel& privacy, const QualityMetric& metric,
                  CheckerOptions options)
@@ -135,91 +139,120 @@ void Checker::run_packed(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* 
   }
 }
 
+namespace {
+
+// Calls f(std::integral_constant<int, K>{}) with K = k when k is one of Ks,
+// else with K = -1. The transformation loops take the number of columns as K,
+// so for small k the compiler unrolls them; K = -1 is the loop with a
+// run-time count. The fold tries K = 0, 1, ... in turn and stops at a match.
+template <typename F, int... Ks>
+void with_column_count(size_t k, F&& f, std::integer_sequence<int, Ks...>) {
+  const bool unrolled =
+      ((k == static_cast<size_t>(Ks) && (f(std::integral_constant<int, Ks>{}), true)) || ...);
+  if (!unrolled) f(std::integral_constant<int, -1>{});
+}
+
+// with_column_count for K in 0 .. N-1.
+template <int N, typename F>
+void with_column_count(size_t k, F&& f) {
+  with_column_count(k, std::forward<F>(f), std::make_integer_sequence<int, N>{});
+}
+
+// Column counts below these get an unrolled loop: packed keys are cheap per
+// column, so more of them pay off than for int32 cells.
+constexpr int kUnrolledPacked = 10;
+constexpr int kUnrolledCells = 5;
+
+}  // namespace
+
 template <typename RowAt, typename OnAdd>
 void Checker::dispatch(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k,
                        GroupTable& out, uint64_t* key_out) {
   cells_ += n * k;
   if (packed_) {
-    switch (k) {
-      case 0:
-        return run_packed<0>(n, row_at, on_add, cm, k, out, key_out);
-      case 1:
-        return run_packed<1>(n, row_at, on_add, cm, k, out, key_out);
-      case 2:
-        return run_packed<2>(n, row_at, on_add, cm, k, out, key_out);
-      case 3:
-        return run_packed<3>(n, row_at, on_add, cm, k, out, key_out);
-      case 4:
-        return run_packed<4>(n, row_at, on_add, cm, k, out, key_out);
-      case 5:
-        return run_packed<5>(n, row_at, on_add, cm, k, out, key_out);
-      case 6:
-        return run_packed<6>(n, row_at, on_add, cm, k, out, key_out);
-      case 7:
-        return run_packed<7>(n, row_at, on_add, cm, k, out, key_out);
-      case 8:
-        return run_packed<8>(n, row_at, on_add, cm, k, out, key_out);
-      case 9:
-        return run_packed<9>(n, row_at, on_add, cm, k, out, key_out);
-      default:
-        return run_packed<-1>(n, row_at, on_add, cm, k, out, key_out);
-    }
-  }
-  switch (k) {
-    case 0:
-      return run<0>(n, row_at, on_add, cm, k, out);
-    case 1:
-      return run<1>(n, row_at, on_add, cm, k, out);
-    case 2:
-      return run<2>(n, row_at, on_add, cm, k, out);
-    case 3:
-      return run<3>(n, row_at, on_add, cm, k, out);
-    case 4:
-      return run<4>(n, row_at, on_add, cm, k, out);
-    default:
-      return run<-1>(n, row_at, on_add, cm, k, out);
+    with_column_count<kUnrolledPacked>(k, [&](auto count) {
+      run_packed<decltype(count)::value>(n, row_at, on_add, cm, k, out, key_out);
+    });
+  } else {
+    with_column_count<kUnrolledCells>(
+        k, [&](auto count) { run<decltype(count)::value>(n, row_at, on_add, cm, k, out); });
   }
 }
 
 CheckResult Checker::check(const Levels& target) {
   ++checks_;
-  CheckResult r;
-  GroupTable& prev = tables_[cur_];
+  const RowSource source = choose_source(target);
+  choose_columns(target, levels_held_by(source));
+  const GroupTable& prev = tables_[cur_];
   GroupTable& next = tables_[1 - cur_];
+  next.clear();
+  switch (source.kind) {
+    case Source::kFull:
+      group_full_scan(next);
+      break;
+    case Source::kRollup:
+      group_previous_classes(prev, next);
+      break;
+    case Source::kSnapshot:
+      group_snapshot(*source.snapshot, next);
+      break;
+  }
+  if (sensitive_) next.compact();
+  advance_state(target, source.kind);
 
-  // Source: the cheapest set of rows whose classes refine the target's.
-  using Source = CheckResult::Source;
-  Source source = Source::kFull;
-  size_t source_size = base_rows_.size();
+  CheckResult r = apply_privacy_model(next);
+  if (!r.anonymous && bound_only_if_not_anonymous_ && metric_.has_data_free_bound()) {
+    r.quality = {std::numeric_limits<double>::infinity(), metric_.bound(target)};
+  } else {
+    r.quality = metric_.evaluate(target, next.classes(), suppressed_list_, class_keys());
+  }
+  r.source = source.kind;
+  r.rows_processed = source.rows;
+  last_levels_ = target;
+  if (options_.history && (!r.anonymous || options_.store_anonymous_snapshots) &&
+      history_.worth_storing(next.size(), data_.rows,
+                             source.kind == Source::kFull ? 0 : source.rows))
+    store_snapshot(target, next);
+  return r;
+}
+
+// The cheapest set of rows whose classes refine the target's: every distinct
+// input row, the previous check's classes (roll-up: the target generalizes
+// them) or a stored snapshot of an earlier check that the target generalizes.
+Checker::RowSource Checker::choose_source(const Levels& target) {
+  RowSource source{Source::kFull, base_rows_.size(), nullptr};
   const bool can_rollup = options_.rollup && has_current_ &&
                           std::equal(target.begin(), target.end(), current_levels_.begin(),
                                      [](uint8_t t, uint8_t c) { return t >= c; });
-  if (can_rollup && prev.size() <= source_size) {
-    source = Source::kRollup;
-    source_size = prev.size();
-  }
+  if (can_rollup && tables_[cur_].size() <= source.rows)
+    source = {Source::kRollup, tables_[cur_].size(), nullptr};
   const Snapshot* snap = options_.history ? history_.find(target) : nullptr;
-  if (snap && snap->classes() < source_size) {
-    source = Source::kSnapshot;
-    source_size = snap->classes();
-  }
+  if (snap && snap->classes() < source.rows) source = {Source::kSnapshot, snap->classes(), snap};
+  return source;
+}
 
-  // Columns to transform: with projection, those where the target differs
-  // from the levels the source's keys hold (nullptr: unknown, all columns).
-  // Packed keys travel with the source (full-scan keys, the previous classes,
-  // the snapshot), so they are always consistent with it; the int32 buffer
-  // follows the state machine described in checker.h.
-  const Levels* held = nullptr;
-  if (options_.projection && packed_) {
-    if (source == Source::kFull) {
-      held = full_valid_ ? &full_levels_ : nullptr;
-    } else {
-      held = source == Source::kRollup ? &current_levels_ : &snap->levels;
+// With projection, the levels the source's keys already hold (only the other
+// columns need transforming); nullptr when unknown (transform all columns).
+// Packed keys travel with the source (full-scan keys, the previous classes,
+// the snapshot), so they are always consistent with it; the int32 buffer
+// follows the state machine described in checker.h.
+const Levels* Checker::levels_held_by(const RowSource& source) const {
+  if (!options_.projection) return nullptr;
+  if (packed_) {
+    switch (source.kind) {
+      case Source::kFull:
+        return full_valid_ ? &full_levels_ : nullptr;
+      case Source::kRollup:
+        return &current_levels_;
+      case Source::kSnapshot:
+        return &source.snapshot->levels;
     }
-  } else if (options_.projection && buffer_valid_ &&
-             (buffer_all_rows_ || source == Source::kRollup)) {
-    held = &buffer_levels_;
   }
+  if (buffer_valid_ && (buffer_all_rows_ || source.kind == Source::kRollup)) return &buffer_levels_;
+  return nullptr;
+}
+
+void Checker::choose_columns(const Levels& target, const Levels* held) {
   columns_.clear();
   for (size_t c = 0; c < width_; ++c) {
     if (!held || target[c] != (*held)[c]) {
@@ -228,71 +261,64 @@ CheckResult Checker::check(const Levels& target) {
                           packed_ ? ~(masks_[c] << shifts_[c]) : 0});
     }
   }
+}
 
-  next.clear();
-  const auto no_sensitive = [](size_t, uint32_t, uint32_t) {};
-  switch (source) {
-    case Source::kFull: {
-      const uint32_t* rows = base_rows_.data();
-      const uint32_t* counts = base_counts_.data();
-      const uint64_t* keys = keys_.data();
-      const auto row_at = [&](size_t i) {
-        return RowRef{rows[i], counts[i], packed_ ? keys[i] : 0};
-      };
-      if (sensitive_) {
-        const int32_t* s = data_.sensitive.data();
-        dispatch(
-            base_rows_.size(), row_at,
-            [&](size_t i, uint32_t row, uint32_t cls) {
-              next.add_sensitive(cls, s[row], counts[i]);
-            },
-            columns_.data(), columns_.size(), next, keys_.data());
-      } else {
-        dispatch(base_rows_.size(), row_at, no_sensitive, columns_.data(), columns_.size(), next,
-                 keys_.data());
-      }
-      break;
-    }
-    case Source::kRollup: {
-      const auto& pc = prev.classes();
-      const auto row_at = [&](size_t i) { return RowRef{pc[i].rep, pc[i].count, pc[i].key}; };
-      if (sensitive_) {
-        dispatch(
-            pc.size(), row_at,
-            [&](size_t i, uint32_t, uint32_t cls) {
-              for (const auto& d : prev.distribution(static_cast<uint32_t>(i))) {
-                next.add_sensitive(cls, d.value, d.count);
-              }
-            },
-            columns_.data(), columns_.size(), next, nullptr);
-      } else {
-        dispatch(pc.size(), row_at, no_sensitive, columns_.data(), columns_.size(), next, nullptr);
-      }
-      break;
-    }
-    case Source::kSnapshot: {
-      const auto row_at = [&](size_t i) {
-        return RowRef{snap->reps[i], snap->counts[i], packed_ ? snap->keys[i] : 0};
-      };
-      if (sensitive_) {
-        dispatch(
-            snap->classes(), row_at,
-            [&](size_t i, uint32_t, uint32_t cls) {
-              for (uint32_t j = snap->dist_offsets[i]; j < snap->dist_offsets[i + 1]; ++j) {
-                next.add_sensitive(cls, snap->dist[j].value, snap->dist[j].count);
-              }
-            },
-            columns_.data(), columns_.size(), next, nullptr);
-      } else {
-        dispatch(snap->classes(), row_at, no_sensitive, columns_.data(), columns_.size(), next,
-                 nullptr);
-      }
-      break;
-    }
+// Every distinct input row with its multiplicity; packed keys are kept for
+// the next full scan.
+void Checker::group_full_scan(GroupTable& next) {
+  const uint32_t* rows = base_rows_.data();
+  const uint32_t* counts = base_counts_.data();
+  const uint64_t* keys = keys_.data();
+  const auto row_at = [&](size_t i) { return RowRef{rows[i], counts[i], packed_ ? keys[i] : 0}; };
+  if (sensitive_) {
+    const int32_t* s = data_.sensitive.data();
+    dispatch(
+        base_rows_.size(), row_at,
+        [&](size_t i, uint32_t row, uint32_t cls) { next.add_sensitive(cls, s[row], counts[i]); },
+        columns_.data(), columns_.size(), next, keys_.data());
+  } else {
+    dispatch(base_rows_.size(), row_at, kNoSensitive, columns_.data(), columns_.size(), next,
+             keys_.data());
   }
-  if (sensitive_) next.compact();
+}
 
-  // State machine update.
+// Roll-up: the previous check's classes, each through its representative.
+void Checker::group_previous_classes(const GroupTable& prev, GroupTable& next) {
+  const auto& pc = prev.classes();
+  const auto row_at = [&](size_t i) { return RowRef{pc[i].rep, pc[i].count, pc[i].key}; };
+  if (sensitive_) {
+    dispatch(
+        pc.size(), row_at,
+        [&](size_t i, uint32_t, uint32_t cls) {
+          for (const auto& d : prev.distribution(static_cast<uint32_t>(i)))
+            next.add_sensitive(cls, d.value, d.count);
+        },
+        columns_.data(), columns_.size(), next, nullptr);
+  } else {
+    dispatch(pc.size(), row_at, kNoSensitive, columns_.data(), columns_.size(), next, nullptr);
+  }
+}
+
+void Checker::group_snapshot(const Snapshot& snap, GroupTable& next) {
+  const auto row_at = [&](size_t i) {
+    return RowRef{snap.reps[i], snap.counts[i], packed_ ? snap.keys[i] : 0};
+  };
+  if (sensitive_) {
+    dispatch(
+        snap.classes(), row_at,
+        [&](size_t i, uint32_t, uint32_t cls) {
+          for (uint32_t j = snap.dist_offsets[i]; j < snap.dist_offsets[i + 1]; ++j)
+            next.add_sensitive(cls, snap.dist[j].value, snap.dist[j].count);
+        },
+        columns_.data(), columns_.size(), next, nullptr);
+  } else {
+    dispatch(snap.classes(), row_at, kNoSensitive, columns_.data(), columns_.size(), next, nullptr);
+  }
+}
+
+// The buffer state machine (checker.h): the new classes are current, the
+// buffer holds the target's codes for all rows only after a full scan.
+void Checker::advance_state(const Levels& target, Source source) {
   cur_ = 1 - cur_;
   has_current_ = true;
   current_levels_ = target;
@@ -303,16 +329,20 @@ CheckResult Checker::check(const Levels& target) {
     full_levels_ = target;
     full_valid_ = true;
   }
+}
 
-  // Privacy model with suppression.
-  const auto& classes = next.classes();
+// Marks the classes that fail the privacy model as suppressed and counts what
+// is kept; anonymous when the suppressed rows stay within the limit.
+CheckResult Checker::apply_privacy_model(const GroupTable& table) {
+  CheckResult r;
+  const auto& classes = table.classes();
   suppressed_.assign(classes.size(), 0);
   suppressed_list_.clear();
   uint64_t min_size = UINT64_MAX;
   for (size_t i = 0; i < classes.size(); ++i) {
     const uint32_t n = classes[i].count;
     const bool pass = sensitive_
-                          ? privacy_.class_passes(n, next.distribution(static_cast<uint32_t>(i)))
+                          ? privacy_.class_passes(n, table.distribution(static_cast<uint32_t>(i)))
                           : n >= privacy_.k;
     if (pass) {
       ++r.kept_classes;
@@ -326,38 +356,29 @@ CheckResult Checker::check(const Levels& target) {
   r.classes = classes.size();
   r.min_class_size = r.kept_classes ? min_size : 0;
   r.anonymous = r.suppressed <= limit_;
-  if (!r.anonymous && bound_only_if_not_anonymous_ && metric_.has_data_free_bound()) {
-    r.quality = {std::numeric_limits<double>::infinity(), metric_.bound(target)};
-  } else {
-    r.quality = metric_.evaluate(target, classes, suppressed_list_, class_keys());
-  }
-  r.source = source;
-  r.rows_processed = source_size;
-  last_levels_ = target;
-
-  if (options_.history && (!r.anonymous || options_.store_anonymous_snapshots) &&
-      history_.worth_storing(classes.size(), data_.rows,
-                             source == Source::kFull ? 0 : source_size)) {
-    Snapshot s;
-    s.levels = target;
-    s.reps.reserve(classes.size());
-    s.counts.reserve(classes.size());
-    if (packed_) s.keys.reserve(classes.size());
-    for (const auto& c : classes) {
-      s.reps.push_back(c.rep);
-      s.counts.push_back(c.count);
-      if (packed_) s.keys.push_back(c.key);
-    }
-    if (sensitive_) {
-      s.dist_offsets.push_back(0);
-      for (size_t i = 0; i < classes.size(); ++i) {
-        for (const auto& d : next.distribution(static_cast<uint32_t>(i))) s.dist.push_back(d);
-        s.dist_offsets.push_back(static_cast<uint32_t>(s.dist.size()));
-      }
-    }
-    history_.store(std::move(s));
-  }
   return r;
+}
+
+void Checker::store_snapshot(const Levels& target, const GroupTable& table) {
+  const auto& classes = table.classes();
+  Snapshot s;
+  s.levels = target;
+  s.reps.reserve(classes.size());
+  s.counts.reserve(classes.size());
+  if (packed_) s.keys.reserve(classes.size());
+  for (const auto& c : classes) {
+    s.reps.push_back(c.rep);
+    s.counts.push_back(c.count);
+    if (packed_) s.keys.push_back(c.key);
+  }
+  if (sensitive_) {
+    s.dist_offsets.push_back(0);
+    for (size_t i = 0; i < classes.size(); ++i) {
+      for (const auto& d : table.distribution(static_cast<uint32_t>(i))) s.dist.push_back(d);
+      s.dist_offsets.push_back(static_cast<uint32_t>(s.dist.size()));
+    }
+  }
+  history_.store(std::move(s));
 }
 
 QualityValue Checker::evaluate_last(const QualityMetric& metric) const {

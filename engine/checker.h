@@ -98,8 +98,32 @@ class Checker {
     const uint64_t* packed_map;  // map's codes shifted to the column's bits
     uint64_t keep;               // packed: the other columns' bits
   };
+  // The rows a check groups: all distinct rows, the previous classes or a
+  // snapshot's classes (`snapshot`), `rows` of them.
+  struct RowSource {
+    CheckResult::Source kind;
+    size_t rows;
+    const Snapshot* snapshot;
+  };
+  // on_add for checks without a sensitive attribute.
+  static constexpr auto kNoSensitive = [](size_t, uint32_t, uint32_t) {};
+
   void init_packing();
   void init_base_rows();
+
+  // The phases of check(), in order.
+  RowSource choose_source(const Levels& target);
+  const Levels* levels_held_by(const RowSource& source) const;
+  void choose_columns(const Levels& target, const Levels* held);
+  void group_full_scan(GroupTable& next);
+  void group_previous_classes(const GroupTable& prev, GroupTable& next);
+  void group_snapshot(const Snapshot& snap, GroupTable& next);
+  void advance_state(const Levels& target, CheckResult::Source source);
+  CheckResult apply_privacy_model(const GroupTable& table);
+  void store_snapshot(const Levels& target, const GroupTable& table);
+
+  // Transforms the columns `cm[0..k)` of n rows and groups them into `out`;
+  // K is k at compile time, or -1 (see dispatch()).
   template <int K, typename RowAt, typename OnAdd>
   void run(size_t n, RowAt row_at, OnAdd on_add, const ColumnMap* cm, size_t k, GroupTable& out);
   // key_out (packed keys, may be null) receives the i-th transformed key.

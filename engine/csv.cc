@@ -10,6 +10,11 @@ namespace kanon::engine {
 
 namespace {
 
+std::string csv_error_text(const std::string& source, size_t line, const std::string& problem) {
+  return line ? fmt::format("{}:{}: {}", source, line, problem)
+              : fmt::format("{}: {}", source, problem);
+}
+
 // Splits one record; a quoted field may span lines, so more lines are pulled
 // from `in` as needed. Returns false at end of input.
 bool read_record(std::istream& in, char delim, std::vector<std::string>& fields, size_t& line,
@@ -27,7 +32,7 @@ bool read_record(std::istream& in, char delim, std::vector<std::string>& fields,
       if (quoted) {
         std::string more;
         if (!std::getline(in, more)) {
-          throw CsvError(fmt::format("{}:{}: unterminated quoted field", source, start_line));
+          throw CsvError(source, start_line, "unterminated quoted field");
         }
         ++line;
         field.push_back('\n');
@@ -66,6 +71,12 @@ bool read_record(std::istream& in, char delim, std::vector<std::string>& fields,
 
 }  // namespace
 
+CsvError::CsvError(std::string source_name, size_t line_number, std::string what)
+    : std::runtime_error(csv_error_text(source_name, line_number, what)),
+      source(std::move(source_name)),
+      line(line_number),
+      problem(std::move(what)) {}
+
 int CsvTable::column(std::string_view name) const {
   for (size_t i = 0; i < header.size(); ++i) {
     if (header[i] == name) return static_cast<int>(i);
@@ -91,19 +102,19 @@ CsvTable parse_csv(std::istream& in, char delimiter, std::string source, bool ha
     if (first) width = fields.size();
     first = false;
     if (fields.size() != width) {
-      throw CsvError(fmt::format("{}:{}: expected {} fields, found {}", table.source, line, width,
-                                 fields.size()));
+      throw CsvError(table.source, line,
+                     fmt::format("expected {} fields, found {}", width, fields.size()));
     }
     table.rows.push_back(fields);
     table.line_numbers.push_back(line);
   }
-  if (has_header && first) throw CsvError(fmt::format("{}: empty file, no header", table.source));
+  if (has_header && first) throw CsvError(table.source, 0, "empty file, no header");
   return table;
 }
 
 CsvTable read_csv(const std::string& path, char delimiter) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CsvError(fmt::format("{}: cannot open file", path));
+  if (!in) throw CsvError(path, 0, "cannot open file");
   return parse_csv(in, delimiter, path, true);
 }
 

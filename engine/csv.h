@@ -1,9 +1,10 @@
 // CSV input/output for the engine: a header row plus data rows, a configurable
 // one-character delimiter, RFC 4180 quoting ("a;b" and "" escapes).
 //
-// Reading throws CsvError (an std::runtime_error naming the file and line) on
-// malformed input: a row whose field count differs from the header's, or an
-// unterminated quote. Loading is not a hot path.
+// Reading throws CsvError (an std::runtime_error naming the file and line,
+// which it also carries as fields) on malformed input: a row whose field count
+// differs from the header's, or an unterminated quote. Loading is not a hot
+// path.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,13 @@ namespace kanon::engine {
 
 class CsvError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // what(): "<source>:<line>: <problem>", or "<source>: <problem>" when
+  // `line` is 0 (the file as a whole: cannot open, no header).
+  CsvError(std::string source, size_t line, std::string problem);
+
+  std::string source;
+  size_t line = 0;  // 1-based; 0 when the error is not about one line
+  std::string problem;
 };
 
 struct CsvTable {

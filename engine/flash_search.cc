@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "base/stopwatch.h"
+#include "engine/algorithm.h"
 #include "engine/antichain_trie.h"
 
 namespace kanon::engine {
@@ -47,7 +49,7 @@ class Flash {
     r.lattice_size = lattice_.size();
     r.search_ms = clock_.ms();
     r.search_cpu_ms = clock_.cpu_ms();
-    r.algorithm = "flash";
+    r.algorithm = algorithm_name(Algorithm::kFlash);
     r.timed_out = timed_out_;
     return r;
   }
@@ -211,7 +213,7 @@ class Flash {
   std::unordered_set<uint64_t> evaluated_;
   std::vector<Levels> heap_;
   Greater greater_{&order_};
-  Stopwatch clock_;
+  base::Stopwatch clock_;
   bool timed_out_ = false;
 };
 

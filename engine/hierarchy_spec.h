@@ -12,7 +12,8 @@
 //              `sizes: [2, 4]` consecutive group sizes per level, each a
 //              multiple of the previous. Labels are `first..last`.
 // A top level `*` is appended. Errors throw HierarchyError with the source,
-// the YAML line and the offending value or key.
+// the YAML line, the key and the offending value ("s:3: widths: 7 is not a
+// multiple of 5 ..."), read with base::YamlReader.
 #pragma once
 
 #include <yaml-cpp/yaml.h>

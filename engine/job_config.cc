@@ -3,26 +3,26 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <filesystem>
-#include <set>
+#include <limits>
 
+#include "base/yaml_reader.h"
 #include "engine/hierarchy_spec.h"
 
 namespace kanon::engine {
 
 namespace {
 
-[[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& what) {
-  throw JobError(fmt::format("{}:{}: {}", file, node.Mark().line + 1, what));
-}
-
-template <typename T>
-T get(const std::string& file, const YAML::Node& node, const char* key) {
-  try {
-    return node[key].as<T>();
-  } catch (const YAML::Exception&) {
-    fail(file, node[key], fmt::format("'{}': invalid value '{}'", key, node[key].Scalar()));
-  }
+const base::NameTable<AttributeRole>& role_names() {
+  static const base::NameTable<AttributeRole> kNames{
+      {AttributeRole::kQuasiIdentifier, "quasi"},
+      {AttributeRole::kQuasiIdentifier, "quasi-identifier", true},
+      {AttributeRole::kQuasiIdentifier, "qi", true},
+      {AttributeRole::kSensitive, "sensitive"},
+      {AttributeRole::kInsensitive, "insensitive"},
+      {AttributeRole::kIdentifying, "identifying"}};
+  return kNames;
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -30,14 +30,98 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-}  // namespace
+// Reads one job file; relative paths resolve against its directory.
+class JobReader : public base::YamlReader {
+ public:
+  explicit JobReader(const std::string& path)
+      : YamlReader(path), dir_(std::filesystem::path(path).parent_path()) {}
 
-std::optional<Diversity> parse_diversity(const std::string& name) {
-  if (name == "distinct") return Diversity::kDistinct;
-  if (name == "entropy") return Diversity::kEntropy;
-  if (name == "recursive") return Diversity::kRecursive;
-  return std::nullopt;
-}
+  std::string file(const YAML::Node& node, const std::string& key) const {
+    const std::filesystem::path p(string(node, key));
+    return p.is_absolute() || dir_.empty() ? p.string() : (dir_ / p).string();
+  }
+
+  // A name of `table`, failing with "'x' is not one of ...".
+  template <typename Enum>
+  Enum name(const YAML::Node& node, const std::string& key,
+            const base::NameTable<Enum>& table) const {
+    const std::string text = string(node, key);
+    if (const auto v = table.parse(text)) return *v;
+    fail(node, key, table.unknown(text));
+  }
+
+  AttributeSpec attribute(const YAML::Node& column, const YAML::Node& value) const {
+    AttributeSpec spec;
+    spec.name = string(column, "attributes");
+    const std::string key = "attributes." + spec.name;
+    const YAML::Node role = value.IsMap() ? value["role"] : value;
+    spec.role = role ? name(role, key, role_names()) : AttributeRole::kQuasiIdentifier;
+    if (spec.role != AttributeRole::kQuasiIdentifier || !value.IsMap()) return spec;
+    // Without a hierarchy: Mondrian only (checked when the data is encoded).
+    const YAML::Node h = value["hierarchy"];
+    if (!h) return spec;
+    if (h.IsScalar()) {
+      spec.hierarchy = hierarchy_from_file(file(h, key + ".hierarchy"));
+    } else {
+      const std::string source =
+          fmt::format("{}:{} (hierarchy of '{}')", this->source(), line_of(h), spec.name);
+      YAML::Node copy = YAML::Clone(h);
+      spec.hierarchy = [copy, source](const std::vector<std::string>& values) {
+        return expand_hierarchy_spec(copy, values, source);
+      };
+    }
+    return spec;
+  }
+
+  void privacy(const YAML::Node& root, PrivacyModel& p) const {
+    if (!root["k"]) fail(root, "k", "required key is missing");
+    p.k = static_cast<uint32_t>(
+        integer(root["k"], "k", 1, std::numeric_limits<int32_t>::max(), "must be at least 1"));
+    if (root["l"]) {
+      p.l = number(root["l"], "l");
+      p.diversity = Diversity::kDistinct;
+      if (root["diversity"]) p.diversity = name(root["diversity"], "diversity", diversity_names());
+      if (root["c"]) p.c = number(root["c"], "c");
+    }
+    if (root["suppression"]) p.suppression = fraction(root["suppression"], "suppression");
+  }
+
+  void mondrian(const YAML::Node& m, MondrianJobOptions& o) const {
+    expect_map(m, "mondrian", {"choice", "sample", "split", "distributed"});
+    if (m["choice"]) o.choice = name(m["choice"], "mondrian.choice", mondrian_choices());
+    if (m["sample"]) {
+      o.sample_fraction = number(m["sample"], "mondrian.sample");
+      if (!(o.sample_fraction > 0 && o.sample_fraction <= 1))
+        fail(m["sample"], "mondrian.sample", "must be a fraction in (0, 1]");
+    }
+    if (m["split"]) o.split = name(m["split"], "mondrian.split", split_modes());
+    if (m["distributed"]) o.distributed = boolean(m["distributed"], "mondrian.distributed");
+  }
+
+  void optimizations(const YAML::Node& o, CheckerOptions& c) const {
+    const auto flag = [&](const char* key, bool& out) {
+      if (o[key]) out = boolean(o[key], std::string("optimizations.") + key);
+    };
+    flag("projection", c.projection);
+    flag("rollup", c.rollup);
+    flag("history", c.history);
+    flag("packed_keys", c.packed_keys);
+    flag("deduplicate", c.deduplicate);
+    auto& h = c.history_options;
+    if (const auto n = o["history_max_relative_size"])
+      h.max_relative_size = number(n, "optimizations.history_max_relative_size");
+    if (const auto n = o["history_max_relative_to_source"])
+      h.max_relative_to_source = number(n, "optimizations.history_max_relative_to_source");
+    if (const auto n = o["history_max_snapshots"])
+      h.max_snapshots = integer(n, "optimizations.history_max_snapshots", 0,
+                                std::numeric_limits<uint32_t>::max());
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace
 
 HierarchyProvider hierarchy_from_file(const std::string& path) {
   if (ends_with(path, ".yaml") || ends_with(path, ".yml")) {
@@ -49,155 +133,37 @@ HierarchyProvider hierarchy_from_file(const std::string& path) {
 }
 
 AnonymizationJob load_job(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw JobError(fmt::format("{}: cannot open job file", path));
-  } catch (const YAML::Exception& e) {
-    throw JobError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
-  }
-  if (!root.IsMap()) throw JobError(fmt::format("{}: a job file is a YAML mapping", path));
-  const std::filesystem::path base = std::filesystem::path(path).parent_path();
-  const auto resolve = [&](const std::string& p) {
-    const std::filesystem::path fp(p);
-    return fp.is_absolute() || base.empty() ? p : (base / fp).string();
-  };
-  static const std::set<std::string> kKeys{"input",  "delimiter", "attributes", "k",
-                                           "l",      "c",         "diversity",  "suppression",
-                                           "metric", "algorithm", "time_limit", "optimizations",
-                                           "output", "report",    "mondrian"};
-  for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
-    if (!kKeys.count(key)) fail(path, kv.first, fmt::format("unknown key '{}'", key));
-  }
+  const JobReader r(path);
+  const YAML::Node root = r.load_file("job file");
+  if (!root.IsMap()) r.fail(root, "", "a job file is a YAML mapping");
+  r.expect_map(
+      root, "",
+      {"input", "delimiter", "attributes", "k", "l", "c", "diversity", "suppression", "metric",
+       "algorithm", "time_limit", "optimizations", "output", "report", "mondrian"});
   AnonymizationJob job;
-  if (!root["input"]) fail(path, root, "'input' is required");
-  job.input = resolve(get<std::string>(path, root, "input"));
+  if (!root["input"]) r.fail(root, "input", "required key is missing");
+  job.input = r.file(root["input"], "input");
   if (root["delimiter"]) {
-    const auto d = get<std::string>(path, root, "delimiter");
-    if (d.size() != 1) fail(path, root["delimiter"], "'delimiter' must be one character");
+    const auto d = r.string(root["delimiter"], "delimiter");
+    if (d.size() != 1) r.fail(root["delimiter"], "delimiter", "must be one character");
     job.delimiter = d[0];
   }
   const YAML::Node attrs = root["attributes"];
-  if (!attrs || !attrs.IsMap()) fail(path, root, "'attributes' mapping is required");
-  for (const auto& kv : attrs) {
-    AttributeSpec spec;
-    spec.name = kv.first.as<std::string>();
-    const YAML::Node v = kv.second;
-    std::string role = v.IsScalar() ? v.as<std::string>() : "";
-    if (v.IsMap()) role = v["role"] ? v["role"].as<std::string>() : "quasi";
-    if (role == "quasi" || role == "quasi-identifier" || role == "qi") {
-      spec.role = AttributeRole::kQuasiIdentifier;
-      // Without a hierarchy: Mondrian only (checked when the data is encoded).
-      const bool has_hierarchy = v.IsMap() && v["hierarchy"];
-      const YAML::Node h = has_hierarchy ? v["hierarchy"] : YAML::Node();
-      if (has_hierarchy && h.IsScalar()) {
-        spec.hierarchy = hierarchy_from_file(resolve(h.as<std::string>()));
-      } else if (has_hierarchy) {
-        const std::string source =
-            fmt::format("{}:{} (hierarchy of '{}')", path, h.Mark().line + 1, spec.name);
-        YAML::Node copy = YAML::Clone(h);
-        spec.hierarchy = [copy, source](const std::vector<std::string>& values) {
-          return expand_hierarchy_spec(copy, values, source);
-        };
-      }
-    } else if (role == "sensitive") {
-      spec.role = AttributeRole::kSensitive;
-    } else if (role == "insensitive") {
-      spec.role = AttributeRole::kInsensitive;
-    } else if (role == "identifying") {
-      spec.role = AttributeRole::kIdentifying;
-    } else {
-      fail(path, v,
-           fmt::format("attribute '{}': unknown role '{}' (quasi, sensitive, "
-                       "insensitive, identifying)",
-                       spec.name, role));
-    }
-    job.attributes.push_back(std::move(spec));
-  }
-  if (!root["k"]) fail(path, root, "'k' is required");
-  const int k = get<int>(path, root, "k");
-  if (k < 1) fail(path, root["k"], "'k' must be at least 1");
-  job.privacy.k = static_cast<uint32_t>(k);
-  if (root["l"]) {
-    job.privacy.l = get<double>(path, root, "l");
-    job.privacy.diversity = Diversity::kDistinct;
-    if (root["diversity"]) {
-      auto d = parse_diversity(get<std::string>(path, root, "diversity"));
-      if (!d) fail(path, root["diversity"], "'diversity' must be distinct, entropy or recursive");
-      job.privacy.diversity = *d;
-    }
-    if (root["c"]) job.privacy.c = get<double>(path, root, "c");
-  }
-  if (root["suppression"]) {
-    job.privacy.suppression = get<double>(path, root, "suppression");
-    if (job.privacy.suppression < 0 || job.privacy.suppression > 1) {
-      fail(path, root["suppression"], "'suppression' must be a fraction in [0, 1]");
-    }
-  }
-  if (root["metric"]) {
-    auto m = parse_metric(get<std::string>(path, root, "metric"));
-    if (!m)
-      fail(path, root["metric"], "unknown 'metric' (loss, dm, entropy, precision, height, aecs)");
-    job.metric = *m;
-  }
-  if (root["algorithm"]) {
-    const auto a = get<std::string>(path, root, "algorithm");
-    if (a != "flash" && a != "bfs" && a != "mondrian")
-      fail(path, root["algorithm"], "'algorithm' must be flash, bfs or mondrian");
-    job.algorithm = a == "flash" ? Algorithm::kFlash
-                    : a == "bfs" ? Algorithm::kBestFirst
-                                 : Algorithm::kMondrian;
-  }
-  if (const YAML::Node m = root["mondrian"]) {
-    if (!m.IsMap())
-      fail(path, m, "'mondrian' must be a mapping (choice, sample, split, distributed)");
-    for (const auto& kv : m) {
-      const auto key = kv.first.as<std::string>();
-      if (key != "choice" && key != "sample" && key != "distributed" && key != "split") {
-        fail(path, kv.first, fmt::format("mondrian: unknown key '{}'", key));
-      }
-    }
-    if (m["choice"] &&
-        !parse_mondrian_choice(get<std::string>(path, m, "choice"), &job.mondrian.choice)) {
-      fail(path, m["choice"], "mondrian.choice must be span, max-entropy or min-entropy");
-    }
-    if (m["sample"]) {
-      job.mondrian.sample_fraction = get<double>(path, m, "sample");
-      if (!(job.mondrian.sample_fraction > 0 && job.mondrian.sample_fraction <= 1)) {
-        fail(path, m["sample"], "mondrian.sample must be a fraction in (0, 1]");
-      }
-    }
-    if (m["split"] && !parse_split_mode(get<std::string>(path, m, "split"), &job.mondrian.split)) {
-      fail(path, m["split"], "mondrian.split must be tree or quantiles");
-    }
-    if (m["distributed"]) job.mondrian.distributed = get<bool>(path, m, "distributed");
-  }
-  if (root["time_limit"]) job.time_limit_s = get<double>(path, root, "time_limit");
-  if (const YAML::Node o = root["optimizations"]) {
-    if (o["projection"]) job.checker.projection = get<bool>(path, o, "projection");
-    if (o["rollup"]) job.checker.rollup = get<bool>(path, o, "rollup");
-    if (o["history"]) job.checker.history = get<bool>(path, o, "history");
-    if (o["packed_keys"]) job.checker.packed_keys = get<bool>(path, o, "packed_keys");
-    if (o["deduplicate"]) job.checker.deduplicate = get<bool>(path, o, "deduplicate");
-    auto& h = job.checker.history_options;
-    if (o["history_max_relative_size"]) {
-      h.max_relative_size = get<double>(path, o, "history_max_relative_size");
-    }
-    if (o["history_max_relative_to_source"]) {
-      h.max_relative_to_source = get<double>(path, o, "history_max_relative_to_source");
-    }
-    if (o["history_max_snapshots"]) {
-      h.max_snapshots = get<size_t>(path, o, "history_max_snapshots");
-    }
-  }
-  if (root["output"]) job.output = resolve(get<std::string>(path, root, "output"));
-  if (root["report"]) job.report = resolve(get<std::string>(path, root, "report"));
+  if (!attrs) r.fail(root, "attributes", "required key is missing");
+  if (!attrs.IsMap()) r.fail(attrs, "attributes", "expected a mapping of column to role");
+  for (const auto& kv : attrs) job.attributes.push_back(r.attribute(kv.first, kv.second));
+  r.privacy(root, job.privacy);
+  if (root["metric"]) job.metric = r.name(root["metric"], "metric", metric_names());
+  if (root["algorithm"]) job.algorithm = r.name(root["algorithm"], "algorithm", algorithm_names());
+  if (root["mondrian"]) r.mondrian(root["mondrian"], job.mondrian);
+  if (root["time_limit"]) job.time_limit_s = r.number(root["time_limit"], "time_limit");
+  if (root["optimizations"]) r.optimizations(root["optimizations"], job.checker);
+  if (root["output"]) job.output = r.file(root["output"], "output");
+  if (root["report"]) job.report = r.file(root["report"], "report");
   if (job.privacy.needs_sensitive()) {
     bool has = false;
     for (const auto& a : job.attributes) has |= a.role == AttributeRole::kSensitive;
-    if (!has) fail(path, root["l"], "'l' needs an attribute with role sensitive");
+    if (!has) r.fail(root["l"], "l", "needs an attribute with role sensitive");
   }
   return job;
 }

@@ -23,26 +23,22 @@
 //   report: report.json
 //
 // Relative paths are resolved against the job file's directory. Errors throw
-// JobError naming the file, line and key.
+// JobError (base::ConfigError) naming the file, line and key:
+//   "job.yaml:5: mondrian.choice: 'widest' is not one of span, max-entropy, min-entropy"
 #pragma once
 
-#include <stdexcept>
 #include <string>
 
+#include "base/config_error.h"
 #include "engine/anonymizer.h"
 
 namespace kanon::engine {
 
-class JobError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using JobError = base::ConfigError;
 
 AnonymizationJob load_job(const std::string& path);
 
 // The hierarchy provider for a file: `.yaml`/`.yml` functional spec, otherwise tabular CSV.
 HierarchyProvider hierarchy_from_file(const std::string& path);
-
-std::optional<Diversity> parse_diversity(const std::string& name);
 
 }  // namespace kanon::engine

@@ -1,38 +1,23 @@
 #include "engine/mondrian.h"
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 
+#include "base/stopwatch.h"
+
 namespace kanon::engine {
 
-const char* mondrian_choice_name(MondrianChoice c) {
-  switch (c) {
-    case MondrianChoice::kSpan:
-      return "span";
-    case MondrianChoice::kMaxEntropy:
-      return "max-entropy";
-    case MondrianChoice::kMinEntropy:
-      return "min-entropy";
-  }
-  return "?";
-}
-
-bool parse_mondrian_choice(const std::string& name, MondrianChoice* out) {
-  if (name == "span") {
-    *out = MondrianChoice::kSpan;
-  } else if (name == "max-entropy" || name == "max_entropy") {
-    *out = MondrianChoice::kMaxEntropy;
-  } else if (name == "min-entropy" || name == "min_entropy") {
-    *out = MondrianChoice::kMinEntropy;
-  } else {
-    return false;
-  }
-  return true;
+const base::NameTable<MondrianChoice>& mondrian_choices() {
+  static const base::NameTable<MondrianChoice> kNames{
+      {MondrianChoice::kSpan, "span"},
+      {MondrianChoice::kMaxEntropy, "max-entropy"},
+      {MondrianChoice::kMaxEntropy, "max_entropy", true},
+      {MondrianChoice::kMinEntropy, "min-entropy"},
+      {MondrianChoice::kMinEntropy, "min_entropy", true}};
+  return kNames;
 }
 
 int common_level(const MondrianAttribute& a, int32_t min, int32_t max) {
@@ -76,12 +61,6 @@ MondrianLoss mondrian_loss(const MondrianInput& in, const MondrianResult& r) {
 
 namespace {
 
-double thread_cpu_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 // Epoch-stamped counters over one domain: reset is O(1) per partition.
 struct StampedCounts {
   std::vector<uint32_t> stamp;
@@ -114,8 +93,7 @@ class Partitioner {
   }
 
   MondrianResult run() {
-    const auto start = std::chrono::steady_clock::now();
-    const double cpu0 = thread_cpu_ms();
+    const base::Stopwatch clock;
     MondrianResult r;
     const auto n = static_cast<uint32_t>(in_.rows);
     r.order.resize(n);
@@ -150,20 +128,15 @@ class Partitioner {
       rows_done += e - b;
       if (o_.progress && (rows_done >= next_report || rows_done == n)) {
         next_report = rows_done + std::max<uint64_t>(1, n / 100);
-        o_.progress({rows_done, n, r.class_end.size(), elapsed_ms(start)});
+        o_.progress({rows_done, n, r.class_end.size(), clock.ms()});
       }
     }
-    r.ms = elapsed_ms(start);
-    r.cpu_ms = thread_cpu_ms() - cpu0;
+    r.ms = clock.ms();
+    r.cpu_ms = clock.cpu_ms();
     return r;
   }
 
  private:
-  static double elapsed_ms(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-        .count();
-  }
-
   uint32_t next_epoch() {
     if (++epoch_ == 0) {  // wrapped: clear every stamp once
       for (auto& c : counts_) std::fill(c.stamp.begin(), c.stamp.end(), 0);

@@ -19,17 +19,26 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "base/name_table.h"
 
 namespace kanon::engine {
 
 enum class MondrianChoice { kSpan, kMaxEntropy, kMinEntropy };
 
-const char* mondrian_choice_name(MondrianChoice c);
-// Accepts span, max-entropy / max_entropy, min-entropy / min_entropy.
-bool parse_mondrian_choice(const std::string& name, MondrianChoice* out);
+// span, max-entropy, min-entropy (also read as max_entropy, min_entropy).
+const base::NameTable<MondrianChoice>& mondrian_choices();
+inline const char* mondrian_choice_name(MondrianChoice c) {
+  return mondrian_choices().name(c);
+}
+inline std::optional<MondrianChoice> parse_mondrian_choice(std::string_view name) {
+  return mondrian_choices().parse(name);
+}
 
 enum class MondrianKind { kNumeric, kHierarchy, kSet };
 

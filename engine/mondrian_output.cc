@@ -6,7 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "engine/json_string.h"
+#include "base/json.h"
+#include "engine/algorithm.h"
 
 namespace kanon::engine {
 
@@ -91,52 +92,35 @@ std::string part_path(const std::string& path, int rank) {
 }
 
 std::string mondrian_report_json(const MondrianReport& r) {
-  std::string s = "{\n";
-  s += "  \"found\": true,\n";
-  s += "  \"algorithm\": \"mondrian\",\n";
-  s += fmt::format("  \"choice\": {},\n", json_string(r.choice));
-  s += fmt::format("  \"privacy\": {},\n", json_string(r.privacy));
-  s += "  \"quasi_identifiers\": [";
-  for (size_t i = 0; i < r.quasi_identifiers.size(); ++i) {
-    s += fmt::format("{}{}", i ? ", " : "", json_string(r.quasi_identifiers[i]));
-  }
-  s += "],\n";
-  s += fmt::format("  \"rows\": {},\n", r.loss.rows);
-  s += fmt::format("  \"classes\": {},\n", r.loss.classes);
-  s += fmt::format("  \"min_class_size\": {},\n", r.loss.min_class_size);
-  s += "  \"suppressed\": 0,\n";
-  s += fmt::format("  \"loss\": {{\"dp\": {:.17g}, \"gcp\": {:.17g}, \"ncp\": {:.17g}}},\n",
-                   r.loss.dp, r.loss.gcp, r.loss.ncp_sum);
-  s += fmt::format("  \"mondrian_ms\": {:.3f},\n", r.ms);
-  s += fmt::format("  \"mondrian_cpu_ms\": {:.3f},\n", r.cpu_ms);
-  s += fmt::format("  \"total_ms\": {:.3f},\n", r.total_ms);
-  s += "  \"phases_ms\": {";
-  for (size_t i = 0; i < r.phases_ms.size(); ++i) {
-    s += fmt::format("{}{}: {:.3f}", i ? ", " : "", json_string(r.phases_ms[i].first),
-                     r.phases_ms[i].second);
-  }
-  s += "},\n";
-  s += fmt::format("  \"ranks\": {}", r.ranks);
+  using base::json_number;
+  base::Json doc;
+  doc["found"] = true;
+  doc["algorithm"] = algorithm_name(Algorithm::kMondrian);
+  doc["choice"] = r.choice;
+  doc["privacy"] = r.privacy;
+  doc["quasi_identifiers"] = r.quasi_identifiers;
+  doc["rows"] = r.loss.rows;
+  doc["classes"] = r.loss.classes;
+  doc["min_class_size"] = r.loss.min_class_size;
+  doc["suppressed"] = 0;
+  doc["loss"] = {{"dp", json_number(r.loss.dp)},
+                 {"gcp", json_number(r.loss.gcp)},
+                 {"ncp", json_number(r.loss.ncp_sum)}};
+  doc["mondrian_ms"] = json_number(r.ms, 3);
+  doc["mondrian_cpu_ms"] = json_number(r.cpu_ms, 3);
+  doc["total_ms"] = json_number(r.total_ms, 3);
+  auto& phases = doc["phases_ms"] = base::Json::object();
+  for (const auto& [name, ms] : r.phases_ms) phases[name] = json_number(ms, 3);
+  doc["ranks"] = r.ranks;
   if (r.ranks > 1 || !r.parts.empty()) {
-    s += ",\n  \"rows_per_rank\": [";
-    for (size_t i = 0; i < r.rows_per_rank.size(); ++i) {
-      s += fmt::format("{}{}", i ? ", " : "", r.rows_per_rank[i]);
-    }
-    s += "],\n  \"parts\": [";
-    for (size_t i = 0; i < r.parts.size(); ++i) {
-      s += fmt::format("{}{}", i ? ", " : "", json_string(r.parts[i]));
-    }
-    s += "],\n";
-    s += fmt::format("  \"split\": {},\n", json_string(r.split));
-    s += "  \"cuts\": [";
-    for (size_t i = 0; i < r.cuts.size(); ++i) {
-      s += fmt::format("{}{}", i ? ", " : "", json_string(r.cuts[i]));
-    }
-    s += "],\n";
-    s += fmt::format("  \"sample_fraction\": {:.17g},\n", r.sample_fraction);
-    s += fmt::format("  \"sample_rows\": {}", r.sample_rows);
+    doc["rows_per_rank"] = r.rows_per_rank;
+    doc["parts"] = r.parts;
+    doc["split"] = r.split;
+    doc["cuts"] = r.cuts;
+    doc["sample_fraction"] = json_number(r.sample_fraction);
+    doc["sample_rows"] = r.sample_rows;
   }
-  return s + "\n}\n";
+  return base::json_text(doc);
 }
 
 }  // namespace kanon::engine

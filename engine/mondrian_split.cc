@@ -8,19 +8,10 @@
 
 namespace kanon::engine {
 
-const char* split_mode_name(SplitMode m) {
-  return m == SplitMode::kTree ? "tree" : "quantiles";
-}
-
-bool parse_split_mode(const std::string& name, SplitMode* out) {
-  if (name == "tree") {
-    *out = SplitMode::kTree;
-  } else if (name == "quantiles") {
-    *out = SplitMode::kQuantiles;
-  } else {
-    return false;
-  }
-  return true;
+const base::NameTable<SplitMode>& split_modes() {
+  static const base::NameTable<SplitMode> kNames{{SplitMode::kTree, "tree"},
+                                                 {SplitMode::kQuantiles, "quantiles"}};
+  return kNames;
 }
 
 double order_key(const MondrianAttribute& a, int32_t code) {

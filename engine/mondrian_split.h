@@ -25,8 +25,14 @@ namespace kanon::engine {
 
 enum class SplitMode { kTree, kQuantiles };
 
-const char* split_mode_name(SplitMode m);
-bool parse_split_mode(const std::string& name, SplitMode* out);
+// tree, quantiles.
+const base::NameTable<SplitMode>& split_modes();
+inline const char* split_mode_name(SplitMode m) {
+  return split_modes().name(m);
+}
+inline std::optional<SplitMode> parse_split_mode(std::string_view name) {
+  return split_modes().parse(name);
+}
 
 struct SplitNode {
   int attribute = -1;  // inner node: attribute cut; -1: leaf

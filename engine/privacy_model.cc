@@ -8,6 +8,13 @@
 
 namespace kanon::engine {
 
+const base::NameTable<Diversity>& diversity_names() {
+  static const base::NameTable<Diversity> kNames{{Diversity::kDistinct, "distinct"},
+                                                 {Diversity::kEntropy, "entropy"},
+                                                 {Diversity::kRecursive, "recursive"}};
+  return kNames;
+}
+
 uint64_t PrivacyModel::suppression_limit(uint64_t rows) const {
   // A tiny epsilon keeps e.g. 0.05 x 30162 = 1508.1 from rounding below its floor.
   return static_cast<uint64_t>(std::floor(suppression * static_cast<double>(rows) + 1e-9));

@@ -4,12 +4,22 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+
+#include "base/name_table.h"
 
 namespace kanon::engine {
 
 enum class Diversity { kNone, kDistinct, kEntropy, kRecursive };
+
+// distinct, entropy, recursive (kNone has no name).
+const base::NameTable<Diversity>& diversity_names();
+inline std::optional<Diversity> parse_diversity(std::string_view name) {
+  return diversity_names().parse(name);
+}
 
 struct SensitiveCount {
   int32_t value;

@@ -21,32 +21,18 @@ double geometric(const std::vector<double>& losses) {
 
 }  // namespace
 
-std::optional<MetricKind> parse_metric(const std::string& name) {
-  for (MetricKind k : all_metrics()) {
-    if (name == metric_name(k)) return k;
-  }
-  if (name == "dm*" || name == "dmstar" || name == "discernibility") {
-    return MetricKind::kDiscernibility;
-  }
-  return std::nullopt;
-}
-
-const char* metric_name(MetricKind kind) {
-  switch (kind) {
-    case MetricKind::kLoss:
-      return "loss";
-    case MetricKind::kDiscernibility:
-      return "dm";
-    case MetricKind::kEntropy:
-      return "entropy";
-    case MetricKind::kPrecision:
-      return "precision";
-    case MetricKind::kHeight:
-      return "height";
-    case MetricKind::kAecs:
-      return "aecs";
-  }
-  return "?";
+const base::NameTable<MetricKind>& metric_names() {
+  static const base::NameTable<MetricKind> kNames{
+      {MetricKind::kLoss, "loss"},
+      {MetricKind::kDiscernibility, "dm"},
+      {MetricKind::kDiscernibility, "dm*", true},
+      {MetricKind::kDiscernibility, "dmstar", true},
+      {MetricKind::kDiscernibility, "discernibility", true},
+      {MetricKind::kEntropy, "entropy"},
+      {MetricKind::kPrecision, "precision"},
+      {MetricKind::kHeight, "height"},
+      {MetricKind::kAecs, "aecs"}};
+  return kNames;
 }
 
 const std::vector<MetricKind>& all_metrics() {

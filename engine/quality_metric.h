@@ -19,9 +19,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/name_table.h"
 #include "engine/dataset.h"
 #include "engine/group_table.h"
 #include "engine/lattice.h"
@@ -30,8 +31,15 @@ namespace kanon::engine {
 
 enum class MetricKind { kLoss, kDiscernibility, kEntropy, kPrecision, kHeight, kAecs };
 
-std::optional<MetricKind> parse_metric(const std::string& name);
-const char* metric_name(MetricKind kind);
+// loss, dm, entropy, precision, height, aecs; dm is also read as dm*, dmstar
+// or discernibility.
+const base::NameTable<MetricKind>& metric_names();
+inline std::optional<MetricKind> parse_metric(std::string_view name) {
+  return metric_names().parse(name);
+}
+inline const char* metric_name(MetricKind kind) {
+  return metric_names().name(kind);
+}
 const std::vector<MetricKind>& all_metrics();
 
 struct QualityValue {

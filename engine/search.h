@@ -1,9 +1,6 @@
 // Types shared by the lattice searches (flash_search.h, best_first_search.h).
 #pragma once
 
-#include <time.h>
-
-#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -52,25 +49,6 @@ struct Incumbent {
   }
   // Whether a lower bound rules a node out.
   bool beats(double bound) const { return found && bound >= value; }
-};
-
-class Stopwatch {
- public:
-  Stopwatch() : start_(std::chrono::steady_clock::now()), cpu_start_(thread_cpu_ms()) {}
-  double ms() const {
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
-        .count();
-  }
-  double cpu_ms() const { return thread_cpu_ms() - cpu_start_; }
-
- private:
-  static double thread_cpu_ms() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
-  }
-  std::chrono::steady_clock::time_point start_;
-  double cpu_start_;
 };
 
 }  // namespace kanon::engine

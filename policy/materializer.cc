@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/text.h"
 #include "policy/server_config.h"
 #include "policy/sql_text.h"
 
@@ -24,17 +25,10 @@ uint64_t fnv1a(std::string_view text) {
   return h;
 }
 
-// The first `bytes` bytes of `text`, not splitting a UTF-8 sequence.
-std::string prefix(std::string_view text, size_t bytes) {
-  if (text.size() <= bytes) return std::string(text);
-  while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
-  return std::string(text.substr(0, bytes));
-}
-
 // <readable prefix>___<16 hex digits of hash(key)>, at most 63 bytes.
 std::string hashed_name(std::string_view readable, std::string_view key) {
   const std::string suffix = fmt::format("___{:016x}", fnv1a(key));
-  return prefix(readable, kMaxName - suffix.size()) + suffix;
+  return std::string(base::utf8_prefix(readable, kMaxName - suffix.size())) + suffix;
 }
 
 std::string table_key(const TablePolicy& policy) {

@@ -7,17 +7,19 @@
 #include <filesystem>
 #include <set>
 
-#include "policy/yaml_reader.h"
+#include "base/yaml_reader.h"
+#include "engine/algorithm.h"
+#include "engine/quality_metric.h"
 
 namespace kanon::policy {
 namespace {
 
-class Reader : public YamlReader {
+class Reader : public base::YamlReader {
  public:
   using YamlReader::YamlReader;
 
   SourceRef ref(const YAML::Node& node, const std::string& key) const {
-    return SourceRef{path(), line_of(node), key};
+    return SourceRef{source(), line_of(node), key};
   }
 
   std::string column(const YAML::Node& node, const std::string& key) const {
@@ -69,7 +71,7 @@ void parse_export(const Reader& r, const YAML::Node& node, const std::string& ke
   r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});
   if (const auto h = node["hierarchies"]) {
     if (!h.IsMap()) r.fail(h, key + ".hierarchies", "expected a mapping of column to file");
-    const auto dir = std::filesystem::path(r.path()).parent_path();
+    const auto dir = std::filesystem::path(r.source()).parent_path();
     for (const auto& kv : h) {
       const std::string col = r.column(kv.first, key + ".hierarchies");
       const std::string k = key + ".hierarchies." + col;
@@ -84,20 +86,14 @@ void parse_export(const Reader& r, const YAML::Node& node, const std::string& ke
   if (const auto s = node["suppression"])
     p.export_options.suppression = r.fraction(s, key + ".suppression");
   if (const auto m = node["metric"]) {
-    static const std::set<std::string> kMetrics = {"loss",      "dm",     "entropy",
-                                                   "precision", "height", "aecs"};
     p.export_options.metric = r.string(m, key + ".metric");
-    if (!kMetrics.contains(p.export_options.metric))
-      r.fail(m, key + ".metric",
-             fmt::format("'{}' is not one of loss, dm, entropy, precision, height, aecs",
-                         p.export_options.metric));
+    if (!engine::parse_metric(p.export_options.metric))
+      r.fail(m, key + ".metric", engine::metric_names().unknown(p.export_options.metric));
   }
   if (const auto a = node["algorithm"]) {
     p.export_options.algorithm = r.string(a, key + ".algorithm");
-    if (p.export_options.algorithm != "flash" && p.export_options.algorithm != "bfs" &&
-        p.export_options.algorithm != "mondrian")
-      r.fail(a, key + ".algorithm",
-             fmt::format("'{}' is not one of flash, bfs, mondrian", p.export_options.algorithm));
+    if (!engine::parse_algorithm(p.export_options.algorithm))
+      r.fail(a, key + ".algorithm", engine::algorithm_names().unknown(p.export_options.algorithm));
   }
   if (const auto g = node["grant"]) p.export_options.grant = r.role_list(g, key + ".grant");
 }
@@ -294,15 +290,8 @@ std::optional<std::pair<std::string, std::string>> split_table_name(const std::s
 }
 
 std::vector<TablePolicy> load_policy_file(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(fmt::format("{}: cannot open the policy file", path));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
-  }
   const Reader r(path);
+  const YAML::Node root = r.load_file("the policy file");
   if (!root.IsMap()) r.fail(root, "tables", "a policy file is a mapping with a tables: list");
   r.expect_map(root, "", {"tables"});
   const auto tables = root["tables"];

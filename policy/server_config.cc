@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <set>
 
-#include "policy/yaml_reader.h"
+#include "base/yaml_reader.h"
 
 namespace kanon::policy {
 namespace {
 
-class Reader : public YamlReader {
+class Reader : public base::YamlReader {
  public:
   using YamlReader::YamlReader;
 
@@ -45,21 +45,14 @@ LogLevel parse_log_level(const Reader& r, const YAML::Node& node) {
 }  // namespace
 
 ServerConfig load_server_config(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw ConfigError(fmt::format("{}: cannot open the file", path));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(fmt::format("{}:{}: {}", path, e.mark.line + 1, e.msg));
-  }
   const Reader r(path);
+  const YAML::Node root = r.load_file("the file");
   ServerConfig cfg;
   cfg.path = path;
   if (root.IsNull()) return cfg;
-  r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads", "policies", "tls",
-                          "admin", "metrics", "restricted_settings",
-                          "databases"});
+  r.expect_map(root, "",
+               {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin",
+                "metrics", "restricted_settings", "databases"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -67,9 +60,8 @@ ServerConfig load_server_config(const std::string& path) {
   };
   if (root["listen"]) cfg.listen = r.endpoint(root["listen"], "listen", cfg.listen);
   if (const auto backend = root["backend"]) {
-    cfg.backend =
-        r.endpoint(backend, "backend", cfg.backend,
-                   {"user", "password", "dbname", "conninfo", "sslmode", "sslrootcert"});
+    cfg.backend = r.endpoint(backend, "backend", cfg.backend,
+                             {"user", "password", "dbname", "conninfo", "sslmode", "sslrootcert"});
     if (const auto mode = backend["sslmode"]) {
       const std::string text = r.string(mode, "backend.sslmode");
       const auto parsed = ssl_mode_from_string(text);
@@ -145,8 +137,7 @@ ServerConfig load_server_config(const std::string& path) {
   }
   if (const auto metrics = root["metrics"]) {
     r.expect_map(metrics, "metrics", {"listen"});
-    if (metrics["listen"])
-      cfg.metrics = parse_endpoint_at(r, metrics["listen"], "metrics.listen");
+    if (metrics["listen"]) cfg.metrics = parse_endpoint_at(r, metrics["listen"], "metrics.listen");
   }
   if (const auto settings = root["restricted_settings"]) {
     if (!settings.IsMap())
@@ -154,8 +145,8 @@ ServerConfig load_server_config(const std::string& path) {
     cfg.restricted_settings.clear();
     for (const auto& kv : settings) {
       const std::string name = kv.first.as<std::string>();
-      if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.") !=
-                              std::string::npos)
+      if (name.empty() ||
+          name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.") != std::string::npos)
         r.fail(kv.first, "restricted_settings", fmt::format("'{}' is not a setting name", name));
       cfg.restricted_settings.emplace_back(name,
                                            r.string(kv.second, "restricted_settings." + name));

@@ -7,17 +7,15 @@
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "base/config_error.h"
+
 namespace kanon::policy {
 
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using base::ConfigError;
 
 struct Endpoint {
   std::string host;

@@ -5,25 +5,16 @@
 #include <charconv>
 #include <pqxx/pqxx>
 
+#include "base/text.h"
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
-namespace {
 
-std::string select_expr(const ColumnInfo& c) {
+std::string loaded_expression(const ColumnInfo& c) {
   const std::string q = quote_identifier(c.name);
   if (c.type == "numeric") return "pg_catalog.trim_scale(" + q + ")";
   return q;
 }
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 void pin_session_settings(pqxx::connection_base& conn) {
   pqxx::nontransaction tx(conn);
@@ -40,7 +31,7 @@ std::string load_query(const TablePolicy& policy, const TableInfo& info,
   std::string list, groups;
   for (size_t i = 0; i < cols.size(); ++i) {
     const ColumnInfo* c = info.find(cols[i]);
-    list += (i ? ", " : "") + select_expr(*c);
+    list += (i ? ", " : "") + loaded_expression(*c);
     groups += (i ? ", " : "") + std::to_string(i + 1);
   }
   const std::string from = qualified_name(policy.schema, policy.table);
@@ -99,8 +90,8 @@ bool parse_copy_line(std::string_view line, std::string& storage,
         break;
       case 'x': {
         int v = 0, n = 0;
-        while (n < 2 && i + 1 < line.size() && hex_digit(line[i + 1]) >= 0)
-          v = v * 16 + hex_digit(line[++i]), ++n;
+        while (n < 2 && i + 1 < line.size() && base::is_hex_digit(line[i + 1]))
+          v = v * 16 + base::hex_value(line[++i]), ++n;
         if (n == 0) return false;
         storage += static_cast<char>(v);
         break;
@@ -140,24 +131,31 @@ EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
   // Hash aggregation over several text columns spills to disk at the default
   // work_mem, which made the aggregated COPY 3x slower than sending the rows.
   if (options.aggregate) tx.exec("SET LOCAL work_mem = '256MB'");
-  pqxx::stream_from copy(tx, "(" + load_query(policy, info, options) + ")");
+  copy_rows(tx, load_query(policy, info, options), width + (options.aggregate ? 1 : 0),
+            policy.name(), [&](std::vector<std::optional<std::string_view>>& fields) {
+              uint64_t weight = 1;
+              if (options.aggregate) {
+                const auto w = *fields.back();
+                std::from_chars(w.data(), w.data() + w.size(), weight);
+                fields.pop_back();
+              }
+              table.add_row(fields, weight);
+            });
+  tx.commit();
+  return table;
+}
+
+void copy_rows(pqxx::transaction_base& tx, const std::string& query, size_t width,
+               const std::string& source, const CopyRowHandler& on_row) {
+  pqxx::stream_from copy(tx, "(" + query + ")");
   std::string line, storage;
   std::vector<std::optional<std::string_view>> fields;
   while (copy.get_raw_line(line)) {
-    if (!parse_copy_line(line, storage, fields) ||
-        fields.size() != width + (options.aggregate ? 1 : 0))
-      throw std::runtime_error(fmt::format("malformed COPY line from {}", policy.name()));
-    uint64_t weight = 1;
-    if (options.aggregate) {
-      const auto w = *fields.back();
-      std::from_chars(w.data(), w.data() + w.size(), weight);
-      fields.pop_back();
-    }
-    table.add_row(fields, weight);
+    if (!parse_copy_line(line, storage, fields) || fields.size() != width)
+      throw std::runtime_error(fmt::format("malformed COPY line from {}", source));
+    on_row(fields);
   }
   copy.complete();
-  tx.commit();
-  return table;
 }
 
 void check_constants(pqxx::connection_base& conn, const TablePolicy& policy,

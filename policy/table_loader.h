@@ -9,11 +9,15 @@
 // loaded through trim_scale() so 1.50 and 1.5 are one value, as they are for
 // the `=` operator. NULLs stay NULL.
 //
+// publish/ reads live tables for EXPORT the same way (pinned settings,
+// loaded_expression(), copy_rows()), so both see the same text for a value.
+//
 // Errors: pqxx exceptions (connection, permissions, SQL) pass through; a
 // constant for a direct identifier that is not valid for the column's type
 // throws ConfigError naming the policy file and key.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,7 +29,8 @@
 
 namespace pqxx {
 class connection_base;
-}
+class transaction_base;
+}  // namespace pqxx
 
 namespace kanon::policy {
 
@@ -38,6 +43,19 @@ struct LoadOptions {
 };
 
 void pin_session_settings(pqxx::connection_base& conn);
+
+// The SELECT-list expression a column is loaded through: trim_scale() for
+// numeric, the quoted column otherwise.
+std::string loaded_expression(const ColumnInfo& column);
+
+// One row of copy_rows(): the fields, nullopt for NULL; the views are valid
+// during the call only. The callee may change the vector.
+using CopyRowHandler = std::function<void(std::vector<std::optional<std::string_view>>& fields)>;
+
+// Runs COPY (`query`) TO STDOUT in `tx` and hands every row to `on_row`.
+// Throws std::runtime_error naming `source` when a line is not `width` fields.
+void copy_rows(pqxx::transaction_base& tx, const std::string& query, size_t width,
+               const std::string& source, const CopyRowHandler& on_row);
 
 // The SELECT whose output is copied (exposed for tests and the docs).
 std::string load_query(const TablePolicy& policy, const TableInfo& info,

@@ -40,8 +40,8 @@ struct SensitiveAttribute {
 struct ExportOptions {
   std::map<std::string, std::string> hierarchies;  // column -> file (resolved)
   double suppression = 0.0;                        // fraction of rows, 0..1
-  std::string metric = "loss";                     // loss|dm|entropy|precision|height|aecs
-  std::string algorithm = "flash";                 // flash|bfs|mondrian
+  std::string metric = "loss";                     // engine::parse_metric() reads it
+  std::string algorithm = "flash";                 // engine::parse_algorithm() reads it
   // Roles given SELECT on the published table: the policy's word that they
   // may read the anonymized copy (through kanon it is not masked).
   std::vector<std::string> grant;

@@ -2,29 +2,22 @@
 
 #include <pqxx/pqxx>
 
+#include "base/stopwatch.h"
 #include "policy/form_choice.h"
 #include "policy/materializer.h"
 
 namespace kanon::policy {
-namespace {
-
-double ms_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const TableInfo& info,
                                                 const EncodedTable& table,
                                                 const BuildOptions& options) {
-  auto t0 = std::chrono::steady_clock::now();
+  base::Stopwatch clock;
   TreeOptions tree_options;
   tree_options.k = policy.k;
   tree_options.l = policy.sensitive ? policy.sensitive->l : 0;
   tree_options.max_nodes = policy.max_nodes;
   auto tree = DisclosureTree::build(table, tree_options);
-  const double tree_ms = ms_since(t0);
-  t0 = std::chrono::steady_clock::now();
+  const double tree_ms = clock.lap_ms();
   auto predicates = compile_release_predicates(tree);
   auto masks = options.form == PredicateForm::kCostBased
                    ? build_masks(policy, info, predicates, choose_forms(predicates, table))
@@ -40,21 +33,21 @@ std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const
   snap->stats.rows = table.total_rows();
   snap->stats.distinct_rows = table.distinct_rows();
   snap->stats.tree_ms = tree_ms;
-  snap->stats.compile_ms = ms_since(t0);
+  snap->stats.compile_ms = clock.lap_ms();
   return snap;
 }
 
 std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base& conn,
                                                           const TablePolicy& policy,
                                                           const BuildOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const base::Stopwatch clock;
   pin_session_settings(conn);
   const TableInfo info = read_table_info(conn, policy);
   check_against_catalog(policy, info);
   check_indexes(policy, info);
   check_constants(conn, policy, info);
   const EncodedTable table = load_table(conn, policy, info, options.load);
-  const double load_ms = ms_since(t0);
+  const double load_ms = clock.ms();
   auto snap = build_from_table(policy, info, table, options);
   snap->stats.load_ms = load_ms;
   return snap;

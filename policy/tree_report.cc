@@ -2,13 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "engine/json_string.h"
+#include "base/json.h"
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
 namespace {
-
-using engine::json_string;
 
 std::string path_text(const DisclosureTree& tree, int leaf) {
   std::string s;
@@ -55,41 +53,41 @@ std::string tree_report_text(const TableSnapshot& s) {
 }
 
 std::string tree_report_json(const TableSnapshot& s) {
+  using base::Json;
+  using base::json_number;
   const auto& tree = s.tree;
-  std::string out = fmt::format(
-      "{{\"table\": {}, \"k\": {}, \"rows\": {}, \"distinct_rows\": {}, \"nodes\": {}, "
-      "\"depth\": {}, \"load_ms\": {:.3f}, \"tree_ms\": {:.3f}, \"compile_ms\": {:.3f},\n"
-      " \"cohorts\": [",
-      json_string(s.policy.name()), s.policy.k, s.stats.rows, s.stats.distinct_rows, tree.size(),
-      tree.depth(), s.stats.load_ms, s.stats.tree_ms, s.stats.compile_ms);
-  bool first = true;
+  const auto& attributes = tree.attributes();
+  Json doc;
+  doc["table"] = s.policy.name();
+  doc["k"] = s.policy.k;
+  doc["rows"] = s.stats.rows;
+  doc["distinct_rows"] = s.stats.distinct_rows;
+  doc["nodes"] = tree.size();
+  doc["depth"] = tree.depth();
+  doc["load_ms"] = json_number(s.stats.load_ms, 3);
+  doc["tree_ms"] = json_number(s.stats.tree_ms, 3);
+  doc["compile_ms"] = json_number(s.stats.compile_ms, 3);
+  auto& cohorts = doc["cohorts"] = Json::array();
   for (int leaf : tree.leaves()) {
     const auto& n = tree.nodes()[leaf];
-    std::string path, released;
+    Json path = Json::array(), released = Json::array();
     for (const auto& c : tree.path(leaf))
-      path += fmt::format("{}{{\"attribute\": {}, \"op\": \"{}\", \"value\": {}}}",
-                          path.empty() ? "" : ", ", json_string(tree.attributes()[c.attribute]),
-                          c.equal ? "=" : "<>", json_string(c.value));
-    for (size_t a = 0; a < tree.attributes().size(); ++a)
-      if (n.released >> a & 1)
-        released += (released.empty() ? "" : ", ") + json_string(tree.attributes()[a]);
-    out +=
-        fmt::format("{}\n  {{\"partition\": {}, \"rows\": {}, \"path\": [{}], \"released\": [{}]}}",
-                    first ? "" : ",", json_string(n.label), n.rows, path, released);
-    first = false;
+      path.push_back({{"attribute", attributes[c.attribute]},
+                      {"op", c.equal ? "=" : "<>"},
+                      {"value", c.value}});
+    for (size_t a = 0; a < attributes.size(); ++a)
+      if (n.released >> a & 1) released.push_back(attributes[a]);
+    cohorts.push_back({{"partition", n.label},
+                       {"rows", n.rows},
+                       {"path", std::move(path)},
+                       {"released", std::move(released)}});
   }
-  out += "],\n \"rules\": {";
+  auto& rules = doc["rules"] = Json::object();
   for (size_t a = 0; a < s.predicates.size(); ++a)
-    out += fmt::format("{}\n  {}: {}", a ? "," : "", json_string(tree.attributes()[a]),
-                       json_string(s.predicates[a].rule_text(tree.attributes())));
-  out += "},\n \"masks\": {";
-  first = true;
-  for (const auto& c : s.masks.columns) {
-    out += fmt::format("{}\n  {}: {}", first ? "" : ",", json_string(c.column),
-                       json_string(c.expression));
-    first = false;
-  }
-  return out + "}}\n";
+    rules[attributes[a]] = s.predicates[a].rule_text(attributes);
+  auto& masks = doc["masks"] = Json::object();
+  for (const auto& c : s.masks.columns) masks[c.column] = c.expression;
+  return base::json_text(doc, 2);
 }
 
 std::string tree_report_sql(const TableSnapshot& s) {

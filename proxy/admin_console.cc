@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "base/sqlstate.h"
+#include "base/text.h"
 #include "policy/policy_file.h"
 #include "policy/verification.h"
 #include "proxy/admin_export.h"
@@ -45,10 +46,7 @@ std::vector<std::string> split_words(std::string_view text) {
   return words;
 }
 
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
+using base::upper;
 
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
   std::string out;

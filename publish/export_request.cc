@@ -9,11 +9,14 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/text.h"
 #include "policy/policy_file.h"
 
 namespace kanon::publish {
 
 namespace {
+
+using base::lower;
 
 enum class Tok { kWord, kString, kPunct, kEnd };
 
@@ -21,11 +24,6 @@ struct Token {
   Tok kind;
   std::string text;
 };
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 bool word_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' ||
@@ -179,8 +177,8 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
   s.metric = engine::parse_metric(p.export_options.metric).value_or(engine::MetricKind::kLoss);
   s.hierarchies = p.export_options.hierarchies;
   if (p.sensitive) s.l = p.sensitive->l;
-  if (p.export_options.algorithm == "bfs") s.algorithm = engine::Algorithm::kBestFirst;
-  if (p.export_options.algorithm == "mondrian") s.algorithm = engine::Algorithm::kMondrian;
+  s.algorithm =
+      engine::parse_algorithm(p.export_options.algorithm).value_or(engine::Algorithm::kFlash);
   s.grant = p.export_options.grant;
   bool choice_given = false, grant_given = false;
   for (const auto& [key, v] : request.with) {
@@ -199,27 +197,22 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
       const auto m = engine::parse_metric(lower(v));
       if (!m)
         throw ExportError("22023", fmt::format("kanon export: option metric: unknown metric '{}' "
-                                               "(loss, dm, entropy, precision, height, aecs)",
-                                               v));
+                                               "({})",
+                                               v, engine::metric_names().list()));
       s.metric = *m;
     } else if (key == "algorithm") {
-      const std::string a = lower(v);
-      if (a == "flash") {
-        s.algorithm = engine::Algorithm::kFlash;
-      } else if (a == "bfs") {
-        s.algorithm = engine::Algorithm::kBestFirst;
-      } else if (a == "mondrian") {
-        s.algorithm = engine::Algorithm::kMondrian;
-      } else {
+      const auto a = engine::parse_algorithm(lower(v));
+      if (!a)
         throw ExportError("22023", fmt::format("kanon export: option algorithm: '{}' is not "
-                                               "supported by EXPORT (flash, bfs, mondrian)",
-                                               v));
-      }
+                                               "supported by EXPORT ({})",
+                                               v, engine::algorithm_names().list()));
+      s.algorithm = *a;
     } else if (key == "choice") {
-      if (!engine::parse_mondrian_choice(lower(v), &s.choice))
-        throw ExportError("22023", fmt::format("kanon export: option choice: '{}' is not "
-                                               "span, max-entropy or min-entropy",
-                                               v));
+      const auto c = engine::parse_mondrian_choice(lower(v));
+      if (!c)
+        throw ExportError("22023", fmt::format("kanon export: option choice: '{}' is not {}", v,
+                                               engine::mondrian_choices().list(" or ")));
+      s.choice = *c;
       choice_given = true;
     } else if (key == "time_limit") {
       const auto d = policy::parse_duration(v);

@@ -1,9 +1,10 @@
-// run_export(): one EXPORT from start to end — load the live table from the
-// backend, encode it with the quasi-identifiers' hierarchies, run the lattice
-// search, and publish the result in ONE transaction (CREATE TABLE + rows +
-// the kanon.exports row), so a failure or a cancel leaves nothing behind.
-// The report files (JSON, HTML) are written before the commit and removed
-// again when the transaction does not commit.
+// run_export(): one EXPORT from start to end, in phases — load the live
+// table from the backend (live_table.h), run the algorithm (publication.h),
+// derive the published rows (published_rows.h) and the report, and publish
+// the result in ONE transaction (CREATE TABLE + rows through COPY
+// (table_writer.h) + the kanon.exports row), so a failure or a cancel leaves
+// nothing behind. The report files (JSON, HTML) are written before the
+// commit and removed again when the transaction does not commit.
 #pragma once
 
 #include <cstdint>

@@ -2,48 +2,51 @@
 
 #include <fmt/format.h>
 
+#include <pqxx/pqxx>
+#include <set>
+
+#include "policy/sql_text.h"
+#include "policy/table_catalog.h"
+#include "policy/table_loader.h"
+
 namespace kanon::publish {
 
-std::string qualified_name(pqxx::transaction_base& tx, const std::string& schema,
-                           const std::string& table) {
-  return tx.quote_name(schema) + "." + tx.quote_name(table);
-}
+LiveTable load_live_table(pqxx::connection_base& conn, const policy::TablePolicy& policy) {
+  policy::pin_session_settings(conn);
+  const policy::TableInfo info = policy::read_table_info(conn, policy);
+  std::set<std::string> loaded(policy.quasi_identifiers.begin(), policy.quasi_identifiers.end());
+  if (policy.sensitive) loaded.insert(policy.sensitive->column);
 
-LiveTable load_live_table(pqxx::transaction_base& tx, const std::string& schema,
-                          const std::string& table) {
   LiveTable out;
-  const std::string name = qualified_name(tx, schema, table);
-  out.table.source = schema + "." + table;
-  const auto cols = tx.exec_params(
-      "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-      "WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped "
-      "ORDER BY a.attnum",
-      name);
+  out.table.source = policy.name();
   std::string select;
-  for (const auto& row : cols) {
-    out.table.header.push_back(row[0].as<std::string>());
-    out.types.push_back(row[1].as<std::string>());
-    if (!select.empty()) select += ", ";
-    select += tx.quote_name(out.table.header.back()) + "::text";
+  for (const auto& c : info.columns) {
+    out.table.header.push_back(c.name);
+    out.types.push_back(c.full_type);
+    select +=
+        (select.empty() ? "" : ", ") +
+        (loaded.count(c.name) ? policy::loaded_expression(c) : policy::quote_identifier(c.name));
   }
-  const auto rows = tx.exec(fmt::format("SELECT {} FROM {}", select, name));
-  const size_t width = out.table.header.size();
-  out.table.rows.reserve(rows.size());
-  out.nulls.reserve(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r) {
-    std::vector<std::string> values(width);
-    std::vector<uint8_t> nulls(width, 0);
-    for (size_t c = 0; c < width; ++c) {
-      if (rows[r][static_cast<int>(c)].is_null()) {
-        nulls[c] = 1;
-      } else {
-        values[c] = rows[r][static_cast<int>(c)].c_str();
-      }
-    }
-    out.table.rows.push_back(std::move(values));
-    out.nulls.push_back(std::move(nulls));
-    out.table.line_numbers.push_back(r + 1);
-  }
+  const size_t width = info.columns.size();
+  pqxx::read_transaction tx(conn);
+  policy::copy_rows(
+      tx,
+      fmt::format("SELECT {} FROM {}", select, policy::qualified_name(policy.schema, policy.table)),
+      width, policy.name(), [&](std::vector<std::optional<std::string_view>>& fields) {
+        std::vector<std::string> values(width);
+        std::vector<uint8_t> nulls(width, 0);
+        for (size_t c = 0; c < width; ++c) {
+          if (fields[c]) {
+            values[c] = *fields[c];
+          } else {
+            nulls[c] = 1;
+          }
+        }
+        out.table.rows.push_back(std::move(values));
+        out.nulls.push_back(std::move(nulls));
+        out.table.line_numbers.push_back(out.table.rows.size());
+      });
+  tx.commit();
   return out;
 }
 

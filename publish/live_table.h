@@ -1,29 +1,34 @@
-// A table of the backend read into the engine's CsvTable form: every value as
-// text (the backend's output format), plus the columns' SQL types and which
-// cells were NULL, so the published copy keeps the other columns as they are.
+// A table of the backend read into the engine's CsvTable form, the way
+// policy/ loads a protected table (policy/table_loader.h): session settings
+// pinned (pin_session_settings), every value as COPY text, and the policy's
+// quasi-identifiers and sensitive attribute through loaded_expression(), so
+// an export sees exactly the values the disclosure tree sees. Also the
+// columns' SQL types and which cells were NULL, so the published copy keeps
+// the other columns as they are.
 #pragma once
 
 #include <cstdint>
-#include <pqxx/pqxx>
 #include <string>
 #include <vector>
 
 #include "engine/csv.h"
+#include "policy/table_policy.h"
+
+namespace pqxx {
+class connection_base;
+}
 
 namespace kanon::publish {
 
 struct LiveTable {
   engine::CsvTable table;
-  std::vector<std::string> types;           // format_type() per column
+  std::vector<std::string> types;           // with modifiers, e.g. "character varying(20)"
   std::vector<std::vector<uint8_t>> nulls;  // [row][column]: 1 when NULL (the text is "")
 };
 
-// Reads schema.table in attribute order. Throws pqxx errors.
-LiveTable load_live_table(pqxx::transaction_base& tx, const std::string& schema,
-                          const std::string& table);
-
-// "schema"."table", quoted for SQL.
-std::string qualified_name(pqxx::transaction_base& tx, const std::string& schema,
-                           const std::string& table);
+// Pins the session settings of `conn` (they stay for the rest of the export)
+// and reads the policy's table in attribute order. Throws policy::ConfigError
+// when the table does not exist, pqxx errors otherwise.
+LiveTable load_live_table(pqxx::connection_base& conn, const policy::TablePolicy& policy);
 
 }  // namespace kanon::publish

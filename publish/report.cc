@@ -4,13 +4,11 @@
 
 #include <algorithm>
 
-#include "engine/json_string.h"
+#include "base/json.h"
 
 namespace kanon::publish {
 
 namespace {
-
-using engine::json_string;
 
 std::string html(std::string_view s) {
   std::string out;
@@ -103,48 +101,48 @@ std::vector<std::pair<std::string, uint64_t>> class_size_histogram(
 }
 
 std::string report_to_json(const ExportReport& r) {
-  std::string s = "{\n";
-  s += fmt::format("  \"created_at\": {},\n", json_string(r.created_at));
-  s += fmt::format("  \"source\": {},\n  \"target\": {},\n  \"command\": {},\n",
-                   json_string(r.source), json_string(r.target), json_string(r.command));
-  s += fmt::format("  \"privacy\": {},\n  \"k\": {},\n  \"metric\": {},\n  \"algorithm\": {},\n",
-                   json_string(r.privacy), r.k, json_string(r.metric), json_string(r.algorithm));
-  s += fmt::format("  \"rows_in\": {},\n  \"rows_out\": {},\n", r.rows_in, r.rows_out);
-  s += fmt::format("  \"suppressed\": {},\n  \"suppression_limit\": {},\n", r.suppressed,
-                   r.suppression_limit);
-  s += fmt::format("  \"suppressed_rows\": {},\n", json_string(r.suppressed_rows));
-  s += fmt::format("  \"classes\": {},\n  \"min_class_size\": {},\n  \"max_class_size\": {},\n",
-                   r.classes, r.min_class, r.max_class);
-  s += "  \"attributes\": [";
-  for (size_t i = 0; i < r.attributes.size(); ++i) {
-    const auto& a = r.attributes[i];
-    s += fmt::format(
-        "{}\n    {{\"name\": {}, \"level\": {}, \"height\": {}, \"hierarchy\": {}, "
-        "\"distinct_before\": {}, \"distinct_after\": {}, \"examples\": [",
-        i ? "," : "", json_string(a.name), a.level < 0 ? "null" : std::to_string(a.level), a.height,
-        json_string(a.hierarchy), a.distinct_before, a.distinct_after);
-    for (size_t e = 0; e < a.examples.size(); ++e)
-      s += fmt::format("{}[{}, {}]", e ? ", " : "", json_string(a.examples[e].first),
-                       json_string(a.examples[e].second));
-    s += "]}";
+  using base::Json;
+  using base::json_number;
+  Json doc;
+  doc["created_at"] = r.created_at;
+  doc["source"] = r.source;
+  doc["target"] = r.target;
+  doc["command"] = r.command;
+  doc["privacy"] = r.privacy;
+  doc["k"] = r.k;
+  doc["metric"] = r.metric;
+  doc["algorithm"] = r.algorithm;
+  doc["rows_in"] = r.rows_in;
+  doc["rows_out"] = r.rows_out;
+  doc["suppressed"] = r.suppressed;
+  doc["suppression_limit"] = r.suppression_limit;
+  doc["suppressed_rows"] = r.suppressed_rows;
+  doc["classes"] = r.classes;
+  doc["min_class_size"] = r.min_class;
+  doc["max_class_size"] = r.max_class;
+  auto& attributes = doc["attributes"] = Json::array();
+  for (const auto& a : r.attributes) {
+    Json examples = Json::array();
+    for (const auto& [from, to] : a.examples) examples.push_back({from, to});
+    attributes.push_back({{"name", a.name},
+                          {"level", a.level < 0 ? Json(nullptr) : Json(a.level)},
+                          {"height", a.height},
+                          {"hierarchy", a.hierarchy},
+                          {"distinct_before", a.distinct_before},
+                          {"distinct_after", a.distinct_after},
+                          {"examples", std::move(examples)}});
   }
-  s += "\n  ],\n  \"loss\": {";
-  bool first = true;
-  for (const auto& [name, v] : r.losses) {
-    s += fmt::format("{}{}: {:.17g}", first ? "" : ", ", json_string(name), v);
-    first = false;
-  }
-  s += "},\n  \"class_size_histogram\": [";
-  for (size_t i = 0; i < r.histogram.size(); ++i)
-    s += fmt::format("{}{{\"rows\": {}, \"classes\": {}}}", i ? ", " : "",
-                     json_string(r.histogram[i].first), r.histogram[i].second);
-  s += "],\n";
-  s += fmt::format(
-      "  \"lattice\": {{\"size\": {}, \"checked\": {}, \"search_ms\": {:.3f}, "
-      "\"timed_out\": {}}},\n",
-      r.lattice_size, r.checked, r.search_ms, r.timed_out ? "true" : "false");
-  s += fmt::format("  \"total_ms\": {:.3f}\n", r.total_ms);
-  return s + "}\n";
+  auto& loss = doc["loss"] = Json::object();
+  for (const auto& [name, v] : r.losses) loss[name] = json_number(v);
+  auto& histogram = doc["class_size_histogram"] = Json::array();
+  for (const auto& [rows, classes] : r.histogram)
+    histogram.push_back({{"rows", rows}, {"classes", classes}});
+  doc["lattice"] = {{"size", r.lattice_size},
+                    {"checked", r.checked},
+                    {"search_ms", json_number(r.search_ms, 3)},
+                    {"timed_out", r.timed_out}};
+  doc["total_ms"] = json_number(r.total_ms, 3);
+  return base::json_text(doc);
 }
 
 std::string report_to_html(const ExportReport& r) {

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "base/text.h"
+
 namespace kanon::rewriter {
 namespace {
 
@@ -17,32 +19,7 @@ bool ident_cont(unsigned char c) {
 
 // PostgreSQL truncates identifiers to 63 bytes on a character boundary.
 void truncate_identifier(std::string& s) {
-  if (s.size() <= kMaxIdentifierBytes) return;
-  size_t n = kMaxIdentifierBytes;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  s.resize(n);
-}
-
-void append_utf8(std::string& out, unsigned long cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-bool is_hex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  s.resize(base::utf8_prefix(s, kMaxIdentifierBytes).size());
 }
 
 // Body of a "..." identifier starting after the opening quote; `end` gets the
@@ -84,13 +61,12 @@ bool decode_unicode(const std::string& raw, char escape, std::string& out) {
     if (at + digits > raw.size()) return false;
     unsigned long cp = 0;
     for (size_t d = 0; d < digits; ++d) {
-      if (!is_hex(raw[at + d])) return false;
-      const char h = raw[at + d];
-      const int v = h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10;
+      const int v = base::hex_value(raw[at + d]);
+      if (v < 0) return false;
       cp = cp * 16 + static_cast<unsigned long>(v);
     }
     if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp < 0xE000)) return false;
-    append_utf8(out, cp);
+    base::append_utf8(out, static_cast<uint32_t>(cp));
     i = at + digits - 1;
   }
   return true;
@@ -140,8 +116,7 @@ bool read_identifier(std::string_view text, size_t pos, NameToken& out) {
     // Optional UESCAPE 'c'.
     const size_t after = skip_space(text, end);
     if (after + 7 <= text.size()) {
-      std::string word(text.substr(after, 7));
-      for (auto& ch : word) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const std::string word = base::lower(text.substr(after, 7));
       if (word == "uescape" && (after + 7 == text.size() || !ident_cont(text[after + 7]))) {
         const size_t q = skip_space(text, after + 7);
         if (q + 2 >= text.size() || text[q] != '\'' || text[q + 2] != '\'') return false;
@@ -208,9 +183,7 @@ std::string word_before(std::string_view text, size_t pos, size_t& begin) {
     --i;
   }
   begin = i;
-  std::string w(text.substr(i, end - i));
-  for (auto& ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return w;
+  return base::lower(text.substr(i, end - i));
 }
 
 size_t matching_paren(std::string_view text, size_t pos) {

@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates clang-format
   libpg-query-dev libprotobuf-c-dev libpqxx-dev libboost-dev libssl-dev libfmt-dev
-  libyaml-cpp-dev doctest-dev libcli11-dev
+  libyaml-cpp-dev doctest-dev libcli11-dev nlohmann-json3-dev
   postgresql-15 postgresql-client-15 pgbouncer
   util-linux procps iproute2
   python3-psycopg2 libpostgresql-jdbc-java openjdk-17-jdk-headless

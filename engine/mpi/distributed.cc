@@ -4,16 +4,16 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cctype>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "base/stopwatch.h"
 #include "engine/mondrian_input.h"
 #include "engine/mondrian_split.h"
 #include "engine/mpi/wire.h"
@@ -122,7 +122,7 @@ uint64_t line_start(std::ifstream& in, uint64_t p, uint64_t header_end, uint64_t
 
 CsvTable read_slice(const Comm& c, const std::string& path, char delimiter) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CsvError(fmt::format("{}: cannot open file", path));
+  if (!in) throw CsvError(path, 0, "cannot open file");
   in.seekg(0, std::ios::end);
   const auto size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
@@ -145,28 +145,15 @@ CsvTable read_slice(const Comm& c, const std::string& path, char delimiter) {
   MPI_Exscan(&lines, &before, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   if (c.rank == 0) before = 0;
   const uint64_t offset = before;  // local line L (>= 2) is global line L + offset
-  std::string error;
+  std::optional<CsvError> error;
   CsvTable table;
   try {
     std::istringstream is(text);
     table = parse_csv(is, delimiter, path);
   } catch (const CsvError& e) {
-    // Rewrite "path:L: ..." with the global line.
-    std::string msg = e.what();
-    const std::string prefix = path + ":";
-    size_t digits = 0;
-    if (msg.rfind(prefix, 0) == 0) {
-      while (prefix.size() + digits < msg.size() && std::isdigit(msg[prefix.size() + digits])) {
-        ++digits;
-      }
-    }
-    if (digits) {
-      const uint64_t line = std::stoull(msg.substr(prefix.size(), digits)) + offset;
-      msg = prefix + std::to_string(line) + msg.substr(prefix.size() + digits);
-    }
-    error = msg;
+    error.emplace(e.source, e.line ? e.line + offset : 0, e.problem);  // the global line
   }
-  if (!error.empty()) throw CsvError(error);
+  if (error) throw *error;
   for (auto& l : table.line_numbers) l += offset;
   return table;
 }
@@ -401,15 +388,10 @@ struct MpiSession {
 };
 
 DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const DistributedCallbacks& cb) {
-  const auto start = std::chrono::steady_clock::now();
+  base::Stopwatch clock;
   // Wall time per phase on this rank; the report shows the slowest rank's.
   std::vector<std::pair<std::string, double>> phases;
-  auto last = start;
-  const auto mark = [&](const char* name) {
-    const auto now = std::chrono::steady_clock::now();
-    phases.emplace_back(name, std::chrono::duration<double, std::milli>(now - last).count());
-    last = now;
-  };
+  const auto mark = [&](const char* name) { phases.emplace_back(name, clock.lap_ms()); };
   DistributedOutcome out;
   out.rank = c.rank;
   out.ranks = c.size;
@@ -524,8 +506,7 @@ DistributedOutcome run(const Comm& c, const AnonymizationJob& job, const Distrib
   for (size_t i = 0; i < phases.size(); ++i) {
     rep.phases_ms.emplace_back(phases[i].first, slowest_phase[i]);
   }
-  rep.total_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  rep.total_ms = clock.ms();
   step(c, [&] {
     if (c.rank != 0 || job.report.empty()) return;
     std::ofstream f(job.report);

@@ -1,9 +1,10 @@
-// Byte serialization for the MPI messages of distributed.cc: little-endian
-// fixed-width integers and doubles, length-prefixed strings.
+// Byte serialization for the MPI messages of distributed.cc: fixed-width
+// integers and doubles written little-endian byte by byte (whatever the
+// host's byte order), length-prefixed strings.
 #pragma once
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -12,8 +13,12 @@ namespace kanon::engine::mpi {
 
 struct Writer {
   std::string data;
-  void u64(uint64_t v) { data.append(reinterpret_cast<const char*>(&v), sizeof v); }
-  void f64(double v) { data.append(reinterpret_cast<const char*>(&v), sizeof v); }
+  void u64(uint64_t v) {
+    char bytes[8];
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(v >> (8 * i));
+    data.append(bytes, sizeof bytes);
+  }
+  void f64(double v) { u64(std::bit_cast<uint64_t>(v)); }
   void str(std::string_view s) {
     u64(s.size());
     data.append(s);
@@ -25,15 +30,14 @@ class Reader {
   explicit Reader(std::string_view data) : data_(data) {}
   bool done() const { return pos_ >= data_.size(); }
   uint64_t u64() {
-    uint64_t v;
-    copy(&v, sizeof v);
+    need(8);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= uint64_t{static_cast<unsigned char>(data_[pos_ + i])} << (8 * i);
+    pos_ += 8;
     return v;
   }
-  double f64() {
-    double v;
-    copy(&v, sizeof v);
-    return v;
-  }
+  double f64() { return std::bit_cast<double>(u64()); }
   std::string str() {
     const uint64_t n = u64();
     need(n);
@@ -45,11 +49,6 @@ class Reader {
  private:
   void need(uint64_t n) const {
     if (n > data_.size() - pos_) throw std::runtime_error("truncated MPI message");
-  }
-  void copy(void* out, size_t n) {
-    need(n);
-    std::memcpy(out, data_.data() + pos_, n);
-    pos_ += n;
   }
   std::string_view data_;
   size_t pos_ = 0;

@@ -1,5 +1,7 @@
 #include "proxy/wire/field_codec.h"
 
+#include "base/text.h"
+
 namespace kanon::wire {
 
 WireError trailing_bytes(std::string_view message, size_t count) {
@@ -9,8 +11,7 @@ WireError trailing_bytes(std::string_view message, size_t count) {
 
 std::string printable_char(uint8_t c) {
   if (c >= 0x20 && c < 0x7f) return std::string{'\'', static_cast<char>(c), '\''};
-  static constexpr char kHex[] = "0123456789abcdef";
-  return std::string{'0', 'x', kHex[c >> 4], kHex[c & 0xf]};
+  return "0x" + base::hex_byte(c);
 }
 
 std::optional<WireError> read_value(ByteReader& r, Value& out, std::string_view message,

@@ -53,6 +53,26 @@ TEST_CASE("csv: delimiter, quotes, ragged rows") {
   CHECK_THROWS_WITH_AS(parse_csv(bad, ';', "b.csv"), doctest::Contains("b.csv:2"), CsvError);
 }
 
+TEST_CASE("csv: CsvError carries the source and the line") {
+  std::istringstream bad("x;y\n\n1;2\n3;\"open\n");
+  try {
+    parse_csv(bad, ';', "c.csv");
+    FAIL("expected a CsvError");
+  } catch (const CsvError& e) {
+    CHECK(e.source == "c.csv");
+    CHECK(e.line == 4);
+    CHECK(e.problem == "unterminated quoted field");
+    CHECK(std::string(e.what()) == "c.csv:4: unterminated quoted field");
+  }
+  try {
+    read_csv("/nonexistent/x.csv", ';');
+    FAIL("expected a CsvError");
+  } catch (const CsvError& e) {
+    CHECK(e.line == 0);
+    CHECK(std::string(e.what()) == "/nonexistent/x.csv: cannot open file");
+  }
+}
+
 TEST_CASE("hierarchy validation errors name file, line and value") {
   CHECK(error_of(table({{"a", "x", "*"}, {"b", "x", "*"}})).empty());
   const auto heights = error_of(table({{"a", "x", "*"}, {"b", "*"}}));

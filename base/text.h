@@ -1,0 +1,44 @@
+// Small text helpers shared by every module: UTF-8 encoding, hexadecimal
+// digits and ASCII case. Bytes >= 0x80 are never changed by the case helpers
+// (PostgreSQL folds identifiers the same way for UTF-8).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace kanon::base {
+
+// Appends `code_point` (REQUIRES: <= 0x10FFFF) as UTF-8.
+void append_utf8(std::string& out, uint32_t code_point);
+
+// The longest prefix of `text` of at most `max_bytes` bytes that does not
+// end inside a UTF-8 sequence.
+std::string_view utf8_prefix(std::string_view text, size_t max_bytes);
+
+// 0-15 for '0'-'9', 'a'-'f', 'A'-'F'; -1 for anything else.
+inline int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+inline bool is_hex_digit(char c) {
+  return hex_value(c) >= 0;
+}
+
+// The lower-case hexadecimal digit of `nibble` (REQUIRES: < 16).
+inline char hex_digit(unsigned nibble) {
+  return "0123456789abcdef"[nibble & 0xf];
+}
+
+// Two lower-case hexadecimal digits: 0x2f -> "2f".
+std::string hex_byte(uint8_t byte);
+
+// ASCII letters folded; other bytes unchanged.
+std::string lower(std::string_view text);
+std::string upper(std::string_view text);
+
+}  // namespace kanon::base
