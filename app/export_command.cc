@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "app/commands.h"
+#include "base/sqlstate.h"
 #include "policy/policy_file.h"
 #include "publish/exporter.h"
 
@@ -101,7 +102,7 @@ void add_export_command(CLI::App& app) {
           rep.metric, loss == rep.losses.end() ? 0.0 : loss->second, r.json_path, r.html_path);
     } catch (const publish::ExportError& e) {
       fmt::print(stderr, "\nkanon export: {} (SQLSTATE {})\n", e.what(), e.sqlstate);
-      throw CLI::RuntimeError(e.sqlstate == "57014" ? 130 : 1);
+      throw CLI::RuntimeError(e.sqlstate == sqlstate::kQueryCanceled ? 130 : 1);
     } catch (const std::exception& e) {
       fmt::print(stderr, "\nkanon export: {}\n", e.what());
       throw CLI::RuntimeError(1);

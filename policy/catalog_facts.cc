@@ -475,9 +475,9 @@ bool any_persistent_relation_named(pqxx::connection_base& conn,
                                    const std::vector<std::string>& names) {
   if (names.empty()) return false;
   pqxx::nontransaction tx(conn);
-  const auto r = tx.exec_params(
-      std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema + ")",
-      text_array(names));
+  const auto r =
+      tx.exec_params(std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema + ")",
+                     text_array(names));
   return bool_of(r[0][0]);
 }
 
@@ -485,13 +485,13 @@ bool any_persistent_object_named(pqxx::connection_base& conn,
                                  const std::vector<std::string>& names) {
   if (names.empty()) return false;
   pqxx::nontransaction tx(conn);
-  const auto r = tx.exec_params(
-      std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema +
-          ") OR EXISTS (SELECT 1 FROM pg_catalog.pg_proc p "
-          "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
-          "WHERE p.proname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[]) "
-          "AND n.nspname !~ '^pg_(toast_)?temp_')",
-      text_array(names));
+  const auto r =
+      tx.exec_params(std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema +
+                         ") OR EXISTS (SELECT 1 FROM pg_catalog.pg_proc p "
+                         "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+                         "WHERE p.proname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[]) "
+                         "AND n.nspname !~ '^pg_(toast_)?temp_')",
+                     text_array(names));
   return bool_of(r[0][0]);
 }
 

@@ -94,8 +94,10 @@ void Server::build_policies() {
         snapshot->catalog->database, snapshot->catalog->relations.size(),
         snapshot->catalog->functions.size(), snapshot->catalog->read_ms);
   else
-    log(LogLevel::kError, "catalog not read ({}): restricted statements that name relations are "
-        "denied until it is", snapshot->catalog_error);
+    log(LogLevel::kError,
+        "catalog not read ({}): restricted statements that name relations are "
+        "denied until it is",
+        snapshot->catalog_error);
   log(LogLevel::kInfo, "policies built in {} ms",
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
           .count());

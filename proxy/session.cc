@@ -186,9 +186,8 @@ awaitable<void> Session::run_client() {
       // Policies, trees and the catalog belong to one database, the one the
       // catalog was read from; others are served only when listed.
       const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
-      const std::string protected_db = snapshot && snapshot->catalog
-                                           ? snapshot->catalog->database
-                                           : config.service.dbname;
+      const std::string protected_db =
+          snapshot && snapshot->catalog ? snapshot->catalog->database : config.service.dbname;
       if (access_.database != protected_db) {
         const auto& listed = config.databases;
         if (std::find(listed.begin(), listed.end(), access_.database) == listed.end()) {

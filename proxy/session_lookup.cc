@@ -51,7 +51,8 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
       continue;  // planned once more with the names known to be absent
     }
     try {
-      co_await run_blocking(context_.blocking, [&] { return context_.policies->refresh_catalog(); });
+      co_await run_blocking(context_.blocking,
+                            [&] { return context_.policies->refresh_catalog(); });
     } catch (const std::exception& e) {
       log(LogLevel::kWarning, "client {}: catalog refresh failed: {}", peer_, e.what());
       co_return;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "base/sqlstate.h"
 #include "base/text.h"
 #include "policy/policy_file.h"
 
@@ -42,7 +43,7 @@ std::vector<Token> tokenize(const std::string& text) {
       ++i;
       for (;;) {
         if (i >= text.size())
-          throw ExportError("42601", "kanon export: unterminated quoted string");
+          throw ExportError(sqlstate::kSyntaxError, "kanon export: unterminated quoted string");
         if (text[i] == '\'') {
           if (i + 1 < text.size() && text[i + 1] == '\'') {
             s += '\'';
@@ -67,7 +68,8 @@ std::vector<Token> tokenize(const std::string& text) {
       }
       out.push_back({Tok::kWord, s});
     } else {
-      throw ExportError("42601", fmt::format("kanon export: unexpected character '{}'", c));
+      throw ExportError(sqlstate::kSyntaxError,
+                        fmt::format("kanon export: unexpected character '{}'", c));
     }
   }
   out.push_back({Tok::kEnd, ""});
@@ -91,7 +93,7 @@ double number(const std::string& key, const std::string& v) {
     used = 0;
   }
   if (used != v.size() || !std::isfinite(d))
-    throw ExportError("22023",
+    throw ExportError(sqlstate::kInvalidParameterValue,
                       fmt::format("kanon export: option {}: '{}' is not a number", key, v));
   return d;
 }
@@ -99,9 +101,10 @@ double number(const std::string& key, const std::string& v) {
 uint32_t whole(const std::string& key, const std::string& v, uint32_t min) {
   const double d = number(key, v);
   if (d != std::floor(d) || d < min || d > (1u << 30))
-    throw ExportError("22023", fmt::format("kanon export: option {}: '{}' must be a whole number "
-                                           "of at least {}",
-                                           key, v, min));
+    throw ExportError(sqlstate::kInvalidParameterValue,
+                      fmt::format("kanon export: option {}: '{}' must be a whole number "
+                                  "of at least {}",
+                                  key, v, min));
   return static_cast<uint32_t>(d);
 }
 
@@ -109,7 +112,7 @@ bool boolean(const std::string& key, const std::string& v) {
   const std::string l = lower(v);
   if (l == "true" || l == "on" || l == "yes") return true;
   if (l == "false" || l == "off" || l == "no") return false;
-  throw ExportError("22023",
+  throw ExportError(sqlstate::kInvalidParameterValue,
                     fmt::format("kanon export: option {}: '{}' is not true or false", key, v));
 }
 
@@ -119,7 +122,8 @@ ExportRequest parse_export_command(const std::string& text) {
   const auto toks = tokenize(text);
   size_t i = 0;
   const auto syntax = [&](const std::string& what) {
-    return ExportError("42601", fmt::format("kanon export: {}; usage: {}", what, kUsage));
+    return ExportError(sqlstate::kSyntaxError,
+                       fmt::format("kanon export: {}; usage: {}", what, kUsage));
   };
   if (toks[i].kind != Tok::kWord || lower(toks[i].text) != "export")
     throw syntax("not an EXPORT command");
@@ -190,55 +194,62 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
     } else if (key == "suppression") {
       s.suppression = number(key, v);
       if (s.suppression < 0 || s.suppression > 1)
-        throw ExportError("22023", fmt::format("kanon export: option suppression: '{}' must be a "
-                                               "fraction of rows between 0 and 1",
-                                               v));
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option suppression: '{}' must be a "
+                                      "fraction of rows between 0 and 1",
+                                      v));
     } else if (key == "metric") {
       const auto m = engine::parse_metric(lower(v));
       if (!m)
-        throw ExportError("22023", fmt::format("kanon export: option metric: unknown metric '{}' "
-                                               "({})",
-                                               v, engine::metric_names().list()));
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option metric: unknown metric '{}' "
+                                      "({})",
+                                      v, engine::metric_names().list()));
       s.metric = *m;
     } else if (key == "algorithm") {
       const auto a = engine::parse_algorithm(lower(v));
       if (!a)
-        throw ExportError("22023", fmt::format("kanon export: option algorithm: '{}' is not "
-                                               "supported by EXPORT ({})",
-                                               v, engine::algorithm_names().list()));
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option algorithm: '{}' is not "
+                                      "supported by EXPORT ({})",
+                                      v, engine::algorithm_names().list()));
       s.algorithm = *a;
     } else if (key == "choice") {
       const auto c = engine::parse_mondrian_choice(lower(v));
       if (!c)
-        throw ExportError("22023", fmt::format("kanon export: option choice: '{}' is not {}", v,
-                                               engine::mondrian_choices().list(" or ")));
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option choice: '{}' is not {}", v,
+                                      engine::mondrian_choices().list(" or ")));
       s.choice = *c;
       choice_given = true;
     } else if (key == "time_limit") {
       const auto d = policy::parse_duration(v);
       if (!d)
-        throw ExportError("22023", fmt::format("kanon export: option time_limit: '{}' is not a "
-                                               "duration (30, 30s, 2m)",
-                                               v));
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option time_limit: '{}' is not a "
+                                      "duration (30, 30s, 2m)",
+                                      v));
       s.time_limit_s = static_cast<double>(d->count()) / 1000.0;
     } else if (key == "hierarchies") {
       s.hierarchy_dir = v;
       if (!std::filesystem::is_directory(v))
-        throw ExportError("22023", fmt::format("kanon export: option hierarchies: '{}' is not a "
-                                               "directory",
-                                               v));
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option hierarchies: '{}' is not a "
+                                      "directory",
+                                      v));
     } else if (key.rfind("hierarchy.", 0) == 0) {
       const std::string column = unquote_ident(key.substr(10));
       if (!std::filesystem::is_regular_file(v))
-        throw ExportError("22023",
+        throw ExportError(sqlstate::kInvalidParameterValue,
                           fmt::format("kanon export: option {}: file '{}' does not exist", key, v));
       s.hierarchies[column] = v;
     } else if (key == "suppressed") {
       const std::string m = lower(v);
       if (m != "drop" && m != "mask")
-        throw ExportError("22023", fmt::format("kanon export: option suppressed: '{}' must be "
-                                               "drop or mask",
-                                               v));
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option suppressed: '{}' must be "
+                                      "drop or mask",
+                                      v));
       s.drop_suppressed = m == "drop";
     } else if (key == "report_dir") {
       s.report_dir = v;
@@ -250,9 +261,10 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
         if (i == v.size() || v[i] == ',') {
           while (!role.empty() && role.back() == ' ') role.pop_back();
           if (role.empty())
-            throw ExportError("22023", fmt::format("kanon export: option grant: '{}' has an empty "
-                                                   "role name",
-                                                   v));
+            throw ExportError(sqlstate::kInvalidParameterValue,
+                              fmt::format("kanon export: option grant: '{}' has an empty "
+                                          "role name",
+                                          v));
           s.grant.push_back(role);
           role.clear();
         } else if (!(role.empty() && v[i] == ' ')) {
@@ -263,28 +275,30 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
       s.replace = boolean(key, v);
     } else {
       throw ExportError(
-          "22023", fmt::format("kanon export: unknown option '{}' (k, l, suppression, metric, "
-                               "algorithm, choice, time_limit, hierarchies, hierarchy.<column>, "
-                               "suppressed, report_dir, replace, grant)",
-                               key));
+          sqlstate::kInvalidParameterValue,
+          fmt::format("kanon export: unknown option '{}' (k, l, suppression, metric, "
+                      "algorithm, choice, time_limit, hierarchies, hierarchy.<column>, "
+                      "suppressed, report_dir, replace, grant)",
+                      key));
     }
   }
   for (const auto& [column, file] : s.hierarchies) {
     if (std::find(p.quasi_identifiers.begin(), p.quasi_identifiers.end(), column) ==
         p.quasi_identifiers.end())
-      throw ExportError("22023",
+      throw ExportError(sqlstate::kInvalidParameterValue,
                         fmt::format("kanon export: hierarchy for '{}': not a "
                                     "quasi-identifier of {} ({})",
                                     column, p.name(), fmt::join(p.quasi_identifiers, ", ")));
   }
   if (choice_given && s.algorithm != engine::Algorithm::kMondrian)
-    throw ExportError("22023",
+    throw ExportError(sqlstate::kInvalidParameterValue,
                       "kanon export: option choice: only algorithm = mondrian chooses "
                       "cut attributes");
   if (s.l && !p.sensitive)
-    throw ExportError("22023", fmt::format("kanon export: option l: {} has no sensitive attribute "
-                                           "in its policy",
-                                           p.name()));
+    throw ExportError(sqlstate::kInvalidParameterValue,
+                      fmt::format("kanon export: option l: {} has no sensitive attribute "
+                                  "in its policy",
+                                  p.name()));
   if (!request.csv_path.empty()) {
     s.csv_path = request.csv_path;
   } else if (!request.target_table.empty()) {
@@ -302,9 +316,10 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
   }
   if (!s.csv_path.empty() && !grant_given) s.grant.clear();  // the policy's list is for tables
   if (!s.csv_path.empty() && !s.grant.empty())
-    throw ExportError("22023", "kanon export: option grant: only a table target can be granted");
+    throw ExportError(sqlstate::kInvalidParameterValue,
+                      "kanon export: option grant: only a table target can be granted");
   if (s.target_schema == p.schema && s.target_table == p.table)
-    throw ExportError("22023",
+    throw ExportError(sqlstate::kInvalidParameterValue,
                       fmt::format("kanon export: the target is the source table {}", p.name()));
   if (s.report_dir.empty())
     s.report_dir = (std::filesystem::temp_directory_path() / "kanon-exports").string();

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "base/config_error.h"
+#include "base/sqlstate.h"
 #include "base/stopwatch.h"
 #include "engine/anonymizer.h"
 #include "engine/job_config.h"
@@ -37,7 +38,8 @@ void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
   out.close();
-  if (!out) throw ExportError("58030", fmt::format("kanon export: cannot write {}", path));
+  if (!out)
+    throw ExportError(sqlstate::kIoError, fmt::format("kanon export: cannot write {}", path));
 }
 
 // The files an export writes: the reports and, for TO '<file.csv>', the
@@ -92,19 +94,21 @@ LiveTable load_source(const std::string& conninfo, const policy::TablePolicy& po
     conn = std::make_unique<pqxx::connection>(conninfo);
     live = load_live_table(*conn, policy);
   } catch (const pqxx::broken_connection& e) {
-    throw ExportError("08006", fmt::format("kanon export: cannot reach the backend: {}", e.what()));
+    throw ExportError(sqlstate::kConnectionFailure,
+                      fmt::format("kanon export: cannot reach the backend: {}", e.what()));
   } catch (const pqxx::sql_error& e) {
     throw ExportError(e.sqlstate().empty() ? "XX000" : e.sqlstate(),
                       fmt::format("kanon export: reading {}: {}", policy.name(), e.what()));
   } catch (const base::ConfigError& e) {
-    throw ExportError("42P01",
+    throw ExportError(sqlstate::kUndefinedTable,
                       fmt::format("kanon export: reading {}: {}", policy.name(), e.what()));
   }
   for (const auto& q : policy.quasi_identifiers)
     if (live.table.column(q) < 0)
-      throw ExportError("42703", fmt::format("kanon export: quasi-identifier '{}' is not a column "
-                                             "of {}",
-                                             q, policy.name()));
+      throw ExportError(sqlstate::kUndefinedColumn,
+                        fmt::format("kanon export: quasi-identifier '{}' is not a column "
+                                    "of {}",
+                                    q, policy.name()));
   return live;
 }
 
@@ -174,8 +178,8 @@ int64_t commit_export(pqxx::connection& conn, const Run& run, const ExportSettin
       std::error_code ec;
       std::filesystem::rename(files.tmp_csv, s.csv_path, ec);
       if (ec)
-        throw ExportError(
-            "58030", fmt::format("kanon export: cannot write {}: {}", s.csv_path, ec.message()));
+        throw ExportError(sqlstate::kIoError, fmt::format("kanon export: cannot write {}: {}",
+                                                          s.csv_path, ec.message()));
     }
     tx.commit();
     return id;
@@ -185,8 +189,9 @@ int64_t commit_export(pqxx::connection& conn, const Run& run, const ExportSettin
     throw ExportError(e.sqlstate().empty() ? "XX000" : e.sqlstate(),
                       fmt::format("kanon export: writing {}: {}", target_label, e.what()));
   } catch (const pqxx::broken_connection& e) {
-    throw ExportError("08006", fmt::format("kanon export: lost the backend while writing {}: {}",
-                                           target_label, e.what()));
+    throw ExportError(
+        sqlstate::kConnectionFailure,
+        fmt::format("kanon export: lost the backend while writing {}: {}", target_label, e.what()));
   }
 }
 
@@ -195,7 +200,8 @@ int64_t commit_export(pqxx::connection& conn, const Run& run, const ExportSettin
 namespace detail {
 
 ExportError cancelled_error() {
-  return ExportError("57014", "kanon export: canceled by the user; nothing was written");
+  return ExportError(sqlstate::kQueryCanceled,
+                     "kanon export: canceled by the user; nothing was written");
 }
 
 engine::PrivacyModel privacy_model(const policy::TablePolicy& policy,

@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "base/sqlstate.h"
 #include "engine/anonymizer.h"
 #include "publish/publication.h"
 
@@ -40,7 +41,7 @@ Publication publish_lattice(const engine::CsvTable& table, const policy::TablePo
   try {
     data = engine::encode_dataset(table, specs);
   } catch (const std::exception& e) {
-    throw ExportError("22023", fmt::format("kanon export: {}", e.what()));
+    throw ExportError(sqlstate::kInvalidParameterValue, fmt::format("kanon export: {}", e.what()));
   }
 
   // Search, with progress and cancel through the callback.
@@ -62,13 +63,14 @@ Publication publish_lattice(const engine::CsvTable& table, const policy::TablePo
   } catch (const detail::Cancelled&) {
     throw detail::cancelled_error();
   } catch (const engine::DataError& e) {
-    throw ExportError("22023", fmt::format("kanon export: {}", e.what()));
+    throw ExportError(sqlstate::kInvalidParameterValue, fmt::format("kanon export: {}", e.what()));
   }
   if (!outcome.search.found)
-    throw ExportError("22023", fmt::format("kanon export: no generalization of {} satisfies {} "
-                                           "within suppression {}; allow more suppression or use "
-                                           "coarser hierarchies",
-                                           policy.name(), privacy.describe(), s.suppression));
+    throw ExportError(sqlstate::kInvalidParameterValue,
+                      fmt::format("kanon export: no generalization of {} satisfies {} "
+                                  "within suppression {}; allow more suppression or use "
+                                  "coarser hierarchies",
+                                  policy.name(), privacy.describe(), s.suppression));
   if (hooks.notice)
     hooks.notice(fmt::format("EXPORT {}: best transformation found ({} of {} checked)",
                              policy.name(), outcome.search.checked, outcome.search.lattice_size));

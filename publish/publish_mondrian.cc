@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "base/sqlstate.h"
 #include "engine/anonymizer.h"
 #include "engine/mondrian_input.h"
 #include "publish/publication.h"
@@ -45,7 +46,7 @@ Publication publish_mondrian(const engine::CsvTable& table, const policy::TableP
   try {
     in = engine::encode_mondrian(table, specs, engine::table_domains(table, specs));
   } catch (const std::exception& e) {
-    throw ExportError("22023", fmt::format("kanon export: {}", e.what()));
+    throw ExportError(sqlstate::kInvalidParameterValue, fmt::format("kanon export: {}", e.what()));
   }
 
   detail::Throttle throttle;
@@ -61,9 +62,10 @@ Publication publish_mondrian(const engine::CsvTable& table, const policy::TableP
   } catch (const detail::Cancelled&) {
     throw detail::cancelled_error();
   } catch (const engine::MondrianError& e) {
-    throw ExportError("22023", fmt::format("kanon export: {} cannot be published with Mondrian "
-                                           "under {}: {}",
-                                           policy.name(), privacy.describe(), e.what()));
+    throw ExportError(sqlstate::kInvalidParameterValue,
+                      fmt::format("kanon export: {} cannot be published with Mondrian "
+                                  "under {}: {}",
+                                  policy.name(), privacy.describe(), e.what()));
   }
   if (hooks.cancelled && hooks.cancelled()) throw detail::cancelled_error();
   if (hooks.notice)

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <pqxx/pqxx>
 
+#include "base/sqlstate.h"
 #include "policy/sql_text.h"
 
 namespace kanon::publish {
@@ -70,7 +71,8 @@ void write_csv(const std::string& path, const LiveTable& live, const PublishedRo
     engine::write_csv_row(out, fields, ';');
   });
   out.close();
-  if (!out) throw ExportError("58030", fmt::format("kanon export: cannot write {}", path));
+  if (!out)
+    throw ExportError(sqlstate::kIoError, fmt::format("kanon export: cannot write {}", path));
 }
 
 }  // namespace kanon::publish

@@ -383,9 +383,8 @@ ObjectCatalog::ObjectCatalog(std::shared_ptr<const policy::CatalogFacts> facts,
   if (!facts_) facts_ = std::make_shared<policy::CatalogFacts>();
   // Name lookups resolve SQL bodies: facts filled by hand without index()
   // would resolve nothing (and reach too little), so index a copy.
-  const bool indexed =
-      (facts_->relations.empty() || facts_->relation(facts_->relations[0].oid)) &&
-      (facts_->functions.empty() || facts_->function(facts_->functions[0].oid));
+  const bool indexed = (facts_->relations.empty() || facts_->relation(facts_->relations[0].oid)) &&
+                       (facts_->functions.empty() || facts_->function(facts_->functions[0].oid));
   if (!indexed) {
     auto copy = std::make_shared<policy::CatalogFacts>(*facts_);
     copy->index();

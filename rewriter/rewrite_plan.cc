@@ -232,8 +232,9 @@ class Planner {
     for (const auto& col : child.columns) {
       if (!s.empty()) s += ", ";
       const std::string quoted = policy::quote_identifier(col.name);
-      const auto it = std::find_if(masks.columns.begin(), masks.columns.end(),
-                                   [&](const policy::ColumnMask& m) { return m.column == col.name; });
+      const auto it =
+          std::find_if(masks.columns.begin(), masks.columns.end(),
+                       [&](const policy::ColumnMask& m) { return m.column == col.name; });
       if (it == masks.columns.end()) {
         s += quoted;
       } else {
@@ -506,8 +507,8 @@ class Planner {
     }
     const std::string_view name_text =
         sql_.substr(parts.front().begin, parts.back().end - parts.front().begin);
-    plan_.edits.push_back({parts.front().begin, end,
-                           "(SELECT " + columns + " FROM " + make_item(name_text) + ")"});
+    plan_.edits.push_back(
+        {parts.front().begin, end, "(SELECT " + columns + " FROM " + make_item(name_text) + ")"});
     return true;
   }
 

@@ -122,8 +122,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     require_catalog = impl_->require_catalog;
   } else {
     static const policy::PolicySnapshot kNothingProtected;
-    static const auto kEmpty = std::make_shared<const ProtectedIndex>(
-        kNothingProtected, std::vector<std::string>{});
+    static const auto kEmpty =
+        std::make_shared<const ProtectedIndex>(kNothingProtected, std::vector<std::string>{});
     indexes.index = kEmpty;
   }
   const PlanInputs inputs{*indexes.index, indexes.catalog.get(), require_catalog, context};

@@ -345,8 +345,8 @@ TEST_CASE("reach: COPY of a view is masked, COPY of a materialized view denied")
   CHECK_MESSAGE(out.exit_code == 0, out.err);
   CHECK(out.out.find("Hamlet") != std::string::npos);
   check_no_forbidden(out.out, "COPY view");
-  const auto view = run_command(
-      {"psql", "-X", "-At", "-d", f.proxy->conninfo("analyst"), "-c", "\\copy app.v_cols TO STDOUT"});
+  const auto view = run_command({"psql", "-X", "-At", "-d", f.proxy->conninfo("analyst"), "-c",
+                                 "\\copy app.v_cols TO STDOUT"});
   check_no_forbidden(view.out + view.err, "\\copy view");
 }
 
@@ -434,9 +434,9 @@ TEST_CASE("reach: a partition attached after the build gets its parent's masks")
 TEST_CASE("reach: a foreign table is denied") {
   auto& f = fixture();
   auto& pg = PgSandbox::shared();
-  const auto has_fdw = run_command(
-      {"psql", "-X", "-At", "-d", pg.conninfo("postgres"), "-c",
-       "SELECT count(*) FROM pg_available_extensions WHERE name = 'postgres_fdw'"});
+  const auto has_fdw =
+      run_command({"psql", "-X", "-At", "-d", pg.conninfo("postgres"), "-c",
+                   "SELECT count(*) FROM pg_available_extensions WHERE name = 'postgres_fdw'"});
   if (has_fdw.out.find('1') == std::string::npos) {
     MESSAGE("postgres_fdw is not available; the foreign-table case is not run");
     return;
@@ -469,7 +469,8 @@ TEST_CASE("reach: the analyst's own temporary and scratch objects keep working")
     CHECK(tx.exec("SELECT count(*) FROM mine_v")[0][0].as<int>() == 2);
   }
   // A temporary view over a view that reaches a protected table is not.
-  const auto temp_view = run(analyst, "CREATE TEMP VIEW leak_v AS SELECT * FROM app.v_people", false);
+  const auto temp_view =
+      run(analyst, "CREATE TEMP VIEW leak_v AS SELECT * FROM app.v_people", false);
   CHECK(temp_view.sqlstate == "42501");
   // A missing table gets PostgreSQL's own error.
   const auto missing = run(analyst, "SELECT * FROM no_such_table", false);

@@ -71,6 +71,7 @@ TEST_CASE("databases: the other databases restricted sessions may use") {
   CHECK(load_server_config(write_config("databases: [sales, hr]\n")).databases ==
         std::vector<std::string>{"sales", "hr"});
   CHECK(load_server_config(write_config("")).databases.empty());
-  CHECK(error_of("databases: sales\n") == path + ":1: databases: expected a list of database names");
+  CHECK(error_of("databases: sales\n") ==
+        path + ":1: databases: expected a list of database names");
   CHECK(error_of("databases: ['']\n") == path + ":1: databases[0]: empty database name");
 }

@@ -145,7 +145,8 @@ TEST_CASE("reach plan: materialized views and reaching functions are denied, nam
   CHECK(bare.verdict == Verdict::kDenied);
 }
 
-TEST_CASE("reach plan: a child created after the build gets the parent's masks and its own column") {
+TEST_CASE(
+    "reach plan: a child created after the build gets the parent's masks and its own column") {
   Env e;
   const auto r = e.run("SELECT note, city FROM public.people_late");
   REQUIRE(r.verdict == Verdict::kRewritten);
