@@ -85,6 +85,8 @@ void Server::build_policies() {
     if (const auto* t = snapshot->find(p.name()))
       log(LogLevel::kInfo, "policy {}: k={}, {} rows, tree of {} nodes ({} mode)", p.name(), p.k,
           t->stats.rows, t->tree.size(), policy::to_string(p.mode));
+    if (const auto* t = snapshot->find(p.name()))
+      for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", p.name(), w);
     else
       log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
           p.name(), snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
@@ -94,8 +96,10 @@ void Server::build_policies() {
         snapshot->catalog->database, snapshot->catalog->relations.size(),
         snapshot->catalog->functions.size(), snapshot->catalog->read_ms);
   else
-    log(LogLevel::kError, "catalog not read ({}): restricted statements that name relations are "
-        "denied until it is", snapshot->catalog_error);
+    log(LogLevel::kError,
+        "catalog not read ({}): restricted statements that name relations are "
+        "denied until it is",
+        snapshot->catalog_error);
   log(LogLevel::kInfo, "policies built in {} ms",
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
           .count());
