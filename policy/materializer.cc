@@ -260,6 +260,19 @@ MaskedView build_masked_view(pqxx::connection_base& conn, const TableSnapshot& s
   }
   if (!replaced) tx.exec("CREATE VIEW " + target + " AS " + query);
   tx.exec("COMMENT ON VIEW " + target + " IS " + tx.quote(view_marker(policy)));
+  if (replaced) {
+    // A replaced view keeps its ACL: start from none, as a new copy does, so
+    // a right removed from the base table (or a role removed from grant_to)
+    // is removed from the view too. Readers see the change at the commit.
+    const auto holders = tx.exec_params(
+        "SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' "
+        "ELSE quote_ident(pg_get_userbyid(a.grantee)) END "
+        "FROM pg_catalog.pg_class c, LATERAL aclexplode(c.relacl) a "
+        "WHERE c.oid = $1::regclass AND a.grantee <> c.relowner",
+        target);
+    for (const auto& h : holders)
+      tx.exec("REVOKE ALL ON " + target + " FROM " + h[0].as<std::string>());
+  }
   mirror_select_rights(tx, base, target);
   MaskedView out{target, {}};
   if (policy.grants == GrantPolicy::kManage) out.warnings = manage_grants(tx, policy, base, target);
