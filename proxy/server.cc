@@ -132,6 +132,8 @@ std::string Server::reload() {
                   snapshot->tables.size(), snapshot->version,
                   built ? "" : " (some builds failed: SHOW POLICIES)");
   log(LogLevel::kInfo, "{}", summary);
+  for (const auto& [name, t] : snapshot->tables)
+    for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
   return summary;
 }
 
