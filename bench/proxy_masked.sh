@@ -7,17 +7,22 @@
 # Prints the mean latency of each query both ways and the ratio, and the
 # ratio of the total times.
 #
-#   bench/proxy_masked.sh [--copies N] [--reps N]
+#   bench/proxy_masked.sh [--copies N] [--reps N] [--mode inline|materialized|view]
+#
+# --mode sets the policy's enforcement mode (default inline): materialized
+# reads kanon's masked copy, view its masked view (docs/policy.md).
 #
 # Needs a Release build in build/ (scripts/build.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 COPIES=8
 REPS=5
+MODE=inline
 while [ $# -gt 0 ]; do
   case "$1" in
     --copies) COPIES="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
+    --mode) MODE="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -63,6 +68,7 @@ tables:
                         occupation]
     exempt: [postgres]
     max_nodes: 8192
+    mode: $MODE
 YAML
 KANON_PORT="$(free_port)"
 cat >"$WORK/kanon.yaml" <<YAML
@@ -92,7 +98,7 @@ mean_ms() {  # port user sql -> mean latency in ms over REPS runs (after one war
 
 echo "ADULT x $COPIES ($("${PSQL[@]}" -Atc "SELECT count(*) FROM adult_big") rows), k=$K," \
   "$REPS runs per cell, $(nproc) cores; raw = postgres straight to PostgreSQL," \
-  "masked = analyst through kanon"
+  "masked = analyst through kanon (mode: $MODE)"
 echo "| query | raw ms | masked ms | masked/raw |"
 echo "|---|---|---|---|"
 total_raw=0

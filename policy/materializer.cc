@@ -50,6 +50,117 @@ std::string marker(const TablePolicy& policy) {
   return "kanon masked copy of " + qualified_name(policy.schema, policy.table);
 }
 
+// The COMMENT every masked view carries.
+std::string view_marker(const TablePolicy& policy) {
+  return "kanon masked view of " + qualified_name(policy.schema, policy.table);
+}
+
+// What stands at `target` now: its relkind ('\0' when nothing) after checking
+// that it is kanon's copy or view of this table (a table may switch between
+// mode: materialized and mode: view).
+char existing_object(pqxx::work& tx, const TablePolicy& policy, const std::string& target) {
+  const auto row = tx.exec_params1(
+      "SELECT coalesce(obj_description(to_regclass($1), 'pg_class'), ''), "
+      "coalesce((SELECT relkind::text FROM pg_catalog.pg_class WHERE oid = to_regclass($1)), '')",
+      target);
+  const std::string kind = row[1].as<std::string>();
+  if (kind.empty()) return '\0';
+  const std::string comment = row[0].as<std::string>();
+  if (comment != marker(policy) && comment != view_marker(policy))
+    throw std::runtime_error(fmt::format(
+        "{} exists but is not kanon's masked copy or view of {} (its comment says '{}'); drop or "
+        "rename it",
+        target, policy.name(), comment));
+  return kind[0];
+}
+
+// Mirrors the base table's SELECT rights onto `target` (see materializer.h):
+// table-level SELECT (the owner's default rights when the ACL was never set)
+// and column-level SELECT, plus USAGE on the schema for those roles.
+void mirror_select_rights(pqxx::work& tx, const std::string& base, const std::string& target) {
+  const auto grants = tx.exec_params(
+      "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
+      "END, NULL::text "
+      "FROM pg_catalog.pg_class c, "
+      "LATERAL aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a "
+      "WHERE c.oid = $1::regclass AND a.privilege_type = 'SELECT' "
+      "UNION "
+      "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
+      "END, quote_ident(att.attname) "
+      "FROM pg_catalog.pg_attribute att, LATERAL aclexplode(att.attacl) a "
+      "WHERE att.attrelid = $1::regclass AND att.attnum > 0 AND NOT att.attisdropped "
+      "AND a.privilege_type = 'SELECT' "
+      "ORDER BY 1, 2",
+      base);
+  std::set<std::string> table_readers;
+  std::map<std::string, std::string> column_readers;  // role -> "col1", "col2"
+  for (const auto& g : grants) {
+    const std::string role = g[0].as<std::string>();
+    if (g[1].is_null()) {
+      table_readers.insert(role);
+    } else {
+      auto& cols = column_readers[role];
+      cols += (cols.empty() ? "" : ", ") + g[1].as<std::string>();
+    }
+  }
+  std::set<std::string> schema_users;
+  for (const auto& role : table_readers) {
+    tx.exec("GRANT SELECT ON " + target + " TO " + role);
+    schema_users.insert(role);
+  }
+  for (const auto& [role, cols] : column_readers) {
+    if (table_readers.contains(role)) continue;
+    tx.exec("GRANT SELECT (" + cols + ") ON " + target + " TO " + role);
+    schema_users.insert(role);
+  }
+  const std::string schema = quote_identifier(kMaterializedSchema);
+  for (const auto& role : schema_users) tx.exec("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+}
+
+// grants: manage — SELECT on the view and USAGE on its schema to every
+// grant_to role, SELECT on the base table revoked from it; then who still
+// reads the base table directly, and why.
+std::vector<std::string> manage_grants(pqxx::work& tx, const TablePolicy& policy,
+                                       const std::string& base, const std::string& view) {
+  std::vector<std::string> warnings;
+  const std::string schema = quote_identifier(kMaterializedSchema);
+  for (const auto& name : policy.grant_to) {
+    if (tx.exec_params1("SELECT to_regrole($1) IS NULL", quote_identifier(name))[0].as<bool>()) {
+      warnings.push_back(fmt::format("role {} does not exist: nothing granted", name));
+      continue;
+    }
+    const std::string role = quote_identifier(name);
+    tx.exec("GRANT SELECT ON " + view + " TO " + role);
+    tx.exec("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+    // Also revokes its column-level SELECT grants on the table.
+    tx.exec("REVOKE SELECT ON " + base + " FROM " + role);
+    const auto r = tx.exec_params1(
+        "SELECT r.rolsuper, "
+        "  CASE WHEN to_regrole('pg_read_all_data') IS NULL THEN false "
+        "    ELSE pg_has_role(r.oid, to_regrole('pg_read_all_data'), 'MEMBER') END, "
+        "  pg_has_role(r.oid, c.relowner, 'MEMBER'), "
+        "  has_table_privilege(r.oid, c.oid, 'SELECT') "
+        "    OR has_any_column_privilege(r.oid, c.oid, 'SELECT') "
+        "FROM pg_catalog.pg_roles r, pg_catalog.pg_class c "
+        "WHERE r.rolname = $1 AND c.oid = $2::regclass",
+        name, base);
+    std::vector<std::string> why;
+    if (r[0].as<bool>()) why.push_back("it is a superuser");
+    if (r[1].as<bool>()) why.push_back("it is a member of pg_read_all_data");
+    if (r[2].as<bool>()) why.push_back("it owns the table or is a member of its owner");
+    if (why.empty() && r[3].as<bool>())
+      why.push_back(
+          "it still holds SELECT through PUBLIC, another role or a grant kanon could not revoke");
+    if (why.empty()) continue;
+    std::string reasons;
+    for (const auto& w : why) reasons += (reasons.empty() ? "" : "; ") + w;
+    warnings.push_back(fmt::format(
+        "role {} still reads {} directly, unmasked ({}): grants: manage does not protect it", name,
+        policy.name(), reasons));
+  }
+  return warnings;
+}
+
 }  // namespace
 
 std::string materialized_table(const TablePolicy& policy) {
@@ -93,15 +204,7 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
   pqxx::work tx(conn);
   tx.exec("SET LOCAL jit = off");
   tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
-  const auto owner = tx.exec_params1(
-      "SELECT coalesce(obj_description(to_regclass($1), 'pg_class'), ''), "
-      "to_regclass($1) IS NOT NULL",
-      target);
-  if (owner[1].as<bool>() && owner[0].as<std::string>() != marker(policy))
-    throw std::runtime_error(fmt::format(
-        "{} exists but is not kanon's masked copy of {} (its comment says '{}'); drop or rename "
-        "it",
-        target, policy.name(), owner[0].as<std::string>()));
+  const char existing = existing_object(tx, policy, target);
 
   tx.exec("CREATE TABLE " + fresh + " AS SELECT " + snapshot.masks.select_list() + " FROM " + base);
   tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
@@ -110,45 +213,10 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
                         quote_identifier(fresh_name(index_key(policy, column))), fresh,
                         quote_identifier(column)));
 
-  // Who may read the base table: table-level SELECT (the owner's default
-  // rights when the ACL was never set) and column-level SELECT.
-  const auto grants = tx.exec_params(
-      "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
-      "END, NULL::text "
-      "FROM pg_catalog.pg_class c, "
-      "LATERAL aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a "
-      "WHERE c.oid = $1::regclass AND a.privilege_type = 'SELECT' "
-      "UNION "
-      "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
-      "END, quote_ident(att.attname) "
-      "FROM pg_catalog.pg_attribute att, LATERAL aclexplode(att.attacl) a "
-      "WHERE att.attrelid = $1::regclass AND att.attnum > 0 AND NOT att.attisdropped "
-      "AND a.privilege_type = 'SELECT' "
-      "ORDER BY 1, 2",
-      base);
-  std::set<std::string> table_readers;
-  std::map<std::string, std::string> column_readers;  // role -> "col1", "col2"
-  for (const auto& g : grants) {
-    const std::string role = g[0].as<std::string>();
-    if (g[1].is_null()) {
-      table_readers.insert(role);
-    } else {
-      auto& cols = column_readers[role];
-      cols += (cols.empty() ? "" : ", ") + g[1].as<std::string>();
-    }
-  }
-  std::set<std::string> schema_users;
-  for (const auto& role : table_readers) {
-    tx.exec("GRANT SELECT ON " + fresh + " TO " + role);
-    schema_users.insert(role);
-  }
-  for (const auto& [role, cols] : column_readers) {
-    if (table_readers.contains(role)) continue;
-    tx.exec("GRANT SELECT (" + cols + ") ON " + fresh + " TO " + role);
-    schema_users.insert(role);
-  }
-  for (const auto& role : schema_users) tx.exec("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+  mirror_select_rights(tx, base, fresh);
 
+  // The view of mode: view, when the table switched modes.
+  if (existing == 'v') tx.exec("DROP VIEW " + target);
   tx.exec("DROP TABLE IF EXISTS " + target);
   tx.exec("ALTER TABLE " + fresh + " RENAME TO " + quote_identifier(name));
   for (const auto& column : policy.indexes) {
@@ -159,6 +227,51 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
   tx.exec("ANALYZE " + target);
   tx.commit();
   return target;
+}
+
+MaskedView build_masked_view(pqxx::connection_base& conn, const TableSnapshot& snapshot) {
+  const auto& policy = snapshot.policy;
+  const std::string target = materialized_name(policy);
+  const std::string base = qualified_name(policy.schema, policy.table);
+  const std::string query = "SELECT " + snapshot.masks.select_list() + " FROM " + base;
+
+  pqxx::work tx(conn);
+  tx.exec("CREATE SCHEMA IF NOT EXISTS " + quote_identifier(kMaterializedSchema));
+  const char existing = existing_object(tx, policy, target);
+  if (existing == 'r') tx.exec("DROP TABLE " + target);  // the copy of mode: materialized
+  bool replaced = false;
+  if (existing == 'v') {
+    // Keeps the view's identity (and whatever depends on it) when its columns
+    // keep their names and types; otherwise it is dropped and made again.
+    try {
+      pqxx::subtransaction sub(tx, "replace_view");
+      sub.exec("CREATE OR REPLACE VIEW " + target + " AS " + query);
+      sub.commit();
+      replaced = true;
+    } catch (const pqxx::sql_error&) {
+    }
+    if (!replaced) tx.exec("DROP VIEW " + target);
+  }
+  if (!replaced) tx.exec("CREATE VIEW " + target + " AS " + query);
+  tx.exec("COMMENT ON VIEW " + target + " IS " + tx.quote(view_marker(policy)));
+  if (replaced) {
+    // A replaced view keeps its ACL: start from none, as a new copy does, so
+    // a right removed from the base table (or a role removed from grant_to)
+    // is removed from the view too. Readers see the change at the commit.
+    const auto holders = tx.exec_params(
+        "SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' "
+        "ELSE quote_ident(pg_get_userbyid(a.grantee)) END "
+        "FROM pg_catalog.pg_class c, LATERAL aclexplode(c.relacl) a "
+        "WHERE c.oid = $1::regclass AND a.grantee <> c.relowner",
+        target);
+    for (const auto& h : holders)
+      tx.exec("REVOKE ALL ON " + target + " FROM " + h[0].as<std::string>());
+  }
+  mirror_select_rights(tx, base, target);
+  MaskedView out{target, {}};
+  if (policy.grants == GrantPolicy::kManage) out.warnings = manage_grants(tx, policy, base, target);
+  tx.commit();
+  return out;
 }
 
 }  // namespace kanon::policy

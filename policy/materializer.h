@@ -26,6 +26,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "policy/table_catalog.h"
 #include "policy/table_policy.h"
@@ -49,6 +50,23 @@ std::string materialized_index(const TablePolicy& policy, std::string_view colum
 // Every `indexes:` column must exist in the table; throws ConfigError
 // "file:line: key: column 'x' does not exist in schema.table".
 void check_indexes(const TablePolicy& policy, const TableInfo& info);
+
+struct MaskedView {
+  std::string name;                   // "kanon_masked"."<materialized_table>"
+  std::vector<std::string> warnings;  // grants: manage roles left unprotected
+};
+
+// mode: view. In one transaction: CREATE OR REPLACE VIEW <name> AS SELECT
+// <masks> FROM schema.table (dropped and made again when its columns changed
+// type or name; a copy left by mode: materialized is dropped), its COMMENT,
+// the base table's SELECT rights mirrored as for the copy, and for
+// grants: manage, SELECT on the view and USAGE on kanon_masked granted to
+// every grant_to role and SELECT on the base table revoked from it. Roles that
+// still read the base table directly (superuser, pg_read_all_data, owner,
+// PUBLIC or another role's grant) come back as warnings. The view is owned by
+// the service user and is not security_invoker: granted roles read it with
+// the owner's rights. Throws like materialize().
+MaskedView build_masked_view(pqxx::connection_base& conn, const TableSnapshot& snapshot);
 
 // Builds and swaps in the copy; returns its qualified name. Throws pqxx errors
 // or std::runtime_error (the transaction rolls back and the previous copy

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <set>
@@ -55,9 +57,10 @@ class Reader : public base::YamlReader {
 };
 
 const std::set<std::string> kTableKeys = {
-    "table",     "k",      "quasi_identifiers", "direct_identifiers",
-    "sensitive", "exempt", "refresh",           "max_nodes",
-    "mode",      "export", "indexes",           "allowed_functions"};
+    "table",     "k",       "quasi_identifiers", "direct_identifiers",
+    "sensitive", "exempt",  "refresh",           "max_nodes",
+    "mode",      "export",  "indexes",           "allowed_functions",
+    "grants",    "grant_to"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});
@@ -192,15 +195,57 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
       p.mode = EnforcementMode::kInline;
     } else if (mode == "materialized") {
       p.mode = EnforcementMode::kMaterialized;
+    } else if (mode == "view") {
+      p.mode = EnforcementMode::kView;
     } else {
-      r.fail(m, key + ".mode", fmt::format("'{}' is not one of inline, materialized", mode));
+      r.fail(m, key + ".mode", fmt::format("'{}' is not one of inline, materialized, view", mode));
     }
   }
+
+  if (const auto g = node["grants"]) {
+    const std::string gk = key + ".grants";
+    const std::string value = r.string(g, gk);
+    if (value == "manage") {
+      p.grants = GrantPolicy::kManage;
+    } else if (value != "none") {
+      r.fail(g, gk, fmt::format("'{}' is not one of none, manage", value));
+    }
+    if (p.grants == GrantPolicy::kManage && p.mode != EnforcementMode::kView)
+      r.fail(g, gk, "grants: manage applies only to mode: view (kanon grants on its masked view)");
+    p.grants_where = r.ref(g, gk);
+  }
+  if (const auto gt = node["grant_to"]) {
+    const std::string gk = key + ".grant_to";
+    if (p.grants != GrantPolicy::kManage)
+      r.fail(gt, gk, "grant_to needs grants: manage (and mode: view)");
+    p.grant_to = r.role_list(gt, gk);
+    if (p.grant_to.empty()) r.fail(gt, gk, "empty list: name the restricted roles");
+    std::set<std::string> seen;
+    for (size_t j = 0; j < p.grant_to.size(); ++j) {
+      const std::string& role = p.grant_to[j];
+      const std::string k = fmt::format("{}[{}]", gk, j);
+      if (!seen.insert(role).second) r.fail(gt[j], k, fmt::format("role '{}' listed twice", role));
+      std::string lower = role;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower == "public")
+        r.fail(gt[j], k, "PUBLIC cannot be managed: name the restricted roles");
+      if (std::find(p.exempt.begin(), p.exempt.end(), role) != p.exempt.end())
+        r.fail(gt[j], k,
+               fmt::format("role '{}' is exempt (it reads the raw table): it cannot lose SELECT "
+                           "on it",
+                           role));
+    }
+  }
+  if (p.grants == GrantPolicy::kManage && p.grant_to.empty())
+    r.fail(node["grants"], key + ".grants",
+           "grants: manage needs grant_to, the list of restricted roles to manage");
 
   if (const auto ix = node["indexes"]) {
     const std::string ik = key + ".indexes";
     if (p.mode != EnforcementMode::kMaterialized)
-      r.fail(ix, ik, "indexes apply only to mode: materialized (the inline form has no copy)");
+      r.fail(ix, ik,
+             "indexes apply only to mode: materialized (the inline form and the view have no "
+             "copy)");
     const auto cols = r.column_list(ix, ik);  // checks the type and duplicates
     for (size_t j = 0; j < cols.size(); ++j) {
       p.indexes.push_back(cols[j].first);
@@ -215,7 +260,19 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
 }  // namespace
 
 const char* to_string(EnforcementMode mode) {
-  return mode == EnforcementMode::kMaterialized ? "materialized" : "inline";
+  switch (mode) {
+    case EnforcementMode::kMaterialized:
+      return "materialized";
+    case EnforcementMode::kView:
+      return "view";
+    case EnforcementMode::kInline:
+      break;
+  }
+  return "inline";
+}
+
+const char* to_string(GrantPolicy grants) {
+  return grants == GrantPolicy::kManage ? "manage" : "none";
 }
 
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {

@@ -31,9 +31,15 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies
       builder_([conninfo, options](const TablePolicy& p) {
         pqxx::connection conn(conninfo);
         auto built = build_table_snapshot(conn, p, options);
-        if (p.mode != EnforcementMode::kMaterialized) return built;
+        if (p.mode == EnforcementMode::kInline) return built;
         auto snap = std::make_shared<TableSnapshot>(*built);
-        snap->materialized_name = materialize(conn, *snap);
+        if (p.mode == EnforcementMode::kMaterialized) {
+          snap->materialized_name = materialize(conn, *snap);
+        } else {
+          auto view = build_masked_view(conn, *snap);
+          snap->materialized_name = std::move(view.name);
+          snap->grant_warnings = std::move(view.warnings);
+        }
         return std::shared_ptr<const TableSnapshot>(std::move(snap));
       }),
       current_(std::make_shared<PolicySnapshot>()) {}

@@ -22,7 +22,11 @@ struct SourceRef {
   std::string key;
 };
 
-enum class EnforcementMode { kInline, kMaterialized };
+enum class EnforcementMode { kInline, kMaterialized, kView };
+
+// `grants:` (mode: view only): whether kanon manages the restricted roles'
+// rights in PostgreSQL itself (see docs/security.md, defense in depth).
+enum class GrantPolicy { kNone, kManage };
 
 struct DirectIdentifier {
   std::string column;
@@ -62,6 +66,11 @@ struct TablePolicy {
   // mode: materialized only: columns of the copy that get an index each.
   std::vector<std::string> indexes;
   std::vector<SourceRef> index_refs;
+  // mode: view only. kManage: every `grant_to` role gets SELECT on the masked
+  // view (and USAGE on its schema) and loses SELECT on the base table.
+  GrantPolicy grants = GrantPolicy::kNone;
+  std::vector<std::string> grant_to;
+  SourceRef grants_where;
   ExportOptions export_options;
   // Functions ("schema.name") a restricted session may call although they
   // can read this table (their results are not masked): the policy's word
@@ -74,5 +83,6 @@ struct TablePolicy {
 };
 
 const char* to_string(EnforcementMode mode);
+const char* to_string(GrantPolicy grants);
 
 }  // namespace kanon::policy

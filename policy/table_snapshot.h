@@ -41,9 +41,15 @@ struct TableSnapshot {
   TableMasks masks;
   BuildStats stats;
   std::chrono::system_clock::time_point built_at;
-  // For mode: materialized, the masked copy ("kanon_masked"."schema__table")
-  // once materialize() has run; empty otherwise.
+  // What restricted sessions read instead of the inline derived table: for
+  // mode: materialized the masked copy ("kanon_masked"."schema__table") once
+  // materialize() has run, for mode: view the masked view of the same name
+  // (build_masked_view); empty for mode: inline.
   std::string materialized_name;
+  // grants: manage: the roles kanon could not protect outside the proxy (each
+  // a sentence: who, and why they still read the base table directly), and
+  // roles that do not exist. Empty when every grant_to role is protected.
+  std::vector<std::string> grant_warnings;
 };
 
 struct BuildOptions {

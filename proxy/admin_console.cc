@@ -143,9 +143,21 @@ class Commands {
     return it->second;
   }
 
+  // grants: manage — who kanon manages and whether it could protect them
+  // outside the proxy (NULL when kanon does not manage grants).
+  static std::optional<std::string> grants_status(const policy::TablePolicy& p,
+                                                  const policy::TableSnapshot* t) {
+    if (p.grants != policy::GrantPolicy::kManage) return std::nullopt;
+    std::string s = "manage: " + join(p.grant_to);
+    if (!t) return s + "; not built";
+    if (t->grant_warnings.empty()) return s + "; direct access masked for every role";
+    for (const auto& w : t->grant_warnings) s += "; WARNING: " + w;
+    return s;
+  }
+
   void policies() {
     ResultSet r{{"table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh", "status",
-                 "built_at", "rows", "tree_nodes", "version"}};
+                 "built_at", "rows", "tree_nodes", "version", "grants"}};
     const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
@@ -163,7 +175,8 @@ class Commands {
            status, t ? std::optional(format_time(t->built_at)) : std::nullopt,
            t ? std::optional(std::to_string(t->stats.rows)) : std::nullopt,
            t ? std::optional(std::to_string(t->tree.size())) : std::nullopt,
-           snapshot ? std::optional(std::to_string(snapshot->version)) : std::nullopt});
+           snapshot ? std::optional(std::to_string(snapshot->version)) : std::nullopt,
+           grants_status(p, t)});
     }
     emit(r);
   }

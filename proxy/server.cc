@@ -85,6 +85,8 @@ void Server::build_policies() {
     if (const auto* t = snapshot->find(p.name()))
       log(LogLevel::kInfo, "policy {}: k={}, {} rows, tree of {} nodes ({} mode)", p.name(), p.k,
           t->stats.rows, t->tree.size(), policy::to_string(p.mode));
+    if (const auto* t = snapshot->find(p.name()))
+      for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", p.name(), w);
     else
       log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
           p.name(), snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
@@ -130,6 +132,8 @@ std::string Server::reload() {
                   snapshot->tables.size(), snapshot->version,
                   built ? "" : " (some builds failed: SHOW POLICIES)");
   log(LogLevel::kInfo, "{}", summary);
+  for (const auto& [name, t] : snapshot->tables)
+    for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
   return summary;
 }
 

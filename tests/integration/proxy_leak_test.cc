@@ -7,6 +7,8 @@
 // answers equal the same query run on a physically masked copy.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <pqxx/pqxx>
 #include <set>
@@ -235,6 +237,84 @@ TEST_CASE("leak suite, inline masks, both protocols") {
 
 TEST_CASE("leak suite, materialized copy, both protocols") {
   run_suite("materialized");
+}
+
+TEST_CASE("leak suite, masked view, both protocols") {
+  run_suite("view");
+  // The proxy read kanon's view, not an inline derived table.
+  CHECK(PgSandbox::shared().psql("SELECT relkind FROM pg_class WHERE oid = "
+                                 "'kanon_masked.people'::regclass") == "v\n");
+}
+
+// grants: manage: a restricted role that reaches PostgreSQL directly, not
+// through kanon, reads the masked view and is denied the base table; members
+// of pg_read_all_data (analyst) and missing roles are reported.
+TEST_CASE("grants: manage protects direct connections and reports what it cannot") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.vg_people; "
+      "CREATE TABLE public.vg_people AS SELECT * FROM public.people; "
+      "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'vg_reader') THEN "
+      "CREATE ROLE vg_reader LOGIN; END IF; END $$; "
+      "GRANT SELECT ON public.vg_people TO vg_reader;");
+  REQUIRE(pg.psql("SELECT pg_has_role('vg_reader', 'pg_read_all_data', 'MEMBER')") == "f\n");
+  const std::string path = "/tmp/kanon-view-grants-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(path) << "tables:\n"
+                         "  - table: public.vg_people\n"
+                         "    k: 2\n"
+                         "    quasi_identifiers: [occupation, city, state]\n"
+                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
+                         "    exempt: [postgres]\n"
+                         "    mode: view\n"
+                         "    grants: manage\n"
+                         "    grant_to: [vg_reader, analyst, vg_missing]\n";
+  KanonProxy proxy(pg.port(),
+                   "admin: {database: kanon, users: [postgres]}\n"
+                   "policies: [" +
+                       path + "]\n");
+
+  auto direct_checks = [&](const std::string& when) {
+    CAPTURE(when);
+    // Through kanon (answered once the policies are built), analyst reads the
+    // masked view; a direct session of vg_reader reads the same rows.
+    pqxx::connection via(proxy.conninfo("analyst"));
+    pqxx::nontransaction vtx(via);
+    const std::string through_kanon = render(vtx.exec("SELECT * FROM vg_people ORDER BY id"));
+    const std::string kanon_log = proxy.log();
+    CAPTURE(kanon_log);
+    pqxx::connection c(pg.conninfo("vg_reader"));
+    pqxx::nontransaction tx(c);
+    const std::string rows = render(tx.exec("SELECT * FROM kanon_masked.vg_people ORDER BY id"));
+    CHECK(std::count(rows.begin(), rows.end(), '\n') == 11);
+    check_no_forbidden(rows, when);
+    CHECK(through_kanon == rows);
+    CHECK_THROWS_AS(tx.exec("SELECT city FROM public.vg_people"), pqxx::insufficient_privilege);
+    CHECK_THROWS_AS(tx.exec("SELECT count(*) FROM public.vg_people"), pqxx::insufficient_privilege);
+  };
+  direct_checks("after the build");
+
+  // Someone grants the table again; a refresh revokes it and keeps the view's
+  // grants.
+  pg.psql("GRANT SELECT ON public.vg_people TO vg_reader");
+  const auto refresh = run_command(
+      {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", "REFRESH vg_people"});
+  REQUIRE_MESSAGE(refresh.exit_code == 0, refresh.err);
+  direct_checks("after a refresh");
+
+  // analyst is a member of pg_read_all_data: kanon says it cannot protect it.
+  const auto policies = run_command(
+      {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", "SHOW POLICIES"});
+  REQUIRE_MESSAGE(policies.exit_code == 0, policies.err);
+  CHECK(policies.out.find("|view|") != std::string::npos);
+  CHECK(policies.out.find("manage: vg_reader, analyst, vg_missing") != std::string::npos);
+  CHECK(policies.out.find("WARNING: role analyst still reads public.vg_people directly, unmasked "
+                          "(it is a member of pg_read_all_data)") != std::string::npos);
+  CHECK(policies.out.find("WARNING: role vg_missing does not exist") != std::string::npos);
+  CHECK(policies.out.find("role vg_reader still reads") == std::string::npos);
+  const std::string log = proxy.log();
+  CHECK(log.find("role analyst still reads public.vg_people directly") != std::string::npos);
+
+  std::filesystem::remove(path);
 }
 
 TEST_CASE("COPY out is masked; COPY in is denied") {

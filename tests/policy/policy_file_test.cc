@@ -122,7 +122,7 @@ TEST_CASE("every validation error names file, line and key") {
   CHECK(error_of(kHead + "    max_nodes: 0\n") ==
         f + "5: tables[0].max_nodes: must be between 1 and 16777216");
   CHECK(error_of(kHead + "    mode: lazy\n") ==
-        f + "5: tables[0].mode: 'lazy' is not one of inline, materialized");
+        f + "5: tables[0].mode: 'lazy' is not one of inline, materialized, view");
   CHECK(error_of(kHead + "    export: {metric: fast}\n") ==
         f + "5: tables[0].export.metric: 'fast' is not one of loss, dm, entropy, precision, "
             "height, aecs");
@@ -152,7 +152,10 @@ TEST_CASE("indexes: for materialized copies only, a list of distinct columns") {
   const std::string f = kPath + ":";
   CHECK(error_of(kHead + "    indexes: [state]\n") ==
         f + "5: tables[0].indexes: indexes apply only to mode: materialized (the inline form "
-            "has no copy)");
+            "and the view have no copy)");
+  CHECK(error_of(kHead + "    mode: view\n    indexes: [state]\n") ==
+        f + "6: tables[0].indexes: indexes apply only to mode: materialized (the inline form "
+            "and the view have no copy)");
   CHECK(error_of(kHead + "    mode: materialized\n    indexes: state\n") ==
         f + "6: tables[0].indexes: expected a list of column names");
   CHECK(error_of(kHead + "    mode: materialized\n    indexes: [state, state]\n") ==
@@ -257,4 +260,53 @@ TEST_CASE("durations and table names") {
   CHECK(!split_table_name("a.b.c"));
   CHECK(!split_table_name(".b"));
   CHECK(!split_table_name("a."));
+}
+
+TEST_CASE("mode: view, grants: manage and grant_to") {
+  const auto plain = load_policy_file(write(kHead + "    mode: view\n"))[0];
+  CHECK(plain.mode == EnforcementMode::kView);
+  CHECK(std::string(to_string(plain.mode)) == "view");
+  CHECK(plain.grants == GrantPolicy::kNone);
+  CHECK(plain.grant_to.empty());
+
+  const auto p = load_policy_file(write(
+      kHead + "    mode: view\n    grants: manage\n    grant_to: [analyst, \"BI team\"]\n"))[0];
+  CHECK(p.grants == GrantPolicy::kManage);
+  CHECK(std::string(to_string(p.grants)) == "manage");
+  CHECK(p.grant_to == std::vector<std::string>{"analyst", "BI team"});
+  CHECK(p.grants_where.line == 6);
+  CHECK(p.grants_where.key == "tables[0].grants");
+  CHECK(load_policy_file(write(kHead + "    mode: view\n    grants: none\n"))[0].grants ==
+        GrantPolicy::kNone);
+
+  const std::string f = kPath + ":";
+  CHECK(error_of(kHead + "    mode: view\n    grants: all\n") ==
+        f + "6: tables[0].grants: 'all' is not one of none, manage");
+  CHECK(error_of(kHead + "    mode: view\n    grants: [manage]\n") ==
+        f + "6: tables[0].grants: expected a string");
+  CHECK(error_of(kHead + "    grants: manage\n    grant_to: [analyst]\n") ==
+        f + "5: tables[0].grants: grants: manage applies only to mode: view (kanon grants on its "
+            "masked view)");
+  CHECK(error_of(kHead + "    mode: materialized\n    grants: manage\n    grant_to: [a]\n") ==
+        f + "6: tables[0].grants: grants: manage applies only to mode: view (kanon grants on its "
+            "masked view)");
+  CHECK(error_of(kHead + "    mode: view\n    grants: manage\n") ==
+        f + "6: tables[0].grants: grants: manage needs grant_to, the list of restricted roles to "
+            "manage");
+  CHECK(error_of(kHead + "    mode: view\n    grant_to: [analyst]\n") ==
+        f + "6: tables[0].grant_to: grant_to needs grants: manage (and mode: view)");
+  CHECK(error_of(kHead + "    mode: view\n    grants: manage\n    grant_to: []\n") ==
+        f + "7: tables[0].grant_to: empty list: name the restricted roles");
+  CHECK(error_of(kHead + "    mode: view\n    grants: manage\n    grant_to: analyst\n") ==
+        f + "7: tables[0].grant_to: expected a list of users or roles");
+  CHECK(error_of(kHead + "    mode: view\n    grants: manage\n    grant_to: [a, b, a]\n") ==
+        f + "7: tables[0].grant_to[2]: role 'a' listed twice");
+  CHECK(error_of(kHead + "    mode: view\n    grants: manage\n    grant_to: [Public]\n") ==
+        f + "7: tables[0].grant_to[0]: PUBLIC cannot be managed: name the restricted roles");
+  CHECK(error_of(kHead + "    exempt: [auditor]\n    mode: view\n    grants: manage\n"
+                         "    grant_to: [analyst, auditor]\n") ==
+        f + "8: tables[0].grant_to[1]: role 'auditor' is exempt (it reads the raw table): it "
+            "cannot lose SELECT on it");
+  CHECK(error_of(kHead + "    mode: view\n    grants: manage\n    grant_to: [\"\"]\n") ==
+        f + "7: tables[0].grant_to[0]: empty role name");
 }

@@ -341,6 +341,58 @@ TEST_CASE("materialized mode: masked copy in kanon_masked, swapped and granted")
   CHECK(rep.groups == 5);
 }
 
+TEST_CASE("view mode: masked view in kanon_masked, replaced in place, modes switch") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP ROLE IF EXISTS view_reader; CREATE ROLE view_reader; "
+      "GRANT SELECT ON people TO view_reader");
+  auto p = people_policy();
+  p.mode = EnforcementMode::kMaterialized;
+  {
+    PolicyStore store(conninfo(), {p});
+    REQUIRE(store.refresh_all());
+  }
+  CHECK(pg.psql("SELECT relkind FROM pg_class WHERE oid = 'kanon_masked.people'::regclass") ==
+        "r\n");
+  // materialized -> view: the copy is dropped, the view takes its name.
+  p.mode = EnforcementMode::kView;
+  PolicyStore store(conninfo(), {p});
+  REQUIRE(store.refresh_all());
+  const auto* snap = store.current()->find("public.people");
+  REQUIRE(snap != nullptr);
+  CHECK(snap->materialized_name == "\"kanon_masked\".\"people\"");
+  CHECK(snap->grant_warnings.empty());
+  CHECK(pg.psql("SELECT relkind FROM pg_class WHERE oid = 'kanon_masked.people'::regclass") ==
+        "v\n");
+  CHECK(pg.psql("SELECT obj_description('kanon_masked.people'::regclass, 'pg_class')") ==
+        "kanon masked view of \"public\".\"people\"\n");
+  pqxx::connection conn(conninfo());
+  const auto view = query(conn,
+                          "SELECT id, name, ssn, occupation, city, state FROM "
+                          "kanon_masked.people ORDER BY id");
+  const auto inline_rows =
+      query(conn, "SELECT id, name, ssn, occupation, city, state FROM " +
+                      snap->masks.masked_relation("public", "people") + " m ORDER BY id");
+  CHECK(view == inline_rows);
+  CHECK(view.size() == 11);
+  // A refresh replaces the view in place (same oid) and keeps its grants.
+  const std::string oid = pg.psql("SELECT 'kanon_masked.people'::regclass::oid");
+  REQUIRE(store.refresh_all());
+  CHECK(pg.psql("SELECT 'kanon_masked.people'::regclass::oid") == oid);
+  CHECK(pg.psql("SELECT has_table_privilege('view_reader', 'kanon_masked.people', 'SELECT'), "
+                "has_schema_privilege('view_reader', 'kanon_masked', 'USAGE')") == "t|t\n");
+  CHECK(pg.psql("SET ROLE view_reader; SELECT count(*) FROM kanon_masked.people") == "SET\n11\n");
+  CHECK(verify_table(conn, *store.current()->find("public.people")).min_group == 2);
+  // view -> materialized: the view is dropped, the copy takes its name.
+  p.mode = EnforcementMode::kMaterialized;
+  {
+    PolicyStore back(conninfo(), {p});
+    REQUIRE(back.refresh_all());
+  }
+  CHECK(pg.psql("SELECT relkind FROM pg_class WHERE oid = 'kanon_masked.people'::regclass") ==
+        "r\n");
+}
+
 TEST_CASE("materialized copies: names without collisions, indexes, grants mirrored") {
   auto& pg = PgSandbox::shared();
   // Two tables whose naive "schema__table" names would both be a__b__c, and
@@ -412,8 +464,8 @@ TEST_CASE("materialized copies: names without collisions, indexes, grants mirror
   // A copy that belongs to another table is never replaced.
   pg.psql("COMMENT ON TABLE kanon_masked.a__plain IS 'something else'");
   CHECK_FALSE(store.refresh("a.plain"));
-  CHECK(store.current()->errors.at("a.plain").find("is not kanon's masked copy of a.plain") !=
-        std::string::npos);
+  CHECK(store.current()->errors.at("a.plain").find(
+            "is not kanon's masked copy or view of a.plain") != std::string::npos);
   CHECK(pg.psql("SELECT count(*) FROM kanon_masked.a__plain") == "11\n");
 }
 
