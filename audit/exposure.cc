@@ -400,9 +400,11 @@ class Judge {
       x.detail = fmt::format("{} can SELECT the {} {}{}: kanon cannot see what it reads ({})",
                              login.name, relation_noun(f.kind), name, why, r->read.via);
     } else if (f.kind == 'v') {
-      x.detail = fmt::format("{} can SELECT the view {}{}, which reads {} (via {}) with {} rights",
-                             login.name, name, why, join(r->read.tables), r->read.via,
-                             f.security_invoker ? "the reader's" : "its owner's");
+      x.detail =
+          fmt::format("{} can SELECT the view {}{}, which reads {} (via {}){} with {} rights",
+                      login.name, name, why, join(r->read.tables), r->read.via,
+                      r->read.opaque ? " and runs code kanon cannot analyse" : "",
+                      f.security_invoker ? "the reader's" : "its owner's");
       fix += " (sessions through kanon do not need it: kanon expands the view in place)";
     } else if (f.kind == 'm') {
       x.detail =
@@ -446,7 +448,8 @@ class Judge {
     const std::string reads =
         fn->reach.tables.empty()
             ? fmt::format("kanon cannot see what it reads ({})", fn->reach.via)
-            : fmt::format("it reads {} (via {})", join(fn->reach.tables), fn->reach.via);
+            : fmt::format("it reads {} (via {}){}", join(fn->reach.tables), fn->reach.via,
+                          fn->reach.opaque ? " and runs code kanon cannot analyse" : "");
     x.detail = fmt::format("{} can EXECUTE {}{} without kanon: {}, with {} rights", login.name,
                            acl->second.quoted, why, reads,
                            f.security_definer ? "its owner's (SECURITY DEFINER)" : "the caller's");
