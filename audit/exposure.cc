@@ -254,6 +254,7 @@ class Judge {
       report.rows.push_back(std::move(x));
     }
 
+    if (!login.connect) return;  // no session at all, with or without kanon
     std::vector<Exposure> grants;
     for (uint32_t oid : candidates_.relations) relation(login, m, restricted, oid, grants);
     for (uint32_t oid : candidates_.functions) function(login, m, restricted, oid, grants);

@@ -37,7 +37,8 @@
 //                    the policy lists it under allowed_functions
 //   exempt-through-role  informational, see above
 // The first five are reported whatever pg_hba.conf says. The privilege
-// paths (select-*, execute-function) need a session outside kanon: when
+// paths (select-*, execute-function) need a session outside kanon (and
+// CONNECT on the database): when
 // pg_hba.conf could be read they are reported only for logins with a
 // `connect` row (and those rows only for logins with a privilege path);
 // when it could not, every one is reported (and a note says why).
@@ -68,6 +69,9 @@ struct RoleFacts {
   bool bypassrls = false;
   bool replication = false;
   bool inherit = true;
+  // CONNECT on this database (has_database_privilege): without it no session
+  // at all, so its grants are no path.
+  bool connect = true;
   std::vector<std::string> member_of;  // pg_auth_members: roles granted to it directly
 };
 

@@ -47,6 +47,7 @@ constexpr const char* kHeaderSql =
 constexpr const char* kRolesSql =
     "SELECT r.rolname, pg_catalog.quote_ident(r.rolname), r.rolcanlogin, r.rolsuper, "
     "r.rolcreaterole, r.rolbypassrls, r.rolreplication, r.rolinherit, "
+    "pg_catalog.has_database_privilege(r.oid, pg_catalog.current_database(), 'CONNECT'), "
     "ARRAY(SELECT g.rolname::pg_catalog.text FROM pg_catalog.pg_auth_members a "
     "  JOIN pg_catalog.pg_roles g ON g.oid = a.roleid WHERE a.member = r.oid ORDER BY 1) "
     "FROM pg_catalog.pg_roles r ORDER BY r.rolname";
@@ -121,7 +122,8 @@ PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
     role.bypassrls = bool_of(row[5]);
     role.replication = bool_of(row[6]);
     role.inherit = bool_of(row[7]);
-    role.member_of = array_of(row[8]);
+    role.connect = bool_of(row[8]);
+    role.member_of = array_of(row[9]);
     facts.roles.push_back(std::move(role));
   }
   // Column grants: one Grant per (relation, grantee), columns in attnum order.

@@ -455,6 +455,16 @@ TEST_CASE("pg_hba.conf: grants count only for logins admitted from elsewhere tha
   CHECK(w.run().rows.empty());
 }
 
+TEST_CASE("a login without CONNECT on the database has no privilege path") {
+  World w;
+  w.role("nocon").connect = false;
+  w.R("nocon").bypassrls = true;
+  w.select("nocon", w.people(), {"nocon", {}});
+  const auto r = w.run();
+  CHECK(rows(r, "nocon", ExposurePath::kSelectTable).empty());
+  CHECK(rows(r, "nocon", ExposurePath::kBypassRls).size() == 1);  // attributes still count
+}
+
 TEST_CASE("--role keeps the named logins; unknown names get a note") {
   World w;
   w.role("a");
