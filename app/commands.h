@@ -11,5 +11,6 @@ void add_anonymize_command(CLI::App& app);
 void add_tree_command(CLI::App& app);
 void add_verify_command(CLI::App& app);
 void add_export_command(CLI::App& app);
+void add_check_command(CLI::App& app);
 
 }  // namespace kanon::app

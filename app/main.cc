@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   kanon::app::add_tree_command(app);
   kanon::app::add_verify_command(app);
   kanon::app::add_export_command(app);
+  kanon::app::add_check_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

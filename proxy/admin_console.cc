@@ -8,6 +8,7 @@
 #include <pqxx/pqxx>
 #include <sstream>
 
+#include "audit/privileges.h"
 #include "base/sqlstate.h"
 #include "base/text.h"
 #include "policy/policy_file.h"
@@ -57,6 +58,22 @@ std::string join(const std::vector<std::string>& items, std::string_view sep = "
   return out;
 }
 
+// A role name as typed: "Name" keeps its case and quotes, name is folded to
+// lower case as PostgreSQL folds identifiers.
+std::string unquote(const std::string& word) {
+  if (word.size() >= 2 && word.front() == '"' && word.back() == '"') {
+    std::string out;
+    for (size_t i = 1; i + 1 < word.size(); ++i) {
+      out += word[i];
+      if (word[i] == '"' && i + 2 < word.size() && word[i + 1] == '"') ++i;
+    }
+    return out;
+  }
+  std::string out = word;
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string format_time(std::chrono::system_clock::time_point t) {
   return fmt::format("{:%Y-%m-%d %H:%M:%S}Z", std::chrono::floor<std::chrono::seconds>(t));
 }
@@ -82,6 +99,8 @@ class Commands {
     if (verb == "SHOW" && words.size() == 2 && what == "POLICIES") return policies();
     if (verb == "SHOW" && words.size() == 2 && what == "STATS") return stats();
     if (verb == "SHOW" && words.size() == 2 && what == "CLIENTS") return clients();
+    if (verb == "SHOW" && (words.size() == 2 || words.size() == 3) && what == "EXPOSURE")
+      return exposure(words.size() == 3 ? words[2] : "");
     if (verb == "SHOW" && words.size() == 3 && what == "TREE") return tree(words[2]);
     if (verb == "SHOW" && words.size() == 3 && what == "PREDICATES") return predicates(words[2]);
     if (verb == "RELOAD" && words.size() == 1) return reload();
@@ -106,6 +125,8 @@ class Commands {
     r.add({"SHOW PREDICATES <table>", "the release rule of every quasi-identifier"});
     r.add({"SHOW STATS", "statements passed, rewritten and denied; cache; latency"});
     r.add({"SHOW CLIENTS", "connected clients"});
+    r.add({"SHOW EXPOSURE [<role>]",
+           "paths restricted logins have to protected tables outside kanon, with fixes"});
     r.add({"RELOAD", "re-read the configuration and the policies (also SIGHUP)"});
     r.add({"REFRESH <table>", "rebuild the table's tree from the data now"});
     r.add({"VERIFY <table>", "the real k, groups and released fraction, as the server sees it"});
@@ -244,6 +265,30 @@ class Commands {
     for (const auto& c : context_.clients.list())
       r.add({std::to_string(c.id), c.user, c.database, c.peer, c.application, c.access,
              c.tls ? "yes" : "no", format_time(c.since)});
+    emit(r);
+  }
+
+  // Read afresh on a service connection of its own: the grants as they are
+  // now. Notes (what was not checked) come as notices.
+  void exposure(const std::string& role) {
+    const auto runtime = context_.runtime();
+    const auto all =
+        context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
+    audit::CheckOptions options;
+    if (!role.empty()) options.exposure.roles.insert(unquote(role));
+    audit::ExposureReport report;
+    try {
+      pqxx::connection conn(policy::service_conninfo(*runtime->config));
+      report = audit::check_exposure(conn, all, options);
+    } catch (const std::exception& e) {
+      throw ConsoleError(sqlstate::kConnectionFailure,
+                         fmt::format("kanon admin: SHOW EXPOSURE failed: {}", e.what()));
+    }
+    for (const auto& note : report.notes) channel_.notice(note);
+    ResultSet r{{"database", "role", "path", "object", "reaches", "detail", "fix"}};
+    for (const auto& x : report.rows)
+      r.add({x.database, x.role, audit::to_string(x.path), x.object, join(x.reaches), x.detail,
+             x.fix});
     emit(r);
   }
 

@@ -2,12 +2,13 @@
 // style), each answered as result rows a psql user reads as a table:
 //
 //   SHOW HELP | SHOW POLICIES | SHOW TREE <table> | SHOW PREDICATES <table>
-//   SHOW STATS | SHOW CLIENTS | RELOAD | REFRESH <table> | VERIFY <table>
+//   SHOW STATS | SHOW CLIENTS | SHOW EXPOSURE [<role>] | RELOAD | REFRESH <table>
+//   VERIFY <table>
 //   EXPORT <table> [TO ...] [WITH (...)] | SHOW EXPORTS   (admin_export.h)
 //
 // <table> is "schema.table" or a bare name that only one policy has.
-// execute() may block (REFRESH, VERIFY and RELOAD talk to the backend): call
-// it from the blocking pool. Thread-safe.
+// execute() may block (REFRESH, VERIFY, RELOAD and SHOW EXPOSURE talk to the
+// backend): call it from the blocking pool. Thread-safe.
 #pragma once
 
 #include <atomic>

@@ -1,0 +1,66 @@
+// `kanon check --config FILE [--format text|json] [--role R]...`: the
+// exposure report (audit/exposure.h) for the database kanon serves: every
+// path a restricted login has to a protected table outside kanon, with its
+// fix. Exit status 0 when there is none (informational rows do not count),
+// 2 when there is any, 1 when the check itself failed.
+#include <fmt/format.h>
+
+#include <memory>
+#include <pqxx/pqxx>
+
+#include "app/commands.h"
+#include "audit/privileges.h"
+#include "policy/policy_file.h"
+
+namespace kanon::app {
+namespace {
+
+struct CheckCliOptions {
+  std::string config = "config/kanon.yaml";
+  std::string format = "text";
+  std::vector<std::string> roles;
+  std::string conninfo;
+  std::string kanon_address;
+};
+
+}  // namespace
+
+void add_check_command(CLI::App& app) {
+  auto o = std::make_shared<CheckCliOptions>();
+  auto* cmd = app.add_subcommand(
+      "check",
+      "List every path a restricted login has to a protected table outside kanon, with its fix "
+      "(exit 2 when there is any)");
+  cmd->add_option("--config", o->config, "Server config listing the policy files")
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_option("--role", o->roles, "Check only this login (repeatable)");
+  cmd->add_option("--conninfo", o->conninfo,
+                  "libpq connection string for the service connection (overrides backend:); a "
+                  "superuser can also check pg_hba.conf");
+  cmd->add_option("--kanon-address", o->kanon_address,
+                  "The address kanon connects to PostgreSQL from, when kanon check runs on "
+                  "another host (default: this connection's own address)");
+  cmd->callback([o] {
+    audit::ExposureReport report;
+    try {
+      const auto cfg = policy::load_server_config(o->config);
+      const auto policies = policy::load_policies(cfg);
+      pqxx::connection conn(o->conninfo.empty() ? policy::service_conninfo(cfg) : o->conninfo);
+      audit::CheckOptions options;
+      options.exposure.roles.insert(o->roles.begin(), o->roles.end());
+      options.kanon_address = o->kanon_address;
+      report = audit::check_exposure(conn, policies, options);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "kanon check: {}\n", e.what());
+      throw CLI::RuntimeError(1);
+    }
+    fmt::print("{}", o->format == "json" ? audit::exposure_report_json(report)
+                                         : audit::exposure_report_text(report));
+    if (!report.clean()) throw CLI::RuntimeError(2);
+  });
+}
+
+}  // namespace kanon::app

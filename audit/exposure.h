@@ -1,0 +1,186 @@
+// Exposure report: every path a restricted login has to a protected table
+// outside kanon, each with its fix (`SHOW EXPOSURE` on the admin console,
+// `kanon check`). kanon is the enforcement point only for sessions that go
+// through it; a login that can open a session of its own (a direct
+// connection, dblink or postgres_fdw from another database) reads whatever
+// PostgreSQL's grants allow. This file is the judgement, pure and without a
+// database: what the catalog says (rewriter::ObjectCatalog over
+// policy::CatalogFacts: which relations and functions reach which protected
+// tables) and who holds which privilege (PrivilegeFacts, read by
+// audit/privileges.h) in, the list of exposures out.
+//
+// Who is checked: every login role (rolcanlogin) except kanon's service
+// account, per protected table. A login the policy's `exempt:` names is
+// trusted for that table; one that is exempt only through membership in a
+// role `exempt:` names gets an informational row (who effectively sees raw
+// data); every other login is restricted for the table.
+//
+// Paths (Exposure::path), for a restricted login:
+//   superuser        rolsuper, or membership in a superuser role: reads
+//                    everything (and through kanon PostgreSQL counts a
+//                    superuser as a member of every role, so it is exempt)
+//   createrole       CREATEROLE: can grant itself exempt roles or
+//                    pg_read_all_data, even through kanon
+//   bypassrls        BYPASSRLS
+//   replication      REPLICATION: a copy of the whole cluster
+//   server-files     membership in pg_read_server_files,
+//                    pg_write_server_files or pg_execute_server_program
+//   connect          a pg_hba.conf rule that admits the login to this
+//                    database from elsewhere than kanon's address
+//   select-table     SELECT on the protected table or an inheritance child
+//                    or partition of it (table or column level)
+//   select-relation  SELECT on a view, materialized view, foreign table or
+//                    other relation whose reading reaches the table (or is
+//                    opaque: kanon cannot see what it reads)
+//   execute-function EXECUTE on a function (not built-in, not a trigger
+//                    function) that reaches the table or is opaque, unless
+//                    the policy lists it under allowed_functions
+//   exempt-through-role  informational, see above
+// The first five are reported whatever pg_hba.conf says. The privilege
+// paths (select-*, execute-function) need a session outside kanon (and
+// CONNECT on the database): when
+// pg_hba.conf could be read they are reported only for logins with a
+// `connect` row (and those rows only for logins with a privilege path);
+// when it could not, every one is reported (and a note says why).
+// Privileges count through every role the login is a member of (SET ROLE
+// works without INHERIT). A superuser's other paths are not listed: the
+// superuser row's fix comes first.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "policy/table_policy.h"
+#include "rewriter/object_catalog.h"
+
+namespace kanon::audit {
+
+struct RoleFacts {
+  std::string name;
+  std::string quoted;  // quote_ident(name)
+  bool login = false;
+  bool superuser = false;
+  bool createrole = false;
+  bool bypassrls = false;
+  bool replication = false;
+  bool inherit = true;
+  // CONNECT on this database (has_database_privilege): without it no session
+  // at all, so its grants are no path.
+  bool connect = true;
+  std::vector<std::string> member_of;  // pg_auth_members: roles granted to it directly
+};
+
+// A grant of SELECT (relations) or EXECUTE (functions), from the object's
+// ACL, or from its default ACL when none was ever set.
+struct Grant {
+  std::string grantee;               // role name; "" for PUBLIC
+  std::vector<std::string> columns;  // a column-level grant; empty for the whole relation
+};
+
+struct ObjectAcl {
+  // Relations "schema.name", functions "schema.name(arguments)", quoted as
+  // PostgreSQL quotes identifiers: ready for REVOKE.
+  std::string quoted;
+  std::string owner;
+  std::vector<Grant> grants;
+  bool callable = true;  // functions: false for trigger and event trigger functions
+};
+
+// One valid line of pg_hba.conf, as pg_hba_file_rules shows it.
+struct HbaRule {
+  int line = 0;
+  std::string type;                    // local, host, hostssl, hostnossl, hostgssenc, hostnogssenc
+  std::vector<std::string> databases;  // all, sameuser, samerole, replication or names
+  std::vector<std::string> users;      // all, names or +group
+  std::string address;  // "" for local; all, samehost, samenet, an address or a host name
+  std::string netmask;  // for addresses
+  std::string method;   // trust, reject, md5, scram-sha-256, ...
+};
+
+struct PrivilegeFacts {
+  std::string database;      // current_database()
+  std::string service_role;  // kanon's service account: trusted, not checked
+  // The address kanon connects to PostgreSQL from (the service connection's
+  // inet_client_addr()); "" over a Unix socket.
+  std::string kanon_address;
+  std::vector<RoleFacts> roles;  // every role, logins or not
+  // (role, oid): the role (never a superuser) holds SELECT on the relation
+  // or on one of its columns / EXECUTE on the function, and USAGE on its
+  // schema, as has_*_privilege say (inheritance and pg_read_all_data
+  // included).
+  std::set<std::pair<std::string, uint32_t>> select;
+  std::set<std::pair<std::string, uint32_t>> execute;
+  std::map<uint32_t, ObjectAcl> relation_acls;
+  std::map<uint32_t, ObjectAcl> function_acls;
+  std::optional<std::vector<HbaRule>> hba;  // nullopt: pg_hba_file_rules could not be read
+  std::string hba_error;                    // why not
+};
+
+// The relations and functions whose privileges matter: every relation whose
+// reading reaches a protected table or is opaque (tables, views,
+// materialized views, foreign tables), every function that is not built-in
+// whose reach is not empty.
+struct ExposureCandidates {
+  std::vector<uint32_t> relations;
+  std::vector<uint32_t> functions;
+};
+ExposureCandidates exposure_candidates(const rewriter::ObjectCatalog& catalog);
+
+enum class ExposurePath {
+  kSuperuser,
+  kCreateRole,
+  kBypassRls,
+  kReplication,
+  kServerFiles,
+  kConnect,
+  kSelectTable,
+  kSelectRelation,
+  kExecuteFunction,
+  kExemptThroughRole,
+};
+const char* to_string(ExposurePath path);
+
+struct Exposure {
+  std::string database;
+  std::string role;
+  ExposurePath path = ExposurePath::kSelectTable;
+  std::string
+      object;  // what the path goes through: a relation, a function, a role, "pg_hba.conf:N"
+  std::vector<std::string> reaches;  // protected tables ("schema.table"), sorted
+  std::string detail;                // one sentence: what the login can do
+  std::string fix;                   // what closes it: SQL or pg_hba.conf
+  bool informational() const { return path == ExposurePath::kExemptThroughRole; }
+};
+
+struct ExposureReport {
+  std::string database;
+  size_t tables = 0;  // protected tables (policies)
+  size_t logins_checked = 0;
+  std::vector<Exposure> rows;      // by role, then path, then object
+  std::vector<std::string> notes;  // what was not checked, and why
+
+  size_t exposures() const;  // rows that are not informational
+  bool clean() const { return exposures() == 0; }
+};
+
+struct ExposureOptions {
+  std::set<std::string> roles;  // check only these logins; empty: every login
+};
+
+ExposureReport find_exposures(const rewriter::ObjectCatalog& catalog,
+                              const std::vector<policy::TablePolicy>& policies,
+                              const PrivilegeFacts& facts, const ExposureOptions& options = {});
+
+// For a terminal: an aligned table of role, path, object and reaches, each
+// row followed by its detail and fix, then a summary line and the notes.
+std::string exposure_report_text(const ExposureReport& report);
+// {"database", "tables", "logins_checked", "exposures", "rows": [{"role",
+// "path", "object", "reaches", "detail", "fix", "informational"}], "notes"}
+std::string exposure_report_json(const ExposureReport& report);
+
+}  // namespace kanon::audit

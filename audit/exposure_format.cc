@@ -1,0 +1,101 @@
+// The exposure report for a terminal (`kanon check`) and as JSON
+// (`kanon check --format json`).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "audit/exposure.h"
+#include "engine/json_string.h"
+
+namespace kanon::audit {
+namespace {
+
+std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+// Display width of UTF-8 text: one column per code point.
+size_t width(std::string_view s) {
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+std::string pad(const std::string& s, size_t w) {
+  const size_t n = width(s);
+  return n >= w ? s : s + std::string(w - n, ' ');
+}
+
+}  // namespace
+
+std::string exposure_report_text(const ExposureReport& report) {
+  std::string out =
+      fmt::format("kanon check: database {}, {} protected table{}, {} login{} checked\n",
+                  report.database, report.tables, report.tables == 1 ? "" : "s",
+                  report.logins_checked, report.logins_checked == 1 ? "" : "s");
+  if (!report.rows.empty()) {
+    const std::vector<std::string> head = {"ROLE", "PATH", "OBJECT", "REACHES"};
+    size_t w[3] = {head[0].size(), head[1].size(), head[2].size()};
+    for (const auto& x : report.rows) {
+      w[0] = std::max(w[0], width(x.role));
+      w[1] = std::max(w[1], width(to_string(x.path)));
+      w[2] = std::max(w[2], width(x.object));
+    }
+    out += "\n" + pad(head[0], w[0]) + "  " + pad(head[1], w[1]) + "  " + pad(head[2], w[2]) +
+           "  " + head[3] + "\n";
+    for (const auto& x : report.rows) {
+      out += pad(x.role, w[0]) + "  " + pad(to_string(x.path), w[1]) + "  " + pad(x.object, w[2]) +
+             "  " + join(x.reaches) + "\n";
+      out += "    " + x.detail + "\n";
+      out += "    fix: " + x.fix + "\n";
+    }
+  }
+  std::set<std::string> roles;
+  for (const auto& x : report.rows)
+    if (!x.informational()) roles.insert(x.role);
+  const size_t exposures = report.exposures();
+  const size_t info = report.rows.size() - exposures;
+  out += "\n";
+  if (exposures == 0)
+    out += "no exposures: no restricted login has a path to a protected table outside kanon";
+  else
+    out += fmt::format("{} exposure{} for {} login{}", exposures, exposures == 1 ? "" : "s",
+                       roles.size(), roles.size() == 1 ? "" : "s");
+  if (info)
+    out +=
+        fmt::format("; {} informational row{} (exempt through a role)", info, info == 1 ? "" : "s");
+  out += "\n";
+  for (const auto& note : report.notes) out += "note: " + note + "\n";
+  return out;
+}
+
+std::string exposure_report_json(const ExposureReport& report) {
+  using engine::json_string;
+  std::string out = fmt::format(
+      "{{\n  \"database\": {},\n  \"tables\": {},\n  \"logins_checked\": {},\n  \"exposures\": "
+      "{},\n  \"rows\": [",
+      json_string(report.database), report.tables, report.logins_checked, report.exposures());
+  for (size_t i = 0; i < report.rows.size(); ++i) {
+    const auto& x = report.rows[i];
+    std::vector<std::string> reaches;
+    for (const auto& t : x.reaches) reaches.push_back(json_string(t));
+    out += fmt::format(
+        "{}\n    {{\"role\": {}, \"path\": {}, \"object\": {}, \"reaches\": [{}], \"detail\": {}, "
+        "\"fix\": {}, \"informational\": {}}}",
+        i ? "," : "", json_string(x.role), json_string(to_string(x.path)), json_string(x.object),
+        join(reaches), json_string(x.detail), json_string(x.fix),
+        x.informational() ? "true" : "false");
+  }
+  out += report.rows.empty() ? "],\n  \"notes\": [" : "\n  ],\n  \"notes\": [";
+  for (size_t i = 0; i < report.notes.size(); ++i)
+    out += (i ? ", " : "") + json_string(report.notes[i]);
+  out += "]\n}\n";
+  return out;
+}
+
+}  // namespace kanon::audit

@@ -1,0 +1,41 @@
+// Reading what audit/exposure.h judges from PostgreSQL, over kanon's service
+// connection: roles and their memberships, who holds SELECT or EXECUTE on
+// the objects that reach protected tables (has_*_privilege, so inheritance,
+// pg_read_all_data and PUBLIC are PostgreSQL's own answer) with their ACLs,
+// and pg_hba.conf when the connection may read pg_hba_file_rules
+// (superusers).
+//
+// Blocking; pqxx errors pass through.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "audit/exposure.h"
+
+namespace pqxx {
+class connection_base;
+}
+
+namespace kanon::audit {
+
+// Three statements in one read-only transaction (header and roles; the
+// privileges and ACLs of `candidates`; pg_hba_file_rules when readable).
+PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
+                                    const ExposureCandidates& candidates);
+
+struct CheckOptions {
+  ExposureOptions exposure;
+  // Where kanon connects from, when not from where `conn` does (kanon check
+  // run on another host than the proxy). Empty: the connection's own address.
+  std::string kanon_address;
+};
+
+// The whole check: reads the catalog facts (policy/catalog_facts.h), builds
+// the ObjectCatalog for the policies' tables, reads the privileges and
+// judges them.
+ExposureReport check_exposure(pqxx::connection_base& conn,
+                              const std::vector<policy::TablePolicy>& policies,
+                              const CheckOptions& options = {});
+
+}  // namespace kanon::audit

@@ -1,0 +1,244 @@
+// The exposure report on a real PostgreSQL: a scratch schema with a
+// protected table and one exposure of each kind (a direct grant, a view and
+// a materialized view granted to restricted logins, a SQL function with the
+// default PUBLIC EXECUTE, a member of an exempt role, a superuser login
+// nobody exempted), found by `kanon check` (the real executable, text and
+// JSON) and by SHOW EXPOSURE on the admin console, each with its fix; then
+// the fixes are applied and the report is clean for those logins (exit 0).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+
+using namespace kanon::testing;
+
+namespace {
+
+const std::vector<std::string> kLogins = {"expo_reader", "expo_viewer", "expo_mv", "expo_member",
+                                          "expo_root"};
+
+struct Fixture {
+  std::string policy_path;
+  std::unique_ptr<KanonProxy> proxy;
+
+  Fixture() {
+    auto& pg = PgSandbox::shared();
+    pg.psql(R"SQL(
+DROP SCHEMA IF EXISTS expo CASCADE;
+CREATE SCHEMA expo;
+CREATE TABLE expo.patients AS SELECT * FROM public.people;
+CREATE ROLE expo_auditors NOLOGIN;
+CREATE ROLE expo_reader LOGIN;
+CREATE ROLE expo_viewer LOGIN;
+CREATE ROLE expo_mv LOGIN;
+CREATE ROLE expo_member LOGIN IN ROLE expo_auditors;
+CREATE ROLE expo_root LOGIN SUPERUSER;
+GRANT USAGE ON SCHEMA expo TO expo_reader, expo_viewer, expo_mv, expo_member;
+GRANT SELECT ON expo.patients TO expo_reader;
+CREATE VIEW expo.v_patients AS SELECT occupation, city FROM expo.patients;
+GRANT SELECT ON expo.v_patients TO expo_viewer;
+CREATE MATERIALIZED VIEW expo.mv_cities AS SELECT city, count(*) AS n FROM expo.patients GROUP BY city;
+GRANT SELECT ON expo.mv_cities TO expo_mv;
+CREATE FUNCTION expo.patient_count() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM expo.patients';
+)SQL");
+    policy_path = "/tmp/kanon-exposure-policy-" + std::to_string(getpid()) + ".yaml";
+    std::ofstream(policy_path) << "tables:\n"
+                                  "  - table: expo.patients\n"
+                                  "    k: 2\n"
+                                  "    quasi_identifiers: [occupation, city, state]\n"
+                                  "    exempt: [postgres, expo_auditors]\n";
+    proxy = std::make_unique<KanonProxy>(
+        pg.port(),
+        "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy_path + "]\n");
+  }
+  ~Fixture() { std::filesystem::remove(policy_path); }
+
+  CommandResult check(std::vector<std::string> extra = {}, bool only_scratch = true) {
+    std::vector<std::string> argv = {kanon_executable(), "check", "--config", proxy->config_path()};
+    if (only_scratch)
+      for (const auto& r : kLogins) {
+        argv.push_back("--role");
+        argv.push_back(r);
+      }
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_command(argv);
+  }
+
+  CommandResult console(const std::string& command) {
+    return run_command(
+        {"psql", "-X", "-At", "-d", proxy->conninfo("postgres", "kanon"), "-c", command});
+  }
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The lines of psql -At output that start with `prefix`.
+std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kanon check and SHOW EXPOSURE report every seeded exposure with its fix") {
+  auto& f = fixture();
+  const auto r = f.check();
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  const std::string& out = r.out;
+  CHECK(has(out, "kanon check: database postgres, 1 protected table, 5 logins checked\n"));
+  // A direct grant on the protected table.
+  CHECK(has(out, "\nexpo_reader  select-table"));
+  CHECK(has(out,
+            "expo_reader can SELECT the protected table expo.patients without kanon "
+            "(granted to it)"));
+  CHECK(has(out,
+            "fix: REVOKE SELECT ON expo.patients FROM expo_reader — or, if expo_reader "
+            "reads expo.patients through kanon"));
+  // The sandbox's pg_hba.conf starts with `local all all trust`: a way in
+  // without kanon (kanon connects from 127.0.0.1).
+  CHECK(has(out, "\nexpo_reader  connect"));
+  CHECK(has(out,
+            "pg_hba.conf line 1 (local all all trust) admits expo_reader to postgres over "
+            "the Unix socket, without kanon"));
+  CHECK(has(out, "fix: pg_hba.conf: add `local postgres expo_reader reject` above line 1"));
+  // A view over it.
+  CHECK(has(out,
+            "expo_viewer can SELECT the view expo.v_patients (granted to it), which reads "
+            "expo.patients (via expo.patients) with its owner's rights"));
+  CHECK(has(out,
+            "fix: REVOKE SELECT ON expo.v_patients FROM expo_viewer (sessions through kanon "
+            "do not need it"));
+  // A materialized view.
+  CHECK(has(out,
+            "expo_mv can SELECT the materialized view expo.mv_cities (granted to it), a "
+            "stored copy of rows of expo.patients"));
+  CHECK(has(out,
+            "fix: REVOKE SELECT ON expo.mv_cities FROM expo_mv; or give it a policy of its "
+            "own"));
+  // The function every login may execute (PUBLIC) that has USAGE on expo.
+  for (const char* login : {"expo_reader", "expo_viewer", "expo_mv"}) {
+    CAPTURE(login);
+    CHECK(has(out, std::string(login) + " can EXECUTE expo.patient_count() (granted to PUBLIC) "
+                                        "without kanon: it reads expo.patients"));
+  }
+  CHECK(has(out, "fix: REVOKE EXECUTE ON FUNCTION expo.patient_count() FROM PUBLIC"));
+  // A member of an exempt role: informational.
+  CHECK(has(out, "\nexpo_member  exempt-through-role  expo_auditors"));
+  CHECK(
+      has(out, "fix: nothing if it is meant to; otherwise REVOKE expo_auditors FROM expo_member"));
+  CHECK_FALSE(has(out, "expo_member can"));
+  // A superuser nobody exempted.
+  CHECK(has(out, "\nexpo_root    superuser"));
+  CHECK(has(out,
+            "expo_root is a superuser: it reads every table without kanon; through kanon "
+            "it is exempt too"));
+  CHECK(has(out, "fix: ALTER ROLE expo_root NOSUPERUSER"));
+  CHECK(has(out, "informational row (exempt through a role)"));
+
+  // JSON.
+  const auto j = f.check({"--format", "json"});
+  CHECK(j.exit_code == 2);
+  CHECK(has(j.out, "\"database\": \"postgres\""));
+  CHECK(has(j.out,
+            "{\"role\": \"expo_mv\", \"path\": \"select-relation\", \"object\": "
+            "\"expo.mv_cities\", \"reaches\": [\"expo.patients\"]"));
+  CHECK(has(j.out, "\"informational\": true"));
+
+  // The demo's own exposure: analyst reads everything through pg_read_all_data.
+  const auto all = f.check({}, false);
+  CHECK(all.exit_code == 2);
+  CHECK(has(all.out,
+            "analyst can SELECT the protected table expo.patients without kanon "
+            "(through pg_read_all_data)"));
+  CHECK(has(all.out,
+            "fix: REVOKE pg_read_all_data FROM analyst — or, if analyst reads "
+            "expo.patients through kanon (kanon reads it as analyst), keep the grant and "
+            "admit analyst to PostgreSQL only from kanon's address (pg_hba.conf)"));
+  CHECK(has(all.out, "note: postgres is kanon's service account"));
+
+  // The admin console: the same rows.
+  const auto c = f.console("SHOW EXPOSURE");
+  REQUIRE_MESSAGE(c.exit_code == 0, c.err);
+  CHECK(has(c.out,
+            "postgres|expo_reader|select-table|expo.patients|expo.patients|expo_reader "
+            "can SELECT the protected table expo.patients without kanon (granted to it)|"
+            "REVOKE SELECT ON expo.patients FROM expo_reader — "));
+  CHECK(has(c.out, "postgres|expo_reader|connect|pg_hba.conf:1|expo.patients|"));
+  CHECK(has(c.out, "postgres|expo_viewer|select-relation|expo.v_patients|expo.patients|"));
+  CHECK(has(c.out, "postgres|expo_mv|select-relation|expo.mv_cities|expo.patients|"));
+  CHECK(has(c.out, "postgres|expo_viewer|execute-function|expo.patient_count()|expo.patients|"));
+  CHECK(has(c.out, "postgres|expo_member|exempt-through-role|expo_auditors|expo.patients|"));
+  CHECK(has(c.out, "postgres|expo_root|superuser|expo_root|expo.patients|"));
+  CHECK(has(c.out, "postgres|analyst|select-table|expo.patients|"));
+  CHECK(has(c.err, "kanon connects from 127.0.0.1"));  // the notes, as notices
+  const auto one = f.console("SHOW EXPOSURE expo_mv");
+  REQUIRE_MESSAGE(one.exit_code == 0, one.err);
+  CHECK(lines_starting(one.out, "postgres|").size() == 3);  // connect, mv, function
+  CHECK(lines_starting(one.out, "postgres|expo_mv|").size() == 3);
+  const auto help = f.console("SHOW HELP");
+  CHECK(has(help.out, "SHOW EXPOSURE [<role>]"));
+
+  // The fixes, as the report gives them.
+  PgSandbox::shared().psql(R"SQL(
+REVOKE SELECT ON expo.patients FROM expo_reader;
+REVOKE SELECT ON expo.v_patients FROM expo_viewer;
+REVOKE SELECT ON expo.mv_cities FROM expo_mv;
+REVOKE EXECUTE ON FUNCTION expo.patient_count() FROM PUBLIC;
+ALTER ROLE expo_root NOSUPERUSER;
+)SQL");
+  const auto after = f.check();
+  INFO(after.out << after.err);
+  CHECK(after.exit_code == 0);
+  CHECK(has(after.out,
+            "no exposures: no restricted login has a path to a protected table "
+            "outside kanon; 1 informational row (exempt through a role)"));
+  CHECK(lines_starting(f.console("SHOW EXPOSURE expo_reader").out, "postgres|").empty());
+  PgSandbox::shared().psql("REVOKE expo_auditors FROM expo_member");
+  const auto clean = f.check({"--format", "json"});
+  CHECK(clean.exit_code == 0);
+  CHECK(has(clean.out, "\"exposures\": 0,\n  \"rows\": [],"));
+  // expo_member is now restricted like any other login, and has no path.
+  CHECK(f.console("SHOW EXPOSURE expo_member").out.find("expo_member") == std::string::npos);
+}
+
+TEST_CASE("kanon check: errors exit 1, --help names the flags") {
+  const auto h = run_command({kanon_executable(), "check", "--help"});
+  CHECK(h.exit_code == 0);
+  for (const char* flag : {"--config", "--format", "--role", "--conninfo", "--kanon-address"})
+    CHECK(has(h.out, flag));
+  const auto missing = run_command({kanon_executable(), "check", "--config", "/nonexistent.yaml"});
+  CHECK(missing.exit_code == 1);
+  CHECK(has(missing.err, "kanon check: "));
+}
+
+TEST_CASE("a service account that is no superuser cannot read pg_hba.conf: every grant counts") {
+  auto& f = fixture();
+  PgSandbox::shared().psql(
+      "DROP ROLE IF EXISTS expo_service; CREATE ROLE expo_service LOGIN; "
+      "GRANT pg_read_all_data TO expo_service; "
+      "GRANT SELECT ON expo.patients TO expo_reader;");
+  const auto r = f.check({"--conninfo", PgSandbox::shared().conninfo("expo_service")});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "expo_reader can SELECT the protected table expo.patients without kanon"));
+  CHECK_FALSE(has(r.out, "expo_reader  connect"));
+  CHECK(has(r.out,
+            "note: pg_hba.conf was not read (pg_hba_file_rules is readable by superusers "
+            "only, and expo_service is none)"));
+  PgSandbox::shared().psql("REVOKE SELECT ON expo.patients FROM expo_reader");
+}
