@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "policy/policy_file.h"
 #include "policy/yaml_reader.h"
 
 namespace kanon::policy {
@@ -57,8 +58,9 @@ ServerConfig load_server_config(const std::string& path) {
   ServerConfig cfg;
   cfg.path = path;
   if (root.IsNull()) return cfg;
-  r.expect_map(root, "", {"listen", "backend", "limits", "log_level", "threads", "policies", "tls",
-                          "admin", "metrics", "restricted_settings"});
+  r.expect_map(root, "",
+               {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin",
+                "metrics", "restricted_settings", "shutdown_grace"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -66,9 +68,8 @@ ServerConfig load_server_config(const std::string& path) {
   };
   if (root["listen"]) cfg.listen = r.endpoint(root["listen"], "listen", cfg.listen);
   if (const auto backend = root["backend"]) {
-    cfg.backend =
-        r.endpoint(backend, "backend", cfg.backend,
-                   {"user", "password", "dbname", "conninfo", "sslmode", "sslrootcert"});
+    cfg.backend = r.endpoint(backend, "backend", cfg.backend,
+                             {"user", "password", "dbname", "conninfo", "sslmode", "sslrootcert"});
     if (const auto mode = backend["sslmode"]) {
       const std::string text = r.string(mode, "backend.sslmode");
       const auto parsed = ssl_mode_from_string(text);
@@ -135,8 +136,16 @@ ServerConfig load_server_config(const std::string& path) {
   }
   if (const auto metrics = root["metrics"]) {
     r.expect_map(metrics, "metrics", {"listen"});
-    if (metrics["listen"])
-      cfg.metrics = parse_endpoint_at(r, metrics["listen"], "metrics.listen");
+    if (metrics["listen"]) cfg.metrics = parse_endpoint_at(r, metrics["listen"], "metrics.listen");
+  }
+  if (const auto grace = root["shutdown_grace"]) {
+    const std::string text = grace.IsScalar() ? grace.Scalar() : std::string();
+    const auto parsed = parse_duration(text);
+    if (!parsed)
+      r.fail(grace, "shutdown_grace",
+             fmt::format("'{}' is not a duration such as 30s, 500ms or 2m", text));
+    if (*parsed > std::chrono::hours(24)) r.fail(grace, "shutdown_grace", "must be at most 24h");
+    cfg.shutdown_grace = *parsed;
   }
   if (const auto settings = root["restricted_settings"]) {
     if (!settings.IsMap())
@@ -144,8 +153,8 @@ ServerConfig load_server_config(const std::string& path) {
     cfg.restricted_settings.clear();
     for (const auto& kv : settings) {
       const std::string name = kv.first.as<std::string>();
-      if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.") !=
-                              std::string::npos)
+      if (name.empty() ||
+          name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_.") != std::string::npos)
         r.fail(kv.first, "restricted_settings", fmt::format("'{}' is not a setting name", name));
       cfg.restricted_settings.emplace_back(name,
                                            r.string(kv.second, "restricted_settings." + name));
