@@ -198,7 +198,6 @@ void Server::run() {
   // Shutdown releases the guards from the first context's thread.
   asio::steady_timer watch(*contexts_[0]);
   std::function<void()> poll_shutdown;
-  auto deadline = std::chrono::steady_clock::time_point::max();
   poll_shutdown = [&] {
     watch.expires_after(std::chrono::milliseconds(50));
     watch.async_wait([&](const boost::system::error_code& ec) {

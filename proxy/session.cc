@@ -153,7 +153,11 @@ void Session::request_stop() {
   client_.cancel();
 }
 
-void Session::note_client_frame(char type) {
+void Session::note_client_frame(char type, bool dropped) {
+  quiet_ = false;
+  // A dropped Query or FunctionCall gets no answer (the gate discards up to
+  // the next Sync, as PostgreSQL would).
+  if (dropped && type != wire::frontend::kSync) return;
   switch (type) {
     case wire::frontend::kQuery:
     case wire::frontend::kSync:
@@ -174,7 +178,6 @@ void Session::note_client_frame(char type) {
     default:  // COPY data and authentication answers belong to what came before
       break;
   }
-  quiet_ = false;
 }
 
 void Session::note_ready_for_query(char status) {
@@ -559,11 +562,12 @@ awaitable<void> Session::relay_client_to_backend() {
         terminate = true;
         break;
       }
-      note_client_frame(frame.type);
+      quiet_ = false;  // before any co_await: a drain must not end the session now
       if (gate_ && !gate_->discarding() &&
           (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
         co_await look_up_unknown_names(frame);
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
+      note_client_frame(frame.type, action == StatementGate::Action::kDrop);
       if (action == StatementGate::Action::kForward) {
         ready += frame.size;
         continue;

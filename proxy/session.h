@@ -91,7 +91,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void close_backend();
   // Drain and pause bookkeeping: a client frame about to be forwarded, and
   // a batch of backend frames delivered to the client.
-  void note_client_frame(char type);
+  void note_client_frame(char type, bool dropped);
   void note_ready_for_query(char status);
   void request_stop();
   // While PAUSE holds this session (see ServerContext::paused).
