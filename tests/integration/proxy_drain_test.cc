@@ -167,7 +167,7 @@ TEST_CASE("console SHUTDOWN drains like SIGTERM and kanon exits 0") {
   PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
   REQUIRE(PQstatus(conn) == CONNECTION_OK);
   const auto r = console(proxy, "SHUTDOWN");
-  CHECK_MESSAGE(r.out.find("draining") != std::string::npos, r.out + r.err);
+  CHECK_MESSAGE(r.out.find("draining") != std::string::npos, (r.out + r.err));
   CHECK(proxy.process().signal_and_wait(0, 10) == 0);  // signal 0: only waits
   const Query q = exec(conn, "SELECT 1");
   CHECK_FALSE(q.ok);
@@ -196,7 +196,7 @@ TEST_CASE("PAUSE waits for open transactions, then holds queries and connections
   CHECK(exec(in_tx, "COMMIT").ok);
   pauser.join();
   CHECK_MESSAGE(pause_result.out.find("paused") != std::string::npos,
-                pause_result.out + pause_result.err);
+                (pause_result.out + pause_result.err));
 
   // A query of an idle session waits...
   REQUIRE(PQsendQuery(idle, "SELECT 7") == 1);
@@ -215,7 +215,7 @@ TEST_CASE("PAUSE waits for open transactions, then holds queries and connections
   CHECK(console(proxy, "SHOW CLIENTS").exit_code == 0);
 
   const auto resumed = console(proxy, "RESUME");
-  CHECK_MESSAGE(resumed.out.find("resumed") != std::string::npos, resumed.out + resumed.err);
+  CHECK_MESSAGE(resumed.out.find("resumed") != std::string::npos, (resumed.out + resumed.err));
   PGresult* res = PQgetResult(idle);
   REQUIRE(PQresultStatus(res) == PGRES_TUPLES_OK);
   CHECK(std::string(PQgetvalue(res, 0, 0)) == "7");
