@@ -1,6 +1,7 @@
 #include "proxy/session.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
@@ -661,7 +662,30 @@ awaitable<void> Session::finish(std::string_view sqlstate, std::string_view mess
     boost::system::error_code ec;
     co_await backend_done_.async_wait(asio::redirect_error(use_awaitable, ec));
   }
-  if (!sqlstate.empty()) co_await send_fatal(sqlstate, message);
+  if (!sqlstate.empty()) {
+    co_await send_fatal(sqlstate, message);
+    co_return co_await linger_close();
+  }
+  close_client();
+}
+
+awaitable<void> Session::linger_close() {
+  // Closing a socket with unread bytes resets the connection, and a reset
+  // can make the client lose the FATAL error it has not read yet (a client
+  // that sent its next query just as its session was ended). So: end our
+  // side, discard what the client still sends, and close at its EOF or
+  // after half a second.
+  auto& socket = client_.socket();
+  boost::system::error_code ec;
+  socket.shutdown(tcp::socket::shutdown_send, ec);
+  asio::steady_timer limit(socket.get_executor(), std::chrono::milliseconds(500));
+  limit.async_wait([weak = weak_from_this()](const boost::system::error_code& e) {
+    if (auto self = weak.lock(); self && !e) self->close_client();
+  });
+  std::array<uint8_t, 4096> sink;
+  while (!ec)
+    co_await socket.async_read_some(asio::buffer(sink), asio::redirect_error(use_awaitable, ec));
+  limit.cancel();
   close_client();
 }
 

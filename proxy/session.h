@@ -87,6 +87,8 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> finish(std::string_view sqlstate, std::string_view message,
                                       bool terminate_backend);
   boost::asio::awaitable<void> send_fatal(std::string_view sqlstate, std::string_view message);
+  // Closes the client after a FATAL error without losing it to a reset.
+  boost::asio::awaitable<void> linger_close();
   void close_client();
   void close_backend();
   // Drain and pause bookkeeping: a client frame about to be forwarded, and

@@ -74,10 +74,10 @@ TEST_CASE(
     messages += PQresultErrorMessage(res);
     PQclear(res);
   }
-  stopper.join();
   CHECK(finished);  // the drain let the statement finish
   messages += exec(conn, "SELECT 1").message;
-  CHECK(messages.find("kanon is shutting down") != std::string::npos);
+  stopper.join();
+  CHECK_MESSAGE(messages.find("kanon is shutting down") != std::string::npos, messages);
   PQfinish(conn);
 }
 
