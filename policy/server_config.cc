@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/yaml_reader.h"
+#include "policy/policy_file.h"
 
 namespace kanon::policy {
 namespace {
@@ -52,7 +53,7 @@ ServerConfig load_server_config(const std::string& path) {
   if (root.IsNull()) return cfg;
   r.expect_map(root, "",
                {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin",
-                "metrics", "restricted_settings", "databases"});
+                "metrics", "restricted_settings", "databases", "shutdown_grace"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -138,6 +139,15 @@ ServerConfig load_server_config(const std::string& path) {
   if (const auto metrics = root["metrics"]) {
     r.expect_map(metrics, "metrics", {"listen"});
     if (metrics["listen"]) cfg.metrics = parse_endpoint_at(r, metrics["listen"], "metrics.listen");
+  }
+  if (const auto grace = root["shutdown_grace"]) {
+    const std::string text = grace.IsScalar() ? grace.Scalar() : std::string();
+    const auto parsed = parse_duration(text);
+    if (!parsed)
+      r.fail(grace, "shutdown_grace",
+             fmt::format("'{}' is not a duration such as 30s, 500ms or 2m", text));
+    if (*parsed > std::chrono::hours(24)) r.fail(grace, "shutdown_grace", "must be at most 24h");
+    cfg.shutdown_grace = *parsed;
   }
   if (const auto settings = root["restricted_settings"]) {
     if (!settings.IsMap())

@@ -5,6 +5,7 @@
 // key, e.g. "config/kanon.yaml:7: limits.max_clients: expected an integer".
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -81,6 +82,10 @@ struct ServerConfig {
   AdminConfig admin;
   // Prometheus text endpoint (metrics.listen); port 0 = off.
   Endpoint metrics{"127.0.0.1", 0};
+  // Graceful drain (SIGTERM, SIGINT, console SHUTDOWN): how long sessions
+  // in a transaction may go on before they are ended anyway
+  // (shutdown_grace: "30s", "500ms", "2m"; 0 ends every session at once).
+  std::chrono::milliseconds shutdown_grace{std::chrono::seconds(30)};
   // Settings every restricted session starts with (restricted_settings:),
   // sent as start-up options; see docs/policy.md for why.
   std::vector<std::pair<std::string, std::string>> restricted_settings{

@@ -104,6 +104,9 @@ class Commands {
     if (verb == "SHOW" && words.size() == 3 && what == "TREE") return tree(words[2]);
     if (verb == "SHOW" && words.size() == 3 && what == "PREDICATES") return predicates(words[2]);
     if (verb == "RELOAD" && words.size() == 1) return reload();
+    if (verb == "SHUTDOWN" && words.size() == 1) return shutdown();
+    if (verb == "PAUSE" && words.size() == 1) return pause();
+    if (verb == "RESUME" && words.size() == 1) return resume();
     if (verb == "REFRESH" && words.size() == 2) return refresh(words[1]);
     if (verb == "VERIFY" && words.size() == 2) return verify(words[1]);
     if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
@@ -128,6 +131,9 @@ class Commands {
     r.add({"SHOW EXPOSURE [<role>]",
            "paths restricted logins have to protected tables outside kanon, with fixes"});
     r.add({"RELOAD", "re-read the configuration and the policies (also SIGHUP)"});
+    r.add({"PAUSE", "wait until every session is idle between transactions, then hold them"});
+    r.add({"RESUME", "release the sessions PAUSE holds"});
+    r.add({"SHUTDOWN", "drain: no new connections, end sessions as their transactions end"});
     r.add({"REFRESH <table>", "rebuild the table's tree from the data now"});
     r.add({"VERIFY <table>", "the real k, groups and released fraction, as the server sees it"});
     r.add({"EXPORT <table> [TO ...] [WITH (...)]", "publish an anonymized copy (docs/export.md)"});
@@ -306,6 +312,49 @@ class Commands {
     ResultSet r{{"reloaded"}};
     r.add({summary});
     r.tag = "RELOAD";
+    emit(r);
+  }
+
+  void shutdown() {
+    if (!context_.shutdown)
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                         "kanon admin: SHUTDOWN is not available");
+    const auto grace = context_.runtime()->config->shutdown_grace;
+    context_.shutdown();
+    ResultSet r{{"shutdown"}};
+    r.add(
+        {fmt::format("draining: {} sessions end when idle between transactions, the rest "
+                     "after shutdown_grace ({} ms)",
+                     context_.active_clients.load(), grace.count())});
+    r.tag = "SHUTDOWN";
+    emit(r);
+  }
+
+  void pause() {
+    if (!context_.pause)
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                         "kanon admin: PAUSE is not available");
+    if (context_.draining.load())
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                         "kanon admin: kanon is shutting down");
+    size_t sessions = 0;
+    if (!context_.pause([this] { return channel_.cancelled(); }, &sessions))
+      throw ConsoleError(sqlstate::kQueryCanceled,
+                         "kanon admin: PAUSE cancelled before every session was idle; not paused");
+    ResultSet r{{"paused"}};
+    r.add(
+        {fmt::format("paused: {} sessions idle between transactions; new queries and "
+                     "connections wait until RESUME",
+                     sessions)});
+    r.tag = "PAUSE";
+    emit(r);
+  }
+
+  void resume() {
+    const bool was = context_.paused.exchange(false);
+    ResultSet r{{"resumed"}};
+    r.add({was ? "resumed: held sessions continue" : "not paused"});
+    r.tag = "RESUME";
     emit(r);
   }
 

@@ -3,7 +3,7 @@
 //
 //   SHOW HELP | SHOW POLICIES | SHOW TREE <table> | SHOW PREDICATES <table>
 //   SHOW STATS | SHOW CLIENTS | SHOW EXPOSURE [<role>] | RELOAD | REFRESH <table>
-//   VERIFY <table>
+//   VERIFY <table> | PAUSE | RESUME | SHUTDOWN   (ServerContext::pause, ::paused, ::shutdown)
 //   EXPORT <table> [TO ...] [WITH (...)] | SHOW EXPORTS   (admin_export.h)
 //
 // <table> is "schema.table" or a bare name that only one policy has.

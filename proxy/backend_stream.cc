@@ -60,6 +60,8 @@ BackendStream::Verdict BackendStream::on_frame(const wire::Frame& frame) {
     }
     case wire::backend::kReadyForQuery:
       phase_ = Phase::kReady;
+      if (frame.body.size() != 1) return Verdict::kMalformed;
+      transaction_status_ = static_cast<char>(frame.body[0]);
       return Verdict::kForward;
     default:
       return Verdict::kForward;

@@ -38,12 +38,16 @@ class BackendStream {
   // As the server last reported it. The rewriter parses with it on; a
   // restricted session that turns it off gets every statement denied.
   bool standard_conforming_strings() const { return standard_conforming_strings_; }
+  // The transaction status of the last ReadyForQuery ('I', 'T' or 'E'; 0
+  // before the first).
+  char transaction_status() const { return transaction_status_; }
 
  private:
   CancelRegistry& registry_;
   Phase phase_ = Phase::kStartup;
   bool fatal_ = false;
   bool standard_conforming_strings_ = true;
+  char transaction_status_ = 0;
   std::optional<wire::BackendKeyData> backend_key_;
   std::optional<wire::BackendKeyData> client_key_;
   wire::Buffer replacement_;

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -15,7 +17,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "policy/policy_store.h"
 #include "proxy/log.h"
+#include "proxy/wire/startup_messages.h"
 
 namespace kanon::proxy {
 
@@ -24,7 +28,7 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-asio::awaitable<void> serve(tcp::socket socket, ServerContext& context) {
+asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsEndpoint& endpoint) {
   boost::system::error_code ec;
   asio::streambuf request(16 * 1024);
   asio::steady_timer deadline(socket.get_executor(), std::chrono::seconds(10));
@@ -42,11 +46,25 @@ asio::awaitable<void> serve(tcp::socket socket, ServerContext& context) {
   line = line.substr(0, line.find("\r\n"));
   std::string status = "200 OK";
   std::string body;
-  if (line.rfind("GET /metrics ", 0) == 0 || line == "GET /metrics") {
+  const auto is = [&](std::string_view path) {
+    const std::string get = fmt::format("GET {}", path);
+    return line == get || line.rfind(get + " ", 0) == 0;
+  };
+  if (is("/metrics")) {
     body = context.stats.prometheus(context.rewriter.cache_stats(), context.active_clients.load());
+  } else if (is("/healthz")) {
+    body = "ok\n";
+  } else if (is("/readyz")) {
+    const std::string problem = co_await endpoint.not_ready();
+    if (problem.empty()) {
+      body = "ready\n";
+    } else {
+      status = "503 Service Unavailable";
+      body = problem + "\n";
+    }
   } else {
     status = "404 Not Found";
-    body = "kanon: only GET /metrics is served here\n";
+    body = "kanon: only GET /metrics, /healthz and /readyz are served here\n";
   }
   const std::string response = fmt::format(
       "HTTP/1.1 {}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
@@ -58,6 +76,76 @@ asio::awaitable<void> serve(tcp::socket socket, ServerContext& context) {
 }
 
 }  // namespace
+
+asio::awaitable<std::string> MetricsEndpoint::not_ready() {
+  if (context_.draining.load()) co_return "not ready: kanon is shutting down";
+  if (context_.paused.load()) co_return "not ready: paused (admin console PAUSE)";
+  if (context_.policies) {
+    const auto tables = context_.policies->policies();
+    const auto snapshot = context_.policies->current();
+    for (const auto& p : tables)
+      if (!snapshot->find(p.name())) {
+        const auto e = snapshot->errors.find(p.name());
+        co_return fmt::format("not ready: policy {} is not built{}{}", p.name(),
+                              e == snapshot->errors.end() ? "" : ": ",
+                              e == snapshot->errors.end() ? "" : e->second);
+      }
+    if (!tables.empty() && !snapshot->catalog)
+      co_return fmt::format("not ready: the catalog is not read: {}", snapshot->catalog_error);
+  }
+  const auto now = std::chrono::steady_clock::now();
+  if (!probed_ || now - probed_at_ >= std::chrono::seconds(1)) {
+    backend_problem_ = co_await probe_backend();
+    probed_at_ = std::chrono::steady_clock::now();
+    probed_ = true;
+  }
+  if (!backend_problem_.empty()) co_return "not ready: " + backend_problem_;
+  co_return "";
+}
+
+// TCP to the backend and an SSLRequest: a PostgreSQL server answers 'S' or
+// 'N' before any authentication. Given one second.
+asio::awaitable<std::string> MetricsEndpoint::probe_backend() {
+  const auto& b = context_.runtime()->config->backend;
+  const auto executor = acceptor_.get_executor();
+  // Shared with the timer's handler, which may run after this returns.
+  auto socket = std::make_shared<tcp::socket>(executor);
+  auto timed_out = std::make_shared<bool>(false);
+  asio::steady_timer deadline(executor, std::chrono::seconds(1));
+  deadline.async_wait([socket, timed_out](const boost::system::error_code& e) {
+    if (!e) {
+      *timed_out = true;
+      boost::system::error_code ignored;
+      socket->close(ignored);
+    }
+  });
+  boost::system::error_code ec;
+  tcp::resolver resolver(executor);
+  const auto endpoints = co_await resolver.async_resolve(
+      b.host, std::to_string(b.port), asio::redirect_error(asio::use_awaitable, ec));
+  if (!ec)
+    co_await asio::async_connect(*socket, endpoints, asio::redirect_error(asio::use_awaitable, ec));
+  uint8_t answer = 0;
+  if (!ec) {
+    wire::Buffer request;
+    wire::encode(wire::SslRequest{}, request);
+    co_await asio::async_write(*socket, asio::buffer(request),
+                               asio::redirect_error(asio::use_awaitable, ec));
+  }
+  if (!ec)
+    co_await asio::async_read(*socket, asio::buffer(&answer, 1),
+                              asio::redirect_error(asio::use_awaitable, ec));
+  deadline.cancel();
+  boost::system::error_code ignored;
+  socket->close(ignored);
+  if (*timed_out)
+    co_return fmt::format("the backend {}:{} did not answer within 1 s", b.host, b.port);
+  if (ec) co_return fmt::format("cannot reach the backend {}:{}: {}", b.host, b.port, ec.message());
+  if (answer != 'S' && answer != 'N')
+    co_return fmt::format("the backend {}:{} does not speak the PostgreSQL protocol", b.host,
+                          b.port);
+  co_return "";
+}
 
 MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const policy::Endpoint& listen,
                                  ServerContext& context)
@@ -80,7 +168,8 @@ MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const policy::Endpoint& l
 void MetricsEndpoint::start() {
   acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
     if (ec) return;  // closed by stop()
-    asio::co_spawn(acceptor_.get_executor(), serve(std::move(socket), context_), asio::detached);
+    asio::co_spawn(acceptor_.get_executor(), serve(std::move(socket), context_, *this),
+                   asio::detached);
     start();
   });
 }

@@ -1,10 +1,20 @@
 // MetricsEndpoint: the Prometheus text endpoint (metrics.listen). Answers
-// GET /metrics with Stats::prometheus(); anything else gets 404. HTTP/1.0
-// style: one request per connection.
+// GET /metrics with Stats::prometheus(), GET /healthz with 200 "ok" while
+// the process runs, and GET /readyz with 200 "ready" or 503 and a one-line
+// reason (draining or paused, a listed policy not built, the catalog not
+// read, the backend not answering an SSLRequest: probed at most once a
+// second); anything else gets 404. HTTP/1.0 style: one request per
+// connection.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+// clang-format off
+#include <utility>  // before awaitable.hpp: Boost 1.74 uses std::exchange without it
+#include <boost/asio/awaitable.hpp>
+// clang-format on
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <string>
 
 #include "policy/server_config.h"
 #include "proxy/server_context.h"
@@ -20,9 +30,18 @@ class MetricsEndpoint {
   void stop();
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
 
+  // Empty when ready, else why not. Runs on the endpoint's io_context.
+  boost::asio::awaitable<std::string> not_ready();
+
  private:
+  boost::asio::awaitable<std::string> probe_backend();
+
   ServerContext& context_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  // The last backend probe: its time and its failure ("" = reachable).
+  std::chrono::steady_clock::time_point probed_at_{};
+  bool probed_ = false;
+  std::string backend_problem_;
 };
 
 }  // namespace kanon::proxy

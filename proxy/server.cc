@@ -69,6 +69,10 @@ Server::Server(policy::ServerConfig config)
   context_.rewriter.set_require_catalog(true);
   build_policies();
   context_.reload = [this] { return reload(); };
+  context_.shutdown = [this] { stop(); };
+  context_.pause = [this](const std::function<bool()>& cancelled, size_t* sessions) {
+    return pause(cancelled, sessions);
+  };
 }
 
 void Server::build_policies() {
@@ -145,11 +149,20 @@ tcp::endpoint Server::local_endpoint() const {
 
 void Server::run() {
   asio::signal_set signals(*contexts_[0], SIGINT, SIGTERM);
-  signals.async_wait([this](const boost::system::error_code& ec, int signo) {
-    if (ec) return;
-    log(LogLevel::kInfo, "received signal {}, shutting down", signo);
-    begin_shutdown();
-  });
+  std::function<void()> wait_signal = [&] {
+    signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+      if (ec) return;
+      if (!shutting_down_) {
+        log(LogLevel::kInfo, "received signal {}, shutting down", signo);
+        begin_shutdown();
+      } else {
+        log(LogLevel::kInfo, "received signal {} again, ending every session now", signo);
+        end_sessions_now();
+      }
+      wait_signal();
+    });
+  };
+  wait_signal();
   asio::signal_set hangup(*contexts_[0], SIGHUP);
   std::function<void()> wait_hangup = [&] {
     hangup.async_wait([&](const boost::system::error_code& ec, int) {
@@ -189,16 +202,19 @@ void Server::run() {
   // Shutdown releases the guards from the first context's thread.
   asio::steady_timer watch(*contexts_[0]);
   std::function<void()> poll_shutdown;
-  auto deadline = std::chrono::steady_clock::time_point::max();
   poll_shutdown = [&] {
     watch.expires_after(std::chrono::milliseconds(50));
     watch.async_wait([&](const boost::system::error_code& ec) {
       if (ec) return;
       if (shutting_down_) {
-        if (deadline == std::chrono::steady_clock::time_point::max())
-          deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+        const auto now = std::chrono::steady_clock::now();
+        if (!ending_now_ && now >= drain_deadline_) {
+          log(LogLevel::kWarning, "shutdown_grace over: ending {} sessions still in a transaction",
+              context_.active_clients.load());
+          end_sessions_now();
+        }
         const bool done = context_.active_clients.load() == 0;
-        if (done || std::chrono::steady_clock::now() > deadline) {
+        if (done || (ending_now_ && now > end_deadline_)) {
           if (!done) log(LogLevel::kWarning, "sessions did not end in time; closing anyway");
           signals.cancel();
           hangup.cancel();
@@ -250,11 +266,52 @@ void Server::on_accept(std::shared_ptr<Session> session) {
 void Server::begin_shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
+  context_.draining = true;
+  const auto grace = context_.runtime()->config->shutdown_grace;
+  drain_deadline_ = std::chrono::steady_clock::now() + grace;
   boost::system::error_code ec;
   acceptor_.close(ec);
+  log(LogLevel::kInfo,
+      "draining: no new connections; {} sessions end when idle between transactions "
+      "(shutdown_grace {} ms)",
+      context_.active_clients.load(), grace.count());
+  const std::lock_guard lock(sessions_mutex_);
+  for (auto& [ptr, weak] : sessions_)
+    if (auto s = weak.lock()) s->drain();
+}
+
+void Server::end_sessions_now() {
+  if (!shutting_down_) begin_shutdown();
+  if (ending_now_) return;
+  ending_now_ = true;
+  end_deadline_ = std::chrono::steady_clock::now() + kShutdownGrace;
   const std::lock_guard lock(sessions_mutex_);
   for (auto& [ptr, weak] : sessions_)
     if (auto s = weak.lock()) s->stop();
+}
+
+bool Server::pause(const std::function<bool()>& cancelled, size_t* sessions) {
+  context_.paused = true;
+  for (;;) {
+    size_t total = 0, busy = 0;
+    {
+      const std::lock_guard lock(sessions_mutex_);
+      for (auto& [ptr, weak] : sessions_)
+        if (auto s = weak.lock()) {
+          ++total;
+          if (!s->quiet()) ++busy;
+        }
+    }
+    if (busy == 0) {
+      *sessions = total;
+      return true;
+    }
+    if (cancelled() || !context_.paused.load()) {
+      context_.paused = false;
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace kanon::proxy

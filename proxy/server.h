@@ -1,13 +1,17 @@
 // Server: accepts clients and runs their sessions on a pool of I/O threads,
 // one io_context per thread, so a session never needs a lock.
 //
-// run() blocks until SIGINT/SIGTERM (or stop()), then stops accepting, asks
-// every session to end cleanly, waits for them (at most a few seconds) and
-// returns.
+// run() blocks until SIGINT/SIGTERM (or stop(), or the console's SHUTDOWN),
+// then drains: it stops accepting, ends each session with FATAL 57P01 as
+// soon as it is idle between transactions, ends the rest the same way once
+// shutdown_grace has passed (or at a second SIGINT/SIGTERM), waits for them
+// (at most a few seconds more) and returns.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -32,13 +36,17 @@ class Server {
   // The bound address (useful with port 0).
   boost::asio::ip::tcp::endpoint local_endpoint() const;
   void run();
-  // Thread-safe; may be called from a signal handler context via asio.
+  // Starts the drain. Thread-safe.
   void stop();
 
  private:
   void accept_next();
   void on_accept(std::shared_ptr<Session> session);
+  // On contexts_[0]: the drain, then (grace over) ending every session now.
   void begin_shutdown();
+  void end_sessions_now();
+  // Console PAUSE (on the blocking pool); see ServerContext::pause.
+  bool pause(const std::function<bool()>& cancelled, size_t* sessions);
   void build_policies();
   void list_tables(const std::vector<policy::TablePolicy>& tables);
   // Re-reads the configuration file and the policies; returns a summary.
@@ -52,6 +60,9 @@ class Server {
   std::mutex sessions_mutex_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
   bool shutting_down_ = false;
+  bool ending_now_ = false;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  std::chrono::steady_clock::time_point end_deadline_;
 };
 
 }  // namespace kanon::proxy

@@ -56,6 +56,20 @@ class ServerContext {
   // Returns a one-line summary; throws with the reason when it fails.
   std::function<std::string()> reload;
 
+  // Graceful drain (SIGTERM, SIGINT, console SHUTDOWN): set once; the
+  // listener is closed and /readyz answers 503.
+  std::atomic<bool> draining{false};
+  // Console SHUTDOWN: starts the drain. Set by Server.
+  std::function<void()> shutdown;
+  // Console PAUSE/RESUME: while set, sessions idle between transactions do
+  // not forward what their clients send, and new sessions wait before they
+  // connect to the backend. Console sessions are never held.
+  std::atomic<bool> paused{false};
+  // Console PAUSE: blocks until every session is idle between transactions
+  // (or `cancelled` turns true: then the pause is undone and false
+  // returned); the number of sessions in *sessions. Set by Server.
+  std::function<bool(const std::function<bool()>& cancelled, size_t* sessions)> pause;
+
  private:
   mutable std::mutex mu_;
   std::shared_ptr<const Runtime> runtime_;

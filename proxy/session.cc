@@ -1,6 +1,7 @@
 #include "proxy/session.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
@@ -138,6 +139,68 @@ void Session::stop() {
   });
 }
 
+void Session::drain() {
+  asio::post(client_.socket().get_executor(), [weak = weak_from_this()] {
+    if (auto self = weak.lock()) {
+      self->draining_ = true;
+      if (self->quiet_.load()) self->request_stop();
+    }
+  });
+}
+
+void Session::request_stop() {
+  if (stopping_) return;
+  stopping_ = true;
+  client_.cancel();
+}
+
+void Session::note_client_frame(char type, bool dropped) {
+  quiet_ = false;
+  // A dropped Query or FunctionCall gets no answer (the gate discards up to
+  // the next Sync, as PostgreSQL would).
+  if (dropped && type != wire::frontend::kSync) return;
+  switch (type) {
+    case wire::frontend::kQuery:
+    case wire::frontend::kSync:
+      unsynced_ = false;
+      ++pending_syncs_;
+      break;
+    case wire::frontend::kFunctionCall:
+      ++pending_syncs_;
+      break;
+    case wire::frontend::kParse:
+    case wire::frontend::kBind:
+    case wire::frontend::kDescribe:
+    case wire::frontend::kExecute:
+    case wire::frontend::kClose:
+    case wire::frontend::kFlush:
+      unsynced_ = true;
+      break;
+    default:  // COPY data and authentication answers belong to what came before
+      break;
+  }
+}
+
+void Session::note_ready_for_query(char status) {
+  if (pending_syncs_ > 0) --pending_syncs_;
+  const bool quiet = pending_syncs_ == 0 && !unsynced_ && status == wire::kTxIdle;
+  quiet_ = quiet;
+  if (quiet && draining_) request_stop();
+}
+
+awaitable<void> Session::wait_while_paused(bool new_session) {
+  if (!context_.paused.load()) co_return;
+  asio::steady_timer tick(client_.socket().get_executor());
+  bool logged = false;
+  while (context_.paused.load() && !stopping_ && (new_session || quiet_.load())) {
+    if (!logged) log(LogLevel::kDebug, "client {}: held by PAUSE", peer_);
+    logged = true;
+    tick.expires_after(std::chrono::milliseconds(20));
+    boost::system::error_code ec;
+    co_await tick.async_wait(asio::redirect_error(use_awaitable, ec));
+  }
+}
+
 void Session::register_client(const wire::StartupMessage& startup, const char* access) {
   ClientInfo info;
   info.user = user_;
@@ -175,6 +238,12 @@ awaitable<void> Session::run_client() {
     const std::string database = param(startup, "database");
     if ((database.empty() ? user_ : database) == config.admin.database)
       co_return co_await run_admin(std::move(startup));
+    co_await wait_while_paused(true);
+    if (stopping_) {
+      co_await send_fatal(sqlstate::kAdminShutdown,
+                          "terminating connection because kanon is shutting down");
+      co_return close_client();
+    }
     co_await resolve_access(user_);
     access_.database = database.empty() ? user_ : database;
     if (!access_.exempt) {
@@ -482,6 +551,8 @@ awaitable<void> Session::relay_client_to_backend() {
       co_return co_await finish("", "", true);  // the client went away
     }
     from_client_.commit(n);
+    co_await wait_while_paused(false);
+    if (stopping_) continue;
     // Frames [0, ready) are forwarded as they are, in one write.
     size_t ready = 0;
     bool terminate = false;
@@ -508,10 +579,12 @@ awaitable<void> Session::relay_client_to_backend() {
         terminate = true;
         break;
       }
+      quiet_ = false;  // before any co_await: a drain must not end the session now
       if (gate_ && !gate_->discarding() &&
           (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
         co_await look_up_unknown_names(frame);
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
+      note_client_frame(frame.type, action == StatementGate::Action::kDrop);
       if (action == StatementGate::Action::kForward) {
         ready += frame.size;
         continue;
@@ -537,6 +610,7 @@ awaitable<void> Session::run_backend() {
       const size_t n = co_await backend_.read_some(from_backend_.prepare());
       from_backend_.commit(n);
       size_t ready = 0;
+      std::optional<char> ready_status;  // a ReadyForQuery in this batch
       const auto flush = [&]() -> awaitable<void> {
         if (ready > 0) co_await client_.write(asio::buffer(from_backend_.pending().data(), ready));
         from_backend_.consume(ready);
@@ -551,6 +625,11 @@ awaitable<void> Session::run_backend() {
         if (verdict == BackendStream::Verdict::kMalformed) {
           log(LogLevel::kError, "client {}: malformed message from the backend", peer_);
           throw boost::system::system_error(asio::error::invalid_argument);
+        }
+        if (frame.type == wire::backend::kReadyForQuery) {
+          // Counted once the batch reached the client (below).
+          if (ready_status) note_ready_for_query(*ready_status);
+          ready_status = backend_stream_.transaction_status();
         }
         if (verdict == BackendStream::Verdict::kReplace) {
           co_await flush();
@@ -568,6 +647,7 @@ awaitable<void> Session::run_backend() {
         ready += frame.size;
       }
       co_await flush();
+      if (ready_status) note_ready_for_query(*ready_status);
     }
   } catch (const boost::system::system_error& e) {
     log(LogLevel::kDebug, "client {}: backend pump ended: {}", peer_, e.code().message());
@@ -598,7 +678,30 @@ awaitable<void> Session::finish(std::string_view sqlstate, std::string_view mess
     boost::system::error_code ec;
     co_await backend_done_.async_wait(asio::redirect_error(use_awaitable, ec));
   }
-  if (!sqlstate.empty()) co_await send_fatal(sqlstate, message);
+  if (!sqlstate.empty()) {
+    co_await send_fatal(sqlstate, message);
+    co_return co_await linger_close();
+  }
+  close_client();
+}
+
+awaitable<void> Session::linger_close() {
+  // Closing a socket with unread bytes resets the connection, and a reset
+  // can make the client lose the FATAL error it has not read yet (a client
+  // that sent its next query just as its session was ended). So: end our
+  // side, discard what the client still sends, and close at its EOF or
+  // after half a second.
+  auto& socket = client_.socket();
+  boost::system::error_code ec;
+  socket.shutdown(tcp::socket::shutdown_send, ec);
+  asio::steady_timer limit(socket.get_executor(), std::chrono::milliseconds(500));
+  limit.async_wait([weak = weak_from_this()](const boost::system::error_code& e) {
+    if (auto self = weak.lock(); self && !e) self->close_client();
+  });
+  std::array<uint8_t, 4096> sink;
+  while (!ec)
+    co_await socket.async_read_some(asio::buffer(sink), asio::redirect_error(use_awaitable, ec));
+  limit.cancel();
   close_client();
 }
 

@@ -48,8 +48,15 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Starts the session's coroutines. Call once.
   void start();
-  // Asks the session to end cleanly (shutdown). Thread-safe.
+  // Asks the session to end cleanly (shutdown) now. Thread-safe.
   void stop();
+  // Graceful drain: the session ends (FATAL 57P01) as soon as it is idle
+  // between transactions — at once when it already is. Thread-safe.
+  void drain();
+  // Idle between transactions: the backend's last ReadyForQuery said 'I'
+  // and the client has sent nothing since (console sessions and sessions
+  // still in start-up count as idle). Thread-safe.
+  bool quiet() const { return quiet_.load(); }
 
  private:
   boost::asio::awaitable<void> run_client();
@@ -80,8 +87,17 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> finish(std::string_view sqlstate, std::string_view message,
                                       bool terminate_backend);
   boost::asio::awaitable<void> send_fatal(std::string_view sqlstate, std::string_view message);
+  // Closes the client after a FATAL error without losing it to a reset.
+  boost::asio::awaitable<void> linger_close();
   void close_client();
   void close_backend();
+  // Drain and pause bookkeeping: a client frame about to be forwarded, and
+  // a batch of backend frames delivered to the client.
+  void note_client_frame(char type, bool dropped);
+  void note_ready_for_query(char status);
+  void request_stop();
+  // While PAUSE holds this session (see ServerContext::paused).
+  boost::asio::awaitable<void> wait_while_paused(bool new_session);
   void register_client(const wire::StartupMessage& startup, const char* access);
 
   // session_admin.cc: the admin console.
@@ -101,6 +117,12 @@ class Session : public std::enable_shared_from_this<Session> {
   bool backend_running_ = false;
   bool client_pump_owns_client_ = false;  // backend pump must not touch the client
   bool stopping_ = false;
+  bool draining_ = false;
+  // Statements sent (Query, Sync, FunctionCall) whose ReadyForQuery has not
+  // come back yet; extended-protocol messages sent after the last Sync.
+  uint32_t pending_syncs_ = 0;
+  bool unsynced_ = false;
+  std::atomic<bool> quiet_{true};
   const bool over_capacity_;
   std::string peer_;
   std::string user_;

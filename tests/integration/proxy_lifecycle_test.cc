@@ -1,5 +1,6 @@
 // The proxy's life around its sessions: client limits, an unreachable or
-// lost backend, and a clean shutdown on SIGTERM and SIGINT.
+// lost backend, and a clean shutdown on SIGTERM and SIGINT (both drain; the
+// drain itself is tested in proxy_drain_test.cc).
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
 #include <signal.h>
@@ -57,7 +58,8 @@ TEST_CASE("SIGTERM and SIGINT stop accepting, end sessions with 57P01 and exit 0
   }
 }
 
-TEST_CASE("a client idle at shutdown is told why the connection ends") {
+TEST_CASE(
+    "a client busy at shutdown finishes its statement, then is told why the connection ends") {
   auto& pg = PgSandbox::shared();
   KanonProxy proxy(pg.port());
   PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
@@ -66,13 +68,16 @@ TEST_CASE("a client idle at shutdown is told why the connection ends") {
   std::thread stopper([&] { proxy.process().signal_and_wait(SIGTERM, 10); });
   PGresult* res;
   std::string messages;
+  bool finished = false;
   while ((res = PQgetResult(conn)) != nullptr) {
+    finished = finished || PQresultStatus(res) == PGRES_TUPLES_OK;
     messages += PQresultErrorMessage(res);
     PQclear(res);
   }
+  CHECK(finished);  // the drain let the statement finish
+  messages += exec(conn, "SELECT 1").message;
   stopper.join();
-  messages += error_of(conn);
-  CHECK(messages.find("kanon is shutting down") != std::string::npos);
+  CHECK_MESSAGE(messages.find("kanon is shutting down") != std::string::npos, messages);
   PQfinish(conn);
 }
 

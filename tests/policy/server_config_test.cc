@@ -75,3 +75,19 @@ TEST_CASE("databases: the other databases restricted sessions may use") {
         path + ":1: databases: expected a list of database names");
   CHECK(error_of("databases: ['']\n") == path + ":1: databases[0]: empty database name");
 }
+
+TEST_CASE("shutdown_grace: a duration, 30 s by default") {
+  CHECK(load_server_config(write_config("")).shutdown_grace == std::chrono::seconds(30));
+  CHECK(load_server_config(write_config("shutdown_grace: 5s\n")).shutdown_grace ==
+        std::chrono::seconds(5));
+  CHECK(load_server_config(write_config("shutdown_grace: 250ms\n")).shutdown_grace ==
+        std::chrono::milliseconds(250));
+  CHECK(load_server_config(write_config("shutdown_grace: 0\n")).shutdown_grace ==
+        std::chrono::milliseconds(0));
+  const std::string path = "/tmp/kanon-server-config-test.yaml";
+  CHECK(error_of("threads: 2\nshutdown_grace: soon\n") ==
+        path + ":2: shutdown_grace: 'soon' is not a duration such as 30s, 500ms or 2m");
+  CHECK(error_of("shutdown_grace: [1]\n") ==
+        path + ":1: shutdown_grace: '' is not a duration such as 30s, 500ms or 2m");
+  CHECK(error_of("shutdown_grace: 2d\n") == path + ":1: shutdown_grace: must be at most 24h");
+}

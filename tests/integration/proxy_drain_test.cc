@@ -1,0 +1,231 @@
+// Health and drain: /healthz and /readyz on the metrics listener, the
+// graceful drain of SIGTERM and the console's SHUTDOWN (a transaction in
+// flight may finish, idle sessions end at once, new connections are
+// refused, exit 0) and the console's PAUSE / RESUME.
+#include <doctest/doctest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+#include "tests/support/raw_client.h"
+
+using namespace kanon::testing;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Query {
+  bool ok;
+  std::string value;
+  std::string message;
+};
+
+Query exec(PGconn* conn, const std::string& sql) {
+  PGresult* res = PQexec(conn, sql.c_str());
+  const auto status = PQresultStatus(res);
+  Query q{status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK, "", PQerrorMessage(conn)};
+  if (status == PGRES_TUPLES_OK) q.value = PQgetvalue(res, 0, 0);
+  PQclear(res);
+  return q;
+}
+
+std::string http_get(uint16_t port, const std::string& path) {
+  RawClient c(port);
+  c.send("GET " + path + " HTTP/1.0\r\n\r\n");
+  const auto bytes = c.read_until_close(5);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+std::string metrics_yaml(uint16_t port) {
+  return "metrics: {listen: \"127.0.0.1:" + std::to_string(port) + "\"}\n";
+}
+
+const char* kAdmin = "admin: {database: kanon, users: [postgres]}\n";
+
+CommandResult console(const KanonProxy& proxy, const std::string& command) {
+  return run_command(
+      {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
+}
+
+bool is_shutdown_message(const std::string& m) {
+  return m.find("terminating connection because kanon is shutting down") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("/healthz is 200; /readyz is 503 until every policy is built, then 200") {
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP TABLE IF EXISTS public.drain_people");
+  const std::string policy = "/tmp/kanon-drain-policy-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(policy) << "tables:\n"
+                           "  - table: public.drain_people\n"
+                           "    k: 2\n"
+                           "    quasi_identifiers: [occupation, city, state]\n"
+                           "    direct_identifiers: {name: null, ssn: null}\n"
+                           "    exempt: [postgres]\n";
+  const uint16_t metrics = free_port();
+  KanonProxy proxy(pg.port(),
+                   std::string(kAdmin) + metrics_yaml(metrics) + "policies: [" + policy + "]\n");
+  CHECK(http_get(metrics, "/healthz").rfind("HTTP/1.1 200 OK", 0) == 0);
+  CHECK(http_get(metrics, "/healthz").find("\r\n\r\nok\n") != std::string::npos);
+  // The table does not exist yet: its policy is not built.
+  const std::string before = http_get(metrics, "/readyz");
+  CHECK_MESSAGE(before.rfind("HTTP/1.1 503", 0) == 0, before);
+  CHECK_MESSAGE(before.find("policy public.drain_people is not built") != std::string::npos,
+                before);
+  pg.psql("CREATE TABLE public.drain_people AS SELECT * FROM public.people");
+  const auto refreshed = console(proxy, "REFRESH public.drain_people");
+  CHECK_MESSAGE(refreshed.exit_code == 0, refreshed.err);
+  const std::string after = http_get(metrics, "/readyz");
+  CHECK_MESSAGE(after.rfind("HTTP/1.1 200 OK", 0) == 0, after);
+  CHECK(after.find("\r\n\r\nready\n") != std::string::npos);
+  pg.psql("DROP TABLE public.drain_people");
+  std::filesystem::remove(policy);
+}
+
+TEST_CASE("/readyz is 503 while the backend does not answer") {
+  const uint16_t metrics = free_port();
+  KanonProxy proxy(free_port(), metrics_yaml(metrics));
+  CHECK(http_get(metrics, "/healthz").rfind("HTTP/1.1 200 OK", 0) == 0);
+  const std::string ready = http_get(metrics, "/readyz");
+  CHECK_MESSAGE(ready.rfind("HTTP/1.1 503", 0) == 0, ready);
+  CHECK_MESSAGE(ready.find("cannot reach the backend") != std::string::npos, ready);
+}
+
+TEST_CASE("SIGTERM drains: an open transaction may COMMIT, idle clients end at once, exit 0") {
+  auto& pg = PgSandbox::shared();
+  const uint16_t metrics = free_port();
+  KanonProxy proxy(pg.port(), metrics_yaml(metrics) + "shutdown_grace: 20s\n");
+  PGconn* busy = PQconnectdb(proxy.conninfo("analyst").c_str());
+  PGconn* idle = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(busy) == CONNECTION_OK);
+  REQUIRE(PQstatus(idle) == CONNECTION_OK);
+  REQUIRE(exec(busy, "BEGIN").ok);
+  CHECK(exec(busy, "SELECT 1").value == "1");
+  CHECK(exec(idle, "SELECT 2").value == "2");
+  CHECK(http_get(metrics, "/readyz").rfind("HTTP/1.1 200 OK", 0) == 0);
+
+  const auto t0 = Clock::now();
+  std::atomic<int> exit_code{-2000};
+  std::thread stopper([&] { exit_code = proxy.process().signal_and_wait(SIGTERM, 30); });
+  // Draining: /readyz says so and new connections are refused.
+  bool draining = false;
+  for (int i = 0; i < 100 && !draining; ++i) {
+    draining = http_get(metrics, "/readyz").find("shutting down") != std::string::npos;
+    if (!draining) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(draining);
+  PGconn* late = PQconnectdb(proxy.conninfo("analyst").c_str());
+  CHECK(PQstatus(late) == CONNECTION_BAD);
+  PQfinish(late);
+  // The idle client was ended with 57P01.
+  const Query ended = exec(idle, "SELECT 3");
+  CHECK_FALSE(ended.ok);
+  CHECK_MESSAGE(is_shutdown_message(ended.message), ended.message);
+  // The transaction goes on and commits; then its session ends too.
+  CHECK(exec(busy, "SELECT 4").value == "4");
+  CHECK(exec(busy, "COMMIT").ok);
+  // Ended right after its transaction (a query sent meanwhile is discarded).
+  const Query after = exec(busy, "SELECT 5");
+  CHECK_FALSE(after.ok);
+  CHECK_MESSAGE(is_shutdown_message(after.message), after.message);
+  stopper.join();
+  CHECK(exit_code == 0);
+  CHECK(Clock::now() - t0 < std::chrono::seconds(10));  // well before the grace period
+  PQfinish(busy);
+  PQfinish(idle);
+  CHECK(proxy.log().find("draining") != std::string::npos);
+}
+
+TEST_CASE("after shutdown_grace a transaction still open is ended with 57P01") {
+  auto& pg = PgSandbox::shared();
+  KanonProxy proxy(pg.port(), "shutdown_grace: 1s\n");
+  PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(conn) == CONNECTION_OK);
+  REQUIRE(exec(conn, "BEGIN").ok);
+  const auto t0 = Clock::now();
+  CHECK(proxy.process().signal_and_wait(SIGTERM, 15) == 0);
+  const auto took = Clock::now() - t0;
+  CHECK(took >= std::chrono::milliseconds(900));
+  CHECK(took < std::chrono::seconds(8));
+  const Query q = exec(conn, "SELECT 1");
+  CHECK_FALSE(q.ok);
+  CHECK_MESSAGE(is_shutdown_message(q.message), q.message);
+  PQfinish(conn);
+  CHECK(proxy.log().find("shutdown_grace over") != std::string::npos);
+}
+
+TEST_CASE("console SHUTDOWN drains like SIGTERM and kanon exits 0") {
+  auto& pg = PgSandbox::shared();
+  KanonProxy proxy(pg.port(), kAdmin);
+  PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(conn) == CONNECTION_OK);
+  const auto r = console(proxy, "SHUTDOWN");
+  CHECK_MESSAGE(r.out.find("draining") != std::string::npos, (r.out + r.err));
+  CHECK(proxy.process().signal_and_wait(0, 10) == 0);  // signal 0: only waits
+  const Query q = exec(conn, "SELECT 1");
+  CHECK_FALSE(q.ok);
+  CHECK_MESSAGE(is_shutdown_message(q.message), q.message);
+  PQfinish(conn);
+}
+
+TEST_CASE("PAUSE waits for open transactions, then holds queries and connections until RESUME") {
+  auto& pg = PgSandbox::shared();
+  KanonProxy proxy(pg.port(), kAdmin);
+  PGconn* in_tx = PQconnectdb(proxy.conninfo("analyst").c_str());
+  PGconn* idle = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(in_tx) == CONNECTION_OK);
+  REQUIRE(PQstatus(idle) == CONNECTION_OK);
+  REQUIRE(exec(in_tx, "BEGIN").ok);
+
+  std::atomic<bool> paused{false};
+  CommandResult pause_result;
+  std::thread pauser([&] {
+    pause_result = console(proxy, "PAUSE");
+    paused = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK_FALSE(paused.load());  // a transaction is open
+  CHECK(exec(in_tx, "SELECT 6").value == "6");
+  CHECK(exec(in_tx, "COMMIT").ok);
+  pauser.join();
+  CHECK_MESSAGE(pause_result.out.find("paused") != std::string::npos,
+                (pause_result.out + pause_result.err));
+
+  // A query of an idle session waits...
+  REQUIRE(PQsendQuery(idle, "SELECT 7") == 1);
+  // ...and so does a new connection.
+  std::atomic<bool> connected{false};
+  PGconn* fresh = nullptr;
+  std::thread connector([&] {
+    fresh = PQconnectdb(proxy.conninfo("analyst").c_str());
+    connected = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  REQUIRE(PQconsumeInput(idle) == 1);
+  CHECK(PQisBusy(idle) == 1);
+  CHECK_FALSE(connected.load());
+  // The console itself is not held.
+  CHECK(console(proxy, "SHOW CLIENTS").exit_code == 0);
+
+  const auto resumed = console(proxy, "RESUME");
+  CHECK_MESSAGE(resumed.out.find("resumed") != std::string::npos, (resumed.out + resumed.err));
+  PGresult* res = PQgetResult(idle);
+  REQUIRE(PQresultStatus(res) == PGRES_TUPLES_OK);
+  CHECK(std::string(PQgetvalue(res, 0, 0)) == "7");
+  PQclear(res);
+  while ((res = PQgetResult(idle)) != nullptr) PQclear(res);
+  connector.join();
+  REQUIRE(PQstatus(fresh) == CONNECTION_OK);
+  CHECK(exec(fresh, "SELECT 8").value == "8");
+  PQfinish(fresh);
+  PQfinish(idle);
+  PQfinish(in_tx);
+}
