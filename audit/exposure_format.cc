@@ -6,7 +6,7 @@
 #include <set>
 
 #include "audit/exposure.h"
-#include "engine/json_string.h"
+#include "base/json.h"
 
 namespace kanon::audit {
 namespace {
@@ -75,27 +75,25 @@ std::string exposure_report_text(const ExposureReport& report) {
 }
 
 std::string exposure_report_json(const ExposureReport& report) {
-  using engine::json_string;
-  std::string out = fmt::format(
-      "{{\n  \"database\": {},\n  \"tables\": {},\n  \"logins_checked\": {},\n  \"exposures\": "
-      "{},\n  \"rows\": [",
-      json_string(report.database), report.tables, report.logins_checked, report.exposures());
-  for (size_t i = 0; i < report.rows.size(); ++i) {
-    const auto& x = report.rows[i];
-    std::vector<std::string> reaches;
-    for (const auto& t : x.reaches) reaches.push_back(json_string(t));
-    out += fmt::format(
-        "{}\n    {{\"role\": {}, \"path\": {}, \"object\": {}, \"reaches\": [{}], \"detail\": {}, "
-        "\"fix\": {}, \"informational\": {}}}",
-        i ? "," : "", json_string(x.role), json_string(to_string(x.path)), json_string(x.object),
-        join(reaches), json_string(x.detail), json_string(x.fix),
-        x.informational() ? "true" : "false");
+  base::Json doc;
+  doc["database"] = report.database;
+  doc["tables"] = report.tables;
+  doc["logins_checked"] = report.logins_checked;
+  doc["exposures"] = report.exposures();
+  doc["rows"] = base::Json::array();
+  for (const auto& x : report.rows) {
+    base::Json row;
+    row["role"] = x.role;
+    row["path"] = to_string(x.path);
+    row["object"] = x.object;
+    row["reaches"] = x.reaches;
+    row["detail"] = x.detail;
+    row["fix"] = x.fix;
+    row["informational"] = x.informational();
+    doc["rows"].push_back(std::move(row));
   }
-  out += report.rows.empty() ? "],\n  \"notes\": [" : "\n  ],\n  \"notes\": [";
-  for (size_t i = 0; i < report.notes.size(); ++i)
-    out += (i ? ", " : "") + json_string(report.notes[i]);
-  out += "]\n}\n";
-  return out;
+  doc["notes"] = report.notes;
+  return base::json_text(doc, 2);
 }
 
 }  // namespace kanon::audit
