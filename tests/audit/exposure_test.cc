@@ -504,7 +504,7 @@ TEST_CASE("text and JSON reports") {
                        "\"path\": \"select-table\", \"object\": \"public.people\", "
                        "\"reaches\": [\"public.people\"]"));
   CHECK(has(json, "\"informational\": true}"));
-  CHECK(has(json, "\"notes\": [\""));
+  CHECK(has(json, "\"notes\": [\n    \""));
 
   World clean;
   const auto c = clean.run();
