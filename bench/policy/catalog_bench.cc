@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/policy/bench_sandbox.h"
 #include "policy/catalog_facts.h"
 #include "policy/policy_store.h"
 #include "rewriter/object_catalog.h"
@@ -44,38 +45,8 @@ Stats stats(std::vector<double> v) {
   return {v[v.size() / 2], v.front(), v.back()};
 }
 
-std::string run(const std::string& cmd) {
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) throw std::runtime_error("popen failed");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, f)) out += buf;
-  if (pclose(f) != 0) throw std::runtime_error(cmd + " failed:\n" + out);
-  return out;
-}
-
-struct Sandbox {
-  std::string dir, port;
-  Sandbox() {
-    const std::string out = run(fmt::format("{}/scripts/pg-sandbox.sh start --demo --owner-pid {}",
-                                            KANON_SOURCE_DIR, getpid()));
-    for (size_t p = 0; p < out.size();) {
-      const size_t e = out.find('\n', p);
-      const std::string line = out.substr(p, e - p);
-      if (line.rfind("KANON_PG_DIR=", 0) == 0) dir = line.substr(13);
-      if (line.rfind("KANON_PG_PORT=", 0) == 0) port = line.substr(14);
-      if (e == std::string::npos) break;
-      p = e + 1;
-    }
-  }
-  ~Sandbox() {
-    if (!dir.empty())
-      std::system((std::string(KANON_SOURCE_DIR) + "/scripts/pg-sandbox.sh stop " + dir).c_str());
-  }
-  std::string conninfo() const {
-    return "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
-  }
-};
+using kanon::bench::run;
+using kanon::bench::Sandbox;
 
 void row(const std::string& what, const Stats& s) {
   fmt::print("| {} | {:.2f} | {:.2f} | {:.2f} |\n", what, s.p50, s.min, s.max);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/policy/bench_sandbox.h"
 #include "policy/form_choice.h"
 #include "policy/materializer.h"
 #include "policy/predicate_sql.h"
@@ -37,38 +38,8 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-std::string run(const std::string& cmd) {
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) throw std::runtime_error("popen failed");
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, f)) out += buf;
-  if (pclose(f) != 0) throw std::runtime_error(cmd + " failed:\n" + out);
-  return out;
-}
-
-struct Sandbox {
-  std::string dir, port;
-  Sandbox() {
-    const std::string out = run(fmt::format("{}/scripts/pg-sandbox.sh start --demo --owner-pid {}",
-                                            KANON_SOURCE_DIR, getpid()));
-    for (size_t p = 0; p < out.size();) {
-      const size_t e = out.find('\n', p);
-      const std::string line = out.substr(p, e - p);
-      if (line.rfind("KANON_PG_DIR=", 0) == 0) dir = line.substr(13);
-      if (line.rfind("KANON_PG_PORT=", 0) == 0) port = line.substr(14);
-      if (e == std::string::npos) break;
-      p = e + 1;
-    }
-  }
-  ~Sandbox() {
-    if (!dir.empty())
-      std::system((std::string(KANON_SOURCE_DIR) + "/scripts/pg-sandbox.sh stop " + dir).c_str());
-  }
-  std::string conninfo() const {
-    return "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
-  }
-};
+using kanon::bench::run;
+using kanon::bench::Sandbox;
 
 TablePolicy adult_policy(const std::string& table, uint32_t k) {
   TablePolicy p;
