@@ -58,6 +58,13 @@ bool is_shutdown_message(const std::string& m) {
   return m.find("terminating connection because kanon is shutting down") != std::string::npos;
 }
 
+// libpq hands an ErrorResponse that arrives while the connection is idle
+// (e.g. in the same read as the ReadyForQuery before it) to the notice
+// processor, and the next query then only sees the closed connection.
+void capture_notice(void* out, const char* message) {
+  static_cast<std::string*>(out)->append(message);
+}
+
 }  // namespace
 
 TEST_CASE("/healthz is 200; /readyz is 503 until every policy is built, then 200") {
@@ -107,6 +114,9 @@ TEST_CASE("SIGTERM drains: an open transaction may COMMIT, idle clients end at o
   PGconn* idle = PQconnectdb(proxy.conninfo("analyst").c_str());
   REQUIRE(PQstatus(busy) == CONNECTION_OK);
   REQUIRE(PQstatus(idle) == CONNECTION_OK);
+  std::string busy_notices, idle_notices;
+  PQsetNoticeProcessor(busy, capture_notice, &busy_notices);
+  PQsetNoticeProcessor(idle, capture_notice, &idle_notices);
   REQUIRE(exec(busy, "BEGIN").ok);
   CHECK(exec(busy, "SELECT 1").value == "1");
   CHECK(exec(idle, "SELECT 2").value == "2");
@@ -128,14 +138,16 @@ TEST_CASE("SIGTERM drains: an open transaction may COMMIT, idle clients end at o
   // The idle client was ended with 57P01.
   const Query ended = exec(idle, "SELECT 3");
   CHECK_FALSE(ended.ok);
-  CHECK_MESSAGE(is_shutdown_message(ended.message), ended.message);
+  CHECK_MESSAGE((is_shutdown_message(ended.message) || is_shutdown_message(idle_notices)),
+                ended.message << idle_notices);
   // The transaction goes on and commits; then its session ends too.
   CHECK(exec(busy, "SELECT 4").value == "4");
   CHECK(exec(busy, "COMMIT").ok);
   // Ended right after its transaction (a query sent meanwhile is discarded).
   const Query after = exec(busy, "SELECT 5");
   CHECK_FALSE(after.ok);
-  CHECK_MESSAGE(is_shutdown_message(after.message), after.message);
+  CHECK_MESSAGE((is_shutdown_message(after.message) || is_shutdown_message(busy_notices)),
+                after.message << busy_notices);
   stopper.join();
   CHECK(exit_code == 0);
   CHECK(Clock::now() - t0 < std::chrono::seconds(10));  // well before the grace period
