@@ -1,28 +1,37 @@
 #!/usr/bin/env bash
-# Masked-query benchmark (not a test): the BI queries of the policy
-# benchmark sent through kanon by a restricted user (rewritten with the
-# inline masks, restricted_settings applied) against the same raw queries
-# sent straight to PostgreSQL, in one run. The table is ADULT repeated
-# --copies times with k = 5 x copies (the same tree as k=5 on ADULT).
-# Prints the mean latency of each query both ways and the ratio, and the
-# ratio of the total times.
+# Masked-query benchmark (not a test): BI queries sent by a restricted user
+# through kanon, in every enforcement mode, against the same raw queries sent
+# straight to PostgreSQL, all in one run.
 #
-#   bench/proxy_masked.sh [--copies N] [--reps N] [--mode inline|materialized|view]
+#   bench/proxy_masked.sh [--copies N] [--reps N] [--modes "inline materialized view"]
+#                         [--settings "jit=off max_parallel_workers_per_gather=0"]
 #
-# --mode sets the policy's enforcement mode (default inline): materialized
-# reads kanon's masked copy, view its masked view (docs/policy.md).
+# The table is ADULT repeated --copies times (default 32, ~965k rows) with
+# k = 10 x copies and eight quasi-identifiers; one copy of it per mode, each
+# protected with that mode. Columns:
+#   direct        postgres straight to PostgreSQL with the server's defaults
+#                 (parallel workers, JIT as configured): what the analyst had
+#                 before kanon, the reference of issue 17;
+#   direct+rs     the same with kanon's restricted_settings (--settings);
+#   <mode>        analyst through kanon, restricted_settings applied.
+# Each cell is the median over --reps executions (after one warm-up) of the
+# latency in ms, and of the CPU ms the whole PostgreSQL cluster (backends and
+# parallel workers) plus kanon spent on one execution: on two shared cores
+# CPU time is steadier than latency. Ratios are against `direct`.
 #
 # Needs a Release build in build/ (scripts/build.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-COPIES=8
+COPIES=32
 REPS=5
-MODE=inline
+MODES="inline materialized view"
+SETTINGS="jit=off max_parallel_workers_per_gather=0"
 while [ $# -gt 0 ]; do
   case "$1" in
     --copies) COPIES="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
-    --mode) MODE="$2"; shift 2 ;;
+    --modes) MODES="$2"; shift 2 ;;
+    --settings) SETTINGS="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -53,63 +62,130 @@ cleanup() {
 trap cleanup EXIT
 PG_PORT="$KANON_PG_PORT"
 PSQL=(psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres)
-"${PSQL[@]}" -c "CREATE TABLE public.adult_big AS SELECT a.* FROM public.adult a,
-                 generate_series(1, $COPIES); ANALYZE public.adult_big;
-                 CREATE TABLE public.occupation_group (occupation text PRIMARY KEY, grp text);
+K=$((10 * COPIES))
+QIS='[sex, age, race, marital-status, education, native-country, workclass, occupation]'
+"${PSQL[@]}" -c "CREATE TABLE public.occupation_group (occupation text PRIMARY KEY, grp text);
                  INSERT INTO public.occupation_group SELECT DISTINCT occupation,
                    left(occupation, 1) FROM public.adult;
-                 GRANT SELECT ON public.adult_big, public.occupation_group TO analyst;"
-K=$((5 * COPIES))
-cat >"$WORK/policy.yaml" <<YAML
-tables:
-  - table: public.adult_big
-    k: $K
-    quasi_identifiers: [sex, age, race, marital-status, education, native-country, workclass,
-                        occupation]
-    exempt: [postgres]
-    max_nodes: 8192
-    mode: $MODE
-YAML
+                 GRANT SELECT ON public.occupation_group TO analyst;"
+{
+  echo "tables:"
+  for mode in $MODES; do
+    "${PSQL[@]}" -c "CREATE TABLE public.adult_$mode AS SELECT a.* FROM public.adult a,
+                     generate_series(1, $COPIES); ANALYZE public.adult_$mode;
+                     GRANT SELECT ON public.adult_$mode TO analyst;"
+    printf '  - {table: public.adult_%s, k: %s, quasi_identifiers: %s,\n' "$mode" "$K" "$QIS"
+    printf '     exempt: [postgres], max_nodes: 8192, mode: %s}\n' "$mode"
+  done
+} >"$WORK/policy.yaml"
+# The reference's copy: the same rows, never protected.
+"${PSQL[@]}" -c "CREATE TABLE public.adult_direct AS SELECT a.* FROM public.adult a,
+                 generate_series(1, $COPIES); ANALYZE public.adult_direct;"
 KANON_PORT="$(free_port)"
-cat >"$WORK/kanon.yaml" <<YAML
-listen: {host: 127.0.0.1, port: $KANON_PORT}
-backend: {host: 127.0.0.1, port: $PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
-log_level: warning
-policies: [$WORK/policy.yaml]
-YAML
+{
+  echo "listen: {host: 127.0.0.1, port: $KANON_PORT}"
+  echo "backend: {host: 127.0.0.1, port: $PG_PORT, user: postgres, dbname: postgres," \
+    "sslmode: disable}"
+  echo "log_level: warning"
+  echo "policies: [$WORK/policy.yaml]"
+  echo "restricted_settings:"
+  [ -n "$SETTINGS" ] || echo "  {}"
+  for s in $SETTINGS; do echo "  ${s%%=*}: \"${s#*=}\""; done
+} >"$WORK/kanon.yaml"
 "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
-PIDS+=($!)
+KANON_PID=$!
+PIDS+=("$KANON_PID")
 wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
+# Wait until every table's snapshot is built (readyz on the metrics port is
+# not configured here: poll a masked count instead).
+for mode in $MODES; do
+  for _ in $(seq 600); do
+    psql -X -At -h 127.0.0.1 -p "$KANON_PORT" -U analyst -d postgres \
+      -c "SELECT count(*) FROM public.adult_$mode" >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+done
+PGOPTS_RS=""
+for s in $SETTINGS; do PGOPTS_RS+="-c ${s} "; done
 
 QUERIES=(
-  'SELECT occupation, sex, count(*) FROM adult_big GROUP BY occupation, sex'
-  'SELECT education, count(*) FROM adult_big GROUP BY education'
-  'SELECT count(*) FROM adult_big WHERE age = 39'
-  'SELECT count(DISTINCT "native-country") FROM adult_big'
-  'SELECT * FROM adult_big LIMIT 1000'
-  'SELECT a.workclass, g.grp, count(*) FROM adult_big a JOIN occupation_group g USING (occupation) GROUP BY 1, 2'
+  'SELECT occupation, sex, count(*) FROM :tbl GROUP BY occupation, sex'
+  'SELECT education, count(*) FROM :tbl GROUP BY education'
+  'SELECT count(*) FROM :tbl WHERE age = 39'
+  'SELECT count(DISTINCT "native-country") FROM :tbl'
+  'SELECT a.workclass, g.grp, count(*) FROM :tbl a JOIN occupation_group g USING (occupation) GROUP BY 1, 2'
+  'SELECT race, avg(age), count(*) FROM :tbl GROUP BY race'
+  'SELECT * FROM :tbl LIMIT 1000'
 )
-mean_ms() {  # port user sql -> mean latency in ms over REPS runs (after one warm-up)
-  printf '%s;\n' "$3" >"$WORK/q.sql"
-  pgbench -n -M simple -f "$WORK/q.sql" -t 1 -h 127.0.0.1 -p "$1" -U "$2" postgres >/dev/null 2>&1
-  pgbench -n -M simple -f "$WORK/q.sql" -t "$REPS" -h 127.0.0.1 -p "$1" -U "$2" postgres 2>&1 |
-    sed -nE 's/^latency average = ([0-9.]+) ms/\1/p'
-}
 
-echo "ADULT x $COPIES ($("${PSQL[@]}" -Atc "SELECT count(*) FROM adult_big") rows), k=$K," \
-  "$REPS runs per cell, $(nproc) cores; raw = postgres straight to PostgreSQL," \
-  "masked = analyst through kanon (mode: $MODE)"
-echo "| query | raw ms | masked ms | masked/raw |"
-echo "|---|---|---|---|"
-total_raw=0
-total_masked=0
-for q in "${QUERIES[@]}"; do
-  raw="$(mean_ms "$PG_PORT" postgres "$q")"
-  masked="$(mean_ms "$KANON_PORT" analyst "$q")"
-  ratio="$(awk -v a="$masked" -v b="$raw" 'BEGIN { printf "%.2f", a / b }')"
-  total_raw="$(awk -v a="$total_raw" -v b="$raw" 'BEGIN { print a + b }')"
-  total_masked="$(awk -v a="$total_masked" -v b="$masked" 'BEGIN { print a + b }')"
-  printf '| %s | %.1f | %.1f | %sx |\n' "$q" "$raw" "$masked" "$ratio"
+PM_PID="$(head -1 "$KANON_PG_DIR/data/postmaster.pid")"
+HZ="$(getconf CLK_TCK)"
+# CPU ticks of the cluster (the postmaster, its reaped children and its live
+# children) and of kanon.
+cpu_ticks() {
+  local total=0 pid f
+  read -r -a f <"/proc/$PM_PID/stat"
+  total=$((f[13] + f[14] + f[15] + f[16]))
+  for pid in $(pgrep -P "$PM_PID") "$KANON_PID"; do
+    [ -r "/proc/$pid/stat" ] || continue
+    read -r -a f <"/proc/$pid/stat" 2>/dev/null || continue
+    total=$((total + f[13] + f[14]))
+  done
+  echo "$total"
+}
+median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+# run PORT USER OPTIONS SQL -> "latency_ms cpu_ms" medians over REPS executions
+run() {
+  local port="$1" user="$2" opts="$3" sql="$4" lat=() cpu=() c0 c1 l
+  printf '%s;\n' "$sql" >"$WORK/q.sql"
+  PGOPTIONS="$opts" pgbench -n -M simple -f "$WORK/q.sql" -t 1 -h 127.0.0.1 -p "$port" \
+    -U "$user" postgres >/dev/null 2>&1
+  for _ in $(seq "$REPS"); do
+    c0="$(cpu_ticks)"
+    l="$(PGOPTIONS="$opts" pgbench -n -M simple -f "$WORK/q.sql" -t 1 -h 127.0.0.1 -p "$port" \
+      -U "$user" postgres 2>&1 | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')"
+    c1="$(cpu_ticks)"
+    lat+=("$l")
+    cpu+=("$(((c1 - c0) * 1000 / HZ))")
+  done
+  echo "$(printf '%s\n' "${lat[@]}" | median) $(printf '%s\n' "${cpu[@]}" | median)"
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+echo "ADULT x $COPIES ($("${PSQL[@]}" -Atc "SELECT count(*) FROM adult_direct") rows), k=$K," \
+  "median of $REPS runs, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg);" \
+  "restricted_settings: ${SETTINGS:-none}; commit $(git -C "$ROOT" rev-parse --short HEAD)"
+header="| query | direct ms (cpu) | direct+rs ms (cpu) |"
+rule="|---|---|---|"
+for mode in $MODES; do
+  header+=" $mode ms (cpu) | $mode/direct |"
+  rule+="---|---|"
 done
-printf '| **total** | %.1f | %.1f | %sx |\n' "$total_raw" "$total_masked" \
-  "$(awk -v a="$total_masked" -v b="$total_raw" 'BEGIN { printf "%.2f", a / b }')"
+echo "$header"
+echo "$rule"
+declare -A RATIOS
+for q in "${QUERIES[@]}"; do
+  read -r d_lat d_cpu <<<"$(run "$PG_PORT" postgres "" "${q//:tbl/adult_direct}")"
+  read -r r_lat r_cpu <<<"$(run "$PG_PORT" postgres "$PGOPTS_RS" "${q//:tbl/adult_direct}")"
+  line="| \`${q//:tbl/t}\` | $d_lat ($d_cpu) | $r_lat ($r_cpu) |"
+  for mode in $MODES; do
+    read -r m_lat m_cpu <<<"$(run "$KANON_PORT" analyst "" "${q//:tbl/adult_$mode}")"
+    if [[ "$q" == *LIMIT* ]]; then
+      added="$(awk -v a="$m_lat" -v b="$d_lat" 'BEGIN { printf "%+.1f ms", a - b }')"
+      line+=" $m_lat ($m_cpu) | $added |"
+    else
+      r="$(ratio "$m_lat" "$d_lat")"
+      RATIOS[$mode]+="$r "
+      line+=" $m_lat ($m_cpu) | ${r}x |"
+    fi
+  done
+  echo "$line"
+done
+summary="| **median of the aggregates** | | |"
+for mode in $MODES; do
+  med="$(printf '%s\n' ${RATIOS[$mode]} | median)"
+  worst="$(printf '%s\n' ${RATIOS[$mode]} | sort -n | tail -1)"
+  summary+=" | ${med}x (worst ${worst}x) |"
+done
+echo "$summary"

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL 15 cluster for tests, benchmarks and the demo.
 #
-#   pg-sandbox.sh start [--port N] [--demo] [--owner-pid PID]
+#   pg-sandbox.sh start [--port N] [--demo] [--hardened] [--owner-pid PID]
 #       initdb in a new temporary directory, start on 127.0.0.1 (a free port
 #       unless --port), create the test roles, and with --demo load the demo
-#       tables (public.adult, public.people). Prints shell assignments:
+#       tables (public.adult, public.people). --hardened sets the cluster up
+#       as docs/security.md asks (what scripts/run.sh starts, and what
+#       `kanon check` finds clean): only postgres may use the Unix socket,
+#       and the other logins get SELECT on the demo tables instead of
+#       pg_read_all_data, so they reach data only over TCP from 127.0.0.1,
+#       kanon's address. Prints shell assignments:
 #         KANON_PG_DIR=... KANON_PG_HOST=127.0.0.1 KANON_PG_PORT=...
 #       With --owner-pid, a watchdog stops and removes the cluster as soon as
 #       that process is gone, even if it was killed with SIGKILL.
@@ -50,6 +55,28 @@ host  all all            127.0.0.1/32 trust
 HBA
 }
 
+# Only the superuser on the Unix socket; every other login over TCP from
+# 127.0.0.1, the address kanon connects from.
+write_hardened_hba() {
+  cat >"$1/pg_hba.conf" <<'HBA'
+local all postgres                   trust
+host  all kanon_md5      127.0.0.1/32 md5
+host  all kanon_scram    127.0.0.1/32 scram-sha-256
+host  all kanon_password 127.0.0.1/32 password
+host  all all            127.0.0.1/32 trust
+HBA
+}
+
+# Table grants instead of pg_read_all_data (which also reads every future
+# table, kanon's masked copies' sources included, and is not revocable per
+# table).
+harden_grants() {
+  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$1" -U postgres -d postgres <<'SQL'
+REVOKE pg_read_all_data FROM kanon_md5, kanon_scram, kanon_password, analyst;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO kanon_md5, kanon_scram, kanon_password, analyst;
+SQL
+}
+
 create_roles() {
   psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$1" -U postgres -d postgres <<'SQL'
 SET password_encryption = 'md5';
@@ -74,11 +101,12 @@ load_demo() {
 }
 
 start() {
-  local port="" demo=0 owner=""
+  local port="" demo=0 hardened=0 owner=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --port) port="$2"; shift 2 ;;
       --demo) demo=1; shift ;;
+      --hardened) hardened=1; shift ;;
       --owner-pid) owner="$2"; shift 2 ;;
       *) echo "pg-sandbox: unknown option $1" >&2; exit 2 ;;
     esac
@@ -96,7 +124,7 @@ start() {
   trap 'stop_cluster "$dir"' ERR
   as_server_user "$PGBIN/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
     >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; false; }
-  write_hba "$dir/data"
+  if [ $hardened -eq 1 ]; then write_hardened_hba "$dir/data"; else write_hba "$dir/data"; fi
   local tries=0
   while :; do
     local p="$port"
@@ -119,6 +147,7 @@ start() {
   done
   create_roles "$port"
   [ $demo -eq 1 ] && load_demo "$port"
+  [ $hardened -eq 1 ] && harden_grants "$port"
   trap - ERR
   echo "KANON_PG_DIR=$dir"
   echo "KANON_PG_HOST=127.0.0.1"
@@ -128,5 +157,5 @@ start() {
 case "${1:-}" in
   start) shift; start "$@" ;;
   stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop_cluster "$2" ;;
-  *) echo "usage: $0 start [--port N] [--demo] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--port N] [--demo] [--hardened] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
 esac

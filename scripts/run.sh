@@ -11,7 +11,7 @@ LISTEN="${KANON_LISTEN:-127.0.0.1:6432}"
 "$ROOT/scripts/build.sh" "$ROOT/build"
 
 echo "run: starting a throwaway PostgreSQL 15 with the demo data..."
-eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --owner-pid $$)"
+eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --hardened --owner-pid $$)"
 PROXY_PID=""
 cleanup() {
   trap - EXIT INT TERM
