@@ -24,12 +24,15 @@ std::string_view bare(std::string_view qualified_name) {
   return dot == std::string_view::npos ? qualified_name : qualified_name.substr(dot + 1);
 }
 
-// Operators PostgreSQL may apply without the symbol in the text.
+}  // namespace
+
 bool implied_operator(std::string_view name) {
   for (std::string_view s : {"=", "<>", "<", ">", "<=", ">=", "~~", "!~~", "~~*", "!~~*"})
     if (name == s) return true;
   return false;
 }
+
+namespace {
 
 void merge_tables(std::vector<std::string>& into, const std::vector<std::string>& from) {
   if (from.empty()) return;

@@ -87,6 +87,10 @@ struct CatalogFunction {
 // (statement_rules' is_statistics_relation) make it opaque. Cycles (views or
 // functions that reach each other) are handled as strongly connected
 // components: every member reaches the union.
+// Operators PostgreSQL may apply without their symbol in the text (IN,
+// BETWEEN, ORDER BY, GROUP BY, DISTINCT, joins, LIKE).
+bool implied_operator(std::string_view name);
+
 class ObjectCatalog {
  public:
   // `protected_tables`: "schema.table" of every protected table (policy names).

@@ -50,6 +50,7 @@ class Planner {
       if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
     if (cls == StatementClass::kCopy && st.copy_to_file) return deny(rules::kCopyFile, "COPY");
     if (!check_functions(st)) return false;
+    if (!check_implicit_code(st)) return false;
 
     std::vector<ProtectedRef> refs;
     std::vector<CatalogRef> reaching;  // not protected, but the catalog says they reach one
@@ -364,6 +365,42 @@ class Planner {
         return deny(rules::kOpaqueFunction, object);
       }
     }
+    return true;
+  }
+
+  // Code PostgreSQL runs without a function name in the text: every
+  // user-defined operator whose symbol the statement contains (also written
+  // as OPERATOR(schema.sym)) or that IN, BETWEEN, ORDER BY, GROUP BY, joins
+  // ... may apply (=, <, ~~ and friends), and every user-defined cast. The
+  // same rule as for SQL function bodies (object_catalog.h), decided on the
+  // statement's text: a symbol inside a literal counts too (over-denies,
+  // never under-denies).
+  bool check_implicit_code(const Statement& st) {
+    const ObjectCatalog* catalog = inputs_.catalog;
+    if (!catalog) return true;
+    const auto& facts = catalog->facts();
+    if (facts.operators.empty() && facts.cast_functions.empty()) return true;
+    const std::string_view text = std::string_view(sql_).substr(
+        static_cast<size_t>(std::max(0, st.location)),
+        st.length > 0 ? static_cast<size_t>(st.length) : std::string_view::npos);
+    const auto check = [&](uint32_t function, const std::string& what) {
+      const CatalogFunction* c = catalog->function(function);
+      if (!c || !c->facts)
+        return deny(rules::kOpaqueFunction, what + " (runs an unknown function)");
+      const Reach e = effective(c->reach);
+      if (!e.any() || allowed(*c->facts, e)) return true;
+      std::string object = what + " (runs " + c->facts->schema + "." + c->facts->name;
+      if (!e.tables.empty())
+        return deny(rules::kReachingFunction, object + ", reaches " + e.tables.front() + ")");
+      if (!e.via.empty() && e.via != c->facts->schema + "." + c->facts->name)
+        object += ", calls " + e.via;
+      return deny(rules::kOpaqueFunction, object + ")");
+    };
+    for (const auto& op : facts.operators)
+      if (text.find(op.name) != std::string_view::npos || implied_operator(op.name))
+        if (!check(op.function, "operator " + op.schema + "." + op.name)) return false;
+    for (uint32_t oid : facts.cast_functions)
+      if (!check(oid, "a cast")) return false;
     return true;
   }
 

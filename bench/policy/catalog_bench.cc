@@ -2,9 +2,13 @@
 // connection, the same connection, the same connection reusing the built-in
 // functions: what PolicyStore does), building the ObjectCatalog from them,
 // PolicyStore::refresh_catalog, and how long after a DDL command the catalog
-// watcher has published the change. On the demo database, then with a larger
-// schema. Starts its own throwaway PostgreSQL with scripts/pg-sandbox.sh.
-// Prints figures; never fails.
+// watcher has published the change; and what the catalog adds to deciding a
+// statement: Rewriter::rewrite, uncached, over the BI corpus
+// (bench/rewriter/bi_corpus.h) with the demo policies' real trees, without a
+// catalog (as before reachability) and with the facts read here, timed
+// alternately so both see the same load. On the demo database, then with a
+// larger schema. Starts its own throwaway PostgreSQL with
+// scripts/pg-sandbox.sh. Prints figures; never fails.
 //
 //   catalog_bench [--reps N]
 #include <fmt/format.h>
@@ -22,9 +26,12 @@
 #include <vector>
 
 #include "bench/policy/bench_sandbox.h"
+#include "bench/rewriter/bi_corpus.h"
 #include "policy/catalog_facts.h"
+#include "policy/policy_file.h"
 #include "policy/policy_store.h"
 #include "rewriter/object_catalog.h"
+#include "rewriter/rewriter.h"
 
 using namespace kanon::policy;
 using Clock = std::chrono::steady_clock;
@@ -50,6 +57,59 @@ using kanon::bench::Sandbox;
 
 void row(const std::string& what, const Stats& s) {
   fmt::print("| {} | {:.2f} | {:.2f} | {:.2f} |\n", what, s.p50, s.min, s.max);
+}
+
+double micros_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// p50 and p99 in µs.
+std::pair<double, double> percentiles(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v[std::min(v.size() - 1, v.size() * 99 / 100)]};
+}
+
+// Deciding the BI corpus without and with the catalog, alternately.
+void decision_cost(pqxx::connection& conn, const std::shared_ptr<const CatalogFacts>& facts) {
+  PolicySnapshot without;
+  for (const char* file : {"people.yaml", "adult.yaml"})
+    for (const auto& p :
+         load_policy_file(fmt::format("{}/config/policies/{}", KANON_SOURCE_DIR, file)))
+      without.tables[p.name()] = build_table_snapshot(conn, p);
+  PolicySnapshot with = without;
+  with.catalog = facts;
+  kanon::rewriter::Rewriter before(0);
+  kanon::rewriter::Rewriter after(0);
+  after.set_require_catalog(true);
+  const kanon::rewriter::PlanContext ctx{"\"$user\", public", false};
+  const auto corpus = kanon::bench::bi_corpus();
+  for (const auto& q : corpus) {
+    const auto a = before.rewrite(q, without, ctx), b = after.rewrite(q, with, ctx);
+    if (b.verdict != kanon::rewriter::Verdict::kRewritten || a.sql != b.sql)
+      fmt::print(stderr, "decided differently with the catalog ({}): {}\n", b.rule,
+                 q.substr(0, 80));
+  }
+  std::vector<double> t_before, t_after;
+  const auto end = Clock::now() + std::chrono::seconds(3);
+  while (Clock::now() < end)
+    for (const auto& q : corpus) {
+      auto t0 = Clock::now();
+      before.rewrite(q, without, ctx);
+      t_before.push_back(micros_since(t0));
+      t0 = Clock::now();
+      after.rewrite(q, with, ctx);
+      t_after.push_back(micros_since(t0));
+    }
+  const auto [b50, b99] = percentiles(t_before);
+  const auto [a50, a99] = percentiles(t_after);
+  fmt::print(
+      "\nDeciding the BI corpus ({} statements, {} decisions each), Rewriter::rewrite "
+      "uncached, µs:\n\n",
+      corpus.size(), t_before.size());
+  fmt::print("| decision | p50 µs | p99 µs |\n|---|---|---|\n");
+  fmt::print("| without a catalog (before reachability) | {:.1f} | {:.1f} |\n", b50, b99);
+  fmt::print("| with the catalog | {:.1f} | {:.1f} |\n", a50, a99);
+  fmt::print("| ratio with / without | {:.2f} | {:.2f} |\n", a50 / b50, a99 / b99);
 }
 
 void measure(const std::string& label, const std::string& conninfo, int reps) {
@@ -105,6 +165,7 @@ void measure(const std::string& label, const std::string& conninfo, int reps) {
   }
   row("CREATE VIEW until the watcher published it", stats(visible));
   store.stop();
+  decision_cost(conn, facts);
   pqxx::nontransaction tx(ddl);
   for (int i = 0; i < reps; ++i) tx.exec(fmt::format("DROP VIEW public.bench_watch_{}", i));
 }

@@ -64,6 +64,12 @@ TEST_CASE(
   KanonProxy proxy(pg.port());
   PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
   REQUIRE(PQstatus(conn) == CONNECTION_OK);
+  // The 57P01 may arrive in the same read as the statement's ReadyForQuery:
+  // libpq then hands it to the notice processor while idle, and the next
+  // query only sees the closed connection.
+  std::string notices;
+  PQsetNoticeProcessor(
+      conn, [](void* out, const char* m) { static_cast<std::string*>(out)->append(m); }, &notices);
   REQUIRE(PQsendQuery(conn, "SELECT pg_sleep(0.5)") == 1);
   std::thread stopper([&] { proxy.process().signal_and_wait(SIGTERM, 10); });
   PGresult* res;
@@ -77,6 +83,7 @@ TEST_CASE(
   CHECK(finished);  // the drain let the statement finish
   messages += exec(conn, "SELECT 1").message;
   stopper.join();
+  messages += notices;
   CHECK_MESSAGE(messages.find("kanon is shutting down") != std::string::npos, messages);
   PQfinish(conn);
 }

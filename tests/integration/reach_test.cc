@@ -98,6 +98,11 @@ CREATE TABLE app.rule_tab (id int);
 CREATE RULE leak AS ON INSERT TO app.rule_tab DO ALSO INSERT INTO app.log
   SELECT city FROM public.people;
 CREATE TABLE app.scratch (id int, v text);
+CREATE FUNCTION app.op_city(int, int) RETURNS text LANGUAGE sql AS
+  'SELECT max(city) FROM public.people';
+CREATE OPERATOR app.### (FUNCTION = app.op_city, LEFTARG = int, RIGHTARG = int);
+CREATE FUNCTION app.op_safe(int, int) RETURNS int LANGUAGE sql AS 'SELECT $1 * $2';
+CREATE OPERATOR app.%%% (FUNCTION = app.op_safe, LEFTARG = int, RIGHTARG = int);
 GRANT USAGE ON SCHEMA app TO analyst;
 GRANT ALL ON ALL TABLES IN SCHEMA app TO analyst;
 GRANT CREATE ON SCHEMA app TO analyst;
@@ -178,6 +183,12 @@ const std::vector<Case> kCases = {
     {"SELECT id FROM app.plain WHERE app.f_sql() IS NOT NULL", Expect::kDenied, "app.f_sql"},
     {"SELECT f_sql()", Expect::kDenied, "app.f_sql"},
     {"SELECT * FROM app.v_fn", Expect::kDenied, "app.f_sql"},
+    // Operators run their function without its name in the text.
+    {"SELECT 1 OPERATOR(app.###) 2", Expect::kDenied, "operator app.### (runs app.op_city"},
+    {"SET search_path = app, public; SELECT 1 ### 2", Expect::kDenied, "operator app.###", true},
+    {"SELECT id FROM app.plain ORDER BY id OPERATOR(app.###) 1", Expect::kDenied,
+     "operator app.###"},
+    {"SELECT 6 OPERATOR(app.%%%) 7", Expect::kPasses},
     // Materialized views.
     {"SELECT * FROM app.mv", Expect::kDenied, "app.mv"},
     {"SELECT count(*) FROM app.mv WHERE city = 'Washington'", Expect::kDenied, "app.mv"},

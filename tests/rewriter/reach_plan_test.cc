@@ -204,3 +204,37 @@ TEST_CASE("reach plan: without a catalog the proxy fails closed") {
   CHECK(r.rule == "catalog-not-read");
   CHECK(rw.rewrite("SELECT 1", unit.snapshot, ctx).verdict == Verdict::kPass);
 }
+
+TEST_CASE("reach plan: user-defined operators run their function without its name") {
+  auto unit = make_unit_env("default");
+  auto catalog = demo_catalog();
+  auto facts = std::make_shared<CatalogFacts>(*catalog);
+  facts->operators.push_back({40000, "app", "###", 30000});  // runs app.f_sql
+  facts->operators.push_back({40001, "app", "+++", 30001});  // runs app.f_safe
+  facts->index();
+  unit.snapshot.catalog = facts;
+  Rewriter rw;
+  const PlanContext ctx{"public", false};
+  const auto run = [&](const std::string& sql) { return rw.rewrite(sql, unit.snapshot, ctx); };
+  for (const char* sql :
+       {"SELECT 1 ### 2", "SELECT 1 OPERATOR(app.###) 2",
+        "SELECT id FROM public.plain WHERE id ### 1 IS NOT NULL", "SELECT 1; SELECT 2 ### 3"}) {
+    const auto r = run(sql);
+    CHECK_MESSAGE(r.verdict == Verdict::kDenied, sql);
+    CHECK(r.rule == "function-reaches-protected");
+    CHECK(r.object == "operator app.### (runs app.f_sql, reaches public.people)");
+  }
+  CHECK(run("SELECT 1 +++ 2, id FROM public.plain").verdict == Verdict::kPass);
+  CHECK(run("SELECT 1 + 2").verdict == Verdict::kPass);  // no symbol: not run
+  // An equality operator may run for IN, joins, GROUP BY...: every statement.
+  facts->operators.push_back({40002, "app", "=", 30002});  // runs app.f_trigger (plpgsql)
+  const auto implied = run("SELECT 1 IN (1, 2)");
+  CHECK(implied.verdict == Verdict::kDenied);
+  CHECK(implied.rule == "opaque-function");
+  CHECK(implied.object == "operator app.= (runs app.f_trigger)");
+  // With the table exempt, what reaches only it is allowed.
+  facts->operators.pop_back();
+  PlanContext exempt = ctx;
+  exempt.exempt_tables = {"public.people"};
+  CHECK(rw.rewrite("SELECT 1 ### 2", unit.snapshot, exempt).verdict == Verdict::kPass);
+}
