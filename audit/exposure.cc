@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "base/text.h"
 #include "policy/sql_text.h"
 
 namespace kanon::audit {
@@ -29,14 +30,7 @@ constexpr ServerFileRole kServerFileRoles[] = {
     {"pg_write_server_files", "writes any file on the database server, its configuration included"},
 };
 
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
+using base::join;
 
 bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();

@@ -7,18 +7,12 @@
 
 #include "audit/exposure.h"
 #include "base/json.h"
+#include "base/text.h"
 
 namespace kanon::audit {
 namespace {
 
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
+using base::join;
 
 // Display width of UTF-8 text: one column per code point.
 size_t width(std::string_view s) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kanon::base {
 
@@ -33,6 +34,9 @@ inline bool is_hex_digit(char c) {
 inline char hex_digit(unsigned nibble) {
   return "0123456789abcdef"[nibble & 0xf];
 }
+
+// The items with `separator` between them: {"a", "b"} -> "a, b".
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
 // Two lower-case hexadecimal digits: 0x2f -> "2f".
 std::string hex_byte(uint8_t byte);

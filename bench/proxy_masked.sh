@@ -38,28 +38,10 @@ done
 KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
 [ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh" >&2; exit 1; }
 
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 40000))
-    ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-}
-wait_port() {
-  for _ in $(seq 400); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
-  return 1
-}
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
-eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --owner-pid $$)"
-WORK="$(mktemp -d /tmp/kanon-masked.XXXXXX)"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  "$ROOT/scripts/pg-sandbox.sh" stop "$KANON_PG_DIR"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+start_sandbox masked
 PG_PORT="$KANON_PG_PORT"
 PSQL=(psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres)
 K=$((10 * COPIES))

@@ -28,30 +28,10 @@ KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
 [ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh" >&2; exit 1; }
 command -v pgbouncer >/dev/null || { echo "pgbouncer is not installed" >&2; exit 1; }
 
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 40000))
-    ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
-  done
-}
-wait_port() {
-  for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done
-  return 1
-}
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 
-eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --owner-pid $$)"
-WORK="$(mktemp -d /tmp/kanon-bench.XXXXXX)"
-chmod 755 "$WORK"
-[ "$(id -u)" -eq 0 ] && chown postgres: "$WORK"
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  "$ROOT/scripts/pg-sandbox.sh" stop "$KANON_PG_DIR"
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+start_sandbox bench
 
 PG_PORT="$KANON_PG_PORT"
 psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABASE bench"
@@ -65,6 +45,7 @@ listen: {host: 127.0.0.1, port: $KANON_PORT}
 backend: {host: 127.0.0.1, port: $PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
 log_level: warning
 policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
+databases: [bench]  # restricted sessions: statement rules only (no protected table there)
 YAML
 "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
 PIDS+=($!)

@@ -49,14 +49,7 @@ std::vector<std::string> split_words(std::string_view text) {
 
 using base::upper;
 
-std::string join(const std::vector<std::string>& items, std::string_view sep = ", ") {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
+using base::join;
 
 // A role name as typed: "Name" keeps its case and quotes, name is folded to
 // lower case as PostgreSQL folds identifiers.
