@@ -400,7 +400,7 @@ class Planner {
       if (text.find(op.name) != std::string_view::npos || implied_operator(op.name))
         if (!check(op.function, "operator " + op.schema + "." + op.name)) return false;
     for (uint32_t oid : facts.cast_functions)
-      if (!check(oid, "a cast")) return false;
+      if (!check(oid, "a cast")) return false;  // may apply to any value: every statement
     return true;
   }
 

@@ -238,3 +238,19 @@ TEST_CASE("reach plan: user-defined operators run their function without its nam
   exempt.exempt_tables = {"public.people"};
   CHECK(rw.rewrite("SELECT 1 ### 2", unit.snapshot, exempt).verdict == Verdict::kPass);
 }
+
+TEST_CASE("reach plan: a cast whose function reaches a protected table denies every statement") {
+  auto unit = make_unit_env("default");
+  auto facts = std::make_shared<CatalogFacts>(*demo_catalog());
+  facts->cast_functions = {30001};  // app.f_safe: reaches nothing
+  facts->index();
+  unit.snapshot.catalog = facts;
+  Rewriter rw(0);
+  const PlanContext ctx{"public", false};
+  CHECK(rw.rewrite("SELECT 1", unit.snapshot, ctx).verdict == Verdict::kPass);
+  facts->cast_functions = {30000};  // app.f_sql: reads public.people
+  const auto r = rw.rewrite("SELECT 1", unit.snapshot, ctx);
+  CHECK(r.verdict == Verdict::kDenied);
+  CHECK(r.rule == "function-reaches-protected");
+  CHECK(r.object == "a cast (runs app.f_sql, reaches public.people)");
+}
