@@ -51,12 +51,11 @@ bool needs_client_answer(wire::AuthCode code) {
 }  // namespace
 
 ConsoleSession::ConsoleSession(ServerContext& context, ByteStream& client,
-                               ReceiveBuffer& from_client, std::string peer)
+                               ReceiveBuffer& from_client)
     : context_(context),
       runtime_(context.runtime()),
       client_(client),
       from_client_(from_client),
-      peer_(std::move(peer)),
       backend_stream_(context.cancels) {}
 
 ConsoleSession::~ConsoleSession() {

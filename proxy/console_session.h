@@ -36,8 +36,7 @@ class ConsoleSession {
  public:
   // `client` and `from_client` (what the client sent and nobody consumed
   // yet) must outlive the console session.
-  ConsoleSession(ServerContext& context, ByteStream& client, ReceiveBuffer& from_client,
-                 std::string peer);
+  ConsoleSession(ServerContext& context, ByteStream& client, ReceiveBuffer& from_client);
   ~ConsoleSession();  // forgets the console's cancel key
   ConsoleSession(const ConsoleSession&) = delete;
   ConsoleSession& operator=(const ConsoleSession&) = delete;
@@ -60,7 +59,6 @@ class ConsoleSession {
   std::shared_ptr<const Runtime> runtime_;
   ByteStream& client_;
   ReceiveBuffer& from_client_;
-  const std::string peer_;
   ReceiveBuffer from_backend_;
   BackendStream backend_stream_;
   // The client's cancel key and the flag its CancelRequest sets.

@@ -504,7 +504,7 @@ awaitable<std::string> Session::negotiate_backend_tls() {
 }
 
 awaitable<void> Session::run_console(const wire::StartupMessage& startup) {
-  console_ = std::make_unique<ConsoleSession>(context_, client_, from_client_, peer_);
+  console_ = std::make_unique<ConsoleSession>(context_, client_, from_client_);
   bool ok = false;
   try {
     if (co_await connect_backend()) ok = co_await console_->authenticate(startup, backend_);
