@@ -6,16 +6,15 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/read.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <cctype>
 #include <chrono>
 #include <random>
-#include <variant>
 
 #include "base/sqlstate.h"
+#include "proxy/backend_tls_negotiator.h"
 #include "proxy/blocking.h"
 #include "proxy/log.h"
 #include "proxy/wire/backend_messages.h"
@@ -30,8 +29,6 @@ using asio::use_awaitable;
 
 namespace {
 
-constexpr uint8_t kRefuseEncryption = 'N';
-constexpr uint8_t kAcceptEncryption = 'S';
 // Like PostgreSQL's authentication_timeout: a client that has not sent its
 // StartupMessage by then is dropped. Authentication itself is then timed by
 // the server.
@@ -97,12 +94,6 @@ bool turns_scs_back_on(std::string_view sql) {
   return false;
 }
 
-bool is_ip_address(const std::string& host) {
-  boost::system::error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
 }  // namespace
 
 Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
@@ -120,7 +111,6 @@ Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
 
 Session::~Session() {
   if (client_id_) context_.clients.remove(client_id_);
-  if (console_key_) context_.cancels.remove(*console_key_);
   if (!over_capacity_) --context_.active_clients;
 }
 
@@ -227,17 +217,13 @@ awaitable<void> Session::run_client() {
   });
   const auto& config = *runtime_->config;
   try {
-    const bool started = co_await read_startup(startup);
+    auto started = co_await read_startup();
     startup_timer.cancel();
     if (!started) co_return close_client();
-    if (over_capacity_) {
-      co_await send_fatal(sqlstate::kTooManyConnections, "sorry, too many clients already");
-      co_return close_client();
-    }
-    user_ = param(startup, "user");
-    const std::string database = param(startup, "database");
-    if ((database.empty() ? user_ : database) == config.admin.database)
-      co_return co_await run_admin(std::move(startup));
+    user_ = std::move(started->user);
+    if (started->step == StartupHandshake::Step::kConsole)
+      co_return co_await run_console(started->startup);
+    startup = std::move(started->startup);
     co_await wait_while_paused(true);
     if (stopping_) {
       co_await send_fatal(sqlstate::kAdminShutdown,
@@ -245,29 +231,20 @@ awaitable<void> Session::run_client() {
       co_return close_client();
     }
     co_await resolve_access(user_);
-    access_.database = database.empty() ? user_ : database;
+    access_.database = std::move(started->database);
     if (!access_.exempt) {
-      if (startup.find("replication")) {
-        const auto& rule = rewriter::rules::kReplicationConnection;
-        co_await send_fatal(rule.sqlstate, rewriter::denial_message(rule, "replication"));
-        co_return close_client();
-      }
-      // Policies, trees and the catalog belong to one database, the one the
-      // catalog was read from; others are served only when listed.
       const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
       const std::string protected_db =
           snapshot && snapshot->catalog ? snapshot->catalog->database : config.service.dbname;
-      if (access_.database != protected_db) {
-        const auto& listed = config.databases;
-        if (std::find(listed.begin(), listed.end(), access_.database) == listed.end()) {
-          const auto& rule = rewriter::rules::kDatabaseNotProtected;
-          log(LogLevel::kWarning, "denied: user={} client={} rule={} object={}", user_, peer_,
-              rule.id, access_.database);
-          co_await send_fatal(rule.sqlstate, rewriter::denial_message(rule, access_.database));
-          co_return close_client();
-        }
-        access_.protected_database = false;
+      const Admission admission =
+          admit_restricted(startup, access_.database, protected_db, config.databases);
+      if (admission.refusal) {
+        log(LogLevel::kWarning, "denied: user={} client={} rule={} object={}", user_, peer_,
+            admission.rule, admission.object);
+        co_await send_fatal(admission.refusal->sqlstate, admission.refusal->message);
+        co_return close_client();
       }
+      access_.protected_database = admission.protected_database;
       add_restricted_settings(startup, config.restricted_settings);
       std::random_device random;
       const uint64_t nonce = (uint64_t{random()} << 32) ^ random();
@@ -395,57 +372,46 @@ void Session::log_denial(const rewriter::RewriteResult& result, const char* prot
       user_, peer_, protocol, result.rule, result.object, result.sqlstate, result.fingerprint);
 }
 
-awaitable<bool> Session::read_startup(wire::StartupMessage& startup) {
-  const uint32_t max = runtime_->config->limits.max_message_size;
+awaitable<std::optional<StartupHandshake::Action>> Session::read_startup() {
+  const auto& config = *runtime_->config;
+  StartupHandshake handshake({.tls_available = runtime_->client_tls != nullptr,
+                              .over_capacity = over_capacity_,
+                              .max_message_size = config.limits.max_message_size,
+                              .admin_database = config.admin.database,
+                              .admin_users = config.admin.users});
   for (;;) {
-    const wire::Frame frame = wire::frame_startup(from_client_.pending(), max);
-    if (frame.status == wire::FrameStatus::kNeedMore) {
-      if (stopping_) co_return false;
-      const size_t n = co_await client_.read_some(from_client_.prepare());
-      from_client_.commit(n);
-      continue;
-    }
-    if (frame.status == wire::FrameStatus::kMalformed) {
-      co_await send_fatal(sqlstate::kProtocolViolation,
-                          fmt::format("invalid start-up packet: {}", frame.error));
-      co_return false;
-    }
-    auto packet = wire::decode_startup_packet(frame.body);
-    if (!packet.ok()) {
-      co_await send_fatal(sqlstate::kProtocolViolation,
-                          fmt::format("invalid start-up packet: {}", packet.error().message));
-      co_return false;
-    }
-    const bool ssl = std::holds_alternative<wire::SslRequest>(packet.value());
-    if (ssl || std::holds_alternative<wire::GssEncRequest>(packet.value())) {
-      from_client_.consume(frame.size);
-      if (!from_client_.empty()) {
-        // A client must wait for the answer; bytes after the request would
-        // be read as plaintext by mistake (CVE-2021-23214's lesson).
-        co_await send_fatal(sqlstate::kProtocolViolation,
-                            "received unencrypted data after an encryption request");
-        co_return false;
+    auto action = handshake.next(from_client_.pending());
+    from_client_.consume(action.consumed);
+    switch (action.step) {
+      case StartupHandshake::Step::kNeedMore: {
+        if (stopping_) co_return std::nullopt;
+        const size_t n = co_await client_.read_some(from_client_.prepare());
+        from_client_.commit(n);
+        break;
       }
-      const bool accept = ssl && runtime_->client_tls && !client_.tls();
-      const uint8_t answer = accept ? kAcceptEncryption : kRefuseEncryption;
-      co_await client_.write(asio::buffer(&answer, 1));
-      if (accept) {
-        try {
-          co_await client_.accept_tls(*runtime_->client_tls);
-        } catch (const boost::system::system_error& e) {
-          log(LogLevel::kInfo, "client {}: TLS handshake failed: {}", peer_, e.code().message());
-          co_return false;
+      case StartupHandshake::Step::kAnswer:
+        co_await client_.write(asio::buffer(&action.answer, 1));
+        if (action.start_tls) {
+          try {
+            co_await client_.accept_tls(*runtime_->client_tls);
+          } catch (const boost::system::system_error& e) {
+            log(LogLevel::kInfo, "client {}: TLS handshake failed: {}", peer_, e.code().message());
+            co_return std::nullopt;
+          }
+          handshake.tls_established();
         }
-      }
-      continue;
+        break;
+      case StartupHandshake::Step::kCancel:
+        co_await forward_cancel(action.cancel);
+        co_return std::nullopt;
+      case StartupHandshake::Step::kRefuse:
+        log(LogLevel::kInfo, "client {}: start-up refused: {}", peer_, action.refusal.message);
+        co_await send_fatal(action.refusal.sqlstate, action.refusal.message);
+        co_return std::nullopt;
+      case StartupHandshake::Step::kSession:
+      case StartupHandshake::Step::kConsole:
+        co_return std::move(action);
     }
-    if (const auto* cancel = std::get_if<wire::CancelRequest>(&packet.value())) {
-      co_await forward_cancel(*cancel);
-      co_return false;
-    }
-    startup = std::move(std::get<wire::StartupMessage>(packet.value()));
-    from_client_.consume(frame.size);
-    co_return true;
   }
 }
 
@@ -498,35 +464,8 @@ awaitable<bool> Session::connect_backend() {
   }
   set_no_delay(backend_.socket());
   if (!runtime_->backend_tls) co_return true;
-  // TLS toward the backend, with libpq's sslmode meanings.
-  const auto mode = config.backend_tls.mode;
-  std::string failure;
-  try {
-    wire::Buffer request;
-    wire::encode(wire::SslRequest{}, request);
-    co_await backend_.write(asio::buffer(request));
-    uint8_t answer = 0;
-    co_await asio::async_read(backend_.socket(), asio::buffer(&answer, 1), use_awaitable);
-    if (answer == kAcceptEncryption) {
-      const bool verify =
-          mode == policy::SslMode::kVerifyCa || mode == policy::SslMode::kVerifyFull;
-      std::string host = mode == policy::SslMode::kVerifyFull ? b.host : std::string();
-      co_await backend_.connect_tls(*runtime_->backend_tls, host, verify);
-      if (!is_ip_address(b.host) && host.empty()) {
-        // nothing: SNI only matters to servers that check it
-      }
-      co_return true;
-    }
-    if (answer != kRefuseEncryption)
-      failure = "the server answered the SSLRequest with something else than S or N";
-    else if (mode == policy::SslMode::kPrefer)
-      co_return true;
-    else
-      failure = fmt::format("the server does not support TLS, but backend.sslmode is {}",
-                            policy::to_string(mode));
-  } catch (const boost::system::system_error& e) {
-    failure = fmt::format("TLS with the server failed: {}", e.code().message());
-  }
+  const std::string failure = co_await negotiate_backend_tls();
+  if (failure.empty()) co_return true;
   log(LogLevel::kWarning, "client {}: backend {}:{}: {}", peer_, b.host, b.port, failure);
   close_backend();
   co_await send_fatal(sqlstate::kConnectionFailure,
@@ -534,6 +473,54 @@ awaitable<bool> Session::connect_backend() {
                                   "{}:{}: {}",
                                   b.host, b.port, failure));
   co_return false;
+}
+
+awaitable<std::string> Session::negotiate_backend_tls() {
+  const auto& config = *runtime_->config;
+  BackendTlsNegotiator negotiator(config.backend_tls.mode);
+  try {
+    co_await backend_.write(asio::buffer(negotiator.request()));
+    for (;;) {
+      from_backend_.commit(co_await backend_.read_some(from_backend_.prepare()));
+      switch (negotiator.on_bytes(from_backend_.pending())) {
+        case BackendTlsNegotiator::Step::kNeedMore:
+          continue;
+        case BackendTlsNegotiator::Step::kStartTls: {
+          from_backend_.consume(1);
+          const std::string host = negotiator.verify_host() ? config.backend.host : std::string();
+          co_await backend_.connect_tls(*runtime_->backend_tls, host, negotiator.verify_peer());
+          co_return std::string();
+        }
+        case BackendTlsNegotiator::Step::kPlain:
+          from_backend_.consume(1);
+          co_return std::string();
+        case BackendTlsNegotiator::Step::kFail:
+          co_return negotiator.failure();
+      }
+    }
+  } catch (const boost::system::system_error& e) {
+    co_return fmt::format("TLS with the server failed: {}", e.code().message());
+  }
+}
+
+awaitable<void> Session::run_console(const wire::StartupMessage& startup) {
+  console_ = std::make_unique<ConsoleSession>(context_, client_, from_client_);
+  bool ok = false;
+  try {
+    if (co_await connect_backend()) ok = co_await console_->authenticate(startup, backend_);
+  } catch (const boost::system::system_error& e) {
+    log(LogLevel::kInfo, "client {}: admin authentication ended: {}", peer_, e.code().message());
+  }
+  close_backend();
+  if (!ok) co_return close_client();
+  register_client(startup, "admin");
+  log(LogLevel::kInfo, "client {}: admin console opened by '{}'", peer_, user_);
+  try {
+    co_await console_->serve(stopping_);
+  } catch (const boost::system::system_error& e) {
+    log(LogLevel::kDebug, "client {}: admin console ended: {}", peer_, e.code().message());
+  }
+  close_client();
 }
 
 awaitable<void> Session::relay_client_to_backend() {

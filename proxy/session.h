@@ -1,19 +1,25 @@
 // Session: one client connection and its backend connection.
 //
+// Start-up is decided by StartupHandshake (startup_handshake.h) and TLS
+// toward the backend by BackendTlsNegotiator (backend_tls_negotiator.h),
+// both state machines without sockets; the session only moves their bytes
+// and performs their actions (TLS handshakes, forwarding a CancelRequest,
+// FATAL errors). Then it finds who the login is and either hands the
+// client leg to a ConsoleSession (console_session.h, the admin database)
+// or connects the backend and runs the pumps.
+//
 // Two coroutines run on the session's io_context thread: the client pump
-// reads the client, handles start-up (TLS, CancelRequest, the
-// StartupMessage, who the login is) and relays frames to the backend; the
-// backend pump relays the backend's frames to the client through a
-// BackendStream. Only the backend pump writes to the client while both run;
-// the client pump writes to the client only before the backend pump starts
-// or after it has finished.
+// reads the client, does the start-up above and relays frames to the
+// backend; the backend pump relays the backend's frames to the client
+// through a BackendStream. Only the backend pump writes to the client while
+// both run; the client pump writes to the client only before the backend
+// pump starts or after it has finished.
 //
 // Restricted sessions (a login that some protected table's policy does not
 // exempt) pass their Query and Parse messages through the rewriter and their
 // FunctionCalls through an OID check (StatementGate); denials are raised by
 // the backend itself and their errors replaced in order by the backend pump
-// (ResponseFilter). Exempt sessions are relayed untouched. A connection to
-// the admin database becomes an admin console session (session_admin.cc).
+// (ResponseFilter). Exempt sessions are relayed untouched.
 #pragma once
 
 // clang-format off
@@ -28,14 +34,14 @@
 
 #include "proxy/backend_stream.h"
 #include "proxy/byte_stream.h"
+#include "proxy/console_session.h"
 #include "proxy/receive_buffer.h"
 #include "proxy/server_context.h"
+#include "proxy/startup_handshake.h"
 #include "proxy/statement_gate.h"
 #include "proxy/wire/startup_messages.h"
 
 namespace kanon::proxy {
-
-class AdminConsole;
 
 class Session : public std::enable_shared_from_this<Session> {
  public:
@@ -61,12 +67,14 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   boost::asio::awaitable<void> run_client();
   boost::asio::awaitable<void> run_backend();
-  // Reads start-up packets until a StartupMessage (upgrading to TLS on an
-  // SSLRequest when configured); false if the connection ended.
-  boost::asio::awaitable<bool> read_startup(wire::StartupMessage& startup);
+  // Runs the StartupHandshake until it starts a session or a console;
+  // nullopt when the connection is to end (the client told when needed).
+  boost::asio::awaitable<std::optional<StartupHandshake::Action>> read_startup();
   boost::asio::awaitable<void> forward_cancel(const wire::CancelRequest& request);
   // TCP, then TLS as backend.sslmode says; false (client told) on failure.
   boost::asio::awaitable<bool> connect_backend();
+  // The TLS part of connect_backend(); what went wrong, or empty.
+  boost::asio::awaitable<std::string> negotiate_backend_tls();
   // Who the login is: exempt for which protected tables. Fails closed.
   boost::asio::awaitable<void> resolve_access(const std::string& user);
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
@@ -100,11 +108,8 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> wait_while_paused(bool new_session);
   void register_client(const wire::StartupMessage& startup, const char* access);
 
-  // session_admin.cc: the admin console.
-  boost::asio::awaitable<void> run_admin(wire::StartupMessage startup);
-  boost::asio::awaitable<bool> authenticate_admin(wire::StartupMessage startup);
-  boost::asio::awaitable<void> serve_console();
-  boost::asio::awaitable<wire::Buffer> run_console_command(AdminConsole& console, std::string sql);
+  // The admin database: the rest of the connection is a ConsoleSession.
+  boost::asio::awaitable<void> run_console(const wire::StartupMessage& startup);
 
   ServerContext& context_;
   std::shared_ptr<const Runtime> runtime_;
@@ -128,9 +133,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string user_;
   uint64_t client_id_ = 0;
 
-  // Admin console: the client's cancel key and the flag it sets.
-  std::shared_ptr<std::atomic<bool>> console_cancel_ = std::make_shared<std::atomic<bool>>(false);
-  std::optional<wire::BackendKeyData> console_key_;
+  // Admin console sessions only; uses client_ and from_client_.
+  std::unique_ptr<ConsoleSession> console_;
 
   // Enforcement (restricted sessions only).
   rewriter::PlanContext access_;

@@ -488,6 +488,22 @@ TEST_CASE("reach: the analyst's own temporary and scratch objects keep working")
   CHECK(missing.sqlstate == "42P01");
 }
 
+TEST_CASE("reach: a restricted login may not open a replication connection") {
+  auto& f = fixture();
+  for (const char* mode : {"database", "true"}) {
+    CAPTURE(mode);
+    try {
+      pqxx::connection c(f.proxy->conninfo("analyst") + " replication=" + mode);
+      FAIL("expected the connection to be refused");
+    } catch (const std::exception& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(
+                        "restricted sessions may not open replication connections: replication "
+                        "(kanon rule replication-connection)") != std::string::npos,
+                    e.what());
+    }
+  }
+}
+
 TEST_CASE("reach: another database never shares the protected database's trees") {
   auto& f = fixture();
   auto& pg = PgSandbox::shared();

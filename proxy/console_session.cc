@@ -1,21 +1,14 @@
-// The admin console side of Session: a connection to the virtual admin
-// database is authenticated by the backend (the login is relayed to
-// admin.auth_database, so the admin's PostgreSQL password and method apply),
-// then the backend connection is closed and kanon answers the console's
-// commands itself (admin_console.h).
-// clang-format off
-#include <utility>  // before awaitable.hpp: Boost 1.74 uses std::exchange without it
-#include <boost/asio/awaitable.hpp>
-// clang-format on
-#include <algorithm>
+#include "proxy/console_session.h"
+
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "base/sqlstate.h"
 #include "proxy/admin_console.h"
 #include "proxy/blocking.h"
 #include "proxy/log.h"
-#include "proxy/session.h"
 #include "proxy/wire/authentication.h"
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
@@ -57,54 +50,37 @@ bool needs_client_answer(wire::AuthCode code) {
 
 }  // namespace
 
-awaitable<void> Session::run_admin(wire::StartupMessage startup) {
-  const auto& admin = runtime_->config->admin;
-  if (std::find(admin.users.begin(), admin.users.end(), user_) == admin.users.end()) {
-    log(LogLevel::kWarning, "client {}: '{}' is not an admin user; console refused", peer_, user_);
-    co_await send_fatal(sqlstate::kInvalidAuthorizationSpecification,
-                        fmt::format("kanon: user \"{}\" may not use the admin console "
-                                    "(not listed in admin.users)",
-                                    user_));
-    co_return close_client();
-  }
-  bool ok = false;
-  try {
-    ok = co_await authenticate_admin(startup);
-  } catch (const boost::system::system_error& e) {
-    log(LogLevel::kInfo, "client {}: admin authentication ended: {}", peer_, e.code().message());
-  }
-  close_backend();
-  if (!ok) co_return close_client();
-  register_client(startup, "admin");
-  log(LogLevel::kInfo, "client {}: admin console opened by '{}'", peer_, user_);
-  try {
-    co_await serve_console();
-  } catch (const boost::system::system_error& e) {
-    log(LogLevel::kDebug, "client {}: admin console ended: {}", peer_, e.code().message());
-  }
-  close_client();
+ConsoleSession::ConsoleSession(ServerContext& context, ByteStream& client,
+                               ReceiveBuffer& from_client)
+    : context_(context),
+      runtime_(context.runtime()),
+      client_(client),
+      from_client_(from_client),
+      backend_stream_(context.cancels) {}
+
+ConsoleSession::~ConsoleSession() {
+  if (key_) context_.cancels.remove(*key_);
 }
 
-awaitable<bool> Session::authenticate_admin(wire::StartupMessage startup) {
+awaitable<bool> ConsoleSession::authenticate(wire::StartupMessage startup, ByteStream& backend) {
   const auto& config = *runtime_->config;
   for (auto& [name, value] : startup.parameters)
     if (name == "database") value = config.admin.auth_database;
   if (!startup.find("database"))
     startup.parameters.emplace_back("database", config.admin.auth_database);
-  if (!co_await connect_backend()) co_return false;
   wire::Buffer packet;
   wire::encode(startup, packet);
-  co_await backend_.write(asio::buffer(packet));
+  co_await backend.write(asio::buffer(packet));
   const uint32_t max = config.limits.max_message_size;
   for (;;) {
-    const wire::Frame frame = co_await read_frame(backend_, from_backend_, max);
+    const wire::Frame frame = co_await read_frame(backend, from_backend_, max);
     if (frame.status == wire::FrameStatus::kMalformed) co_return false;
     if (frame.type == wire::backend::kBackendKeyData) {
       // The backend connection ends after the login: the client gets a key
       // whose CancelRequest cancels the running console command instead.
-      console_key_ = context_.cancels.add_local(console_cancel_);
+      key_ = context_.cancels.add_local(cancel_);
       wire::Buffer key;
-      wire::encode(*console_key_, key);
+      wire::encode(*key_, key);
       co_await client_.write(asio::buffer(key));
       from_backend_.consume(frame.size);
       continue;
@@ -132,22 +108,22 @@ awaitable<bool> Session::authenticate_admin(wire::StartupMessage startup) {
                             "expected a password message during authentication");
         co_return false;
       }
-      co_await backend_.write(asio::buffer(from_client_.pending().data(), answer.size));
+      co_await backend.write(asio::buffer(from_client_.pending().data(), answer.size));
       from_client_.consume(answer.size);
     }
   }
   static constexpr uint8_t kTerminate[] = {wire::frontend::kTerminate, 0, 0, 0, 4};
   boost::system::error_code ec;
-  co_await backend_.write(asio::buffer(kTerminate), ec);
+  co_await backend.write(asio::buffer(kTerminate), ec);
   co_return true;
 }
 
-awaitable<void> Session::serve_console() {
+awaitable<void> ConsoleSession::serve(const bool& stopping) {
   AdminConsole console(context_);
   const uint32_t max = runtime_->config->limits.max_message_size;
   bool failed_in_cycle = false;  // extended protocol: discard until Sync
   for (;;) {
-    if (stopping_) {
+    if (stopping) {
       co_await send_fatal(sqlstate::kAdminShutdown,
                           "terminating connection because kanon is shutting down");
       co_return;
@@ -159,12 +135,12 @@ awaitable<void> Session::serve_console() {
       if (frame.status != wire::FrameStatus::kNeedMore) break;
       const size_t n = co_await client_.read_some(from_client_.prepare(), ec);
       if (ec) {
-        if (stopping_) break;
+        if (stopping) break;
         co_return;
       }
       from_client_.commit(n);
     }
-    if (stopping_) continue;
+    if (stopping) continue;
     if (frame.status == wire::FrameStatus::kMalformed) {
       co_await send_fatal(sqlstate::kProtocolViolation,
                           fmt::format("invalid message from the client: {}", frame.error));
@@ -179,7 +155,7 @@ awaitable<void> Session::serve_console() {
       if (!query.ok()) {
         wire::encode_error(out, "ERROR", sqlstate::kProtocolViolation, "invalid Query message");
       } else {
-        out = co_await run_console_command(console, query.value().sql);
+        out = co_await run_command(console, query.value().sql);
       }
       wire::encode(wire::ReadyForQuery{wire::kTxIdle}, out);
     } else if (type == wire::frontend::kSync) {
@@ -197,18 +173,18 @@ awaitable<void> Session::serve_console() {
   }
 }
 
-awaitable<wire::Buffer> Session::run_console_command(AdminConsole& console, std::string sql) {
+awaitable<wire::Buffer> ConsoleSession::run_command(AdminConsole& console, std::string sql) {
   // The command runs on the blocking pool; meanwhile this coroutine is the
   // only writer to the client and forwards the command's notices every
-  // 200 ms. A CancelRequest sets the channel's flag through console_key_.
+  // 200 ms. A CancelRequest sets the channel's flag through key_.
   ConsoleChannel channel;
-  console_cancel_->store(false);
+  cancel_->store(false);
   const auto flag = channel.cancel_flag();
   const auto ex = client_.socket().get_executor();
   asio::steady_timer tick(ex);
   bool finished = false;
   wire::Buffer answer;
-  std::atomic<bool>* session_cancel = console_cancel_.get();
+  std::atomic<bool>* session_cancel = cancel_.get();
   asio::post(context_.blocking, [&] {
     console.execute(sql, answer, channel);
     asio::post(ex, [&] {
@@ -230,6 +206,13 @@ awaitable<wire::Buffer> Session::run_console_command(AdminConsole& console, std:
   wire::Buffer out = channel.take_notices();
   out.insert(out.end(), answer.begin(), answer.end());
   co_return out;
+}
+
+awaitable<void> ConsoleSession::send_fatal(std::string_view sqlstate, std::string_view message) {
+  wire::Buffer out;
+  wire::encode_error(out, "FATAL", sqlstate, message);
+  boost::system::error_code ec;
+  co_await client_.write(asio::buffer(out), ec);
 }
 
 }  // namespace kanon::proxy
