@@ -71,6 +71,14 @@ TEST_CASE(
   PQsetNoticeProcessor(
       conn, [](void* out, const char* m) { static_cast<std::string*>(out)->append(m); }, &notices);
   REQUIRE(PQsendQuery(conn, "SELECT pg_sleep(0.5)") == 1);
+  // SIGTERM once the statement runs: before kanon has read it, the session
+  // is idle and a drain ends it at once.
+  for (int i = 0; i < 200; ++i) {
+    if (pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'analyst' AND "
+                "state = 'active' AND query LIKE 'SELECT pg_sleep%'") == "1\n")
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::thread stopper([&] { proxy.process().signal_and_wait(SIGTERM, 10); });
   PGresult* res;
   std::string messages;
