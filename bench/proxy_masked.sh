@@ -124,9 +124,17 @@ run() {
   PGOPTIONS="$opts" pgbench -n -M simple -f "$WORK/q.sql" -t 1 -h 127.0.0.1 -p "$port" \
     -U "$user" postgres >/dev/null 2>&1
   for _ in $(seq "$REPS"); do
+    local children
+    children="$(pgrep -c -P "$PM_PID")"
     c0="$(cpu_ticks)"
     l="$(PGOPTIONS="$opts" pgbench -n -M simple -f "$WORK/q.sql" -t 1 -h 127.0.0.1 -p "$port" \
       -U "$user" postgres 2>&1 | sed -nE 's/^latency average = ([0-9.]+) ms/\1/p')"
+    # The session's backend ends after pgbench has gone: wait until it has
+    # been reaped, so that its CPU time is in the postmaster's.
+    for _ in $(seq 200); do
+      [ "$(pgrep -c -P "$PM_PID")" -le "$children" ] && break
+      sleep 0.01
+    done
     c1="$(cpu_ticks)"
     lat+=("$l")
     cpu+=("$(((c1 - c0) * 1000 / HZ))")
