@@ -8,7 +8,13 @@
 # and the ratios kanon/direct and kanon/PgBouncer for each cell.
 #
 #   bench/proxy_pgbench.sh [--seconds N] [--clients "1 8 32"] [--modes "simple extended"]
+#                          [--audit file|table]
 #
+# --audit measures the audit trail's cost instead: the restricted login
+# through a kanon without audit: and through a second kanon writing every
+# statement to the given sink (file: JSON lines in the work directory;
+# table: public.kanon_audit_bench in the protected database, postgres), cells interleaved,
+# with the ratio audited/plain.
 # Needs a Release build in build/ (scripts/build.sh) and pgbouncer.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,11 +22,13 @@ SECONDS_PER_CELL=20
 CLIENTS="1 8 32"
 MODES="simple extended"
 SCALE=10
+AUDIT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_PER_CELL="$2"; shift 2 ;;
     --clients) CLIENTS="$2"; shift 2 ;;
     --modes) MODES="$2"; shift 2 ;;
+    --audit) AUDIT="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -65,9 +73,23 @@ listen: {host: 127.0.0.1, port: $KANON_PORT}
 backend: {host: 127.0.0.1, port: $PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
 log_level: warning
 policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
+databases: [bench]
 YAML
 "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
 PIDS+=($!)
+
+if [ -n "$AUDIT" ]; then
+  case "$AUDIT" in
+    file) SINK="file: $WORK/audit.jsonl" ;;
+    table) SINK="table: public.kanon_audit_bench" ;;
+    *) echo "--audit takes file or table" >&2; exit 2 ;;
+  esac
+  AUDIT_PORT="$(free_port)"
+  sed -e "s/port: $KANON_PORT}/port: $AUDIT_PORT}/" "$WORK/kanon.yaml" >"$WORK/kanon-audit.yaml"
+  echo "audit: {$SINK}" >>"$WORK/kanon-audit.yaml"
+  "$KANON" proxy --config "$WORK/kanon-audit.yaml" 2>"$WORK/kanon-audit.log" &
+  PIDS+=($!)
+fi
 
 BOUNCER_PORT="$(free_port)"
 cat >"$WORK/pgbouncer.ini" <<INI
@@ -108,6 +130,27 @@ run_cell() {  # port mode clients [user] -> "tps latency_ms"
   lat="$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")"
   echo "$tps $lat"
 }
+
+if [ -n "$AUDIT" ]; then
+  wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
+  wait_port "$AUDIT_PORT" || { echo "kanon (audit) did not start" >&2; cat "$WORK/kanon-audit.log" >&2; exit 1; }
+  echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
+  echo "restricted login analyst; plain kanon vs kanon with audit: {$SINK} (cells interleaved)"
+  printf '| %-8s | %7s | %11s | %11s | %11s | %11s | %8s |\n' \
+    mode clients "plain tps" "audit tps" "plain ms" "audit ms" "audit/pl"
+  printf '|%s|\n' "----------|---------|-------------|-------------|-------------|-------------|----------"
+  for mode in $MODES; do
+    for c in $CLIENTS; do
+      read -r pt pl <<<"$(run_cell "$KANON_PORT" "$mode" "$c" analyst)"
+      read -r at al <<<"$(run_cell "$AUDIT_PORT" "$mode" "$c" analyst)"
+      ra="$(awk -v a="$at" -v b="$pt" 'BEGIN { printf (b > 0 ? "%.3f" : "n/a"), a / b }')"
+      printf '| %-8s | %7s | %11.0f | %11.0f | %11.3f | %11.3f | %8s |\n' \
+        "$mode" "$c" "$pt" "$at" "$pl" "$al" "$ra"
+    done
+  done
+  [ "$AUDIT" = file ] && echo "audit records written: $(wc -l <"$WORK/audit.jsonl")"
+  exit 0
+fi
 
 echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
 echo "kanon exempt: postgres (relayed untouched); kanon restricted: analyst (every statement rewritten-or-passed)"

@@ -52,6 +52,7 @@ asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsE
   };
   if (is("/metrics")) {
     body = context.stats.prometheus(context.rewriter.cache_stats(), context.active_clients.load());
+    if (context.audit) body += context.audit->prometheus();
   } else if (is("/healthz")) {
     body = "ok\n";
   } else if (is("/readyz")) {

@@ -1,0 +1,378 @@
+// The audit trail of restricted statements, with a real kanon and a real
+// PostgreSQL: one JSON line per statement with the right decision, rule,
+// tables, rows and session fields (simple and extended protocol, a denial,
+// a backend error); logrotate's rename + SIGHUP loses and repeats nothing;
+// the table sink gets the records; an unusable table sink denies restricted
+// statements (audit-unavailable, the session stays usable and recovers) or,
+// with on_failure: continue, lets them pass and counts the lost records;
+// SHOW AUDIT and /metrics report the trail.
+#include <doctest/doctest.h>
+#include <libpq-fe.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+#include "tests/support/raw_client.h"
+
+using namespace kanon::testing;
+using Json = nlohmann::json;
+
+namespace {
+
+const std::string kDir = "/tmp/kanon-audit-test-" + std::to_string(getpid());
+
+// A libpq connection; each call returns the SQLSTATE ("" on success) and the rows.
+class Client {
+ public:
+  explicit Client(const std::string& conninfo) : conn_(PQconnectdb(conninfo.c_str())) {
+    REQUIRE_MESSAGE(PQstatus(conn_) == CONNECTION_OK, PQerrorMessage(conn_));
+  }
+  ~Client() { PQfinish(conn_); }
+
+  struct Answer {
+    std::string sqlstate;
+    std::string message;
+    int rows = 0;
+  };
+  Answer simple(const std::string& sql) { return answer(PQexec(conn_, sql.c_str())); }
+  Answer extended(const std::string& sql, const std::vector<std::string>& params) {
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p.c_str());
+    return answer(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr,
+                               values.data(), nullptr, nullptr, 0));
+  }
+  int backend_pid() { return PQbackendPID(conn_); }
+
+ private:
+  static Answer answer(PGresult* r) {
+    Answer a;
+    if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) a.sqlstate = s;
+    if (const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)) a.message = m;
+    a.rows = PQntuples(r);
+    PQclear(r);
+    return a;
+  }
+  PGconn* conn_;
+};
+
+std::string with_app(const std::string& conninfo, const std::string& app) {
+  return conninfo + " application_name=" + app;
+}
+
+std::vector<Json> read_records(const std::string& path) {
+  std::vector<Json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line))
+    if (!line.empty()) out.push_back(Json::parse(line));
+  return out;
+}
+
+std::vector<Json> records_of(const std::vector<Json>& all, const std::string& app) {
+  std::vector<Json> out;
+  for (const auto& r : all)
+    if (r["application_name"] == app) out.push_back(r);
+  return out;
+}
+
+// Polls `done` for up to 20 s (the writer hands records over within ~20 ms;
+// a failed sink is retried every second).
+bool eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+std::string http_get(uint16_t port, const std::string& path) {
+  RawClient c(port);
+  c.send("GET " + path + " HTTP/1.0\r\n\r\n");
+  const auto bytes = c.read_until_close(5);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+// The value of a metric line "name value" (-1 when absent).
+double metric(const std::string& text, const std::string& name) {
+  std::smatch m;
+  const std::string escaped = std::regex_replace(name, std::regex(R"([{}"\\])"), R"(\$&)");
+  if (!std::regex_search(text, m, std::regex("(^|\n)" + escaped + " ([0-9.e+]+)"))) return -1;
+  return std::stod(m[2]);
+}
+
+std::string policies_yaml() {
+  return "policies: [" + source_dir() + "/config/policies/people.yaml]\n";
+}
+
+// kanon with both sinks, the console and metrics.
+struct Audited {
+  std::string file = kDir + "/audit.jsonl";
+  uint16_t metrics_port = free_port();
+  std::unique_ptr<KanonProxy> proxy;
+
+  Audited() {
+    std::filesystem::create_directories(kDir);
+    auto& pg = PgSandbox::shared();
+    pg.psql("DROP TABLE IF EXISTS public.kanon_audit_trail");
+    proxy = std::make_unique<KanonProxy>(
+        pg.port(), policies_yaml() + "admin: {database: kanon, users: [postgres]}\n" +
+                       "metrics: {listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"}\n" +
+                       "audit: {file: " + file + ", table: public.kanon_audit_trail}\n");
+  }
+  std::string console(const std::string& command) {
+    const auto r = run_command({"psql", "-X", "-At", "-F", "|", "-d",
+                                proxy->conninfo("postgres", "kanon"), "-c", command});
+    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
+    return r.out;
+  }
+};
+
+Audited& audited() {
+  static Audited a;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("one JSON line per statement of a restricted session, with what was decided") {
+  auto& a = audited();
+  const std::string app = "audit-script";
+  int pid = 0;
+  {
+    Client c(with_app(a.proxy->conninfo("analyst"), app));
+    pid = c.backend_pid();
+    CHECK(c.simple("SELECT 1 AS one").sqlstate == "");
+    const auto masked = c.simple("SELECT city FROM people");
+    CHECK(masked.sqlstate == "");
+    CHECK(masked.rows == 11);
+    const auto denied = c.simple("SELECT ctid FROM people");
+    CHECK(denied.sqlstate == "42501");
+    const auto ext = c.extended("SELECT city FROM people WHERE id = $1", {"3"});
+    CHECK(ext.sqlstate == "");
+    CHECK(ext.rows == 1);
+    CHECK(c.simple("SELECT 1 / 0").sqlstate == "22012");
+  }
+  std::vector<Json> mine;
+  CHECK(eventually([&] {
+    mine = records_of(read_records(a.file), app);
+    return mine.size() >= 5;
+  }));
+  REQUIRE(mine.size() == 5);
+  for (const auto& r : mine) {
+    CHECK(r["user"] == "analyst");
+    CHECK(r["database"] == "postgres");
+    CHECK(r["backend_pid"] == pid);
+    CHECK(std::regex_match(r["client"].get<std::string>(), std::regex(R"(127\.0\.0\.1:\d+)")));
+    CHECK(std::regex_match(r["time"].get<std::string>(),
+                           std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)")));
+    CHECK(r["fingerprint"].get<std::string>().size() == 16);
+    CHECK(r["duration_ms"].get<double>() >= 0);
+    CHECK(r["snapshot_version"].get<int>() >= 1);
+  }
+  CHECK(mine[0]["text"] == "SELECT 1 AS one");
+  CHECK(mine[0]["decision"] == "passed");
+  CHECK(mine[0]["protocol"] == "simple");
+  CHECK(mine[0]["rows"] == 1);
+  CHECK(mine[0]["tables"].empty());
+  CHECK(mine[0]["sqlstate"].is_null());
+
+  CHECK(mine[1]["text"] == "SELECT city FROM people");
+  CHECK(mine[1]["decision"] == "rewritten");
+  CHECK(mine[1]["tables"] == Json::array({"public.people"}));
+  CHECK(mine[1]["rows"] == 11);
+  CHECK(mine[1]["rule"].is_null());
+
+  CHECK(mine[2]["text"] == "SELECT ctid FROM people");
+  CHECK(mine[2]["decision"] == "denied");
+  CHECK(mine[2]["rule"] == "system-column");
+  CHECK(mine[2]["object"] == "public.people.ctid");
+  CHECK(mine[2]["sqlstate"] == "42501");
+  CHECK(mine[2]["rows"].is_null());
+
+  CHECK(mine[3]["protocol"] == "extended");
+  CHECK(mine[3]["text"] == "SELECT city FROM people WHERE id = $1");
+  CHECK(mine[3]["decision"] == "rewritten");
+  CHECK(mine[3]["tables"] == Json::array({"public.people"}));
+  CHECK(mine[3]["rows"] == 1);
+
+  CHECK(mine[4]["decision"] == "passed");
+  CHECK(mine[4]["sqlstate"] == "22012");
+  CHECK(mine[4]["rows"].is_null());
+
+  // Same statement shape, other constants: same fingerprint.
+  {
+    Client c(with_app(a.proxy->conninfo("analyst"), "audit-fingerprint"));
+    c.simple("SELECT city FROM people WHERE id = 1");
+    c.simple("SELECT city FROM people WHERE id = 2");
+  }
+  std::vector<Json> fp;
+  CHECK(eventually([&] {
+    fp = records_of(read_records(a.file), "audit-fingerprint");
+    return fp.size() >= 2;
+  }));
+  REQUIRE(fp.size() == 2);
+  CHECK(fp[0]["fingerprint"] == fp[1]["fingerprint"]);
+  CHECK(fp[0]["fingerprint"] != mine[1]["fingerprint"]);
+
+  // Exempt sessions are not audited.
+  {
+    Client c(with_app(a.proxy->conninfo("postgres"), "audit-exempt"));
+    c.simple("SELECT city FROM people");
+    Client r(with_app(a.proxy->conninfo("analyst"), "audit-after-exempt"));
+    r.simple("SELECT 2");
+  }
+  CHECK(eventually(
+      [&] { return records_of(read_records(a.file), "audit-after-exempt").size() == 1; }));
+  CHECK(records_of(read_records(a.file), "audit-exempt").empty());
+
+  // The table sink got the same records.
+  auto& pg = PgSandbox::shared();
+  CHECK(eventually([&] {
+    return pg.psql("SELECT count(*) FROM public.kanon_audit_trail WHERE application_name = '" +
+                   app + "'") == "5\n";
+  }));
+  CHECK(pg.psql("SELECT decision || '|' || coalesce(rule, '') || '|' || array_to_string(tables, "
+                "',') || '|' || coalesce(rows::text, '') || '|' || coalesce(sqlstate, '') || '|' "
+                "|| user_name || '|' || backend_pid FROM public.kanon_audit_trail WHERE "
+                "application_name = '" +
+                app + "' ORDER BY at, duration_ms") == "passed|||1||analyst|" +
+                                                           std::to_string(pid) +
+                                                           "\n"
+                                                           "rewritten||public.people|11||analyst|" +
+                                                           std::to_string(pid) +
+                                                           "\n"
+                                                           "denied|system-column|||42501|analyst|" +
+                                                           std::to_string(pid) +
+                                                           "\n"
+                                                           "rewritten||public.people|1||analyst|" +
+                                                           std::to_string(pid) +
+                                                           "\n"
+                                                           "passed||||22012|analyst|" +
+                                                           std::to_string(pid) + "\n");
+}
+
+TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {
+  auto& a = audited();
+  {
+    Client c(with_app(a.proxy->conninfo("analyst"), "audit-console"));
+    c.simple("SELECT state FROM people");
+  }
+  std::string shown;
+  CHECK(eventually([&] {
+    shown = a.console("SHOW AUDIT");
+    return shown.find("audit-console") != std::string::npos;
+  }));
+  // The last row is the latest record.
+  const std::string last = shown.substr(shown.rfind('\n', shown.size() - 2) + 1);
+  CHECK(last.find("|analyst|postgres|") != std::string::npos);
+  CHECK(last.find("|audit-console|") != std::string::npos);
+  CHECK(last.find("|simple|") != std::string::npos);
+  CHECK(last.find("|rewritten||") != std::string::npos);
+  CHECK(last.find("|public.people|") != std::string::npos);
+  CHECK(last.find("|11|") != std::string::npos);
+  CHECK(last.find("|SELECT state FROM people\n") != std::string::npos);
+  CHECK(a.console("SHOW HELP").find("SHOW AUDIT") != std::string::npos);
+
+  const std::string m = http_get(a.metrics_port, "/metrics");
+  CHECK(metric(m, "kanon_audit_records_total") >= 6);
+  CHECK(metric(m, "kanon_audit_lost_total") == 0);
+  CHECK(metric(m, "kanon_audit_sink_up{sink=\"file\"}") == 1);
+  CHECK(metric(m, "kanon_audit_sink_up{sink=\"table\"}") == 1);
+}
+
+TEST_CASE("logrotate: rename the file, SIGHUP, and every record is in one file exactly once") {
+  auto& a = audited();
+  const std::string app = "audit-rotate";
+  const std::string rotated = a.file + ".1";
+  constexpr int kStatements = 300;
+  std::atomic<int> sent{0};
+  std::thread client([&] {
+    Client c(with_app(a.proxy->conninfo("analyst"), app));
+    for (int i = 0; i < kStatements; ++i) {
+      c.simple("SELECT " + std::to_string(i) + " AS n");
+      ++sent;
+    }
+  });
+  while (sent.load() < kStatements / 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::filesystem::rename(a.file, rotated);
+  REQUIRE(kill(a.proxy->process().pid(), SIGHUP) == 0);
+  client.join();
+  std::map<std::string, int> seen;
+  size_t in_new = 0;
+  CHECK(eventually([&] {
+    seen.clear();
+    const auto old_records = records_of(read_records(rotated), app);
+    const auto new_records = records_of(read_records(a.file), app);
+    in_new = new_records.size();
+    for (const auto* list : {&old_records, &new_records})
+      for (const auto& r : *list) ++seen[r["text"].get<std::string>()];
+    return seen.size() == kStatements;
+  }));
+  CHECK(seen.size() == kStatements);
+  for (int i = 0; i < kStatements; ++i)
+    CHECK_MESSAGE(seen["SELECT " + std::to_string(i) + " AS n"] == 1, "statement " << i);
+  CHECK(in_new > 0);  // the reopened file got the later records
+  CHECK(in_new < kStatements);
+  CHECK(a.proxy->log().find("audit: reopened file " + a.file) != std::string::npos);
+}
+
+TEST_CASE("a table sink that cannot be written: deny by default, the session recovers") {
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP SCHEMA IF EXISTS audit_deny CASCADE");
+  KanonProxy proxy(pg.port(), policies_yaml() + "audit: {table: audit_deny.trail}\n");
+  Client c(with_app(proxy.conninfo("analyst"), "audit-deny"));
+  const auto denied = c.simple("SELECT city FROM people");
+  CHECK(denied.sqlstate == "42501");
+  CHECK(denied.message.find("restricted statements are refused while kanon cannot write its "
+                            "audit trail: table audit_deny.trail (kanon rule "
+                            "audit-unavailable)") != std::string::npos);
+  const auto again = c.simple("SELECT 1");  // the session is still usable
+  CHECK(again.sqlstate == "42501");
+  CHECK(proxy.log().find("audit: table audit_deny.trail is down") != std::string::npos);
+  // Once the table can be created, the sink comes back and statements pass.
+  pg.psql("CREATE SCHEMA audit_deny");
+  CHECK(eventually([&] { return c.simple("SELECT city FROM people").sqlstate.empty(); }));
+  CHECK(eventually([&] {
+    return pg.psql(
+               "SELECT count(*) FROM audit_deny.trail WHERE decision = 'rewritten' AND "
+               "application_name = 'audit-deny'") != "0\n";
+  }));
+  pg.psql("DROP SCHEMA audit_deny CASCADE");
+}
+
+TEST_CASE("on_failure: continue lets statements pass and counts the lost records") {
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP SCHEMA IF EXISTS audit_lost CASCADE");
+  const uint16_t metrics_port = free_port();
+  KanonProxy proxy(pg.port(), policies_yaml() +
+                                  "metrics: {listen: \"127.0.0.1:" + std::to_string(metrics_port) +
+                                  "\"}\naudit: {table: audit_lost.trail, on_failure: continue}\n");
+  Client c(with_app(proxy.conninfo("analyst"), "audit-continue"));
+  for (int i = 0; i < 5; ++i) {
+    const auto r = c.simple("SELECT city FROM people");
+    CHECK(r.sqlstate == "");
+    CHECK(r.rows == 11);
+  }
+  std::string m;
+  CHECK(eventually([&] {
+    m = http_get(metrics_port, "/metrics");
+    return metric(m, "kanon_audit_lost_total") >= 5;
+  }));
+  CHECK(metric(m, "kanon_audit_lost_total") == 5);
+  CHECK(metric(m, "kanon_audit_records_total") == 5);
+  CHECK(metric(m, "kanon_audit_sink_up{sink=\"table\"}") == 0);
+  CHECK(metric(m, "kanon_statements_rewritten_total") == 5);
+}
