@@ -8,6 +8,7 @@
 // SHOW AUDIT and /metrics report the trail.
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
+#include <libpq/libpq-fs.h>
 #include <signal.h>
 
 #include <atomic>
@@ -48,6 +49,19 @@ class Client {
     std::string first;  // the first row's first value
   };
   Answer simple(const std::string& sql) { return answer(PQexec(conn_, sql.c_str())); }
+  Answer prepare(const std::string& name, const std::string& sql) {
+    return answer(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr));
+  }
+  Answer execute(const std::string& name, const std::vector<std::string>& params) {
+    std::vector<const char*> values;
+    for (const auto& p : params) values.push_back(p.c_str());
+    return answer(PQexecPrepared(conn_, name.c_str(), static_cast<int>(values.size()),
+                                 values.data(), nullptr, nullptr, 0));
+  }
+  Answer describe(const std::string& name) {
+    return answer(PQdescribePrepared(conn_, name.c_str()));
+  }
+  PGconn* raw() { return conn_; }
   Answer extended(const std::string& sql, const std::vector<std::string>& params) {
     std::vector<const char*> values;
     for (const auto& p : params) values.push_back(p.c_str());
@@ -267,6 +281,56 @@ TEST_CASE("one JSON line per statement of a restricted session, with what was de
                                                            std::to_string(pid) + "\n");
 }
 
+TEST_CASE("extended protocol: one record per Execute, one per denied Parse; syntax; fast path") {
+  auto& a = audited();
+  const std::string app = "audit-extended";
+  {
+    Client c(with_app(a.proxy->conninfo("analyst"), app));
+    CHECK(c.prepare("by_state", "SELECT city FROM people WHERE state = $1").sqlstate == "");
+    CHECK(c.describe("by_state").sqlstate == "");  // no record: nothing ran
+    CHECK(c.execute("by_state", {"OH"}).rows == 6);
+    CHECK(c.execute("by_state", {"DC"}).rows == 0);  // DC is masked
+    CHECK(c.prepare("sys", "SELECT xmin FROM people").sqlstate == "42501");
+    CHECK(c.simple("SELEC 1").sqlstate == "42601");  // PostgreSQL's own syntax error
+    CHECK(c.simple("BEGIN").sqlstate == "");
+    CHECK(lo_creat(c.raw(), INV_READ | INV_WRITE) != 0);  // fast-path FunctionCall
+    CHECK(c.simple("ROLLBACK").sqlstate == "");
+  }
+  std::vector<Json> all;
+  CHECK(eventually([&] {
+    all = records_of(read_records(a.file), app);
+    return !all.empty() && all.back()["text"] == "ROLLBACK";
+  }));
+  std::vector<Json> ext, other;
+  for (const auto& r : all) (r["protocol"] == "extended" ? ext : other).push_back(r);
+  REQUIRE(ext.size() == 3);
+  CHECK(ext[0]["text"] == "SELECT city FROM people WHERE state = $1");
+  CHECK(ext[0]["decision"] == "rewritten");
+  CHECK(ext[0]["rows"] == 6);
+  CHECK(ext[1]["text"] == ext[0]["text"]);
+  CHECK(ext[1]["fingerprint"] == ext[0]["fingerprint"]);
+  CHECK(ext[1]["rows"] == 0);
+  CHECK(ext[2]["text"] == "SELECT xmin FROM people");
+  CHECK(ext[2]["decision"] == "denied");
+  CHECK(ext[2]["rule"] == "system-column");
+  CHECK(ext[2]["sqlstate"] == "42501");
+  REQUIRE(other.size() >= 4);
+  CHECK(other[0]["text"] == "SELEC 1");
+  CHECK(other[0]["decision"] == "denied");
+  CHECK(other[0]["rule"] == "syntax");
+  CHECK(other[0]["sqlstate"] == "42601");
+  CHECK(other[1]["text"] == "BEGIN");
+  bool fast_path = false;
+  for (const auto& r : other)
+    if (r["protocol"] == "function-call") {
+      fast_path = true;
+      CHECK(r["decision"] == "passed");
+      CHECK(r["text"] == "function 957");  // lo_creat
+      CHECK(r["sqlstate"].is_null());
+    }
+  CHECK(fast_path);
+}
+
 TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {
   auto& a = audited();
   {
@@ -332,10 +396,11 @@ TEST_CASE("logrotate: rename the file, SIGHUP, and every record is in one file e
   CHECK(a.proxy->log().find("audit: reopened file " + a.file) != std::string::npos);
 }
 
-TEST_CASE("a table sink that cannot be written: deny by default, the session recovers") {
+TEST_CASE(
+    "a table sink that cannot be written: deny by default, the session recovers; text: none") {
   auto& pg = PgSandbox::shared();
   pg.psql("DROP SCHEMA IF EXISTS audit_deny CASCADE");
-  KanonProxy proxy(pg.port(), policies_yaml() + "audit: {table: audit_deny.trail}\n");
+  KanonProxy proxy(pg.port(), policies_yaml() + "audit: {table: audit_deny.trail, text: none}\n");
   Client c(with_app(proxy.conninfo("analyst"), "audit-deny"));
   const auto denied = c.simple("SELECT city FROM people");
   CHECK(denied.sqlstate == "42501");
@@ -353,6 +418,9 @@ TEST_CASE("a table sink that cannot be written: deny by default, the session rec
                "SELECT count(*) FROM audit_deny.trail WHERE decision = 'rewritten' AND "
                "application_name = 'audit-deny'") != "0\n";
   }));
+  // text: none keeps the fingerprint, never the text.
+  CHECK(pg.psql("SELECT count(*) FROM audit_deny.trail WHERE statement IS NOT NULL OR "
+                "fingerprint IS NULL") == "0\n");
   pg.psql("DROP SCHEMA audit_deny CASCADE");
 }
 

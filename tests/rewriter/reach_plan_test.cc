@@ -204,3 +204,17 @@ TEST_CASE("reach plan: without a catalog the proxy fails closed") {
   CHECK(r.rule == "catalog-not-read");
   CHECK(rw.rewrite("SELECT 1", unit.snapshot, ctx).verdict == Verdict::kPass);
 }
+
+TEST_CASE("reach plan: a rewrite names the protected tables it reads, through views too") {
+  Env e;
+  const auto direct = e.run("SELECT city FROM people JOIN plain ON true");
+  REQUIRE(direct.verdict == Verdict::kRewritten);
+  CHECK(direct.tables == std::vector<std::string>{"public.people"});
+  const auto nested = e.run("SELECT o.city FROM app.v_outer o, public.people p");
+  REQUIRE(nested.verdict == Verdict::kRewritten);
+  CHECK(nested.tables == std::vector<std::string>{"public.people"});  // once
+  CHECK(e.run("SELECT * FROM app.v_plain").tables.empty());
+  CHECK(e.run("SELECT ctid FROM people").tables.empty());  // denied: none
+  CHECK(e.run("SELECT city FROM app.v_people").tables ==
+        std::vector<std::string>{"public.people"});
+}
