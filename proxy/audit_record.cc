@@ -3,6 +3,7 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace kanon::proxy {
@@ -55,8 +56,80 @@ base::Json to_json(const AuditRecord& r) {
   return j;
 }
 
-std::string json_line(const AuditRecord& record) {
-  return base::json_text(to_json(record), 0);
+namespace {
+
+// A JSON string: printable ASCII without quotes or backslashes is copied as
+// it is; anything else is escaped by nlohmann (invalid UTF-8 becomes U+FFFD),
+// exactly as json_text() would write it.
+void append_string(std::string& out, std::string_view v) {
+  const bool plain = std::all_of(
+      v.begin(), v.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+  if (plain) {
+    out += '"';
+    out += v;
+    out += '"';
+    return;
+  }
+  out += base::Json(std::string(v)).dump(-1, ' ', false, base::Json::error_handler_t::replace);
+}
+
+void append_string_or_null(std::string& out, std::string_view v) {
+  if (v.empty())
+    out += "null";
+  else
+    append_string(out, v);
+}
+
+}  // namespace
+
+// The same text as json_text(to_json(record), 0), without building the
+// document: the writer thread formats every record, so this is its cost.
+std::string json_line(const AuditRecord& r) {
+  static const AuditSession kNobody;
+  const AuditSession& s = r.session ? *r.session : kNobody;
+  std::string out;
+  out.reserve(320 + (r.text ? r.text->size() : 0));
+  out += "{\"time\": ";
+  append_string(out, iso8601_ms(r.time));
+  out += ", \"user\": ";
+  append_string(out, s.user);
+  out += ", \"database\": ";
+  append_string(out, s.database);
+  out += ", \"client\": ";
+  append_string(out, s.client);
+  out += ", \"application_name\": ";
+  append_string(out, s.application);
+  out += fmt::format(", \"backend_pid\": {}, \"protocol\": ", s.backend_pid);
+  append_string(out, r.protocol);
+  out += ", \"fingerprint\": ";
+  if (r.fingerprint)
+    out += fmt::format("\"{:016x}\"", r.fingerprint);
+  else
+    out += "null";
+  out += ", \"text\": ";
+  if (r.text)
+    append_string(out, *r.text);
+  else
+    out += "null";
+  out += ", \"decision\": ";
+  append_string(out, to_string(r.decision));
+  out += ", \"rule\": ";
+  append_string_or_null(out, r.rule);
+  out += ", \"object\": ";
+  append_string_or_null(out, r.object);
+  out += ", \"tables\": [";
+  for (size_t i = 0; i < r.tables.size(); ++i) {
+    if (i) out += ", ";
+    append_string(out, r.tables[i]);
+  }
+  out += fmt::format("], \"snapshot_version\": {}, \"rows\": ", r.snapshot_version);
+  out += r.rows ? std::to_string(*r.rows) : std::string("null");
+  out += ", \"duration_ms\": ";
+  out += base::json_number(r.duration_ms, 3).dump();
+  out += ", \"sqlstate\": ";
+  append_string_or_null(out, r.sqlstate);
+  out += "}\n";
+  return out;
 }
 
 std::optional<uint64_t> rows_of_tag(std::string_view tag) {

@@ -50,7 +50,8 @@ std::string fingerprint_hex(uint64_t fingerprint);
 
 // Members in a fixed order; absent values are null.
 base::Json to_json(const AuditRecord& record);
-// to_json() on one line, ending in a newline: one line of the JSON-lines file.
+// One line of the JSON-lines file, ending in a newline: the same text as
+// base::json_text(to_json(record), 0), written without building the document.
 std::string json_line(const AuditRecord& record);
 
 // The row count of a CommandComplete tag ("SELECT 5", "INSERT 0 2", "COPY 7");

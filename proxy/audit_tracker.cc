@@ -59,7 +59,16 @@ void AuditTracker::received() {
 }
 
 void AuditTracker::decided(const rewriter::RewriteResult& result, uint64_t snapshot_version) {
-  decision_ = result;
+  Decided d;
+  d.decision = decision_of(result);
+  d.fingerprint = result.fingerprint;
+  if (d.decision == AuditDecision::kDenied) {
+    d.rule = result.rule;
+    d.object = result.object;
+  } else {
+    d.tables = result.tables;
+  }
+  decision_ = std::move(d);
   decision_version_ = snapshot_version;
 }
 
@@ -72,15 +81,12 @@ AuditTracker::Pending AuditTracker::start(const char* protocol, std::optional<st
   r.protocol = protocol;
   if (trail_.keep_text()) r.text = std::move(text);
   if (decision_) {
-    r.decision = decision_of(*decision_);
+    r.decision = decision_->decision;
     r.fingerprint = decision_->fingerprint;
     r.snapshot_version = decision_version_;
-    if (r.decision == AuditDecision::kDenied) {
-      r.rule = decision_->rule;
-      r.object = decision_->object;
-    } else {
-      r.tables = decision_->tables;
-    }
+    r.rule = decision_->rule;
+    r.object = decision_->object;
+    r.tables = decision_->tables;
   }
   return p;
 }
@@ -113,14 +119,14 @@ void AuditTracker::on_client_frame(const wire::Frame& frame, StatementGate::Acti
     case wire::frontend::kParse: {
       const std::string name(cstring(body, &at));
       const std::string_view sql = cstring(body, &at);
-      if (decision_ && decision_of(*decision_) == AuditDecision::kDenied) {
+      if (decision_ && decision_->decision == AuditDecision::kDenied) {
         statements_.erase(name);
         owed_.push_back({Owes::kAnswer, start("extended", std::string(sql))});
         break;
       }
       auto prepared = std::make_shared<Prepared>();
       if (decision_) {
-        prepared->decision = decision_of(*decision_);
+        prepared->decision = decision_->decision;
         prepared->fingerprint = decision_->fingerprint;
         prepared->tables = decision_->tables;
       }

@@ -86,7 +86,16 @@ class AuditTracker {
   std::shared_ptr<AuditSession> session_;
   std::chrono::system_clock::time_point received_at_;
   std::chrono::steady_clock::time_point received_steady_;
-  std::optional<rewriter::RewriteResult> decision_;
+  // What the gate decided for the frame being handled (not the whole
+  // RewriteResult: its rewritten SQL can be large).
+  struct Decided {
+    AuditDecision decision = AuditDecision::kPassed;
+    uint64_t fingerprint = 0;
+    std::string rule;
+    std::string object;
+    std::vector<std::string> tables;
+  };
+  std::optional<Decided> decision_;
   uint64_t decision_version_ = 0;
   std::deque<Entry> owed_;
   std::unordered_map<std::string, std::shared_ptr<const Prepared>> statements_;

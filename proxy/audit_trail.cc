@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "proxy/audit_sinks.h"
@@ -152,7 +153,9 @@ void AuditTrail::write_batch(std::vector<AuditRecord>& batch) {
     lost_.fetch_add(batch.size(), std::memory_order_relaxed);
     log(LogLevel::kWarning, "audit: {} records lost", batch.size());
   }
-  for (const auto& r : batch) ring_.push(r);
+  // The ring keeps kRingSize records: only a batch's last ones can stay.
+  const size_t keep = std::min(batch.size(), kRingSize);
+  for (size_t i = batch.size() - keep; i < batch.size(); ++i) ring_.push(batch[i]);
 }
 
 std::string AuditTrail::prometheus() const {

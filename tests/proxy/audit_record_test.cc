@@ -75,6 +75,28 @@ TEST_CASE("a denial names rule and object; missing values are null") {
   CHECK(line.find('\n') == line.size() - 1);  // one line, whatever the text holds
 }
 
+TEST_CASE("json_line writes exactly what base::json_text makes of to_json") {
+  std::vector<AuditRecord> records{sample()};
+  AuditRecord odd = sample();
+  odd.text =
+      std::string("tab\there, quote \" backslash \\ bell \x07 \xc3\xa9t\xc3\xa9 bad \xff end");
+  odd.session = std::make_shared<AuditSession>(AuditSession{"Ünïcode \"user\"", "db", "", "", 0});
+  odd.rule = "rule\nwith newline";
+  odd.tables = {"a.b", "c.\"d\""};
+  odd.duration_ms = 12345.0;
+  odd.rows = 0;
+  records.push_back(odd);
+  AuditRecord empty;  // no session, no text, nothing decided
+  records.push_back(empty);
+  AuditRecord small = sample();
+  small.duration_ms = 0.0004;  // rounds to 0
+  small.fingerprint = 1;
+  records.push_back(small);
+  for (const auto& r : records) CHECK(json_line(r) == kanon::base::json_text(to_json(r), 0));
+  CHECK(json_line(odd).find("\\ufffd") == std::string::npos);  // nlohmann writes U+FFFD raw
+  CHECK(json_line(odd).find("\xef\xbf\xbd end") != std::string::npos);
+}
+
 TEST_CASE("time is UTC ISO 8601 with milliseconds") {
   const auto t = std::chrono::system_clock::time_point(std::chrono::milliseconds(5));
   CHECK(iso8601_ms(t) == "1970-01-01T00:00:00.005Z");
