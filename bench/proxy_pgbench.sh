@@ -14,7 +14,8 @@
 # through a kanon without audit: and through a second kanon writing every
 # statement to the given sink (file: JSON lines in the work directory;
 # table: public.kanon_audit_bench in the protected database, postgres), cells interleaved,
-# with the ratio audited/plain.
+# with the ratio audited/plain and kanon's own CPU time per transaction
+# (less sensitive to a busy machine than throughput).
 # Needs a Release build in build/ (scripts/build.sh) and pgbouncer.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -76,6 +77,7 @@ policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
 databases: [bench]
 YAML
 "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
+KANON_PID=$!
 PIDS+=($!)
 
 if [ -n "$AUDIT" ]; then
@@ -88,6 +90,7 @@ if [ -n "$AUDIT" ]; then
   sed -e "s/port: $KANON_PORT}/port: $AUDIT_PORT}/" "$WORK/kanon.yaml" >"$WORK/kanon-audit.yaml"
   echo "audit: {$SINK}" >>"$WORK/kanon-audit.yaml"
   "$KANON" proxy --config "$WORK/kanon-audit.yaml" 2>"$WORK/kanon-audit.log" &
+  AUDIT_PID=$!
   PIDS+=($!)
 fi
 
@@ -131,21 +134,38 @@ run_cell() {  # port mode clients [user] -> "tps latency_ms"
   echo "$tps $lat"
 }
 
+cpu_ticks() {  # utime + stime of process $1, in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+run_cell_cpu() {  # port pid mode clients -> "tps latency_ms kanon_cpu_us_per_tx"
+  local before after out tps lat tx
+  before="$(cpu_ticks "$2")"
+  out="$(pgbench -n -S -M "$3" -c "$4" -j $(($4 < 2 ? 1 : 2)) -T "$SECONDS_PER_CELL" \
+    -h 127.0.0.1 -p "$1" -U analyst bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0 0"; return; }
+  after="$(cpu_ticks "$2")"
+  tps="$(sed -nE 's/^tps = ([0-9.]+) .*/\1/p' <<<"$out" | tail -n 1)"
+  lat="$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")"
+  tx="$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")"
+  awk -v t="$tps" -v l="$lat" -v c=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$tx" \
+    'BEGIN { printf "%s %s %.1f\n", t, l, (n > 0 ? c / hz * 1e6 / n : 0) }'
+}
+
 if [ -n "$AUDIT" ]; then
   wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
   wait_port "$AUDIT_PORT" || { echo "kanon (audit) did not start" >&2; cat "$WORK/kanon-audit.log" >&2; exit 1; }
   echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
   echo "restricted login analyst; plain kanon vs kanon with audit: {$SINK} (cells interleaved)"
-  printf '| %-8s | %7s | %11s | %11s | %11s | %11s | %8s |\n' \
-    mode clients "plain tps" "audit tps" "plain ms" "audit ms" "audit/pl"
-  printf '|%s|\n' "----------|---------|-------------|-------------|-------------|-------------|----------"
+  echo "cpu us/tx: kanon's own CPU time (user + system, all threads) per transaction"
+  printf '| %-8s | %7s | %10s | %10s | %9s | %9s | %10s | %10s | %8s |\n' \
+    mode clients "plain tps" "audit tps" "plain ms" "audit ms" "plain cpu" "audit cpu" "audit/pl"
+  printf '|%s|\n' "----------|---------|------------|------------|-----------|-----------|------------|------------|----------"
   for mode in $MODES; do
     for c in $CLIENTS; do
-      read -r pt pl <<<"$(run_cell "$KANON_PORT" "$mode" "$c" analyst)"
-      read -r at al <<<"$(run_cell "$AUDIT_PORT" "$mode" "$c" analyst)"
+      read -r pt pl pc <<<"$(run_cell_cpu "$KANON_PORT" "$KANON_PID" "$mode" "$c")"
+      read -r at al ac <<<"$(run_cell_cpu "$AUDIT_PORT" "$AUDIT_PID" "$mode" "$c")"
       ra="$(awk -v a="$at" -v b="$pt" 'BEGIN { printf (b > 0 ? "%.3f" : "n/a"), a / b }')"
-      printf '| %-8s | %7s | %11.0f | %11.0f | %11.3f | %11.3f | %8s |\n' \
-        "$mode" "$c" "$pt" "$at" "$pl" "$al" "$ra"
+      printf '| %-8s | %7s | %10.0f | %10.0f | %9.3f | %9.3f | %10s | %10s | %8s |\n' \
+        "$mode" "$c" "$pt" "$at" "$pl" "$al" "$pc" "$ac" "$ra"
     done
   done
   [ "$AUDIT" = file ] && echo "audit records written: $(wc -l <"$WORK/audit.jsonl")"
