@@ -102,6 +102,20 @@ void AuditTracker::finish(Pending& p, std::string_view sqlstate) {
 
 void AuditTracker::on_client_frame(const wire::Frame& frame, StatementGate::Action action) {
   if (action == StatementGate::Action::kDrop) return;  // never reaches the backend
+  if (skipping_ && frame.type != wire::frontend::kSync) {
+    // The backend skips it (an earlier message failed): no answer will come.
+    on_message(frame);
+    while (!owed_.empty()) {
+      if (owed_.front().pending) finish(*owed_.front().pending, *skipping_);
+      owed_.pop_front();
+    }
+    return;
+  }
+  if (frame.type == wire::frontend::kSync) skipping_.reset();
+  on_message(frame);
+}
+
+void AuditTracker::on_message(const wire::Frame& frame) {
   const wire::Bytes body = frame.body;
   size_t at = 0;
   switch (frame.type) {
@@ -203,11 +217,13 @@ void AuditTracker::on_error(std::string_view sqlstate) {
     return;
   }
   if (front.owes == Owes::kSync) return;  // e.g. a COMMIT at Sync failed: no statement of its own
-  // An extended message failed: PostgreSQL skips the rest up to Sync.
-  while (!owed_.empty() && owed_.front().owes == Owes::kAnswer) {
+  // An extended message failed: PostgreSQL skips everything up to Sync,
+  // even a Query or FunctionCall, and answers none of it.
+  while (!owed_.empty() && owed_.front().owes != Owes::kSync) {
     if (owed_.front().pending) finish(*owed_.front().pending, sqlstate);
     owed_.pop_front();
   }
+  if (owed_.empty()) skipping_ = std::string(sqlstate);  // the Sync is still to come
 }
 
 void AuditTracker::on_ready() {

@@ -14,8 +14,9 @@
 //                 or error;
 //   FunctionCall  one record, ended by ReadyForQuery.
 //
-// A message the backend skipped because an earlier message of its pipeline
-// failed gets that error's SQLSTATE. Runs on the session's thread only.
+// A message the backend skipped because an earlier extended message failed
+// (everything up to Sync, Query and FunctionCall included) gets that error's
+// SQLSTATE. Runs on the session's thread only.
 #pragma once
 
 #include <chrono>
@@ -77,6 +78,8 @@ class AuditTracker {
     std::optional<Pending> pending;
   };
 
+  // Queues what the backend owes for the frame (a record when it is one).
+  void on_message(const wire::Frame& frame);
   Pending start(const char* protocol, std::optional<std::string> text);
   void finish(Pending& p, std::string_view sqlstate = {});
   void on_error(std::string_view sqlstate);
@@ -98,6 +101,9 @@ class AuditTracker {
   std::optional<Decided> decision_;
   uint64_t decision_version_ = 0;
   std::deque<Entry> owed_;
+  // Set after an extended message failed while its Sync had not been sent
+  // yet: what the client sends until that Sync is skipped by the backend.
+  std::optional<std::string> skipping_;
   std::unordered_map<std::string, std::shared_ptr<const Prepared>> statements_;
   std::unordered_map<std::string, std::shared_ptr<const Prepared>> portals_;
 };

@@ -23,6 +23,8 @@
 #include <sstream>
 #include <thread>
 
+#include "proxy/wire/frontend_messages.h"
+#include "proxy/wire/startup_messages.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
@@ -159,6 +161,32 @@ Audited& audited() {
   static Audited a;
   return a;
 }
+
+// A byte-level restricted session (trust login), for pipelines libpq does
+// not send.
+class Wire {
+ public:
+  Wire(uint16_t port, const std::string& app) : c_(port) {
+    kanon::wire::StartupMessage m;
+    m.parameters = {{"user", "analyst"}, {"database", "postgres"}, {"application_name", app}};
+    send(m);
+    REQUIRE_FALSE(c_.read_until_message('Z', 10).empty());
+  }
+  template <class... M>
+  void send(const M&... messages) {
+    kanon::wire::Buffer b;
+    (kanon::wire::encode(messages, b), ...);
+    c_.send(b);
+  }
+  std::string until(char type) {
+    const auto bytes = c_.read_until_message(type, 10);
+    REQUIRE_FALSE(bytes.empty());
+    return first_error_sqlstate(bytes);
+  }
+
+ private:
+  RawClient c_;
+};
 
 }  // namespace
 
@@ -331,6 +359,45 @@ TEST_CASE("extended protocol: one record per Execute, one per denied Parse; synt
   CHECK(fast_path);
 }
 
+TEST_CASE("what PostgreSQL skips after a failed extended message carries that error") {
+  namespace w = kanon::wire;
+  auto& a = audited();
+  const std::string app = "audit-pipeline";
+  {
+    Wire c(a.proxy->port(), app);
+    // All in one write: the Query after the failing Execute is ignored by
+    // PostgreSQL (no Sync in between).
+    c.send(w::Parse{"", "SELECT 1 / 0", {}}, w::Bind{}, w::Execute{},
+           w::Query{"SELECT 'ignored one'"}, w::Sync{});
+    CHECK(c.until('Z') == "22012");
+    // The error reaches the client before it sends the rest.
+    c.send(w::Parse{"", "SELECT 1 / 0", {}}, w::Bind{}, w::Execute{}, w::Flush{});
+    CHECK(c.until('E') == "22012");
+    c.send(w::Query{"SELECT 'ignored two'"}, w::Parse{"", "SELECT 'ignored three'", {}}, w::Bind{},
+           w::Execute{}, w::Sync{});
+    c.until('Z');
+    c.send(w::Query{"SELECT 'answered'"});
+    CHECK(c.until('Z') == "");
+  }
+  std::vector<Json> r;
+  CHECK(eventually([&] {
+    r = records_of(read_records(a.file), app);
+    return !r.empty() && r.back()["text"] == "SELECT 'answered'";
+  }));
+  REQUIRE(r.size() == 6);  // the last Parse and Bind make no record of their own
+  CHECK(r[0]["text"] == "SELECT 1 / 0");
+  CHECK(r[0]["protocol"] == "extended");
+  CHECK(r[1]["text"] == "SELECT 'ignored one'");
+  CHECK(r[2]["text"] == "SELECT 1 / 0");
+  CHECK(r[3]["text"] == "SELECT 'ignored two'");
+  CHECK(r[4]["text"] == "SELECT 'ignored three'");
+  for (int i = 0; i < 5; ++i) {
+    CHECK(r[i]["sqlstate"] == "22012");
+    CHECK(r[i]["rows"].is_null());
+  }
+  CHECK(r[5]["text"] == "SELECT 'answered'");
+}
+
 TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {
   auto& a = audited();
   {
@@ -364,25 +431,28 @@ TEST_CASE("logrotate: rename the file, SIGHUP, and every record is in one file e
   auto& a = audited();
   const std::string app = "audit-rotate";
   const std::string rotated = a.file + ".1";
-  constexpr int kStatements = 300;
-  std::atomic<int> sent{0};
-  std::thread client([&] {
-    Client c(with_app(a.proxy->conninfo("analyst"), app));
-    for (int i = 0; i < kStatements; ++i) {
-      c.simple("SELECT " + std::to_string(i) + " AS n");
-      ++sent;
-    }
-  });
-  while (sent.load() < kStatements / 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  constexpr int kStatements = 300;  // a third before, a third during, a third after the reopen
+  Client c(with_app(a.proxy->conninfo("analyst"), app));
+  const auto run = [&](int from, int to) {
+    for (int i = from; i < to; ++i) c.simple("SELECT " + std::to_string(i) + " AS n");
+  };
+  run(0, kStatements / 3);
+  CHECK(eventually([&] { return !records_of(read_records(a.file), app).empty(); }));
+  // Rotate while statements keep coming.
+  std::thread during([&] { run(kStatements / 3, 2 * kStatements / 3); });
   std::filesystem::rename(a.file, rotated);
   REQUIRE(kill(a.proxy->process().pid(), SIGHUP) == 0);
-  client.join();
+  during.join();
+  CHECK(eventually(
+      [&] { return a.proxy->log().find("audit: reopened file " + a.file) != std::string::npos; }));
+  run(2 * kStatements / 3, kStatements);
   std::map<std::string, int> seen;
-  size_t in_new = 0;
+  size_t in_old = 0, in_new = 0;
   CHECK(eventually([&] {
     seen.clear();
     const auto old_records = records_of(read_records(rotated), app);
     const auto new_records = records_of(read_records(a.file), app);
+    in_old = old_records.size();
     in_new = new_records.size();
     for (const auto* list : {&old_records, &new_records})
       for (const auto& r : *list) ++seen[r["text"].get<std::string>()];
@@ -391,9 +461,9 @@ TEST_CASE("logrotate: rename the file, SIGHUP, and every record is in one file e
   CHECK(seen.size() == kStatements);
   for (int i = 0; i < kStatements; ++i)
     CHECK_MESSAGE(seen["SELECT " + std::to_string(i) + " AS n"] == 1, "statement " << i);
-  CHECK(in_new > 0);  // the reopened file got the later records
-  CHECK(in_new < kStatements);
-  CHECK(a.proxy->log().find("audit: reopened file " + a.file) != std::string::npos);
+  CHECK(in_old + in_new == kStatements);
+  CHECK(in_old > 0);                 // written before the reopen: in the moved file
+  CHECK(in_new >= kStatements / 3);  // everything after the reopen: in the new file
 }
 
 TEST_CASE(

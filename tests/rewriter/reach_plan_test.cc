@@ -215,6 +215,5 @@ TEST_CASE("reach plan: a rewrite names the protected tables it reads, through vi
   CHECK(nested.tables == std::vector<std::string>{"public.people"});  // once
   CHECK(e.run("SELECT * FROM app.v_plain").tables.empty());
   CHECK(e.run("SELECT ctid FROM people").tables.empty());  // denied: none
-  CHECK(e.run("SELECT city FROM app.v_people").tables ==
-        std::vector<std::string>{"public.people"});
+  CHECK(e.run("SELECT city FROM app.v_people").tables == std::vector<std::string>{"public.people"});
 }
