@@ -264,6 +264,10 @@ class Commands {
       add(fmt::format("rewrite_p{}_us (bucket bound)", static_cast<int>(p * 100)),
           fmt::format("{:g}", s.rewrite_latency.percentile(p)));
     if (context_.policies) add("policy_version", std::to_string(store().current()->version));
+    if (context_.audit) {
+      add("audit_records", std::to_string(context_.audit->records()));
+      add("audit_lost", std::to_string(context_.audit->lost()));
+    }
     emit(r);
   }
 

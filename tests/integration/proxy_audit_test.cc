@@ -419,6 +419,9 @@ TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {
   CHECK(last.find("|11|") != std::string::npos);
   CHECK(last.find("|SELECT state FROM people\n") != std::string::npos);
   CHECK(a.console("SHOW HELP").find("SHOW AUDIT") != std::string::npos);
+  const std::string stats = a.console("SHOW STATS");
+  CHECK(stats.find("\naudit_lost|0\n") != std::string::npos);
+  CHECK(stats.find("\naudit_records|") != std::string::npos);
 
   const std::string m = http_get(a.metrics_port, "/metrics");
   CHECK(metric(m, "kanon_audit_records_total") >= 6);
