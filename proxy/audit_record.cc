@@ -23,7 +23,15 @@ const char* to_string(AuditDecision decision) {
 std::string iso8601_ms(std::chrono::system_clock::time_point t) {
   const auto ms = std::chrono::floor<std::chrono::milliseconds>(t);
   const auto s = std::chrono::floor<std::chrono::seconds>(ms);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z", s, (ms - s).count());
+  // Records come in time order: the date and time of the last second are
+  // reused (per thread), so most calls format only the milliseconds.
+  thread_local std::chrono::sys_seconds cached_second{};
+  thread_local std::string cached_prefix;
+  if (cached_prefix.empty() || s != cached_second) {
+    cached_prefix = fmt::format("{:%Y-%m-%dT%H:%M:%S}", s);
+    cached_second = s;
+  }
+  return fmt::format("{}.{:03d}Z", cached_prefix, (ms - s).count());
 }
 
 std::string fingerprint_hex(uint64_t fingerprint) {
@@ -85,10 +93,15 @@ void append_string_or_null(std::string& out, std::string_view v) {
 // The same text as json_text(to_json(record), 0), without building the
 // document: the writer thread formats every record, so this is its cost.
 std::string json_line(const AuditRecord& r) {
+  std::string out;
+  append_json_line(out, r);
+  return out;
+}
+
+void append_json_line(std::string& out, const AuditRecord& r) {
   static const AuditSession kNobody;
   const AuditSession& s = r.session ? *r.session : kNobody;
-  std::string out;
-  out.reserve(320 + (r.text ? r.text->size() : 0));
+  out.reserve(out.size() + 320 + (r.text ? r.text->size() : 0));
   out += "{\"time\": ";
   append_string(out, iso8601_ms(r.time));
   out += ", \"user\": ";
@@ -129,7 +142,6 @@ std::string json_line(const AuditRecord& r) {
   out += ", \"sqlstate\": ";
   append_string_or_null(out, r.sqlstate);
   out += "}\n";
-  return out;
 }
 
 std::optional<uint64_t> rows_of_tag(std::string_view tag) {

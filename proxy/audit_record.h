@@ -53,6 +53,8 @@ base::Json to_json(const AuditRecord& record);
 // One line of the JSON-lines file, ending in a newline: the same text as
 // base::json_text(to_json(record), 0), written without building the document.
 std::string json_line(const AuditRecord& record);
+// json_line() appended to `out`.
+void append_json_line(std::string& out, const AuditRecord& record);
 
 // The row count of a CommandComplete tag ("SELECT 5", "INSERT 0 2", "COPY 7");
 // nullopt for tags without one ("SET", "BEGIN").

@@ -83,7 +83,7 @@ bool AuditFileSink::open() {
 bool AuditFileSink::write(const std::vector<AuditRecord>& batch) {
   if (fd_ < 0) return false;
   std::string text;
-  for (const auto& r : batch) text += json_line(r);
+  for (const auto& r : batch) append_json_line(text, r);
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);

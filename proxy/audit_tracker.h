@@ -20,12 +20,12 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "proxy/audit_trail.h"
 #include "proxy/statement_gate.h"
@@ -100,7 +100,25 @@ class AuditTracker {
   };
   std::optional<Decided> decision_;
   uint64_t decision_version_ = 0;
-  std::deque<Entry> owed_;
+  // A FIFO that keeps its storage: it empties at every ReadyForQuery, so
+  // steady use allocates nothing (a deque would, for entries this large).
+  class Owed {
+   public:
+    bool empty() const { return head_ == items_.size(); }
+    Entry& front() { return items_[head_]; }
+    void push_back(Entry e) { items_.push_back(std::move(e)); }
+    void pop_front() {
+      if (++head_ == items_.size()) {
+        items_.clear();
+        head_ = 0;
+      }
+    }
+
+   private:
+    std::vector<Entry> items_;
+    size_t head_ = 0;
+  };
+  Owed owed_;
   // Set after an extended message failed while its Sync had not been sent
   // yet: what the client sends until that Sync is skipped by the backend.
   std::optional<std::string> skipping_;
