@@ -159,10 +159,18 @@ if [ -n "$AUDIT" ]; then
   printf '| %-8s | %7s | %10s | %10s | %9s | %9s | %10s | %10s | %8s |\n' \
     mode clients "plain tps" "audit tps" "plain ms" "audit ms" "plain cpu" "audit cpu" "audit/pl"
   printf '|%s|\n' "----------|---------|------------|------------|-----------|-----------|------------|------------|----------"
+  cell=0
   for mode in $MODES; do
     for c in $CLIENTS; do
-      read -r pt pl pc <<<"$(run_cell_cpu "$KANON_PORT" "$KANON_PID" "$mode" "$c")"
-      read -r at al ac <<<"$(run_cell_cpu "$AUDIT_PORT" "$AUDIT_PID" "$mode" "$c")"
+      # Alternate which kanon goes first, so a drift of the machine's load
+      # does not always favour the same one.
+      if [ $((cell++ % 2)) -eq 0 ]; then
+        read -r pt pl pc <<<"$(run_cell_cpu "$KANON_PORT" "$KANON_PID" "$mode" "$c")"
+        read -r at al ac <<<"$(run_cell_cpu "$AUDIT_PORT" "$AUDIT_PID" "$mode" "$c")"
+      else
+        read -r at al ac <<<"$(run_cell_cpu "$AUDIT_PORT" "$AUDIT_PID" "$mode" "$c")"
+        read -r pt pl pc <<<"$(run_cell_cpu "$KANON_PORT" "$KANON_PID" "$mode" "$c")"
+      fi
       ra="$(awk -v a="$at" -v b="$pt" 'BEGIN { printf (b > 0 ? "%.3f" : "n/a"), a / b }')"
       printf '| %-8s | %7s | %10.0f | %10.0f | %9.3f | %9.3f | %10s | %10s | %8s |\n' \
         "$mode" "$c" "$pt" "$at" "$pl" "$al" "$pc" "$ac" "$ra"
