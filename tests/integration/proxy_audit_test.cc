@@ -473,7 +473,10 @@ TEST_CASE(
     "a table sink that cannot be written: deny by default, the session recovers; text: none") {
   auto& pg = PgSandbox::shared();
   pg.psql("DROP SCHEMA IF EXISTS audit_deny CASCADE");
-  KanonProxy proxy(pg.port(), policies_yaml() + "audit: {table: audit_deny.trail, text: none}\n");
+  const uint16_t metrics_port = free_port();
+  KanonProxy proxy(pg.port(), policies_yaml() +
+                                  "metrics: {listen: \"127.0.0.1:" + std::to_string(metrics_port) +
+                                  "\"}\naudit: {table: audit_deny.trail, text: none}\n");
   Client c(with_app(proxy.conninfo("analyst"), "audit-deny"));
   const auto denied = c.simple("SELECT city FROM people");
   CHECK(denied.sqlstate == "42501");
@@ -483,9 +486,14 @@ TEST_CASE(
   const auto again = c.simple("SELECT 1");  // the session is still usable
   CHECK(again.sqlstate == "42501");
   CHECK(proxy.log().find("audit: table audit_deny.trail is down") != std::string::npos);
+  CHECK(http_get(metrics_port, "/readyz").find("503 Service Unavailable") != std::string::npos);
+  CHECK(http_get(metrics_port, "/readyz")
+            .find("not ready: the audit trail cannot take records (table audit_deny.trail)") !=
+        std::string::npos);
   // Once the table can be created, the sink comes back and statements pass.
   pg.psql("CREATE SCHEMA audit_deny");
   CHECK(eventually([&] { return c.simple("SELECT city FROM people").sqlstate.empty(); }));
+  CHECK(http_get(metrics_port, "/readyz").find("200 OK") != std::string::npos);
   CHECK(eventually([&] {
     return pg.psql(
                "SELECT count(*) FROM audit_deny.trail WHERE decision = 'rewritten' AND "
