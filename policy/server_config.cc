@@ -55,7 +55,8 @@ bool plain_identifier(std::string_view s) {
 template <typename Resolve>
 void read_audit(const Reader& r, const YAML::Node& node, const Resolve& resolve,
                 AuditConfig& audit) {
-  r.expect_map(node, "audit", {"file", "table", "text", "on_failure", "queue_size"});
+  r.expect_map(node, "audit", {"file", "table", "text", "on_failure", "queue_size", "exempt"});
+  if (node["exempt"]) audit.exempt = r.boolean(node["exempt"], "audit.exempt");
   if (node["file"]) {
     const std::string file = r.string(node["file"], "audit.file");
     if (file.empty()) r.fail(node["file"], "audit.file", "empty path");

@@ -80,6 +80,9 @@ struct AuditConfig {
   // records are counted lost.
   AuditOnFailure on_failure = AuditOnFailure::kDeny;
   uint32_t queue_size = 10000;  // records waiting for the writer thread
+  // Also record the statements of exempt sessions (never denied for the
+  // audit trail: they are relayed untouched).
+  bool exempt = false;
   bool enabled() const { return !file.empty() || !table.empty(); }
 };
 

@@ -16,6 +16,8 @@ const char* to_string(AuditDecision decision) {
       return "rewritten";
     case AuditDecision::kDenied:
       return "denied";
+    case AuditDecision::kExempt:
+      return "exempt";
   }
   return "denied";
 }

@@ -24,7 +24,8 @@ struct AuditSession {
   int32_t backend_pid = 0;
 };
 
-enum class AuditDecision { kPassed, kRewritten, kDenied };
+// kExempt: a session relayed untouched, recorded with audit.exempt: true.
+enum class AuditDecision { kPassed, kRewritten, kDenied, kExempt };
 const char* to_string(AuditDecision decision);
 
 struct AuditRecord {

@@ -87,6 +87,8 @@ AuditTracker::Pending AuditTracker::start(const char* protocol, std::optional<st
     r.rule = decision_->rule;
     r.object = decision_->object;
     r.tables = decision_->tables;
+  } else if (exempt_) {
+    r.decision = AuditDecision::kExempt;
   }
   return p;
 }
@@ -139,6 +141,7 @@ void AuditTracker::on_message(const wire::Frame& frame) {
         break;
       }
       auto prepared = std::make_shared<Prepared>();
+      if (exempt_) prepared->decision = AuditDecision::kExempt;
       if (decision_) {
         prepared->decision = decision_->decision;
         prepared->fingerprint = decision_->fingerprint;

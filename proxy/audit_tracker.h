@@ -37,8 +37,12 @@ namespace kanon::proxy {
 class AuditTracker {
  public:
   // `session`: backend_pid may still be 0; set_backend_pid() fills it in.
-  AuditTracker(AuditTrail& trail, AuditSession session)
-      : trail_(trail), session_(std::make_shared<AuditSession>(std::move(session))) {}
+  // `exempt`: the session is relayed untouched (audit.exempt: true); its
+  // statements are recorded with decision exempt.
+  AuditTracker(AuditTrail& trail, AuditSession session, bool exempt = false)
+      : trail_(trail),
+        session_(std::make_shared<AuditSession>(std::move(session))),
+        exempt_(exempt) {}
 
   void set_backend_pid(int32_t pid);
   // A client frame arrived (call before the gate sees it).
@@ -87,6 +91,7 @@ class AuditTracker {
 
   AuditTrail& trail_;
   std::shared_ptr<AuditSession> session_;
+  const bool exempt_;
   std::chrono::system_clock::time_point received_at_;
   std::chrono::steady_clock::time_point received_steady_;
   // What the gate decided for the frame being handled (not the whole

@@ -23,6 +23,7 @@ constexpr auto kRetryEvery = std::chrono::seconds(1);
 AuditTrail::AuditTrail(const policy::AuditConfig& config, const std::string& service_conninfo)
     : keep_text_(config.text == policy::AuditText::kFull),
       deny_on_failure_(config.on_failure == policy::AuditOnFailure::kDeny),
+      audit_exempt_(config.exempt),
       capacity_(config.queue_size) {
   if (!config.file.empty()) sinks_.push_back(std::make_unique<AuditFileSink>(config.file));
   if (!config.table.empty())

@@ -43,6 +43,8 @@ class AuditTrail {
 
   bool keep_text() const { return keep_text_; }
   bool deny_on_failure() const { return deny_on_failure_; }
+  // audit.exempt: sessions relayed untouched are recorded too.
+  bool audit_exempt() const { return audit_exempt_; }
   // True while every sink is up and the queue has room.
   bool available() const;
   // What is unavailable, for the denial's object: "file /x", "queue".
@@ -68,6 +70,7 @@ class AuditTrail {
 
   const bool keep_text_;
   const bool deny_on_failure_;
+  const bool audit_exempt_;
   const size_t capacity_;
   std::vector<std::unique_ptr<AuditSink>> sinks_;  // the writer thread's
   std::unique_ptr<std::atomic<bool>[]> sink_up_;   // per sink, read anywhere

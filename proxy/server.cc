@@ -129,7 +129,7 @@ std::string Server::reload() {
   const auto& a = fresh.audit;
   const auto& b = old->audit;
   if (a.file != b.file || a.table != b.table || a.text != b.text || a.on_failure != b.on_failure ||
-      a.queue_size != b.queue_size)
+      a.queue_size != b.queue_size || a.exempt != b.exempt)
     log(LogLevel::kWarning, "RELOAD: audit changes only at restart");
   fresh.audit = old->audit;
   const size_t n = tables.size();

@@ -278,10 +278,12 @@ awaitable<void> Session::run_client() {
                                        std::string_view sqlstate) {
         probe_answered(probe, outcome, sqlstate);
       });
-      if (context_.audit)
-        audit_.emplace(*context_.audit, AuditSession{user_, access_.database, peer_,
-                                                     param(startup, "application_name"), 0});
     }
+    if (context_.audit && (gate_ || context_.audit->audit_exempt()))
+      audit_.emplace(
+          *context_.audit,
+          AuditSession{user_, access_.database, peer_, param(startup, "application_name"), 0},
+          !gate_);
     if (!co_await connect_backend()) co_return close_client();
     wire::Buffer packet;
     wire::encode(startup, packet);

@@ -474,9 +474,9 @@ TEST_CASE(
   auto& pg = PgSandbox::shared();
   pg.psql("DROP SCHEMA IF EXISTS audit_deny CASCADE");
   const uint16_t metrics_port = free_port();
-  KanonProxy proxy(pg.port(), policies_yaml() +
-                                  "metrics: {listen: \"127.0.0.1:" + std::to_string(metrics_port) +
-                                  "\"}\naudit: {table: audit_deny.trail, text: none}\n");
+  KanonProxy proxy(
+      pg.port(), policies_yaml() + "metrics: {listen: \"127.0.0.1:" + std::to_string(metrics_port) +
+                     "\"}\naudit: {table: audit_deny.trail, text: none, exempt: true}\n");
   Client c(with_app(proxy.conninfo("analyst"), "audit-deny"));
   const auto denied = c.simple("SELECT city FROM people");
   CHECK(denied.sqlstate == "42501");
@@ -485,6 +485,8 @@ TEST_CASE(
                             "audit-unavailable)") != std::string::npos);
   const auto again = c.simple("SELECT 1");  // the session is still usable
   CHECK(again.sqlstate == "42501");
+  Client exempt(with_app(proxy.conninfo("postgres"), "audit-deny-exempt"));
+  CHECK(exempt.simple("SELECT city FROM people").rows == 11);  // relayed untouched: never denied
   CHECK(proxy.log().find("audit: table audit_deny.trail is down") != std::string::npos);
   CHECK(http_get(metrics_port, "/readyz").find("503 Service Unavailable") != std::string::npos);
   CHECK(http_get(metrics_port, "/readyz")
@@ -499,7 +501,17 @@ TEST_CASE(
                "SELECT count(*) FROM audit_deny.trail WHERE decision = 'rewritten' AND "
                "application_name = 'audit-deny'") != "0\n";
   }));
-  // text: none keeps the fingerprint, never the text.
+  // audit.exempt: true records exempt sessions too.
+  exempt.simple("SELECT name FROM people");
+  CHECK(eventually([&] {
+    return pg.psql(
+               "SELECT count(*) FROM audit_deny.trail WHERE decision = 'exempt' AND "
+               "user_name = 'postgres' AND rows = 11") != "0\n";
+  }));
+  // text: none keeps the fingerprint, never the text (exempt sessions have none).
+  CHECK(pg.psql("SELECT count(*) FROM audit_deny.trail WHERE decision = 'exempt' AND "
+                "fingerprint IS NOT NULL") == "0\n");
+  pg.psql("DELETE FROM audit_deny.trail WHERE decision = 'exempt'");
   CHECK(pg.psql("SELECT count(*) FROM audit_deny.trail WHERE statement IS NOT NULL OR "
                 "fingerprint IS NULL") == "0\n");
   pg.psql("DROP SCHEMA audit_deny CASCADE");

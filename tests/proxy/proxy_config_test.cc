@@ -116,17 +116,19 @@ TEST_CASE("audit: sinks, text and on_failure are read; mistakes are named") {
   CHECK_FALSE(off.audit.enabled());
   const auto cfg = load_server_config(
       write_config("audit:\n  file: audit.jsonl\n  table: kanon_audit.log\n  text: none\n"
-                   "  on_failure: continue\n  queue_size: 50\n"));
+                   "  on_failure: continue\n  queue_size: 50\n  exempt: true\n"));
   CHECK(cfg.audit.enabled());
   CHECK(cfg.audit.file == kDir + "/audit.jsonl");
   CHECK(cfg.audit.table == "kanon_audit.log");
   CHECK(cfg.audit.text == AuditText::kNone);
   CHECK(cfg.audit.on_failure == AuditOnFailure::kContinue);
   CHECK(cfg.audit.queue_size == 50);
+  CHECK(cfg.audit.exempt);
   const auto defaults = load_server_config(write_config("audit: {file: /var/log/a.jsonl}\n"));
   CHECK(defaults.audit.text == AuditText::kFull);
   CHECK(defaults.audit.on_failure == AuditOnFailure::kDeny);
   CHECK(defaults.audit.table.empty());
+  CHECK_FALSE(defaults.audit.exempt);
 
   CHECK(error_of("audit: {}\n").find(":1: audit: needs file, table or both") != std::string::npos);
   CHECK(error_of("audit:\n  file: a.jsonl\n  on_failure: maybe\n") ==
