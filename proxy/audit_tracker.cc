@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/sqlstate.h"
 #include "proxy/wire/message_types.h"
 
 namespace kanon::proxy {
@@ -46,6 +47,13 @@ bool is_answer(char type) {
 }
 
 }  // namespace
+
+AuditTracker::~AuditTracker() {
+  while (!owed_.empty()) {
+    if (owed_.front().pending) finish(*owed_.front().pending, sqlstate::kConnectionFailure);
+    owed_.pop_front();
+  }
+}
 
 void AuditTracker::set_backend_pid(int32_t pid) {
   auto fresh = std::make_shared<AuditSession>(*session_);

@@ -43,6 +43,11 @@ class AuditTracker {
       : trail_(trail),
         session_(std::make_shared<AuditSession>(std::move(session))),
         exempt_(exempt) {}
+  // Statements still unanswered (the client or the backend went away) are
+  // recorded with SQLSTATE 08006.
+  ~AuditTracker();
+  AuditTracker(const AuditTracker&) = delete;
+  AuditTracker& operator=(const AuditTracker&) = delete;
 
   void set_backend_pid(int32_t pid);
   // A client frame arrived (call before the gate sees it).

@@ -398,6 +398,26 @@ TEST_CASE("what PostgreSQL skips after a failed extended message carries that er
   CHECK(r[5]["text"] == "SELECT 'answered'");
 }
 
+TEST_CASE("a statement the client walks away from is recorded with 08006") {
+  namespace w = kanon::wire;
+  auto& a = audited();
+  const std::string app = "audit-walk-away";
+  {
+    Wire c(a.proxy->port(), app);
+    c.send(w::Query{"SELECT pg_sleep(2)"});
+  }  // closed before the answer
+  std::vector<Json> r;
+  CHECK(eventually([&] {
+    r = records_of(read_records(a.file), app);
+    return !r.empty();
+  }));
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["text"] == "SELECT pg_sleep(2)");
+  CHECK(r[0]["decision"] == "passed");
+  CHECK(r[0]["sqlstate"] == "08006");
+  CHECK(r[0]["rows"].is_null());
+}
+
 TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {
   auto& a = audited();
   {
