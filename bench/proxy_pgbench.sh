@@ -8,7 +8,14 @@
 # and the ratios kanon/direct and kanon/PgBouncer for each cell.
 #
 #   bench/proxy_pgbench.sh [--seconds N] [--clients "1 8 32"] [--modes "simple extended"]
+#                          [--audit file|table]
 #
+# --audit measures the audit trail's cost instead: the restricted login
+# through a kanon without audit: and through a second kanon writing every
+# statement to the given sink (file: JSON lines in the work directory;
+# table: public.kanon_audit_bench in the protected database, postgres), cells interleaved,
+# with the ratio audited/plain and kanon's own CPU time per transaction
+# (less sensitive to a busy machine than throughput).
 # Needs a Release build in build/ (scripts/build.sh) and pgbouncer.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,11 +23,13 @@ SECONDS_PER_CELL=20
 CLIENTS="1 8 32"
 MODES="simple extended"
 SCALE=10
+AUDIT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_PER_CELL="$2"; shift 2 ;;
     --clients) CLIENTS="$2"; shift 2 ;;
     --modes) MODES="$2"; shift 2 ;;
+    --audit) AUDIT="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -48,7 +57,22 @@ policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
 databases: [bench]  # restricted sessions: statement rules only (no protected table there)
 YAML
 "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
+KANON_PID=$!
 PIDS+=($!)
+
+if [ -n "$AUDIT" ]; then
+  case "$AUDIT" in
+    file) SINK="file: $WORK/audit.jsonl" ;;
+    table) SINK="table: public.kanon_audit_bench" ;;
+    *) echo "--audit takes file or table" >&2; exit 2 ;;
+  esac
+  AUDIT_PORT="$(free_port)"
+  sed -e "s/port: $KANON_PORT}/port: $AUDIT_PORT}/" "$WORK/kanon.yaml" >"$WORK/kanon-audit.yaml"
+  echo "audit: {$SINK}" >>"$WORK/kanon-audit.yaml"
+  "$KANON" proxy --config "$WORK/kanon-audit.yaml" 2>"$WORK/kanon-audit.log" &
+  AUDIT_PID=$!
+  PIDS+=($!)
+fi
 
 BOUNCER_PORT="$(free_port)"
 cat >"$WORK/pgbouncer.ini" <<INI
@@ -89,6 +113,52 @@ run_cell() {  # port mode clients [user] -> "tps latency_ms"
   lat="$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")"
   echo "$tps $lat"
 }
+
+cpu_ticks() {  # utime + stime of process $1, in clock ticks
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+run_cell_cpu() {  # port pid mode clients -> "tps latency_ms kanon_cpu_us_per_tx"
+  local before after out tps lat tx
+  before="$(cpu_ticks "$2")"
+  out="$(pgbench -n -S -M "$3" -c "$4" -j $(($4 < 2 ? 1 : 2)) -T "$SECONDS_PER_CELL" \
+    -h 127.0.0.1 -p "$1" -U analyst bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0 0"; return; }
+  after="$(cpu_ticks "$2")"
+  tps="$(sed -nE 's/^tps = ([0-9.]+) .*/\1/p' <<<"$out" | tail -n 1)"
+  lat="$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")"
+  tx="$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")"
+  awk -v t="$tps" -v l="$lat" -v c=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$tx" \
+    'BEGIN { printf "%s %s %.1f\n", t, l, (n > 0 ? c / hz * 1e6 / n : 0) }'
+}
+
+if [ -n "$AUDIT" ]; then
+  wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
+  wait_port "$AUDIT_PORT" || { echo "kanon (audit) did not start" >&2; cat "$WORK/kanon-audit.log" >&2; exit 1; }
+  echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
+  echo "restricted login analyst; plain kanon vs kanon with audit: {$SINK} (cells interleaved)"
+  echo "cpu us/tx: kanon's own CPU time (user + system, all threads) per transaction"
+  printf '| %-8s | %7s | %10s | %10s | %9s | %9s | %10s | %10s | %8s |\n' \
+    mode clients "plain tps" "audit tps" "plain ms" "audit ms" "plain cpu" "audit cpu" "audit/pl"
+  printf '|%s|\n' "----------|---------|------------|------------|-----------|-----------|------------|------------|----------"
+  cell=0
+  for mode in $MODES; do
+    for c in $CLIENTS; do
+      # Alternate which kanon goes first, so a drift of the machine's load
+      # does not always favour the same one.
+      if [ $((cell++ % 2)) -eq 0 ]; then
+        read -r pt pl pc <<<"$(run_cell_cpu "$KANON_PORT" "$KANON_PID" "$mode" "$c")"
+        read -r at al ac <<<"$(run_cell_cpu "$AUDIT_PORT" "$AUDIT_PID" "$mode" "$c")"
+      else
+        read -r at al ac <<<"$(run_cell_cpu "$AUDIT_PORT" "$AUDIT_PID" "$mode" "$c")"
+        read -r pt pl pc <<<"$(run_cell_cpu "$KANON_PORT" "$KANON_PID" "$mode" "$c")"
+      fi
+      ra="$(awk -v a="$at" -v b="$pt" 'BEGIN { printf (b > 0 ? "%.3f" : "n/a"), a / b }')"
+      printf '| %-8s | %7s | %10.0f | %10.0f | %9.3f | %9.3f | %10s | %10s | %8s |\n' \
+        "$mode" "$c" "$pt" "$at" "$pl" "$al" "$pc" "$ac" "$ra"
+    done
+  done
+  [ "$AUDIT" = file ] && echo "audit records written: $(wc -l <"$WORK/audit.jsonl")"
+  exit 0
+fi
 
 echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
 echo "kanon exempt: postgres (relayed untouched); kanon restricted: analyst (every statement rewritten-or-passed)"

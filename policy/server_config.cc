@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <set>
@@ -43,6 +44,57 @@ LogLevel parse_log_level(const Reader& r, const YAML::Node& node) {
   r.fail(node, "log_level", fmt::format("'{}' is not one of debug, info, warning, error", s));
 }
 
+// An identifier the table sink can use without quoting.
+bool plain_identifier(std::string_view s) {
+  if (s.empty() || s.size() > 63 ||
+      !(std::islower(static_cast<unsigned char>(s[0])) || s[0] == '_'))
+    return false;
+  return s.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string_view::npos;
+}
+
+template <typename Resolve>
+void read_audit(const Reader& r, const YAML::Node& node, const Resolve& resolve,
+                AuditConfig& audit) {
+  r.expect_map(node, "audit", {"file", "table", "text", "on_failure", "queue_size", "exempt"});
+  if (node["exempt"]) audit.exempt = r.boolean(node["exempt"], "audit.exempt");
+  if (node["file"]) {
+    const std::string file = r.string(node["file"], "audit.file");
+    if (file.empty()) r.fail(node["file"], "audit.file", "empty path");
+    audit.file = resolve(file);
+  }
+  if (node["table"]) {
+    audit.table = r.string(node["table"], "audit.table");
+    const auto dot = audit.table.find('.');
+    if (dot == std::string::npos || !plain_identifier(audit.table.substr(0, dot)) ||
+        !plain_identifier(audit.table.substr(dot + 1)))
+      r.fail(
+          node["table"], "audit.table",
+          fmt::format("'{}' is not schema.table (lower-case letters, digits and _)", audit.table));
+  }
+  if (const auto text = node["text"]) {
+    const std::string t = r.string(text, "audit.text");
+    if (t == "full")
+      audit.text = AuditText::kFull;
+    else if (t == "none")
+      audit.text = AuditText::kNone;
+    else
+      r.fail(text, "audit.text", fmt::format("'{}' is not one of full, none", t));
+  }
+  if (const auto mode = node["on_failure"]) {
+    const std::string m = r.string(mode, "audit.on_failure");
+    if (m == "deny")
+      audit.on_failure = AuditOnFailure::kDeny;
+    else if (m == "continue")
+      audit.on_failure = AuditOnFailure::kContinue;
+    else
+      r.fail(mode, "audit.on_failure", fmt::format("'{}' is not one of deny, continue", m));
+  }
+  if (node["queue_size"])
+    audit.queue_size =
+        static_cast<uint32_t>(r.integer(node["queue_size"], "audit.queue_size", 1, 10000000));
+  if (!audit.enabled()) r.fail(node, "audit", "needs file, table or both");
+}
+
 }  // namespace
 
 ServerConfig load_server_config(const std::string& path) {
@@ -53,7 +105,7 @@ ServerConfig load_server_config(const std::string& path) {
   if (root.IsNull()) return cfg;
   r.expect_map(root, "",
                {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin",
-                "metrics", "restricted_settings", "databases", "shutdown_grace"});
+                "metrics", "restricted_settings", "databases", "shutdown_grace", "audit"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -149,6 +201,7 @@ ServerConfig load_server_config(const std::string& path) {
     if (*parsed > std::chrono::hours(24)) r.fail(grace, "shutdown_grace", "must be at most 24h");
     cfg.shutdown_grace = *parsed;
   }
+  if (const auto audit = root["audit"]) read_audit(r, audit, resolve, cfg.audit);
   if (const auto settings = root["restricted_settings"]) {
     if (!settings.IsMap())
       r.fail(settings, "restricted_settings", "expected a mapping of setting names to values");

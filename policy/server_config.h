@@ -66,6 +66,26 @@ struct AdminConfig {
   std::string auth_database = "postgres";
 };
 
+// The audit trail of restricted statements (audit:). Off unless a sink is
+// set; see docs/proxy.md#audit-trail.
+enum class AuditText { kFull, kNone };
+enum class AuditOnFailure { kDeny, kContinue };
+
+struct AuditConfig {
+  std::string file;   // JSON lines file (resolved path); empty: no file sink
+  std::string table;  // "schema.table" in the protected database; empty: no table sink
+  AuditText text = AuditText::kFull;
+  // deny: restricted statements are denied (audit-unavailable) while a sink
+  // cannot take records or the queue is full; continue: they pass and the
+  // records are counted lost.
+  AuditOnFailure on_failure = AuditOnFailure::kDeny;
+  uint32_t queue_size = 10000;  // records waiting for the writer thread
+  // Also record the statements of exempt sessions (never denied for the
+  // audit trail: they are relayed untouched).
+  bool exempt = false;
+  bool enabled() const { return !file.empty() || !table.empty(); }
+};
+
 struct ServerConfig {
   std::string path;  // the file it was loaded from
   Endpoint listen{"127.0.0.1", 6432};
@@ -94,6 +114,7 @@ struct ServerConfig {
   // restricted sessions are served (databases:); they hold nothing kanon
   // protects. A restricted session in any other database is refused.
   std::vector<std::string> databases;
+  AuditConfig audit;
 };
 
 const char* to_string(SslMode mode);

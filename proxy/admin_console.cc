@@ -92,6 +92,7 @@ class Commands {
     if (verb == "SHOW" && words.size() == 2 && what == "POLICIES") return policies();
     if (verb == "SHOW" && words.size() == 2 && what == "STATS") return stats();
     if (verb == "SHOW" && words.size() == 2 && what == "CLIENTS") return clients();
+    if (verb == "SHOW" && words.size() == 2 && what == "AUDIT") return audit();
     if (verb == "SHOW" && (words.size() == 2 || words.size() == 3) && what == "EXPOSURE")
       return exposure(words.size() == 3 ? words[2] : "");
     if (verb == "SHOW" && words.size() == 3 && what == "TREE") return tree(words[2]);
@@ -121,6 +122,7 @@ class Commands {
     r.add({"SHOW PREDICATES <table>", "the release rule of every quasi-identifier"});
     r.add({"SHOW STATS", "statements passed, rewritten and denied; cache; latency"});
     r.add({"SHOW CLIENTS", "connected clients"});
+    r.add({"SHOW AUDIT", "the latest audit records of restricted statements, oldest first"});
     r.add({"SHOW EXPOSURE [<role>]",
            "paths restricted logins have to protected tables outside kanon, with fixes"});
     r.add({"RELOAD", "re-read the configuration and the policies (also SIGHUP)"});
@@ -255,6 +257,10 @@ class Commands {
       add(fmt::format("rewrite_p{}_us (bucket bound)", static_cast<int>(p * 100)),
           fmt::format("{:g}", s.rewrite_latency.percentile(p)));
     if (context_.policies) add("policy_version", std::to_string(store().current()->version));
+    if (context_.audit) {
+      add("audit_records", std::to_string(context_.audit->records()));
+      add("audit_lost", std::to_string(context_.audit->lost()));
+    }
     emit(r);
   }
 
@@ -264,6 +270,31 @@ class Commands {
     for (const auto& c : context_.clients.list())
       r.add({std::to_string(c.id), c.user, c.database, c.peer, c.application, c.access,
              c.tls ? "yes" : "no", format_time(c.since)});
+    emit(r);
+  }
+
+  // The audit trail's in-memory ring (what the writer thread has handled).
+  void audit() {
+    if (!context_.audit)
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                         "kanon admin: the audit trail is off (no audit: in the configuration)");
+    context_.audit->flush();
+    ResultSet r{{"time", "user", "database", "client", "application_name", "backend_pid",
+                 "protocol", "fingerprint", "decision", "rule", "object", "tables", "snapshot",
+                 "rows", "duration_ms", "sqlstate", "text"}};
+    const auto opt = [](const std::string& v) {
+      return v.empty() ? std::nullopt : std::optional<std::string>(v);
+    };
+    for (const auto& a : context_.audit->latest()) {
+      const AuditSession& s = *a.session;
+      r.add({iso8601_ms(a.time), s.user, s.database, s.client, s.application,
+             std::to_string(s.backend_pid), a.protocol,
+             a.fingerprint ? std::optional(fingerprint_hex(a.fingerprint)) : std::nullopt,
+             to_string(a.decision), opt(a.rule), opt(a.object), join(a.tables),
+             std::to_string(a.snapshot_version),
+             a.rows ? std::optional(std::to_string(*a.rows)) : std::nullopt,
+             fmt::format("{:.3f}", a.duration_ms), opt(a.sqlstate), a.text});
+    }
     emit(r);
   }
 

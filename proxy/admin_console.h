@@ -2,7 +2,7 @@
 // style), each answered as result rows a psql user reads as a table:
 //
 //   SHOW HELP | SHOW POLICIES | SHOW TREE <table> | SHOW PREDICATES <table>
-//   SHOW STATS | SHOW CLIENTS | SHOW EXPOSURE [<role>] | RELOAD | REFRESH <table>
+//   SHOW STATS | SHOW CLIENTS | SHOW AUDIT | SHOW EXPOSURE [<role>] | RELOAD | REFRESH <table>
 //   VERIFY <table> | PAUSE | RESUME | SHUTDOWN   (ServerContext::pause, ::paused, ::shutdown)
 //   EXPORT <table> [TO ...] [WITH (...)] | SHOW EXPORTS   (admin_export.h)
 //

@@ -52,6 +52,7 @@ asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsE
   };
   if (is("/metrics")) {
     body = context.stats.prometheus(context.rewriter.cache_stats(), context.active_clients.load());
+    if (context.audit) body += context.audit->prometheus();
   } else if (is("/healthz")) {
     body = "ok\n";
   } else if (is("/readyz")) {
@@ -80,6 +81,9 @@ asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsE
 asio::awaitable<std::string> MetricsEndpoint::not_ready() {
   if (context_.draining.load()) co_return "not ready: kanon is shutting down";
   if (context_.paused.load()) co_return "not ready: paused (admin console PAUSE)";
+  if (context_.audit && context_.audit->deny_on_failure() && !context_.audit->available())
+    co_return fmt::format("not ready: the audit trail cannot take records ({})",
+                          context_.audit->unavailable_reason());
   if (context_.policies) {
     const auto tables = context_.policies->policies();
     const auto snapshot = context_.policies->current();

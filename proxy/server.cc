@@ -63,6 +63,7 @@ Server::Server(policy::ServerConfig config)
   // Clients that connect from now on wait in the backlog until run().
   const std::string conninfo = policy::service_conninfo(config);
   context_.roles = std::make_unique<RoleDirectory>(conninfo);
+  if (config.audit.enabled()) context_.audit = std::make_unique<AuditTrail>(config.audit, conninfo);
   context_.policies =
       std::make_unique<policy::PolicyStore>(conninfo, policy::load_policies(config));
   // Restricted statements are decided from the catalog: without one, deny.
@@ -125,6 +126,12 @@ std::string Server::reload() {
     log(LogLevel::kWarning, "RELOAD: listen and threads change only at restart");
   fresh.listen = old->listen;
   fresh.threads = old->threads;
+  const auto& a = fresh.audit;
+  const auto& b = old->audit;
+  if (a.file != b.file || a.table != b.table || a.text != b.text || a.on_failure != b.on_failure ||
+      a.queue_size != b.queue_size || a.exempt != b.exempt)
+    log(LogLevel::kWarning, "RELOAD: audit changes only at restart");
+  fresh.audit = old->audit;
   const size_t n = tables.size();
   context_.set_config(std::move(fresh));  // throws on unusable TLS files: nothing changed
   set_log_level(context_.runtime()->config->log_level);
@@ -168,6 +175,7 @@ void Server::run() {
     hangup.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
       log(LogLevel::kInfo, "received SIGHUP, reloading");
+      if (context_.audit) context_.audit->reopen();  // logrotate moved the file
       asio::post(context_.blocking, [this] {
         try {
           reload();
@@ -230,6 +238,7 @@ void Server::run() {
   poll_shutdown();
   contexts_[0]->run();
   for (auto& t : threads) t.join();
+  if (context_.audit) context_.audit->flush();
   log(LogLevel::kInfo, "stopped");
 }
 

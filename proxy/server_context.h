@@ -14,6 +14,7 @@
 
 #include "policy/policy_store.h"
 #include "policy/server_config.h"
+#include "proxy/audit_trail.h"
 #include "proxy/cancel_registry.h"
 #include "proxy/client_registry.h"
 #include "proxy/role_directory.h"
@@ -45,6 +46,9 @@ class ServerContext {
   CancelRegistry cancels;
   std::atomic<uint32_t> active_clients{0};
   Stats stats;
+  // The audit trail of restricted statements; null without audit: in the
+  // configuration (set by Server before accepting; fixed until restart).
+  std::unique_ptr<AuditTrail> audit;
   ClientRegistry clients;
   rewriter::Rewriter rewriter;
   std::unique_ptr<policy::PolicyStore> policies;  // set by Server before accepting

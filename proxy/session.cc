@@ -256,6 +256,11 @@ awaitable<void> Session::run_client() {
         probe_answered(probe, outcome, sqlstate);
       });
     }
+    if (context_.audit && (gate_ || context_.audit->audit_exempt()))
+      audit_.emplace(
+          *context_.audit,
+          AuditSession{user_, access_.database, peer_, param(startup, "application_name"), 0},
+          !gate_);
     if (!co_await connect_backend()) co_return close_client();
     wire::Buffer packet;
     wire::encode(startup, packet);
@@ -303,6 +308,7 @@ awaitable<void> Session::resolve_access(const std::string& user) {
 
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
   rewriter::RewriteResult result;
+  uint64_t version = 0;
   const auto t0 = std::chrono::steady_clock::now();
   if (!backend_stream_.standard_conforming_strings() && turns_scs_back_on(sql)) {
     result.verdict = rewriter::Verdict::kPass;
@@ -314,6 +320,7 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   } else {
     const auto snapshot = context_.policies->current();
     result = context_.rewriter.rewrite(sql, *snapshot, access_);
+    version = snapshot->version;
   }
   prepared_.reset();
   access_.absent_names.clear();
@@ -322,6 +329,11 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     const uint64_t fingerprint = result.fingerprint;
     result = rewriter::make_denial(rewriter::rules::kUnknownObject, result.unknown.front());
     result.fingerprint = fingerprint;
+  }
+  if (audit_) {
+    refuse_unless_audited(result);
+    if (version == 0 && context_.policies) version = context_.policies->current()->version;
+    audit_->decided(result, version);
   }
   const double micros =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
@@ -341,12 +353,25 @@ rewriter::RewriteResult Session::function_call(uint32_t oid) {
   const char* name = rewriter::allowed_fast_path_function(oid);
   if (name == nullptr)
     result = rewriter::make_denial(rewriter::rules::kFunctionCall, fmt::format("function {}", oid));
+  if (audit_) {
+    refuse_unless_audited(result);
+    audit_->decided(result, context_.policies ? context_.policies->current()->version : 0);
+  }
   context_.stats.count(result);
-  if (name != nullptr)
+  if (name != nullptr && result.verdict == rewriter::Verdict::kPass)
     log(LogLevel::kDebug, "function call allowed: user={} client={} function={} oid={}", user_,
         peer_, name, oid);
   log_denial(result, "function-call");
   return result;
+}
+
+void Session::refuse_unless_audited(rewriter::RewriteResult& result) {
+  const auto& trail = *context_.audit;
+  if (result.verdict == rewriter::Verdict::kDenied || !trail.deny_on_failure() || trail.available())
+    return;
+  const uint64_t fingerprint = result.fingerprint;
+  result = rewriter::make_denial(rewriter::rules::kAuditUnavailable, trail.unavailable_reason());
+  result.fingerprint = fingerprint;
 }
 
 void Session::probe_answered(const Denial& probe, ResponseFilter::ProbeOutcome outcome,
@@ -354,6 +379,7 @@ void Session::probe_answered(const Denial& probe, ResponseFilter::ProbeOutcome o
   using Outcome = ResponseFilter::ProbeOutcome;
   if (outcome == Outcome::kNotLookedAt) return;  // an earlier error: never parsed
   if (outcome == Outcome::kParserMismatch) {
+    if (audit_) audit_->probe_was_mismatch();
     const auto result = rewriter::make_denial(rewriter::rules::kParserMismatch, "");
     context_.stats.count(result);
     log_denial(result, probe.protocol);
@@ -370,6 +396,18 @@ void Session::log_denial(const rewriter::RewriteResult& result, const char* prot
       "denied: user={} client={} protocol={} rule={} object={} sqlstate={} "
       "fingerprint={:016x}",
       user_, peer_, protocol, result.rule, result.object, result.sqlstate, result.fingerprint);
+}
+
+void Session::audit_frame(const wire::Frame& frame, bool replaced) {
+  if (frame.type != wire::backend::kErrorResponse)
+    return audit_->on_backend_frame(frame.type, frame.body);
+  // The SQLSTATE the client gets: the replacement's when the filter replaced the error.
+  wire::Bytes body = frame.body;
+  if (replaced) body = wire::Bytes(filter_->replacement()).subspan(5);  // type byte and length
+  const auto error = wire::decode_error_response(body);
+  const std::string sqlstate =
+      error.ok() ? std::string(error.value().field(wire::error_field::kSqlState)) : std::string();
+  audit_->on_backend_frame(frame.type, frame.body, sqlstate);
 }
 
 awaitable<std::optional<StartupHandshake::Action>> Session::read_startup() {
@@ -567,10 +605,12 @@ awaitable<void> Session::relay_client_to_backend() {
         break;
       }
       quiet_ = false;  // before any co_await: a drain must not end the session now
+      if (audit_) audit_->received();
       if (gate_ && !gate_->discarding() &&
           (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
         co_await look_up_unknown_names(frame);
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
+      if (audit_) audit_->on_client_frame(frame, action);
       note_client_frame(frame.type, action == StatementGate::Action::kDrop);
       if (action == StatementGate::Action::kForward) {
         ready += frame.size;
@@ -618,6 +658,8 @@ awaitable<void> Session::run_backend() {
           if (ready_status) note_ready_for_query(*ready_status);
           ready_status = backend_stream_.transaction_status();
         }
+        if (audit_ && frame.type == wire::backend::kBackendKeyData && backend_stream_.backend_key())
+          audit_->set_backend_pid(static_cast<int32_t>(backend_stream_.backend_key()->process_id));
         if (verdict == BackendStream::Verdict::kReplace) {
           co_await flush();
           co_await client_.write(asio::buffer(backend_stream_.replacement()));
@@ -625,6 +667,7 @@ awaitable<void> Session::run_backend() {
           continue;
         }
         const auto action = filter_ ? filter_->on_frame(frame) : ResponseFilter::Action::kForward;
+        if (audit_) audit_frame(frame, action == ResponseFilter::Action::kReplace);
         if (action == ResponseFilter::Action::kReplace) {
           co_await flush();
           co_await client_.write(asio::buffer(filter_->replacement()));

@@ -32,6 +32,7 @@
 #include <optional>
 #include <string_view>
 
+#include "proxy/audit_tracker.h"
 #include "proxy/backend_stream.h"
 #include "proxy/byte_stream.h"
 #include "proxy/console_session.h"
@@ -89,6 +90,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void probe_answered(const Denial& probe, ResponseFilter::ProbeOutcome outcome,
                       std::string_view sqlstate);
   void log_denial(const rewriter::RewriteResult& result, const char* protocol);
+  // audit.on_failure: deny — a passed or rewritten statement becomes an
+  // audit-unavailable denial while the audit trail cannot take records.
+  void refuse_unless_audited(rewriter::RewriteResult& result);
+  // A backend frame (or the filter's replacement of it) for the audit tracker.
+  void audit_frame(const wire::Frame& frame, bool replaced);
   boost::asio::awaitable<void> relay_client_to_backend();
   // Ends the session from the client pump: stops the backend pump, sends the
   // client a FATAL error (unless sqlstate is empty) and closes both sides.
@@ -144,6 +150,7 @@ class Session : public std::enable_shared_from_this<Session> {
   DenialQueue denials_;
   std::optional<StatementGate> gate_;
   std::optional<ResponseFilter> filter_;
+  std::optional<AuditTracker> audit_;  // restricted sessions, when audit: is configured
 };
 
 }  // namespace kanon::proxy

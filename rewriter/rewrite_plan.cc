@@ -140,6 +140,7 @@ class Planner {
     }
     for (const auto& c : st.columns)
       if (!shorten_column(c)) return deny(rules::kUnsupportedReference, join(c.fields));
+    for (const auto& p : refs) plan_.tables.push_back(p.table->policy_name);
     return true;
   }
 
@@ -156,7 +157,10 @@ class Planner {
     if (plan_.denied) {
       plan_.edits.clear();
       plan_.unknown.clear();
+      plan_.tables.clear();
     }
+    std::sort(plan_.tables.begin(), plan_.tables.end());
+    plan_.tables.erase(std::unique(plan_.tables.begin(), plan_.tables.end()), plan_.tables.end());
     std::sort(plan_.unknown.begin(), plan_.unknown.end());
     plan_.unknown.erase(std::unique(plan_.unknown.begin(), plan_.unknown.end()),
                         plan_.unknown.end());
@@ -329,6 +333,7 @@ class Planner {
     RewritePlan planned = inner.take();
     if (planned.denied) return deny(*planned.denied, planned.object + " in view " + name);
     plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
+    plan_.tables.insert(plan_.tables.end(), planned.tables.begin(), planned.tables.end());
     body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
     // A security_barrier view keeps outer conditions from being pushed below
     // its own: an OFFSET 0 subquery is not flattened.

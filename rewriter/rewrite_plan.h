@@ -27,6 +27,9 @@ struct RewritePlan {
   const Rule* denied = nullptr;  // non-null: deny, naming `object`
   std::string object;
   std::vector<Edit> edits;  // empty and not denied: pass unchanged
+  // Not denied: "schema.table" of the protected tables the masks read
+  // (through views too), sorted and unique; for the audit trail.
+  std::vector<std::string> tables;
   // Not denied, but names the catalog does not know: look them up first.
   std::vector<std::string> unknown;
 };

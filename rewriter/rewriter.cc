@@ -140,6 +140,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
   } else if (!plan.edits.empty()) {
     result.verdict = Verdict::kRewritten;
     result.sql = apply_edits(sql, std::move(plan.edits));
+    result.tables = std::move(plan.tables);
   }
   // A plan that relied on names being absent holds only as long as they are.
   if (context.absent_names.empty()) impl_->cache.put(key, result);

@@ -69,6 +69,8 @@ struct RewriteResult {
   bool cache_hit = false;
   int position = 0;  // kDenied 42601: PostgreSQL's error position (1-based) for the P field
   std::vector<std::string> unknown;  // kLookup: the names to look up (sorted, unique)
+  // kRewritten: "schema.table" of the protected tables the masks read (sorted, unique).
+  std::vector<std::string> tables;
 };
 
 // A kDenied result for `rule`, its message built by denial_message().

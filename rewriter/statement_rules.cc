@@ -76,6 +76,9 @@ const Rule kStandardConformingStrings{"standard-conforming-strings",
                                       "on"};
 const Rule kMalformedMessage{"malformed-message", "the message could not be decoded",
                              sqlstate::kProtocolViolation};
+const Rule kAuditUnavailable{"audit-unavailable",
+                             "restricted statements are refused while kanon cannot write its "
+                             "audit trail"};
 }  // namespace rules
 
 std::string denial_message(const Rule& rule, std::string_view object) {

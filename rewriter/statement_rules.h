@@ -69,6 +69,9 @@ extern const Rule kDatabaseNotProtected;
 extern const Rule kFunctionCall;
 extern const Rule kStandardConformingStrings;
 extern const Rule kMalformedMessage;
+// The audit trail cannot take records (a sink is down or the queue is full)
+// and audit.on_failure is deny.
+extern const Rule kAuditUnavailable;
 }  // namespace rules
 
 // "<sentence>: <object> (kanon rule <id>)"; without ": <object>" when the

@@ -110,3 +110,33 @@ TEST_CASE("the shipped config/kanon.yaml loads") {
   CHECK(cfg.policies.size() == 2);
   CHECK(cfg.metrics.port == 9187);
 }
+
+TEST_CASE("audit: sinks, text and on_failure are read; mistakes are named") {
+  const auto off = load_server_config(write_config("log_level: info\n"));
+  CHECK_FALSE(off.audit.enabled());
+  const auto cfg = load_server_config(
+      write_config("audit:\n  file: audit.jsonl\n  table: kanon_audit.log\n  text: none\n"
+                   "  on_failure: continue\n  queue_size: 50\n  exempt: true\n"));
+  CHECK(cfg.audit.enabled());
+  CHECK(cfg.audit.file == kDir + "/audit.jsonl");
+  CHECK(cfg.audit.table == "kanon_audit.log");
+  CHECK(cfg.audit.text == AuditText::kNone);
+  CHECK(cfg.audit.on_failure == AuditOnFailure::kContinue);
+  CHECK(cfg.audit.queue_size == 50);
+  CHECK(cfg.audit.exempt);
+  const auto defaults = load_server_config(write_config("audit: {file: /var/log/a.jsonl}\n"));
+  CHECK(defaults.audit.text == AuditText::kFull);
+  CHECK(defaults.audit.on_failure == AuditOnFailure::kDeny);
+  CHECK(defaults.audit.table.empty());
+  CHECK_FALSE(defaults.audit.exempt);
+
+  CHECK(error_of("audit: {}\n").find(":1: audit: needs file, table or both") != std::string::npos);
+  CHECK(error_of("audit:\n  file: a.jsonl\n  on_failure: maybe\n") ==
+        kDir + "/kanon.yaml:3: audit.on_failure: 'maybe' is not one of deny, continue");
+  CHECK(error_of("audit: {file: a.jsonl, text: some}\n")
+            .find("audit.text: 'some' is not one of full, none") != std::string::npos);
+  CHECK(error_of("audit: {table: \"Audit Log\"}\n")
+            .find("audit.table: 'Audit Log' is not schema.table") != std::string::npos);
+  CHECK(error_of("audit: {table: nodot}\n").find("audit.table") != std::string::npos);
+  CHECK(error_of("audit: {file: a.jsonl, rotate: daily}\n").find("audit") != std::string::npos);
+}

@@ -1,0 +1,71 @@
+// Where audit records go. Both sinks are used by the audit trail's writer
+// thread only (not thread-safe); a failed write marks the sink down until
+// open() succeeds again.
+//
+//   AuditFileSink   JSON lines appended to a file; reopen() after logrotate
+//                   moved it (SIGHUP), so records before it stay in the old
+//                   file and the rest go to the new one.
+//   AuditTableSink  rows COPYed (libpqxx stream_to) into schema.table of the
+//                   protected database over a service connection of its
+//                   own; the table is created when missing.
+#pragma once
+
+#include <memory>
+#include <pqxx/connection>
+#include <string>
+#include <vector>
+
+#include "proxy/audit_record.h"
+
+namespace kanon::proxy {
+
+class AuditSink {
+ public:
+  virtual ~AuditSink() = default;
+  // "file /var/log/kanon/audit.jsonl", "table kanon.audit": for metrics and messages.
+  virtual std::string name() const = 0;
+  virtual std::string label() const = 0;  // the `sink` label of kanon_audit_sink_up
+  // Opens (or re-opens) the sink; false with error() set when it cannot.
+  virtual bool open() = 0;
+  virtual bool is_open() const = 0;
+  // Writes every record or none; false (and closed) on failure.
+  virtual bool write(const std::vector<AuditRecord>& batch) = 0;
+  const std::string& error() const { return error_; }
+
+ protected:
+  std::string error_;
+};
+
+class AuditFileSink : public AuditSink {
+ public:
+  explicit AuditFileSink(std::string path) : path_(std::move(path)) {}
+  ~AuditFileSink() override;
+  std::string name() const override { return "file " + path_; }
+  std::string label() const override { return "file"; }
+  bool open() override;
+  bool is_open() const override { return fd_ >= 0; }
+  bool write(const std::vector<AuditRecord>& batch) override;
+  void close();
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+class AuditTableSink : public AuditSink {
+ public:
+  AuditTableSink(std::string conninfo, std::string table);
+  ~AuditTableSink() override;
+  std::string name() const override { return "table " + table_; }
+  std::string label() const override { return "table"; }
+  bool open() override;
+  bool is_open() const override { return conn_ != nullptr; }
+  bool write(const std::vector<AuditRecord>& batch) override;
+
+ private:
+  std::string conninfo_;
+  std::string table_;  // schema.table, plain identifiers (server config checks)
+  std::unique_ptr<pqxx::connection> conn_;
+};
+
+}  // namespace kanon::proxy

@@ -1,0 +1,177 @@
+#include "proxy/audit_trail.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "proxy/audit_sinks.h"
+#include "proxy/log.h"
+
+namespace kanon::proxy {
+
+namespace {
+
+// The writer wakes at least this often, and at once for a batch this large:
+// sessions never pay for waking it one record at a time.
+constexpr auto kWriterTick = std::chrono::milliseconds(20);
+constexpr size_t kWakeBatch = 512;
+constexpr auto kRetryEvery = std::chrono::seconds(1);
+
+}  // namespace
+
+AuditTrail::AuditTrail(const policy::AuditConfig& config, const std::string& service_conninfo)
+    : keep_text_(config.text == policy::AuditText::kFull),
+      deny_on_failure_(config.on_failure == policy::AuditOnFailure::kDeny),
+      audit_exempt_(config.exempt),
+      capacity_(config.queue_size) {
+  if (!config.file.empty()) sinks_.push_back(std::make_unique<AuditFileSink>(config.file));
+  if (!config.table.empty())
+    sinks_.push_back(std::make_unique<AuditTableSink>(service_conninfo, config.table));
+  sink_up_ = std::make_unique<std::atomic<bool>[]>(sinks_.size());
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    const bool up = sinks_[i]->open();
+    sink_up_[i] = up;
+    if (up)
+      log(LogLevel::kInfo, "audit: writing to {}", sinks_[i]->name());
+    else
+      log(LogLevel::kError, "audit: {} is down: {}", sinks_[i]->name(), sinks_[i]->error());
+  }
+  queue_.reserve(kWakeBatch);
+  writer_ = std::thread([this] { run(); });
+}
+
+AuditTrail::~AuditTrail() {
+  {
+    const std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  writer_.join();
+}
+
+bool AuditTrail::available() const {
+  if (queued_.load(std::memory_order_relaxed) >= capacity_) return false;
+  for (size_t i = 0; i < sinks_.size(); ++i)
+    if (!sink_up_[i].load(std::memory_order_relaxed)) return false;
+  return true;
+}
+
+std::string AuditTrail::unavailable_reason() const {
+  for (size_t i = 0; i < sinks_.size(); ++i)
+    if (!sink_up_[i].load()) return sinks_[i]->name();
+  return "queue full";
+}
+
+void AuditTrail::submit(AuditRecord record) {
+  records_.fetch_add(1, std::memory_order_relaxed);
+  size_t n = 0;
+  {
+    const std::lock_guard lock(mu_);
+    if (queue_.size() >= capacity_) {
+      lost_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    queue_.push_back(std::move(record));
+    ++submitted_;
+    n = queue_.size();
+    queued_.store(n, std::memory_order_relaxed);
+  }
+  if (n == kWakeBatch || n == capacity_) wake_.notify_one();
+}
+
+void AuditTrail::reopen() {
+  reopen_ = true;
+  wake_.notify_one();
+}
+
+void AuditTrail::flush() {
+  std::unique_lock lock(mu_);
+  const uint64_t target = submitted_;
+  flush_ = true;
+  wake_.notify_one();
+  drained_.wait(lock, [&] { return handled_ >= target; });
+}
+
+void AuditTrail::run() {
+  std::vector<AuditRecord> batch;
+  auto last_retry = std::chrono::steady_clock::now();
+  for (;;) {
+    bool stop = false;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, kWriterTick, [&] {
+        return stopping_ || flush_ || reopen_.load() || queue_.size() >= kWakeBatch;
+      });
+      flush_ = false;
+      batch.swap(queue_);
+      queued_.store(0, std::memory_order_relaxed);
+      stop = stopping_;
+    }
+    if (reopen_.exchange(false))
+      for (size_t i = 0; i < sinks_.size(); ++i)
+        if (auto* file = dynamic_cast<AuditFileSink*>(sinks_[i].get())) {
+          const bool up = file->open();
+          sink_up_[i] = up;
+          if (up)
+            log(LogLevel::kInfo, "audit: reopened {}", file->name());
+          else
+            log(LogLevel::kError, "audit: {} is down: {}", file->name(), file->error());
+        }
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_retry >= kRetryEvery) {
+      last_retry = now;
+      for (size_t i = 0; i < sinks_.size(); ++i)
+        if (!sinks_[i]->is_open() && sinks_[i]->open()) {
+          sink_up_[i] = true;
+          log(LogLevel::kInfo, "audit: {} is up again", sinks_[i]->name());
+        }
+    }
+    if (!batch.empty()) write_batch(batch);
+    {
+      const std::lock_guard lock(mu_);
+      handled_ += batch.size();
+    }
+    drained_.notify_all();
+    batch.clear();
+    if (stop) {
+      const std::lock_guard lock(mu_);
+      if (queue_.empty()) break;
+    }
+  }
+}
+
+void AuditTrail::write_batch(std::vector<AuditRecord>& batch) {
+  bool failed = false;
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    auto& sink = *sinks_[i];
+    if (sink.is_open() && sink.write(batch)) continue;
+    failed = true;
+    if (sink_up_[i].exchange(false))
+      log(LogLevel::kError, "audit: {} is down: {}", sink.name(), sink.error());
+  }
+  if (failed) {
+    lost_.fetch_add(batch.size(), std::memory_order_relaxed);
+    log(LogLevel::kWarning, "audit: {} records lost", batch.size());
+  }
+  // The ring keeps kRingSize records: only a batch's last ones can stay.
+  const size_t keep = std::min(batch.size(), kRingSize);
+  for (size_t i = batch.size() - keep; i < batch.size(); ++i) ring_.push(batch[i]);
+}
+
+std::string AuditTrail::prometheus() const {
+  std::string out = fmt::format(
+      "# HELP kanon_audit_records_total Audit records of restricted statements produced.\n"
+      "# TYPE kanon_audit_records_total counter\nkanon_audit_records_total {}\n"
+      "# HELP kanon_audit_lost_total Audit records a sink did not get (queue full, sink down).\n"
+      "# TYPE kanon_audit_lost_total counter\nkanon_audit_lost_total {}\n"
+      "# HELP kanon_audit_sink_up Whether the audit sink takes records (1) or not (0).\n"
+      "# TYPE kanon_audit_sink_up gauge\n",
+      records_.load(), lost_.load());
+  for (size_t i = 0; i < sinks_.size(); ++i)
+    out += fmt::format("kanon_audit_sink_up{{sink=\"{}\"}} {}\n", sinks_[i]->label(),
+                       sink_up_[i].load() ? 1 : 0);
+  return out;
+}
+
+}  // namespace kanon::proxy
