@@ -253,17 +253,17 @@ TEST_CASE("reach plan: a cast whose function reaches a protected table denies ev
   CHECK(r.verdict == Verdict::kDenied);
   CHECK(r.rule == "function-reaches-protected");
   CHECK(r.object == "a cast (runs app.f_sql, reaches public.people)");
+}
 
-  TEST_CASE("reach plan: a rewrite names the protected tables it reads, through views too") {
-    Env e;
-    const auto direct = e.run("SELECT city FROM people JOIN plain ON true");
-    REQUIRE(direct.verdict == Verdict::kRewritten);
-    CHECK(direct.tables == std::vector<std::string>{"public.people"});
-    const auto nested = e.run("SELECT o.city FROM app.v_outer o, public.people p");
-    REQUIRE(nested.verdict == Verdict::kRewritten);
-    CHECK(nested.tables == std::vector<std::string>{"public.people"});  // once
-    CHECK(e.run("SELECT * FROM app.v_plain").tables.empty());
-    CHECK(e.run("SELECT ctid FROM people").tables.empty());  // denied: none
-    CHECK(e.run("SELECT city FROM app.v_people").tables ==
-          std::vector<std::string>{"public.people"});
-  }
+TEST_CASE("reach plan: a rewrite names the protected tables it reads, through views too") {
+  Env e;
+  const auto direct = e.run("SELECT city FROM people JOIN plain ON true");
+  REQUIRE(direct.verdict == Verdict::kRewritten);
+  CHECK(direct.tables == std::vector<std::string>{"public.people"});
+  const auto nested = e.run("SELECT o.city FROM app.v_outer o, public.people p");
+  REQUIRE(nested.verdict == Verdict::kRewritten);
+  CHECK(nested.tables == std::vector<std::string>{"public.people"});  // once
+  CHECK(e.run("SELECT * FROM app.v_plain").tables.empty());
+  CHECK(e.run("SELECT ctid FROM people").tables.empty());  // denied: none
+  CHECK(e.run("SELECT city FROM app.v_people").tables == std::vector<std::string>{"public.people"});
+}
