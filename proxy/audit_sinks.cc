@@ -8,6 +8,8 @@
 #include <cstring>
 #include <pqxx/pqxx>
 
+#include "policy/copy_row.h"
+
 namespace kanon::proxy {
 
 namespace {
@@ -38,24 +40,6 @@ std::string array_literal(const std::vector<std::string>& items) {
     out += '"';
   }
   return out + "}";
-}
-
-// One row for pqxx::stream_to, which in libpqxx 6.4 only writes tuples: the
-// overload below, found by argument-dependent lookup, writes a row of any
-// width through libpqxx's own COPY escaper; null pointers become \N.
-struct AuditRow {
-  std::vector<const std::string*> fields;
-};
-
-template <typename Escaper>
-std::string separated_list(const std::string& separator, const AuditRow& row,
-                           const Escaper& escape) {
-  std::string line;
-  for (size_t i = 0; i < row.fields.size(); ++i) {
-    if (i > 0) line += separator;
-    line += row.fields[i] ? escape(row.fields[i]) : std::string("\\N");
-  }
-  return line;
 }
 
 }  // namespace
@@ -140,10 +124,10 @@ bool AuditTableSink::write(const std::vector<AuditRecord>& batch) {
         const std::string rows = r.rows ? std::to_string(*r.rows) : "";
         const std::string duration = fmt::format("{:.3f}", r.duration_ms);
         const auto opt = [](const std::string& v) { return v.empty() ? nullptr : &v; };
-        copy << AuditRow{{&at, &s.user, &s.database, &s.client, &s.application,
-                          s.backend_pid ? &pid : nullptr, &protocol, opt(fingerprint),
-                          r.text ? &*r.text : nullptr, &decision, opt(r.rule), opt(r.object),
-                          &tables, &version, opt(rows), &duration, opt(r.sqlstate)}};
+        copy << policy::CopyRow{{&at, &s.user, &s.database, &s.client, &s.application,
+                                 s.backend_pid ? &pid : nullptr, &protocol, opt(fingerprint),
+                                 r.text ? &*r.text : nullptr, &decision, opt(r.rule), opt(r.object),
+                                 &tables, &version, opt(rows), &duration, opt(r.sqlstate)}};
       }
       copy.complete();
     }

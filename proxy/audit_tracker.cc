@@ -30,22 +30,6 @@ AuditDecision decision_of(const rewriter::RewriteResult& r) {
   }
 }
 
-bool is_answer(char type) {
-  switch (type) {
-    case wire::backend::kParseComplete:
-    case wire::backend::kBindComplete:
-    case wire::backend::kCloseComplete:
-    case wire::backend::kRowDescription:
-    case wire::backend::kNoData:
-    case wire::backend::kCommandComplete:
-    case wire::backend::kEmptyQueryResponse:
-    case wire::backend::kPortalSuspended:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 AuditTracker::~AuditTracker() {
@@ -269,7 +253,7 @@ void AuditTracker::on_backend_frame(char type, wire::Bytes body, std::string_vie
     }
     return;
   }
-  if (front.owes != Owes::kAnswer || !is_answer(type)) return;
+  if (front.owes != Owes::kAnswer || !wire::is_extended_answer(type)) return;
   Entry e = std::move(front);
   owed_.pop_front();
   if (!e.pending) return;

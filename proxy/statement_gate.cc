@@ -41,40 +41,6 @@ wire::Buffer encode_denial(const rewriter::RewriteResult& result) {
   return out;
 }
 
-// Extended-protocol messages the backend answers with exactly one of the
-// messages counted by is_answer() when nothing fails.
-bool is_answered(char frontend_type) {
-  switch (frontend_type) {
-    case wire::frontend::kParse:
-    case wire::frontend::kBind:
-    case wire::frontend::kDescribe:
-    case wire::frontend::kExecute:
-    case wire::frontend::kClose:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// ParseComplete, BindComplete, CloseComplete; RowDescription or NoData (the
-// end of a Describe); CommandComplete, EmptyQueryResponse or PortalSuspended
-// (the end of an Execute).
-bool is_answer(char backend_type) {
-  switch (backend_type) {
-    case wire::backend::kParseComplete:
-    case wire::backend::kBindComplete:
-    case wire::backend::kCloseComplete:
-    case wire::backend::kRowDescription:
-    case wire::backend::kNoData:
-    case wire::backend::kCommandComplete:
-    case wire::backend::kEmptyQueryResponse:
-    case wire::backend::kPortalSuspended:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::optional<uint64_t> position_of(const wire::ErrorResponse& e) {
   const auto p = e.field(wire::error_field::kPosition);
   uint64_t v = 0;
@@ -178,7 +144,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
     case wire::frontend::kParse:
       break;
     default:
-      if (is_answered(frame.type)) ++answers_in_cycle_;
+      if (wire::expects_answer(frame.type)) ++answers_in_cycle_;
       return Action::kForward;
   }
   auto parse = wire::decode_parse(frame.body);
@@ -281,7 +247,7 @@ ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
         denials_.pop_front();
       return Action::kForward;
     default:
-      if (is_answer(frame.type)) ++answers_in_cycle_;
+      if (wire::is_extended_answer(frame.type)) ++answers_in_cycle_;
       return Action::kForward;
   }
 }

@@ -6,34 +6,10 @@
 #include <pqxx/pqxx>
 
 #include "base/sqlstate.h"
+#include "policy/copy_row.h"
 #include "policy/sql_text.h"
 
 namespace kanon::publish {
-
-namespace {
-
-// One published row for pqxx::stream_to. libpqxx 6.4's stream_to only
-// writes std::tuple rows (a column count fixed at compile time): it joins a
-// row's fields with an unqualified call separated_list("\t", row, escaper).
-// The overload below, found by argument-dependent lookup, makes it write a
-// row of any width; each field goes through libpqxx's own COPY escaper, and
-// NULL is written as \N.
-struct CopyRow {
-  const std::vector<const std::string*>& fields;
-};
-
-template <typename Escaper>
-std::string separated_list(const std::string& separator, const CopyRow& row,
-                           const Escaper& escape) {
-  std::string line;
-  for (size_t i = 0; i < row.fields.size(); ++i) {
-    if (i > 0) line += separator;
-    line += row.fields[i] ? escape(row.fields[i]) : std::string("\\N");
-  }
-  return line;
-}
-
-}  // namespace
 
 void write_table(pqxx::transaction_base& tx, const ExportSettings& s, const LiveTable& live,
                  const PublishedRows& rows, const std::function<void(uint64_t written)>& progress) {
@@ -53,7 +29,7 @@ void write_table(pqxx::transaction_base& tx, const ExportSettings& s, const Live
   pqxx::stream_to copy(tx, name, columns);
   uint64_t written = 0;
   rows.for_each([&](const std::vector<const std::string*>& fields) {
-    copy << CopyRow{fields};
+    copy << policy::CopyRow{fields};
     if (++written % kRowsPerProgress == 0 && progress) progress(written);
   });
   copy.complete();

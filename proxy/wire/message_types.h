@@ -79,4 +79,38 @@ inline constexpr char kTxIdle = 'I';
 inline constexpr char kTxInBlock = 'T';
 inline constexpr char kTxFailed = 'E';
 
+// Extended-protocol messages the backend answers with exactly one message
+// that is_extended_answer() counts, when nothing fails.
+inline constexpr bool expects_answer(char frontend_type) {
+  switch (frontend_type) {
+    case frontend::kParse:
+    case frontend::kBind:
+    case frontend::kDescribe:
+    case frontend::kExecute:
+    case frontend::kClose:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ParseComplete, BindComplete, CloseComplete; RowDescription or NoData (the
+// end of a Describe); CommandComplete, EmptyQueryResponse or PortalSuspended
+// (the end of an Execute).
+inline constexpr bool is_extended_answer(char backend_type) {
+  switch (backend_type) {
+    case backend::kParseComplete:
+    case backend::kBindComplete:
+    case backend::kCloseComplete:
+    case backend::kRowDescription:
+    case backend::kNoData:
+    case backend::kCommandComplete:
+    case backend::kEmptyQueryResponse:
+    case backend::kPortalSuspended:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace kanon::wire
