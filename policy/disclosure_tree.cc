@@ -212,8 +212,7 @@ DisclosureTree DisclosureTree::regrow(const EncodedTable& table, const TreeOptio
 }
 
 DisclosureTree DisclosureTree::from_nodes(std::vector<std::string> attributes,
-                                          std::vector<TreeNode> nodes,
-                                          const TreeOptions& options) {
+                                          std::vector<TreeNode> nodes, const TreeOptions& options) {
   auto bad = [](const std::string& why) { throw std::invalid_argument("stored tree: " + why); };
   if (nodes.empty()) bad("no nodes");
   if (attributes.size() > 64) bad("more than 64 attributes");

@@ -71,8 +71,8 @@ class DisclosureTree {
   // A tree from stored nodes (release history). Throws std::invalid_argument
   // when `nodes` is not a binary tree rooted at 0 whose children follow
   // their parents, or a split attribute is out of range.
-  static DisclosureTree from_nodes(std::vector<std::string> attributes,
-                                   std::vector<TreeNode> nodes, const TreeOptions& options);
+  static DisclosureTree from_nodes(std::vector<std::string> attributes, std::vector<TreeNode> nodes,
+                                   const TreeOptions& options);
   // This tree with each listed node made a leaf (its subtree dropped); node
   // indexes are renumbered breadth-first, labels recomputed, counts kept.
   DisclosureTree collapsed(std::span<const int> nodes) const;

@@ -14,7 +14,7 @@ EncodedTable::EncodedTable(std::vector<EncodedColumn> attributes,
 }
 
 uint32_t EncodedTable::add_row(std::span<const std::optional<std::string_view>> values,
-                           uint64_t weight) {
+                               uint64_t weight) {
   assert(values.size() == width());
   for (size_t i = 0; i < values.size(); ++i) {
     if (!values[i]) {

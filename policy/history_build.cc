@@ -6,8 +6,8 @@
 #include <pqxx/pqxx>
 
 #include "policy/history_refresh.h"
-#include "policy/server_config.h"
 #include "policy/release_store.h"
+#include "policy/server_config.h"
 #include "policy/sql_text.h"
 #include "policy/table_loader.h"
 
@@ -55,8 +55,7 @@ EncodedTable load_keyed(pqxx::transaction_base& tx, const TablePolicy& policy,
           "{}: a row's key ({}) is NULL; history-aware refresh needs a key on every row",
           policy.name(), join(key.columns)));
     const uint32_t k = history.intern(*fields[0]);
-    placed.push_back(
-        {k, table.add_row(std::span(fields).subspan(1))});
+    placed.push_back({k, table.add_row(std::span(fields).subspan(1))});
   });
   rows.assign(history.key_count(), kNoRow);
   for (auto [k, r] : placed) {
@@ -117,9 +116,9 @@ RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const Tab
   for (const auto& c : info.columns) {
     const bool qi = std::find(policy.quasi_identifiers.begin(), policy.quasi_identifiers.end(),
                               c.name) != policy.quasi_identifiers.end();
-    const bool direct = std::any_of(policy.direct_identifiers.begin(),
-                                    policy.direct_identifiers.end(),
-                                    [&](const auto& d) { return d.column == c.name; });
+    const bool direct =
+        std::any_of(policy.direct_identifiers.begin(), policy.direct_identifiers.end(),
+                    [&](const auto& d) { return d.column == c.name; });
     if (!qi && !direct) key.columns.push_back(c.name);
   }
   if (!key.columns.empty()) key.source = RowKey::Source::kOtherColumns;
@@ -144,8 +143,7 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
       history.append({version, false, std::chrono::system_clock::now(), history.last().tree,
                       std::move(*leaves)});
       auto columns = history.columns();
-      ReleaseFigures f{options.k, table.total_rows(),
-                       released_fraction(history.last().tree, table),
+      ReleaseFigures f{options.k, table.total_rows(), released_fraction(history.last().tree, table),
                        check_history(columns, options.k)};
       store_release(tx, policy.name(), history, history.versions().size() - 1, f);
       ++version;
@@ -164,8 +162,7 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
   out.release.check = refresh.check;
   out.release.check.below.clear();
   store_release(tx, policy.name(), history, history.versions().size() - 1,
-                {options.k, table.total_rows(), out.release.released_fraction,
-                 out.release.check});
+                {options.k, table.total_rows(), out.release.released_fraction, out.release.check});
   tx.commit();
   out.tree = std::move(refresh.tree);
   return out;

@@ -29,11 +29,11 @@
 namespace kanon::policy {
 
 struct HistoryCheck {
-  uint64_t linked_rows = 0;     // keys in the last release and an earlier one
-  uint64_t min_candidates = 0;  // over those keys; 0 when there are none
-  uint64_t rows_below_k = 0;    // of those keys, candidates < k
+  uint64_t linked_rows = 0;      // keys in the last release and an earlier one
+  uint64_t min_candidates = 0;   // over those keys; 0 when there are none
+  uint64_t rows_below_k = 0;     // of those keys, candidates < k
   uint64_t classes_below_k = 0;  // distinct release histories among them
-  std::vector<uint32_t> below;  // their key indexes (when asked for)
+  std::vector<uint32_t> below;   // their key indexes (when asked for)
 };
 
 // `columns`: per release, oldest first, the leaf of every key index (kAbsent

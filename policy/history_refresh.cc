@@ -24,7 +24,7 @@ std::vector<int32_t> leaves_by_row(const DisclosureTree& tree, const EncodedTabl
     while (!nodes[n].leaf()) {
       const uint32_t c = table.code(row, static_cast<size_t>(nodes[n].attribute));
       n = static_cast<size_t>(c != kNullCode && c == split_code[n] ? nodes[n].left
-                                                                  : nodes[n].right);
+                                                                   : nodes[n].right);
     }
     out[row] = static_cast<int32_t>(n);
   }
@@ -65,7 +65,8 @@ std::optional<std::vector<int32_t>> catch_up(const ReleaseHistory& history,
   auto leaves = leaves_of(history.last().tree, table, rows);
   bool changed = false;
   for (size_t key = 0; key < leaves.size() && !changed; ++key)
-    changed = leaves[key] != kAbsent && leaves[key] != history.leaf(last, static_cast<uint32_t>(key));
+    changed =
+        leaves[key] != kAbsent && leaves[key] != history.leaf(last, static_cast<uint32_t>(key));
   if (!changed) return std::nullopt;
   return leaves;
 }

@@ -56,11 +56,21 @@ class Reader : public base::YamlReader {
   }
 };
 
-const std::set<std::string> kTableKeys = {
-    "table",     "k",       "quasi_identifiers", "direct_identifiers",
-    "sensitive", "exempt",  "refresh",           "max_nodes",
-    "mode",      "export",  "indexes",           "allowed_functions",
-    "grants",    "grant_to", "key"};
+const std::set<std::string> kTableKeys = {"table",
+                                          "k",
+                                          "quasi_identifiers",
+                                          "direct_identifiers",
+                                          "sensitive",
+                                          "exempt",
+                                          "refresh",
+                                          "max_nodes",
+                                          "mode",
+                                          "export",
+                                          "indexes",
+                                          "allowed_functions",
+                                          "grants",
+                                          "grant_to",
+                                          "key"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});

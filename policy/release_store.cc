@@ -102,11 +102,11 @@ void ensure_release_tables(pqxx::transaction_base& tx) {
       "min_candidates bigint NOT NULL, rows_below_k bigint NOT NULL, "
       "PRIMARY KEY (table_name, version))",
       qualified(tx, kReleasesTable)));
-  tx.exec(fmt::format(
-      "CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
-      "since_version bigint NOT NULL, released text[], "
-      "PRIMARY KEY (table_name, key, since_version))",
-      qualified(tx, kReleaseRowsTable)));
+  tx.exec(
+      fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
+                  "since_version bigint NOT NULL, released text[], "
+                  "PRIMARY KEY (table_name, key, since_version))",
+                  qualified(tx, kReleaseRowsTable)));
 }
 
 std::string tree_json(const DisclosureTree& tree) {
@@ -159,7 +159,7 @@ uint64_t next_release_version(pqxx::transaction_base& tx, const std::string& tab
 }
 
 ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::string& table_name,
-                                     const std::vector<std::string>& attributes) {
+                                    const std::vector<std::string>& attributes) {
   ReleaseHistory history;
   const auto releases = tx.exec_params(
       fmt::format("SELECT version, baseline, tree::text, k, "
@@ -175,8 +175,9 @@ ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::strin
     v.version = r[0].as<uint64_t>();
     v.baseline = r[1].as<bool>();
     v.tree = tree_from_json(r[2].as<std::string>(), {.k = r[3].as<uint64_t>()});
-    v.built_at = std::chrono::system_clock::time_point(std::chrono::duration_cast<
-        std::chrono::system_clock::duration>(std::chrono::duration<double>(r[4].as<double>())));
+    v.built_at = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::duration<double>(r[4].as<double>())));
     if (v.tree.attributes() != attributes) return ReleaseHistory{};
     versions.push_back(std::move(v));
   }
@@ -207,8 +208,8 @@ ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::strin
       const auto leaf = leaf_of[v].find(tk);
       if (leaf == leaf_of[v].end())
         throw std::runtime_error(fmt::format(
-            "kanon.release_rows: the tuple of key {} at version {} names no leaf of its tree",
-            key, versions[v].version));
+            "kanon.release_rows: the tuple of key {} at version {} names no leaf of its tree", key,
+            versions[v].version));
       auto& col = columns[v];
       if (col.size() <= index) col.resize(index + 1, kAbsent);
       col[index] = leaf->second;
@@ -226,19 +227,19 @@ void store_release(pqxx::transaction_base& tx, const std::string& table_name,
   const ReleasedVersion& v = history.versions()[index];
   const ReleasedVersion* prev = index > 0 ? &history.versions()[index - 1] : nullptr;
   if (v.baseline)
-    tx.exec_params(fmt::format("DELETE FROM {} WHERE table_name = $1",
-                               qualified(tx, kReleaseRowsTable)),
-                   table_name);
-  tx.exec_params(
-      fmt::format("INSERT INTO {} (table_name, version, baseline, k, tree, rows, "
-                  "released_fraction, linked_rows, min_candidates, rows_below_k) VALUES "
-                  "($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10)",
-                  qualified(tx, kReleasesTable)),
-      table_name, static_cast<int64_t>(v.version), v.baseline, static_cast<int64_t>(figures.k),
-      tree_json(v.tree), static_cast<int64_t>(figures.rows), figures.released_fraction,
-      static_cast<int64_t>(figures.check.linked_rows),
-      static_cast<int64_t>(figures.check.min_candidates),
-      static_cast<int64_t>(figures.check.rows_below_k));
+    tx.exec_params(
+        fmt::format("DELETE FROM {} WHERE table_name = $1", qualified(tx, kReleaseRowsTable)),
+        table_name);
+  tx.exec_params(fmt::format("INSERT INTO {} (table_name, version, baseline, k, tree, rows, "
+                             "released_fraction, linked_rows, min_candidates, rows_below_k) VALUES "
+                             "($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10)",
+                             qualified(tx, kReleasesTable)),
+                 table_name, static_cast<int64_t>(v.version), v.baseline,
+                 static_cast<int64_t>(figures.k), tree_json(v.tree),
+                 static_cast<int64_t>(figures.rows), figures.released_fraction,
+                 static_cast<int64_t>(figures.check.linked_rows),
+                 static_cast<int64_t>(figures.check.min_candidates),
+                 static_cast<int64_t>(figures.check.rows_below_k));
   std::vector<std::string> literal(v.tree.size());
   for (int leaf : v.tree.leaves()) literal[leaf] = array_literal(leaf_tuple(v.tree, leaf));
   std::vector<std::string> prev_literal(prev ? prev->tree.size() : 0);

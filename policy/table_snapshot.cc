@@ -74,8 +74,9 @@ std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base&
   }
   // The history-aware tree (its own keyed load, in the history's
   // transaction); predicates and form choice on the aggregated load.
-  auto built = build_history_release(conn, policy, info, key, tree_options(policy),
-                                     options.baseline, policy.mode != EnforcementMode::kMaterialized);
+  auto built =
+      build_history_release(conn, policy, info, key, tree_options(policy), options.baseline,
+                            policy.mode != EnforcementMode::kMaterialized);
   const double tree_ms = clock.lap_ms();
   auto snap = build_from_tree(policy, info, std::move(built.tree), table, options);
   snap->stats.load_ms = load_ms;

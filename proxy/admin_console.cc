@@ -458,9 +458,9 @@ class Commands {
       pqxx::connection conn(policy::service_conninfo(*context_.runtime()->config));
       v = policy::verify_history(conn, p, since);
     } catch (const std::exception& e) {
-      throw ConsoleError(sqlstate::kConnectionFailure,
-                         fmt::format("kanon admin: VERIFY HISTORY {} failed: {}", p.name(),
-                                     e.what()));
+      throw ConsoleError(
+          sqlstate::kConnectionFailure,
+          fmt::format("kanon admin: VERIFY HISTORY {} failed: {}", p.name(), e.what()));
     }
     ResultSet r{{"table", "row_key", "since_version", "last_version", "releases", "policy_k",
                  "real_k", "linked_rows", "rows_below_k", "verdict"}};
@@ -472,9 +472,8 @@ class Commands {
     else if (v.check.rows_below_k > 0)
       verdict = "BELOW k: run REANONYMIZE";
     r.add({p.name(), v.key.describe(), std::to_string(v.since), std::to_string(v.last_version),
-           std::to_string(v.releases), std::to_string(p.k),
-           std::to_string(v.check.min_candidates), std::to_string(v.check.linked_rows),
-           std::to_string(v.check.rows_below_k), verdict});
+           std::to_string(v.releases), std::to_string(p.k), std::to_string(v.check.min_candidates),
+           std::to_string(v.check.linked_rows), std::to_string(v.check.rows_below_k), verdict});
     r.tag = "VERIFY";
     emit(r);
   }

@@ -4,6 +4,7 @@
 // kept as text so the naive counter never sees leaf ids.
 #pragma once
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>

@@ -10,6 +10,7 @@
 
 #include "policy/history_build.h"
 #include "policy/policy_store.h"
+#include "policy/release_store.h"
 #include "tests/policy/history_harness.h"
 #include "tests/support/demo_data.h"
 #include "tests/support/pg_sandbox.h"
@@ -19,11 +20,14 @@ using kanon::testing::PgSandbox;
 
 namespace {
 
-const char* const kQis[] = {"sex",       "age",            "race",      "marital_status",
-                            "education", "native_country", "workclass", "occupation"};
+const char* const kQis[] = {
+    "sex",       "age",       "race", "marital_status", "education", "native_country",
+    "workclass", "occupation"};
 constexpr const char* kTable = "public.adult_keyed";
 
-std::string conninfo() { return PgSandbox::shared().conninfo("postgres", "postgres"); }
+std::string conninfo() {
+  return PgSandbox::shared().conninfo("postgres", "postgres");
+}
 
 void load_adult(pqxx::connection& conn) {
   pqxx::work tx(conn);
@@ -35,10 +39,10 @@ void load_adult(pqxx::connection& conn) {
       "marital_status text, education text, native_country text, workclass text, occupation "
       "text)");
   const auto rows = testing::read_adult(kanon::testing::adult_dir() + "/adult.csv", 8);
-  pqxx::stream_to copy(tx, "adult_keyed",
-                       std::vector<std::string>{"id", "sex", "age", "race", "marital_status",
-                                                "education", "native_country", "workclass",
-                                                "occupation"});
+  pqxx::stream_to copy(
+      tx, "adult_keyed",
+      std::vector<std::string>{"id", "sex", "age", "race", "marital_status", "education",
+                               "native_country", "workclass", "occupation"});
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     copy << std::make_tuple(static_cast<int>(i + 1), *r[0], *r[1], *r[2], *r[3], *r[4], *r[5],

@@ -2,13 +2,14 @@
 // on ADULT changed in memory. Every release is checked by naive_candidates
 // below, which works on the released tuples as text (never on leaf ids or
 // the fast counter's groups).
+#include "policy/history_refresh.h"
+
 #include <doctest/doctest.h>
 
 #include <map>
 #include <random>
 #include <set>
 
-#include "policy/history_refresh.h"
 #include "tests/policy/history_harness.h"
 #include "tests/support/demo_data.h"
 
@@ -111,14 +112,16 @@ struct Run {
   }
 };
 
-const char* const kAdultQis[] = {"sex",       "age",        "race",      "marital-status",
-                                 "education", "native-country", "workclass", "occupation"};
+const char* const kAdultQis[] = {
+    "sex",       "age",       "race", "marital-status", "education", "native-country",
+    "workclass", "occupation"};
 
 Run adult_run(bool live = false) {
-  Run run{KeyedTable({std::begin(kAdultQis), std::end(kAdultQis)}), {.k = 5, .l = 0, .max_nodes = 4096}};
+  Run run{KeyedTable({std::begin(kAdultQis), std::end(kAdultQis)}),
+          {.k = 5, .l = 0, .max_nodes = 4096}};
   run.live = live;
-  const auto rows = kanon::policy::testing::read_adult(
-      kanon::testing::adult_dir() + "/adult.csv", std::size(kAdultQis));
+  const auto rows = kanon::policy::testing::read_adult(kanon::testing::adult_dir() + "/adult.csv",
+                                                       std::size(kAdultQis));
   REQUIRE(rows.size() > 30000);
   for (size_t i = 0; i < rows.size(); ++i) run.table.insert("a" + std::to_string(i), rows[i]);
   run.refresh();
@@ -142,11 +145,11 @@ void check_release(const Run& run) {
 TEST_CASE("seed example: a row inserted, the refresh singles out no one") {
   Run run{KeyedTable({"occupation", "city", "state"}), {.k = 2, .l = 0, .max_nodes = 4096}};
   const std::vector<Values> seed = {
-      {"Lawyer", "Washington", "DC"},  {"Lawyer", "Washington", "DC"},
-      {"Lawyer", "Hamlet", "OH"},      {"Accountant", "Hamlet", "OH"},
-      {"Farmer", "Hamlet", "OH"},      {"Farmer", "Hamlet", "OH"},
-      {"Lawyer", "Columbus", "OH"},    {"Accountant", "Withamsville", "OH"},
-      {"Accountant", "Whately", "MA"}, {"Accountant", "College Park", "MD"},
+      {"Lawyer", "Washington", "DC"},   {"Lawyer", "Washington", "DC"},
+      {"Lawyer", "Hamlet", "OH"},       {"Accountant", "Hamlet", "OH"},
+      {"Farmer", "Hamlet", "OH"},       {"Farmer", "Hamlet", "OH"},
+      {"Lawyer", "Columbus", "OH"},     {"Accountant", "Withamsville", "OH"},
+      {"Accountant", "Whately", "MA"},  {"Accountant", "College Park", "MD"},
       {"Accountant", "Bellevue", "KY"},
   };
   for (size_t i = 0; i < seed.size(); ++i) run.table.insert("r" + std::to_string(i + 1), seed[i]);
@@ -206,7 +209,8 @@ TEST_CASE("ADULT: ten successive 1% refreshes, 0 rows below k, utility near a fr
     for (int step = 0; step < 10; ++step) {
       CAPTURE(step);
       const size_t n = run.table.rows().size();
-      run.table.change(rng, n * 4 / 1000, n * 3 / 1000, n * 3 / 1000, "s" + std::to_string(step) + "_");
+      run.table.change(rng, n * 4 / 1000, n * 3 / 1000, n * 3 / 1000,
+                       "s" + std::to_string(step) + "_");
       run.refresh();
       check_release(run);
     }
