@@ -332,4 +332,14 @@ std::vector<std::optional<std::string>> DisclosureTree::release(
   return out;
 }
 
+bool DisclosureTree::same_splits(const DisclosureTree& other) const {
+  if (attributes_ != other.attributes_ || nodes_.size() != other.nodes_.size()) return false;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const TreeNode &a = nodes_[i], &b = other.nodes_[i];
+    if (a.attribute != b.attribute || a.left != b.left || a.right != b.right) return false;
+    if (!a.leaf() && a.value != b.value) return false;
+  }
+  return true;
+}
+
 }  // namespace kanon::policy

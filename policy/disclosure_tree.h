@@ -77,6 +77,10 @@ class DisclosureTree {
   // indexes are renumbered breadth-first, labels recomputed, counts kept.
   DisclosureTree collapsed(std::span<const int> nodes) const;
 
+  // The same attributes and the same splits at the same node indexes (row
+  // counts aside): a row falls in the same leaf of both.
+  bool same_splits(const DisclosureTree& other) const;
+
   const std::vector<std::string>& attributes() const { return attributes_; }
   const std::vector<TreeNode>& nodes() const { return nodes_; }
   const TreeNode& root() const { return nodes_[0]; }

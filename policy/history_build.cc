@@ -26,14 +26,7 @@ EncodedTable load_keyed(pqxx::transaction_base& tx, const TablePolicy& policy,
                         const TableInfo& info, const RowKey& key, ReleaseHistory& history,
                         std::vector<uint32_t>& rows) {
   std::vector<EncodedColumn> attrs;
-  std::string select;
-  if (key.columns.size() == 1) {
-    select = quote_identifier(key.columns[0]) + "::text";
-  } else {
-    std::string cols;
-    for (const auto& c : key.columns) cols += (cols.empty() ? "" : ", ") + quote_identifier(c);
-    select = "ROW(" + cols + ")::text";
-  }
+  std::string select = key_expression(key);
   for (const auto& q : policy.quasi_identifiers) {
     const ColumnInfo* c = info.find(q);
     attrs.push_back({q, c->type, {}});
@@ -73,6 +66,13 @@ void lock_table_history(pqxx::transaction_base& tx, const std::string& name) {
 }
 
 }  // namespace
+
+std::string key_expression(const RowKey& key) {
+  if (key.columns.size() == 1) return quote_identifier(key.columns[0]) + "::text";
+  std::string cols;
+  for (const auto& c : key.columns) cols += (cols.empty() ? "" : ", ") + quote_identifier(c);
+  return "ROW(" + cols + ")::text";
+}
 
 std::string RowKey::describe() const {
   switch (source) {
@@ -144,25 +144,28 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
                       std::move(*leaves)});
       auto columns = history.columns();
       ReleaseFigures f{options.k, table.total_rows(), released_fraction(history.last().tree, table),
-                       check_history(columns, options.k)};
+                       check_history(columns, options.k, false, history.moved_keys())};
       store_release(tx, policy.name(), history, history.versions().size() - 1, f);
       ++version;
       out.release.catch_up = 1;
     }
   }
   const bool is_baseline = history.empty();
-  HistoryRefresh refresh = history_refresh(history, table, rows, options);
+  HistoryRefresh refresh = history_refresh(history, table, rows, options, !live);
   history.append({version, is_baseline, std::chrono::system_clock::now(), refresh.tree,
                   std::move(refresh.leaves)});
   out.release.version = version;
   out.release.baseline = is_baseline;
   out.release.fixup_rounds = refresh.rounds;
   out.release.collapsed = refresh.collapsed;
-  out.release.released_fraction = released_fraction(refresh.tree, table);
+  out.release.held = refresh.held;
+  out.release.released_fraction = refresh.released_fraction;
   out.release.check = refresh.check;
   out.release.check.below.clear();
+  out.release.check.below_candidates.clear();
   store_release(tx, policy.name(), history, history.versions().size() - 1,
-                {options.k, table.total_rows(), out.release.released_fraction, out.release.check});
+                {options.k, table.total_rows(), out.release.released_fraction, out.release.check,
+                 refresh.held});
   tx.commit();
   out.tree = std::move(refresh.tree);
   return out;
@@ -192,10 +195,20 @@ HistoryVerification verify_history(pqxx::connection_base& conn, const TablePolic
   out.since = history.versions()[from].version;
   auto columns = history.columns(from);
   for (auto& c : columns) c.resize(rows.size(), kAbsent);
-  // What the proxy serves now: the last tree on the current rows.
-  columns.push_back(leaves_of(history.last().tree, table, rows));
+  auto updated = history.moved_keys(from);
+  updated.resize(rows.size(), 0);
+  if (policy.mode != EnforcementMode::kMaterialized) {
+    // What a live mode serves now: the last tree on the current rows (the
+    // materialized copy stays as the last release wrote it).
+    auto now = leaves_of(history.last().tree, table, rows);
+    const auto& last = columns.back();
+    for (size_t key = 0; key < rows.size(); ++key)
+      if (now[key] != kAbsent && last[key] != kAbsent && true_leaf(last[key]) != now[key])
+        updated[key] = 1;
+    columns.push_back(std::move(now));
+  }
   out.releases = columns.size();
-  out.check = check_history(columns, policy.k);
+  out.check = check_history(columns, policy.k, false, updated);
   return out;
 }
 

@@ -33,6 +33,10 @@ struct RowKey {
   std::string describe() const;
 };
 
+// The key of a row as text, as SQL over the table's columns: "col"::text,
+// or ROW("a", "b")::text for a key of several columns.
+std::string key_expression(const RowKey& key);
+
 // `key:` from the policy, else the primary key, else every column that is
 // neither a quasi-identifier nor a direct identifier; none: not linkable.
 RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const TableInfo& info);
@@ -45,6 +49,7 @@ struct ReleaseInfo {
   uint32_t catch_up = 0;  // 1 when the rows shown live since the last release were recorded
   uint32_t fixup_rounds = 0;
   uint32_t collapsed = 0;
+  uint64_t held = 0;  // keys whose quasi-identifiers the copy masks (materialized)
   double released_fraction = 0;
   HistoryCheck check;
 };
@@ -70,8 +75,10 @@ struct HistoryVerification {
 };
 
 // VERIFY HISTORY: on the current rows, the candidates of every key over all
-// releases since `since` (default: the baseline) taken together with the
-// release the proxy serves now (the last tree on the current rows).
+// releases since `since` (default: the baseline) taken together, in live
+// modes with what the proxy serves now (the last tree on the current rows).
+// Keys whose quasi-identifier updates a live mode showed are counted apart
+// (check.updated_rows_below_k).
 HistoryVerification verify_history(pqxx::connection_base& conn, const TablePolicy& policy,
                                    std::optional<uint64_t> since);
 

@@ -71,41 +71,130 @@ std::optional<std::vector<int32_t>> catch_up(const ReleaseHistory& history,
   return leaves;
 }
 
+double released_fraction(const DisclosureTree& tree, const EncodedTable& table,
+                         std::span<const uint32_t> rows, std::span<const int32_t> leaves) {
+  const size_t attrs = table.attribute_count();
+  if (attrs == 0 || table.total_rows() == 0) return 0;
+  double fraction = released_fraction(tree, table);
+  uint64_t held_cells = 0;
+  for (size_t key = 0; key < leaves.size() && key < rows.size(); ++key) {
+    if (!is_held(leaves[key]) || rows[key] == kNoRow) continue;
+    const uint64_t released = tree.nodes()[static_cast<size_t>(true_leaf(leaves[key]))].released;
+    for (size_t a = 0; a < attrs; ++a)
+      if ((released >> a & 1) && table.code(rows[key], a) != kNullCode) ++held_cells;
+  }
+  return fraction -
+         static_cast<double>(held_cells) / static_cast<double>(table.total_rows() * attrs);
+}
+
+namespace {
+
+// Step 4 (history_refresh.h): holds keys of `columns.back()` until no key
+// present in it and an earlier release is below k, or nothing more can be
+// held. `cost` per key: what holding it costs (held in the previous release
+// first, a target keeps needing its helpers; then the fewest released cells).
+// Returns the keys held.
+uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
+                      std::span<const uint32_t> cost) {
+  const size_t v = columns.size();
+  auto& now = columns.back();
+  const size_t keys = now.size();
+  uint64_t held = 0;
+  for (;;) {
+    const HistoryCheck check = check_history(columns, k, true);
+    if (check.below.empty()) break;
+    bool progress = false;
+    std::vector<uint32_t> options;
+    for (uint32_t r : check.below) {
+      // Candidates of r now (earlier holds may have given it enough) and the
+      // keys that match r in every earlier release but not in this one.
+      uint64_t c = 0;
+      options.clear();
+      const int32_t target = true_leaf(now[r]);
+      for (uint32_t key = 0; key < keys; ++key) {
+        bool earlier = true;
+        for (size_t i = 0; i + 1 < v && earlier; ++i) {
+          const int32_t x = columns[i][r], y = columns[i][key];
+          earlier = x == kAbsent || !shown(y) || true_leaf(x) == y;
+        }
+        if (!earlier) continue;
+        if (!shown(now[key]) || now[key] == target)
+          ++c;
+        else
+          options.push_back(key);
+      }
+      if (c >= k) continue;
+      const size_t need = std::min<size_t>(k - c, options.size());
+      std::partial_sort(
+          options.begin(), options.begin() + static_cast<ptrdiff_t>(need), options.end(),
+          [&](uint32_t a, uint32_t b) { return cost[a] != cost[b] ? cost[a] < cost[b] : a < b; });
+      for (size_t i = 0; i < need; ++i) {
+        now[options[i]] = held_leaf(now[options[i]]);
+        ++held;
+        progress = true;
+      }
+    }
+    if (!progress) break;
+  }
+  return held;
+}
+
+}  // namespace
+
 HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable& table,
-                               std::span<const uint32_t> rows, const TreeOptions& options) {
+                               std::span<const uint32_t> rows, const TreeOptions& options,
+                               bool hold) {
   HistoryRefresh out;
   if (history.empty()) {
     out.tree = DisclosureTree::build(table, options);
     out.leaves = leaves_of(out.tree, table, rows);
+    out.released_fraction = released_fraction(out.tree, table);
     return out;
   }
   auto columns = history.columns();
   for (auto& c : columns) c.resize(rows.size(), kAbsent);
+  // Updated keys: moved in an earlier release with an unchanged tree (a
+  // live mode's catch-up), or placed elsewhere by the last tree now.
+  std::vector<uint8_t> updated = history.moved_keys();
+  updated.resize(rows.size(), 0);
+  {
+    const auto now = leaves_of(history.last().tree, table, rows);
+    const auto& last = columns.back();
+    for (size_t key = 0; key < rows.size(); ++key)
+      if (now[key] != kAbsent && last[key] != kAbsent && true_leaf(last[key]) != now[key])
+        updated[key] = 1;
+  }
   // Keys below k even when this release adds nothing (the root alone): an
-  // earlier release left them there (e.g. a live mode showed new rows under
-  // a leaf that had fallen below k); no tree fixes them, so they do not
-  // drive the collapses (check still counts them).
-  std::vector<uint8_t> unfixable(rows.size(), 0);
+  // earlier release left them there; no tree fixes them, so they do not
+  // drive the collapses either (the check still counts them).
+  const std::vector<int32_t> last_release = columns.back();
+  std::vector<uint8_t> skip = updated;
   {
     std::vector<int32_t> root(rows.size(), kAbsent);
     for (size_t key = 0; key < rows.size(); ++key)
       if (rows[key] != kNoRow) root[key] = 0;
     columns.push_back(std::move(root));
-    for (uint32_t key : check_history(columns, options.k, true).below) unfixable[key] = 1;
+    for (uint32_t key : check_history(columns, options.k, true).below) skip[key] = 1;
     columns.pop_back();
   }
   out.tree = DisclosureTree::regrow(table, options, history.last().tree);
   for (;;) {
     out.leaves = leaves_of(out.tree, table, rows);
+    // With holds, the updated keys' moves are step 4's to answer: the
+    // collapses look at this release as if they were held.
     columns.push_back(out.leaves);
+    if (hold)
+      for (size_t key = 0; key < rows.size(); ++key)
+        if ((updated[key] || is_held(last_release[key])) && shown(columns.back()[key]))
+          columns.back()[key] = held_leaf(columns.back()[key]);
     out.check = check_history(columns, options.k, true);
     columns.pop_back();
-    if (out.check.rows_below_k == 0 || out.tree.size() == 1) break;
+    if (out.check.below.empty() || out.tree.size() == 1) break;
     // The parent of each offending key's leaf; a parent whose ancestor is
     // also listed goes with it.
     std::vector<int> parents;
     for (uint32_t key : out.check.below) {
-      if (unfixable[key]) continue;
+      if (skip[key]) continue;
       const int leaf = out.leaves[key];
       const int parent = out.tree.nodes()[static_cast<size_t>(leaf)].parent;
       if (parent >= 0) parents.push_back(parent);
@@ -117,6 +206,23 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
     ++out.rounds;
     out.collapsed += static_cast<uint32_t>(parents.size());
   }
+  columns.push_back(std::move(out.leaves));
+  if (hold) {
+    std::vector<uint32_t> cost(rows.size(), 0);
+    const size_t attrs = table.attribute_count();
+    for (size_t key = 0; key < rows.size(); ++key) {
+      const int32_t leaf = columns.back()[key];
+      if (!shown(leaf)) continue;
+      const uint64_t released = out.tree.nodes()[static_cast<size_t>(leaf)].released;
+      uint32_t cells = 0;
+      for (size_t a = 0; a < attrs; ++a) cells += released >> a & 1;
+      cost[key] = is_held(last_release[key]) ? 0 : 1 + cells;
+    }
+    out.held = hold_below_k(columns, options.k, cost);
+  }
+  out.check = check_history(columns, options.k, true, hold ? std::span<const uint8_t>() : updated);
+  out.leaves = std::move(columns.back());
+  out.released_fraction = released_fraction(out.tree, table, rows, out.leaves);
   return out;
 }
 

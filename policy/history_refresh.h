@@ -14,6 +14,19 @@
 // what the earlier releases gave it, so the loop ends with the requirement
 // met whenever the history met it before.
 //
+// Updated keys do not drive the collapses (with `hold`, step 3 looks at
+// this release as if every updated key were held): a key whose quasi-identifiers
+// changed since the last release (its leaf under the last tree moved) can
+// fall below k under any tree but the root, and collapsing for it would
+// cost every row its utility. A live mode (inline, view) has shown the
+// update already (catch_up), so nothing can undo it: the check reports such
+// keys apart (updated_rows_below_k). With `hold` (mode: materialized, where
+// kanon writes what is shown) step 4 follows:
+// 4. While some key is below k, hold (release_history.h: every
+//    quasi-identifier masked) keys that match it in every earlier release
+//    but not in this one, k - candidates of them: a held key matches any
+//    target, so each one held adds one candidate and takes none away.
+//
 // Pure functions over in-memory data; thread-compatible.
 #pragma once
 
@@ -51,15 +64,24 @@ std::optional<std::vector<int32_t>> catch_up(const ReleaseHistory& history,
 
 struct HistoryRefresh {
   DisclosureTree tree;
-  std::vector<int32_t> leaves;  // per key index, kAbsent for keys not in the table
-  HistoryCheck check;           // of the history with this release appended
-  uint32_t rounds = 0;          // fix-up rounds that collapsed nodes
-  uint32_t collapsed = 0;       // nodes collapsed by them
+  // Per key index: its leaf, kAbsent for keys not in the table, or
+  // held_leaf(leaf) for the keys step 4 held.
+  std::vector<int32_t> leaves;
+  HistoryCheck check;            // of the history with this release appended
+  uint32_t rounds = 0;           // fix-up rounds that collapsed nodes
+  uint32_t collapsed = 0;        // nodes collapsed by them
+  uint64_t held = 0;             // keys held
+  double released_fraction = 0;  // of the current rows, held keys' cells masked
 };
 
 // The tree to release next (a fresh build when the history is empty).
 // `rows` as for leaves_of, indexed like the history's keys.
 HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable& table,
-                               std::span<const uint32_t> rows, const TreeOptions& options);
+                               std::span<const uint32_t> rows, const TreeOptions& options,
+                               bool hold = false);
+
+// released_fraction with the held keys' cells masked too.
+double released_fraction(const DisclosureTree& tree, const EncodedTable& table,
+                         std::span<const uint32_t> rows, std::span<const int32_t> leaves);
 
 }  // namespace kanon::policy

@@ -42,6 +42,18 @@ size_t ReleaseHistory::index_of(uint64_t version) const {
   return i;
 }
 
+std::vector<uint8_t> ReleaseHistory::moved_keys(size_t from) const {
+  std::vector<uint8_t> out(keys_.size(), 0);
+  for (size_t i = from + 1; i < versions_.size(); ++i) {
+    if (!versions_[i].tree.same_splits(versions_[i - 1].tree)) continue;
+    for (uint32_t key = 0; key < keys_.size(); ++key) {
+      const int32_t a = leaf(i - 1, key), b = leaf(i, key);
+      if (a != kAbsent && b != kAbsent && true_leaf(a) != true_leaf(b)) out[key] = 1;
+    }
+  }
+  return out;
+}
+
 std::vector<std::optional<std::string>> released_tuple(
     const DisclosureTree& tree, int leaf, std::span<const std::optional<std::string_view>> values) {
   const uint64_t released = tree.nodes()[static_cast<size_t>(leaf)].released;

@@ -28,12 +28,32 @@ namespace kanon::policy {
 
 inline constexpr int32_t kAbsent = -1;
 
+// A held key (mode: materialized): present in the release with every
+// quasi-identifier masked, so its row matches any target; its true leaf (the
+// one its values fall in, which an analyst knowing them can compute) is kept
+// encoded as -leaf - 2. Entries are a leaf (>= 0), kAbsent, or held.
+inline constexpr int32_t held_leaf(int32_t leaf) {
+  return -leaf - 2;
+}
+inline constexpr bool is_held(int32_t entry) {
+  return entry <= -2;
+}
+// The leaf the key's values fall in (kAbsent stays kAbsent).
+inline constexpr int32_t true_leaf(int32_t entry) {
+  return entry <= -2 ? -entry - 2 : entry;
+}
+// Whether the entry shows a leaf (not absent, not held).
+inline constexpr bool shown(int32_t entry) {
+  return entry >= 0;
+}
+
 struct ReleasedVersion {
   uint64_t version = 0;  // numbered per table, increasing; kanon.releases.version
   bool baseline = false;
   std::chrono::system_clock::time_point built_at;
   DisclosureTree tree;
-  // Per key index: the leaf of `tree` the key was released in, or kAbsent.
+  // Per key index: the leaf of `tree` the key was released in, kAbsent, or
+  // held_leaf(leaf).
   // May be shorter than the key count (the missing keys are absent).
   std::vector<int32_t> leaves;
 };
@@ -63,6 +83,11 @@ class ReleaseHistory {
   // The index of the first version numbered >= `version` (versions().size()
   // when none).
   size_t index_of(uint64_t version) const;
+  // Per key, 1 when an update of its quasi-identifiers showed since
+  // versions()[from]: two consecutive releases with the same tree (a live
+  // mode's catch-up, or a refresh that changed no split) place it in
+  // different leaves.
+  std::vector<uint8_t> moved_keys(size_t from = 0) const;
 
  private:
   std::vector<std::string> keys_;

@@ -100,13 +100,19 @@ void ensure_release_tables(pqxx::transaction_base& tx) {
       "k integer NOT NULL, tree jsonb NOT NULL, rows bigint NOT NULL, "
       "released_fraction double precision NOT NULL, linked_rows bigint NOT NULL, "
       "min_candidates bigint NOT NULL, rows_below_k bigint NOT NULL, "
+      "updated_rows_below_k bigint NOT NULL, held_rows bigint NOT NULL, "
       "PRIMARY KEY (table_name, version))",
       qualified(tx, kReleasesTable)));
   tx.exec(
       fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
                   "since_version bigint NOT NULL, released text[], "
+                  "held boolean NOT NULL DEFAULT false, "
                   "PRIMARY KEY (table_name, key, since_version))",
                   qualified(tx, kReleaseRowsTable)));
+  tx.exec(
+      fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
+                  "PRIMARY KEY (table_name, key))",
+                  qualified(tx, kHeldKeysTable)));
 }
 
 std::string tree_json(const DisclosureTree& tree) {
@@ -190,9 +196,10 @@ ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::strin
   const uint64_t first = versions.front().version;
   std::vector<std::vector<int32_t>> columns(versions.size());
   const auto rows = tx.exec_params(
-      fmt::format("SELECT key, since_version, released::text FROM {} WHERE table_name = $1 AND "
-                  "since_version >= $2 ORDER BY key, since_version",
-                  qualified(tx, kReleaseRowsTable)),
+      fmt::format(
+          "SELECT key, since_version, released::text, held FROM {} WHERE table_name = $1 AND "
+          "since_version >= $2 ORDER BY key, since_version",
+          qualified(tx, kReleaseRowsTable)),
       table_name, static_cast<int64_t>(first));
   // Each row holds from its version up to the key's next row.
   for (pqxx::result::size_type i = 0; i < rows.size(); ++i) {
@@ -203,6 +210,7 @@ ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::strin
     if (rows[i][2].is_null()) continue;
     const uint32_t index = history.intern(key);
     const std::string tk = tuple_key(parse_array(rows[i][2].as<std::string>()));
+    const bool held = rows[i][3].as<bool>();
     for (size_t v = 0; v < versions.size(); ++v) {
       if (versions[v].version < since || versions[v].version >= until) continue;
       const auto leaf = leaf_of[v].find(tk);
@@ -212,7 +220,7 @@ ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::strin
             versions[v].version));
       auto& col = columns[v];
       if (col.size() <= index) col.resize(index + 1, kAbsent);
-      col[index] = leaf->second;
+      col[index] = held ? held_leaf(leaf->second) : leaf->second;
     }
   }
   for (size_t v = 0; v < versions.size(); ++v) {
@@ -230,35 +238,50 @@ void store_release(pqxx::transaction_base& tx, const std::string& table_name,
     tx.exec_params(
         fmt::format("DELETE FROM {} WHERE table_name = $1", qualified(tx, kReleaseRowsTable)),
         table_name);
-  tx.exec_params(fmt::format("INSERT INTO {} (table_name, version, baseline, k, tree, rows, "
-                             "released_fraction, linked_rows, min_candidates, rows_below_k) VALUES "
-                             "($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10)",
-                             qualified(tx, kReleasesTable)),
-                 table_name, static_cast<int64_t>(v.version), v.baseline,
-                 static_cast<int64_t>(figures.k), tree_json(v.tree),
-                 static_cast<int64_t>(figures.rows), figures.released_fraction,
-                 static_cast<int64_t>(figures.check.linked_rows),
-                 static_cast<int64_t>(figures.check.min_candidates),
-                 static_cast<int64_t>(figures.check.rows_below_k));
+  tx.exec_params(
+      fmt::format("INSERT INTO {} (table_name, version, baseline, k, tree, rows, "
+                  "released_fraction, linked_rows, min_candidates, rows_below_k, "
+                  "updated_rows_below_k, held_rows) VALUES "
+                  "($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12)",
+                  qualified(tx, kReleasesTable)),
+      table_name, static_cast<int64_t>(v.version), v.baseline, static_cast<int64_t>(figures.k),
+      tree_json(v.tree), static_cast<int64_t>(figures.rows), figures.released_fraction,
+      static_cast<int64_t>(figures.check.linked_rows),
+      static_cast<int64_t>(figures.check.min_candidates),
+      static_cast<int64_t>(figures.check.rows_below_k),
+      static_cast<int64_t>(figures.check.updated_rows_below_k), static_cast<int64_t>(figures.held));
   std::vector<std::string> literal(v.tree.size());
   for (int leaf : v.tree.leaves()) literal[leaf] = array_literal(leaf_tuple(v.tree, leaf));
   std::vector<std::string> prev_literal(prev ? prev->tree.size() : 0);
   if (prev)
     for (int leaf : prev->tree.leaves())
       prev_literal[leaf] = array_literal(leaf_tuple(prev->tree, leaf));
-  pqxx::stream_to copy(tx, "kanon." + std::string(kReleaseRowsTable),
-                       std::vector<std::string>{"table_name", "key", "since_version", "released"});
+  pqxx::stream_to copy(
+      tx, "kanon." + std::string(kReleaseRowsTable),
+      std::vector<std::string>{"table_name", "key", "since_version", "released", "held"});
   const std::string version = std::to_string(v.version);
+  const std::string yes = "t", no = "f";
+  std::vector<const std::string*> held_keys;
   for (uint32_t key = 0; key < history.key_count(); ++key) {
     const int32_t now = history.leaf(index, key);
     const int32_t before = prev && !v.baseline ? history.leaf(index - 1, key) : kAbsent;
-    const std::string* a = now == kAbsent ? nullptr : &literal[now];
-    const std::string* b = before == kAbsent ? nullptr : &prev_literal[before];
+    if (is_held(now)) held_keys.push_back(&history.key(key));
+    const std::string* a = now == kAbsent ? nullptr : &literal[true_leaf(now)];
+    const std::string* b = before == kAbsent ? nullptr : &prev_literal[true_leaf(before)];
     if (a == nullptr && b == nullptr) continue;
-    if (a && b && *a == *b) continue;
-    copy << ReleaseRow{{&table_name, &history.key(key), &version, a}};
+    if (a && b && *a == *b && is_held(now) == is_held(before)) continue;
+    copy << ReleaseRow{{&table_name, &history.key(key), &version, a, is_held(now) ? &yes : &no}};
   }
   copy.complete();
+  // The keys the materialized copy masks (materializer.h), this release's only.
+  tx.exec_params(fmt::format("DELETE FROM {} WHERE table_name = $1", qualified(tx, kHeldKeysTable)),
+                 table_name);
+  if (!held_keys.empty()) {
+    pqxx::stream_to held(tx, "kanon." + std::string(kHeldKeysTable),
+                         std::vector<std::string>{"table_name", "key"});
+    for (const std::string* key : held_keys) held << ReleaseRow{{&table_name, key}};
+    held.complete();
+  }
 }
 
 }  // namespace kanon::policy

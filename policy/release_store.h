@@ -3,11 +3,15 @@
 //   kanon.releases(table_name, version, built_at, baseline, k, tree, ...)
 //     one row per release: the disclosure tree (JSON: attributes and nodes)
 //     and what it left (released fraction, linked rows, min candidates);
-//   kanon.release_rows(table_name, key, since_version, released)
+//   kanon.release_rows(table_name, key, since_version, released, held)
 //     per key, delta encoded: a row only when the key's released tuple
 //     changes; `released` is the tuple (text[], NULL elements for masked
 //     attributes) from since_version on, or SQL NULL when the key left the
-//     table. Written with COPY.
+//     table; `held`: the tuple is the key's true one but the release masked
+//     every quasi-identifier of it (release_history.h). Written with COPY.
+//   kanon.held_keys(table_name, key)
+//     the keys the table's last release holds: the materializer's SQL masks
+//     their quasi-identifiers (materializer.h).
 //
 // A baseline (the first build, REANONYMIZE) deletes the table's earlier
 // release_rows and lists every key; its earlier releases rows stay, marked
@@ -31,6 +35,7 @@ namespace kanon::policy {
 
 inline constexpr const char* kReleasesTable = "releases";
 inline constexpr const char* kReleaseRowsTable = "release_rows";
+inline constexpr const char* kHeldKeysTable = "held_keys";
 
 // CREATE SCHEMA / TABLE IF NOT EXISTS.
 void ensure_release_tables(pqxx::transaction_base& tx);
@@ -48,6 +53,7 @@ struct ReleaseFigures {
   uint64_t rows = 0;
   double released_fraction = 0;
   HistoryCheck check;
+  uint64_t held = 0;  // keys held (mode: materialized)
 };
 
 // Appends `history.versions()[index]` (whose predecessor, if any, is

@@ -1,5 +1,7 @@
 #include "policy/table_snapshot.h"
 
+#include <fmt/format.h>
+
 #include <pqxx/pqxx>
 
 #include "base/stopwatch.h"
@@ -74,9 +76,23 @@ std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base&
   }
   // The history-aware tree (its own keyed load, in the history's
   // transaction); predicates and form choice on the aggregated load.
-  auto built =
-      build_history_release(conn, policy, info, key, tree_options(policy), options.baseline,
-                            policy.mode != EnforcementMode::kMaterialized);
+  HistoryBuildResult built;
+  try {
+    built = build_history_release(conn, policy, info, key, tree_options(policy), options.baseline,
+                                  policy.mode != EnforcementMode::kMaterialized);
+  } catch (const pqxx::sql_error& e) {
+    std::string cause = e.what();
+    if (const auto nl = cause.find('\n'); nl != std::string::npos) cause.resize(nl);
+    throw std::runtime_error(fmt::format(
+        "{}: the release history in schema kanon (kanon.releases, kanon.release_rows, "
+        "kanon.held_keys) could not be read or written, so no history-aware release can be "
+        "built: {}{}",
+        policy.name(), cause,
+        dynamic_cast<const pqxx::insufficient_privilege*>(&e)
+            ? " (the service user needs CREATE on the database, or USAGE and CREATE on schema "
+              "kanon and rights on its tables)"
+            : ""));
+  }
   const double tree_ms = clock.lap_ms();
   auto snap = build_from_tree(policy, info, std::move(built.tree), table, options);
   snap->stats.load_ms = load_ms;

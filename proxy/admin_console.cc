@@ -463,7 +463,8 @@ class Commands {
           fmt::format("kanon admin: VERIFY HISTORY {} failed: {}", p.name(), e.what()));
     }
     ResultSet r{{"table", "row_key", "since_version", "last_version", "releases", "policy_k",
-                 "real_k", "linked_rows", "rows_below_k", "verdict"}};
+                 "real_k", "linked_rows", "rows_below_k", "rows_below_k_through_updates",
+                 "verdict"}};
     std::string verdict = "ok";
     if (!v.key.linkable())
       verdict = "not linkable";
@@ -471,9 +472,14 @@ class Commands {
       verdict = "no release stored";
     else if (v.check.rows_below_k > 0)
       verdict = "BELOW k: run REANONYMIZE";
+    else if (v.check.updated_rows_below_k > 0)
+      verdict =
+          "BELOW k through updates of quasi-identifiers, which a live mode shows at once: use "
+          "mode: materialized for this table";
     r.add({p.name(), v.key.describe(), std::to_string(v.since), std::to_string(v.last_version),
            std::to_string(v.releases), std::to_string(p.k), std::to_string(v.check.min_candidates),
-           std::to_string(v.check.linked_rows), std::to_string(v.check.rows_below_k), verdict});
+           std::to_string(v.check.linked_rows), std::to_string(v.check.rows_below_k),
+           std::to_string(v.check.updated_rows_below_k), verdict});
     r.tag = "VERIFY";
     emit(r);
   }

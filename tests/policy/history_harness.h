@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -59,7 +60,8 @@ class KeyedTable {
     return t;
   }
 
-  // The released tuple of every current key under `tree`, as text.
+  // The released tuple of every current key under `tree`, as text (the true
+  // tuple of its leaf, also for a held key).
   std::map<std::string, std::string> released(const DisclosureTree& tree) const {
     std::map<std::string, std::string> out;
     std::vector<std::optional<std::string_view>> view(names_.size());
@@ -75,9 +77,10 @@ class KeyedTable {
 
   // Random changes: `inserts` new keys (half copies of a random row, half
   // attributes mixed from random rows), `deletes` keys removed, `updates`
-  // keys given one attribute of another random row.
+  // keys given one attribute of another random row. Keys whose values an
+  // update changed are added to `updated`.
   void change(std::mt19937_64& rng, size_t inserts, size_t deletes, size_t updates,
-              const std::string& prefix) {
+              const std::string& prefix, std::set<std::string>* updated = nullptr) {
     std::vector<std::string> keys;
     for (const auto& [k, v] : rows_) keys.push_back(k);
     auto pick = [&]() -> const Values& {
@@ -93,7 +96,9 @@ class KeyedTable {
     for (size_t i = 0; i < updates && i < keys.size(); ++i) {
       const size_t a = std::uniform_int_distribution<size_t>(0, names_.size() - 1)(rng);
       auto value = pick()[a];
-      rows_.at(keys[i])[a] = value;
+      auto& row = rows_.at(keys[i]);
+      if (updated && row[a] != value) updated->insert(keys[i]);
+      row[a] = value;
     }
     for (size_t i = 0; i < deletes && updates + i < keys.size(); ++i)
       rows_.erase(keys[updates + i]);
