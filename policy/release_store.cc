@@ -93,26 +93,35 @@ std::string tuple_key(const std::vector<std::optional<std::string>>& t) {
 }  // namespace
 
 void ensure_release_tables(pqxx::transaction_base& tx) {
-  tx.exec("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name("kanon"));
-  tx.exec(fmt::format(
-      "CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, version bigint NOT NULL, "
-      "built_at timestamptz NOT NULL DEFAULT now(), baseline boolean NOT NULL, "
-      "k integer NOT NULL, tree jsonb NOT NULL, rows bigint NOT NULL, "
-      "released_fraction double precision NOT NULL, linked_rows bigint NOT NULL, "
-      "min_candidates bigint NOT NULL, rows_below_k bigint NOT NULL, "
-      "updated_rows_below_k bigint NOT NULL, held_rows bigint NOT NULL, "
-      "PRIMARY KEY (table_name, version))",
-      qualified(tx, kReleasesTable)));
-  tx.exec(
-      fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
-                  "since_version bigint NOT NULL, released text[], "
-                  "held boolean NOT NULL DEFAULT false, "
-                  "PRIMARY KEY (table_name, key, since_version))",
-                  qualified(tx, kReleaseRowsTable)));
-  tx.exec(
-      fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
-                  "PRIMARY KEY (table_name, key))",
-                  qualified(tx, kHeldKeysTable)));
+  // Only what is missing is created: CREATE ... IF NOT EXISTS checks the
+  // right to create even when the object exists, and a service user may
+  // have been given the tables without that right.
+  const auto missing = tx.exec(
+      "SELECT to_regnamespace('kanon') IS NULL, to_regclass('kanon.releases') IS NULL, "
+      "to_regclass('kanon.release_rows') IS NULL, to_regclass('kanon.held_keys') IS NULL")[0];
+  if (missing[0].as<bool>()) tx.exec("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name("kanon"));
+  if (missing[1].as<bool>())
+    tx.exec(fmt::format(
+        "CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, version bigint NOT NULL, "
+        "built_at timestamptz NOT NULL DEFAULT now(), baseline boolean NOT NULL, "
+        "k integer NOT NULL, tree jsonb NOT NULL, rows bigint NOT NULL, "
+        "released_fraction double precision NOT NULL, linked_rows bigint NOT NULL, "
+        "min_candidates bigint NOT NULL, rows_below_k bigint NOT NULL, "
+        "updated_rows_below_k bigint NOT NULL, held_rows bigint NOT NULL, "
+        "PRIMARY KEY (table_name, version))",
+        qualified(tx, kReleasesTable)));
+  if (missing[2].as<bool>())
+    tx.exec(
+        fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
+                    "since_version bigint NOT NULL, released text[], "
+                    "held boolean NOT NULL DEFAULT false, "
+                    "PRIMARY KEY (table_name, key, since_version))",
+                    qualified(tx, kReleaseRowsTable)));
+  if (missing[3].as<bool>())
+    tx.exec(
+        fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
+                    "PRIMARY KEY (table_name, key))",
+                    qualified(tx, kHeldKeysTable)));
 }
 
 std::string tree_json(const DisclosureTree& tree) {

@@ -6,6 +6,7 @@
 
 #include "base/stopwatch.h"
 #include "policy/form_choice.h"
+#include "policy/history_refresh.h"
 #include "policy/materializer.h"
 
 namespace kanon::policy {
@@ -72,6 +73,7 @@ std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base&
     auto snap = build_from_table(policy, info, table, options);
     snap->stats.load_ms = load_ms;
     snap->release.key = key;
+    snap->release.released_fraction = released_fraction(snap->tree, table);
     return snap;
   }
   // The history-aware tree (its own keyed load, in the history's

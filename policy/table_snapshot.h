@@ -52,7 +52,8 @@ struct TableSnapshot {
   // roles that do not exist. Empty when every grant_to role is protected.
   std::vector<std::string> grant_warnings;
   // The history-aware release this snapshot serves (history_build.h):
-  // version 0 when the table is not linkable or history was off.
+  // version 0 when the table is not linkable or history was off (then only
+  // key and released_fraction are set).
   ReleaseInfo release;
 };
 
