@@ -180,7 +180,11 @@ HistoryVerification verify_history(pqxx::connection_base& conn, const TablePolic
   out.key = row_key(conn, policy, info);
   if (!out.key.linkable()) return out;
   pqxx::work tx(conn);
-  ensure_release_tables(tx);
+  // Read only: nothing stored yet when the tables are missing.
+  if (tx.exec("SELECT to_regclass('kanon.releases') IS NULL OR "
+              "to_regclass('kanon.release_rows') IS NULL")[0][0]
+          .as<bool>())
+    return out;
   ReleaseHistory history = load_release_history(tx, policy.name(), policy.quasi_identifiers);
   std::vector<uint32_t> rows;
   const EncodedTable table = load_keyed(tx, policy, info, out.key, history, rows);

@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 #include <tuple>
 
+#include "audit/privileges.h"
 #include "policy/history_build.h"
 #include "policy/policy_store.h"
 #include "policy/release_store.h"
@@ -137,6 +138,18 @@ void refresh_and_check(PolicyStore& store, pqxx::connection& conn, EnforcementMo
     // Shown at once by the live masks: reported, by both counters alike.
     CHECK(v.check.updated_rows_below_k > 0);
     CHECK(static_cast<uint64_t>(below) == v.check.updated_rows_below_k);
+    // kanon check reports them too, and fails (exit 2) for them.
+    pqxx::connection check_conn(conninfo());
+    const auto report = kanon::audit::check_exposure(check_conn, {adult_policy(mode)});
+    REQUIRE(report.history.size() == 1);
+    CHECK(report.history[0].updated_rows_below_k == v.check.updated_rows_below_k);
+    CHECK(report.history[0].rows_below_k == 0);
+    CHECK_FALSE(report.clean());
+    const std::string text = kanon::audit::exposure_report_text(report);
+    CHECK(text.find("privacy over time (VERIFY HISTORY):\n  public.adult_keyed (primary key "
+                    "(id)): ") != std::string::npos);
+    CHECK(text.find("below k through updates of quasi-identifiers, which a live mode shows at "
+                    "once: use mode: materialized") != std::string::npos);
   } else {
     CHECK(v.check.updated_rows_below_k == 0);
     CHECK(v.check.min_candidates >= 5);
@@ -160,6 +173,13 @@ void refresh_and_check(PolicyStore& store, pqxx::connection& conn, EnforcementMo
     CHECK(copy[0].as<uint64_t>() == held);
     CHECK(copy[1].as<uint64_t>() == held);
     if (updates) CHECK(held > 0);
+    pqxx::connection check_conn(conninfo());
+    const auto report = kanon::audit::check_exposure(check_conn, {adult_policy(mode)});
+    REQUIRE(report.history.size() == 1);
+    CHECK(report.history[0].verdict() == "ok");
+    CHECK(report.history[0].releases == v.releases);
+    CHECK(report.history[0].min_candidates >= 5);
+    CHECK(report.history_findings() == 0);
     // Utility: within 5 points of a fresh build of the same rows.
     const auto fresh = build_table_snapshot(service, adult_policy(mode), {.history = false});
     CHECK(t->release.released_fraction > fresh->release.released_fraction - 0.05);
