@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
+#include <string>
+#include <unordered_map>
 
 namespace kanon::policy {
 namespace {
@@ -93,7 +96,8 @@ namespace {
 // present in it and an earlier release is below k, or nothing more can be
 // held. `cost` per key: what holding it costs (held in the previous release
 // first, a target keeps needing its helpers; then the fewest released cells).
-// Returns the keys held.
+// Works on groups of keys with the same entries in every release (few next
+// to the keys); returns the keys held.
 uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
                       std::span<const uint32_t> cost) {
   const size_t v = columns.size();
@@ -103,35 +107,77 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
   for (;;) {
     const HistoryCheck check = check_history(columns, k, true);
     if (check.below.empty()) break;
+    // Groups: signature -> keys (the last entry decides what holding does).
+    std::unordered_map<std::string, uint32_t> index;
+    std::vector<std::vector<uint32_t>> members;
+    std::vector<uint32_t> group_of(keys, UINT32_MAX);
+    std::string sig(v * sizeof(int32_t), '\0');
+    for (uint32_t key = 0; key < keys; ++key) {
+      bool any = false;
+      for (size_t i = 0; i < v; ++i) {
+        const int32_t e = columns[i][key];
+        any = any || e != kAbsent;
+        std::memcpy(sig.data() + i * sizeof e, &e, sizeof e);
+      }
+      if (!any) continue;
+      const auto [it, inserted] = index.try_emplace(sig, static_cast<uint32_t>(members.size()));
+      if (inserted) members.emplace_back();
+      members[it->second].push_back(key);
+      group_of[key] = it->second;
+    }
+    // A representative key per group reads its entries; counts change as
+    // keys are held (a held key moves to no group: it matches any target now
+    // and the earlier entries of its group).
+    std::vector<uint32_t> rep(members.size());
+    std::vector<uint64_t> shown_count(members.size()), held_count(members.size(), 0);
+    for (size_t g = 0; g < members.size(); ++g) {
+      rep[g] = members[g].front();
+      shown_count[g] = shown(now[rep[g]]) ? members[g].size() : 0;
+      held_count[g] = shown(now[rep[g]]) ? 0 : members[g].size();
+      // Cheapest first within the group is all alike; keep key order.
+    }
+    std::vector<uint8_t> done(members.size(), 0);
     bool progress = false;
     std::vector<uint32_t> options;
     for (uint32_t r : check.below) {
-      // Candidates of r now (earlier holds may have given it enough) and the
-      // keys that match r in every earlier release but not in this one.
+      const uint32_t tg = group_of[r];
+      if (done[tg]) continue;
+      done[tg] = 1;
+      const int32_t target = true_leaf(now[r]);
       uint64_t c = 0;
       options.clear();
-      const int32_t target = true_leaf(now[r]);
-      for (uint32_t key = 0; key < keys; ++key) {
+      for (uint32_t g = 0; g < members.size(); ++g) {
+        const uint32_t key = rep[g];
         bool earlier = true;
         for (size_t i = 0; i + 1 < v && earlier; ++i) {
           const int32_t x = columns[i][r], y = columns[i][key];
           earlier = x == kAbsent || !shown(y) || true_leaf(x) == y;
         }
         if (!earlier) continue;
-        if (!shown(now[key]) || now[key] == target)
-          ++c;
+        c += held_count[g];
+        if (shown_count[g] == 0) continue;
+        if (now[key] == target)
+          c += shown_count[g];
         else
-          options.push_back(key);
+          options.push_back(g);
       }
       if (c >= k) continue;
-      const size_t need = std::min<size_t>(k - c, options.size());
-      std::partial_sort(
-          options.begin(), options.begin() + static_cast<ptrdiff_t>(need), options.end(),
-          [&](uint32_t a, uint32_t b) { return cost[a] != cost[b] ? cost[a] < cost[b] : a < b; });
-      for (size_t i = 0; i < need; ++i) {
-        now[options[i]] = held_leaf(now[options[i]]);
-        ++held;
-        progress = true;
+      std::sort(options.begin(), options.end(), [&](uint32_t a, uint32_t b) {
+        return cost[rep[a]] != cost[rep[b]] ? cost[rep[a]] < cost[rep[b]] : a < b;
+      });
+      for (size_t o = 0; o < options.size() && c < k; ++o) {
+        const uint32_t g = options[o];
+        // Hold the group's keys still shown, last first.
+        auto& m = members[g];
+        while (c < k && shown_count[g] > 0) {
+          const uint32_t key = m[m.size() - held_count[g] - 1];
+          now[key] = held_leaf(now[key]);
+          --shown_count[g];
+          ++held_count[g];
+          ++held;
+          ++c;
+          progress = true;
+        }
       }
     }
     if (!progress) break;

@@ -250,10 +250,10 @@ TEST_CASE("ADULT: one change then a history-aware refresh, 0 rows below k") {
       const Naive fresh = run.fresh_check();
       run.refresh();
       const Naive naive = check_release(run);
-      MESSAGE(std::string(c.name) << (live ? " (live)" : " (materialized)") << ": fresh build "
-                                  << fresh.below << " rows below k (min " << fresh.min
-                                  << "); history-aware: released " << run.fraction() << " vs fresh "
-                                  << run.fresh_fraction() << ", " << run.last.rounds
+      MESSAGE(std::string(c.name) << std::string(live ? " (live)" : " (materialized)")
+                                  << ": fresh build " << fresh.below << " rows below k (min "
+                                  << fresh.min << "); history-aware: released " << run.fraction()
+                                  << " vs fresh " << run.fresh_fraction() << ", " << run.last.rounds
                                   << " fix-up rounds, " << run.last.held << " keys held, "
                                   << naive.below_updated << " rows below k through updates");
       // The test can fail: a fresh build leaves rows below k here.
@@ -280,8 +280,8 @@ TEST_CASE("ADULT: ten successive 1% refreshes, 0 rows below k, utility near a fr
       check_release(run);
     }
     const double history = run.fraction(), fresh = run.fresh_fraction();
-    MESSAGE("after ten 1% refreshes" << (live ? " (live)" : " (materialized)") << ": released "
-                                     << history << " vs fresh " << fresh);
+    MESSAGE("after ten 1% refreshes" << std::string(live ? " (live)" : " (materialized)")
+                                     << ": released " << history << " vs fresh " << fresh);
     CHECK(history > fresh - 0.05);
   }
 }
