@@ -33,15 +33,14 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  const std::vector<std::string> qis = {"sex",       "age",           "race",
-                                        "marital-status", "education", "native-country",
-                                        "workclass", "occupation"};
+  const std::vector<std::string> qis = {
+      "sex",       "age",       "race", "marital-status", "education", "native-country",
+      "workclass", "occupation"};
   const auto adult =
       testing::read_adult(std::string(KANON_SOURCE_DIR) + "/data/adult/adult.csv", qis.size());
   testing::KeyedTable table(qis);
   for (size_t c = 0; c < scale; ++c)
-    for (size_t i = 0; i < adult.size(); ++i)
-      table.insert(fmt::format("c{}_{}", c, i), adult[i]);
+    for (size_t i = 0; i < adult.size(); ++i) table.insert(fmt::format("c{}_{}", c, i), adult[i]);
   const TreeOptions options{.k = 5, .l = 0, .max_nodes = 4096};
   fmt::print("ADULT x {}: {} rows, k = {}, {} mode\n", scale, table.rows().size(), options.k,
              live ? "live (inline/view)" : "materialized");
@@ -53,8 +52,8 @@ int main(int argc, char** argv) {
     const EncodedTable t = table.encode(history, rows);
     kanon::base::Stopwatch clock;
     auto first = history_refresh(history, t, rows, options, !live);
-    fmt::print("baseline: fresh tree {:.0f} ms, {} nodes, released fraction {:.4f}\n",
-               clock.ms(), first.tree.size(), first.released_fraction);
+    fmt::print("baseline: fresh tree {:.0f} ms, {} nodes, released fraction {:.4f}\n", clock.ms(),
+               first.tree.size(), first.released_fraction);
     history.append({++version, true, {}, first.tree, std::move(first.leaves)});
   }
   std::mt19937_64 rng(11);
@@ -80,10 +79,10 @@ int main(int argc, char** argv) {
     clock.lap_ms();
     (void)check_history(columns, options.k);
     const double check_ms = clock.lap_ms();
-    fmt::print("{:>4}  {:>9.0f}  {:>9.0f}  {:>9.0f}  {:>8.2f}  {:>6}  {:>6}  {:>8.4f}  {:>8.4f}  {:>8}\n",
-               step, fresh_ms, hist_ms, check_ms, hist_ms / fresh_ms, refresh.rounds, refresh.held,
-               released_fraction(fresh, t), refresh.released_fraction,
-               refresh.check.updated_rows_below_k);
+    fmt::print(
+        "{:>4}  {:>9.0f}  {:>9.0f}  {:>9.0f}  {:>8.2f}  {:>6}  {:>6}  {:>8.4f}  {:>8.4f}  {:>8}\n",
+        step, fresh_ms, hist_ms, check_ms, hist_ms / fresh_ms, refresh.rounds, refresh.held,
+        released_fraction(fresh, t), refresh.released_fraction, refresh.check.updated_rows_below_k);
     history.append({++version, false, {}, refresh.tree, std::move(refresh.leaves)});
   }
   return 0;
