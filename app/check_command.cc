@@ -1,8 +1,9 @@
 // `kanon check --config FILE [--format text|json] [--role R]...`: the
 // exposure report (audit/exposure.h) for the database kanon serves: every
 // path a restricted login has to a protected table outside kanon, with its
-// fix. Exit status 0 when there is none (informational rows do not count),
-// 2 when there is any, 1 when the check itself failed.
+// fix, and VERIFY HISTORY of every protected table. Exit status 0 when there
+// is no exposure and no row below k over a table's releases (informational
+// rows do not count), 2 when there is any, 1 when the check itself failed.
 #include <fmt/format.h>
 
 #include <memory>

@@ -602,6 +602,27 @@ size_t ExposureReport::exposures() const {
                                            [](const Exposure& x) { return !x.informational(); }));
 }
 
+size_t ExposureReport::history_findings() const {
+  return static_cast<size_t>(std::count_if(history.begin(), history.end(),
+                                           [](const HistoryStatus& h) { return h.finding(); }));
+}
+
+std::string HistoryStatus::verdict() const {
+  if (!error.empty()) return "could not be checked: " + error;
+  if (!linkable) return "not linkable";
+  if (releases == 0) return "no release stored";
+  std::string out;
+  if (rows_below_k > 0)
+    out = fmt::format("{} row{} below k: run REANONYMIZE {}", rows_below_k,
+                      rows_below_k == 1 ? "" : "s", table);
+  if (updated_rows_below_k > 0)
+    out += fmt::format(
+        "{}{} row{} below k through updates of quasi-identifiers, which a live mode shows at "
+        "once: use mode: materialized",
+        out.empty() ? "" : "; ", updated_rows_below_k, updated_rows_below_k == 1 ? "" : "s");
+  return out.empty() ? "ok" : out;
+}
+
 ExposureCandidates exposure_candidates(const ObjectCatalog& catalog) {
   ExposureCandidates out;
   const auto& facts = catalog.facts();

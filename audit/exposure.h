@@ -157,15 +157,35 @@ struct Exposure {
   bool informational() const { return path == ExposurePath::kExemptThroughRole; }
 };
 
+// Privacy over time (docs/security.md): VERIFY HISTORY of one protected
+// table, as kanon check reports it.
+struct HistoryStatus {
+  std::string table;    // "schema.table"
+  std::string row_key;  // policy::RowKey::describe()
+  bool linkable = false;
+  uint64_t k = 0;  // the policy's
+  uint64_t releases = 0;
+  uint64_t linked_rows = 0;
+  uint64_t min_candidates = 0;  // the real k over the releases taken together
+  uint64_t rows_below_k = 0;
+  uint64_t updated_rows_below_k = 0;  // through updates a live mode showed
+  std::string error;                  // why it could not be checked
+  bool finding() const { return rows_below_k > 0 || updated_rows_below_k > 0; }
+  // "ok", "not linkable", "no release stored", "N rows below k: ...", ...
+  std::string verdict() const;
+};
+
 struct ExposureReport {
   std::string database;
   size_t tables = 0;  // protected tables (policies)
   size_t logins_checked = 0;
-  std::vector<Exposure> rows;      // by role, then path, then object
-  std::vector<std::string> notes;  // what was not checked, and why
+  std::vector<Exposure> rows;          // by role, then path, then object
+  std::vector<std::string> notes;      // what was not checked, and why
+  std::vector<HistoryStatus> history;  // per protected table, policy order
 
   size_t exposures() const;  // rows that are not informational
-  bool clean() const { return exposures() == 0; }
+  size_t history_findings() const;
+  bool clean() const { return exposures() == 0 && history_findings() == 0; }
 };
 
 struct ExposureOptions {

@@ -64,6 +64,16 @@ std::string exposure_report_text(const ExposureReport& report) {
     out +=
         fmt::format("; {} informational row{} (exempt through a role)", info, info == 1 ? "" : "s");
   out += "\n";
+  if (!report.history.empty()) {
+    out += "\nprivacy over time (VERIFY HISTORY):\n";
+    for (const auto& h : report.history) {
+      out += "  " + h.table + " (" + h.row_key + "): ";
+      if (h.linkable && h.error.empty() && h.releases > 0)
+        out += fmt::format("{} releases, {} linked rows, real k {} (policy k {}): ", h.releases,
+                           h.linked_rows, h.min_candidates, h.k);
+      out += h.verdict() + "\n";
+    }
+  }
   for (const auto& note : report.notes) out += "note: " + note + "\n";
   return out;
 }
@@ -87,6 +97,21 @@ std::string exposure_report_json(const ExposureReport& report) {
     doc["rows"].push_back(std::move(row));
   }
   doc["notes"] = report.notes;
+  doc["history"] = base::Json::array();
+  for (const auto& h : report.history) {
+    base::Json row;
+    row["table"] = h.table;
+    row["row_key"] = h.row_key;
+    row["linkable"] = h.linkable;
+    row["policy_k"] = h.k;
+    row["releases"] = h.releases;
+    row["linked_rows"] = h.linked_rows;
+    row["real_k"] = h.min_candidates;
+    row["rows_below_k"] = h.rows_below_k;
+    row["rows_below_k_through_updates"] = h.updated_rows_below_k;
+    row["verdict"] = h.verdict();
+    doc["history"].push_back(std::move(row));
+  }
   return base::json_text(doc, 2);
 }
 

@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 
 #include "policy/catalog_facts.h"
+#include "policy/history_build.h"
 
 namespace kanon::audit {
 namespace {
@@ -197,7 +198,30 @@ ExposureReport check_exposure(pqxx::connection_base& conn,
   const rewriter::ObjectCatalog catalog(facts, tables);
   PrivilegeFacts privileges = read_privilege_facts(conn, exposure_candidates(catalog));
   if (!options.kanon_address.empty()) privileges.kanon_address = options.kanon_address;
-  return find_exposures(catalog, policies, privileges, options.exposure);
+  auto report = find_exposures(catalog, policies, privileges, options.exposure);
+  // Last: verify_history pins the session's settings.
+  for (const auto& p : policies) {
+    HistoryStatus h;
+    h.table = p.name();
+    h.k = p.k;
+    try {
+      const auto v = policy::verify_history(conn, p, std::nullopt);
+      h.row_key = v.key.describe();
+      h.linkable = v.key.linkable();
+      h.releases = v.releases;
+      h.linked_rows = v.check.linked_rows;
+      h.min_candidates = v.check.min_candidates;
+      h.rows_below_k = v.check.rows_below_k;
+      h.updated_rows_below_k = v.check.updated_rows_below_k;
+    } catch (const std::exception& e) {
+      std::string cause = e.what();
+      if (const auto nl = cause.find('\n'); nl != std::string::npos) cause.resize(nl);
+      h.row_key = "?";
+      h.error = cause;
+    }
+    report.history.push_back(std::move(h));
+  }
+  return report;
 }
 
 }  // namespace kanon::audit

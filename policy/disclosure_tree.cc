@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <stdexcept>
 
 namespace kanon::policy {
 namespace {
@@ -75,6 +76,21 @@ class Builder {
     return std::nullopt;
   }
 
+  // The start tree's split (attribute = value) when it still holds in rows
+  // order_[begin, end), or nullopt.
+  std::optional<Candidate> keep(size_t begin, size_t end, uint64_t n, int attribute,
+                                const std::string& value) {
+    const auto code = table_.attribute(attribute).dictionary.find(value);
+    if (!code) return std::nullopt;
+    uint64_t count = 0;
+    for (size_t i = begin; i < end; ++i)
+      if (table_.code(order_[i], attribute) == *code) count += table_.weights()[order_[i]];
+    const Candidate cand{count, attribute, *code};
+    if (count < options_.k || n - count < options_.k) return std::nullopt;
+    if (options_.l > 0 && !diverse(begin, end, cand)) return std::nullopt;
+    return cand;
+  }
+
   // Splits order_[begin, end) stably; returns the end of the left part.
   size_t partition(size_t begin, size_t end, const Candidate& cand) {
     size_t l = begin, r = 0;
@@ -132,25 +148,42 @@ class Builder {
 }  // namespace
 
 DisclosureTree DisclosureTree::build(const EncodedTable& table, const TreeOptions& options) {
+  return regrow(table, options, DisclosureTree{}, true);
+}
+
+DisclosureTree DisclosureTree::regrow(const EncodedTable& table, const TreeOptions& options,
+                                      const DisclosureTree& start, bool refine) {
   DisclosureTree tree;
   tree.options_ = options;
   for (const auto& a : table.attributes()) tree.attributes_.push_back(a.name);
+  const bool use_start = !start.nodes_.empty() && start.attributes_ == tree.attributes_;
   Builder b(table, options);
 
   struct Pending {
     int node;
     size_t begin, end;
+    int start;  // the node of `start` this one follows, or -1
   };
   TreeNode root;
   root.rows = table.total_rows();
   root.label.assign(1, 'D');
   tree.nodes_.push_back(std::move(root));
-  std::deque<Pending> queue{{0, 0, table.distinct_rows()}};
+  std::deque<Pending> queue{{0, 0, table.distinct_rows(), use_start ? 0 : -1}};
   while (!queue.empty()) {
     const Pending p = queue.front();
     queue.pop_front();
     if (tree.nodes_.size() + 2 > options.max_nodes) break;
-    const auto cand = b.choose(p.begin, p.end, tree.nodes_[p.node].rows);
+    std::optional<Candidate> cand;
+    int start_left = -1, start_right = -1;
+    if (p.start >= 0 && !start.nodes_[p.start].leaf()) {
+      const TreeNode& s = start.nodes_[p.start];
+      cand = b.keep(p.begin, p.end, tree.nodes_[p.node].rows, s.attribute, s.value);
+      if (cand) {
+        start_left = s.left;
+        start_right = s.right;
+      }
+    }
+    if (!cand && refine) cand = b.choose(p.begin, p.end, tree.nodes_[p.node].rows);
     if (!cand) continue;
     const size_t mid = b.partition(p.begin, p.end, *cand);
     const int left = static_cast<int>(tree.nodes_.size());
@@ -170,8 +203,78 @@ DisclosureTree DisclosureTree::build(const EncodedTable& table, const TreeOption
     r.label.push_back('2');
     tree.nodes_.push_back(std::move(l));
     tree.nodes_.push_back(std::move(r));
-    queue.push_back({left, p.begin, mid});
-    queue.push_back({left + 1, mid, p.end});
+    // Below a split that is not the start's, the start no longer applies;
+    // without `refine`, such splits are never made.
+    queue.push_back({left, p.begin, mid, start_left});
+    queue.push_back({left + 1, mid, p.end, start_right});
+  }
+  return tree;
+}
+
+DisclosureTree DisclosureTree::from_nodes(std::vector<std::string> attributes,
+                                          std::vector<TreeNode> nodes, const TreeOptions& options) {
+  auto bad = [](const std::string& why) { throw std::invalid_argument("stored tree: " + why); };
+  if (nodes.empty()) bad("no nodes");
+  if (attributes.size() > 64) bad("more than 64 attributes");
+  std::vector<int> seen(nodes.size(), 0);
+  seen[0] = 1;
+  nodes[0].parent = -1;
+  nodes[0].released = 0;
+  nodes[0].label = "D";
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    TreeNode& n = nodes[i];
+    if (!seen[i]) bad("node " + std::to_string(i) + " has no parent");
+    if (n.leaf()) {
+      n.left = n.right = -1;
+      continue;
+    }
+    if (n.attribute >= static_cast<int>(attributes.size())) bad("attribute out of range");
+    for (int c : {n.left, n.right})
+      if (c <= static_cast<int>(i) || c >= static_cast<int>(nodes.size()) || seen[c]++)
+        bad("bad child of node " + std::to_string(i));
+    TreeNode& l = nodes[n.left];
+    TreeNode& r = nodes[n.right];
+    l.parent = r.parent = static_cast<int>(i);
+    l.released = n.released | (uint64_t{1} << n.attribute);
+    r.released = n.released;
+    l.label = n.label + "1";
+    r.label = n.label + "2";
+  }
+  DisclosureTree tree;
+  tree.attributes_ = std::move(attributes);
+  tree.nodes_ = std::move(nodes);
+  tree.options_ = options;
+  return tree;
+}
+
+DisclosureTree DisclosureTree::collapsed(std::span<const int> nodes) const {
+  std::vector<uint8_t> cut(nodes_.size(), 0);
+  for (int n : nodes) cut[static_cast<size_t>(n)] = 1;
+  DisclosureTree tree;
+  tree.attributes_ = attributes_;
+  tree.options_ = options_;
+  std::deque<std::pair<int, int>> queue{{0, -1}};  // (old node, new parent)
+  while (!queue.empty()) {
+    const auto [old, parent] = queue.front();
+    queue.pop_front();
+    const int index = static_cast<int>(tree.nodes_.size());
+    TreeNode n = nodes_[old];
+    n.parent = parent;
+    if (parent >= 0) {
+      TreeNode& p = tree.nodes_[parent];
+      const bool is_left = p.left < 0;
+      (is_left ? p.left : p.right) = index;
+      n.label = p.label + (is_left ? "1" : "2");
+    }
+    const bool keep = !n.leaf() && !cut[old];
+    const int l = n.left, r = n.right;
+    n.left = n.right = -1;
+    if (!keep) n.attribute = -1, n.value.clear();
+    tree.nodes_.push_back(std::move(n));
+    if (keep) {
+      queue.push_back({l, index});
+      queue.push_back({r, index});
+    }
   }
   return tree;
 }
@@ -227,6 +330,16 @@ std::vector<std::optional<std::string>> DisclosureTree::release(
   for (size_t i = 0; i < attributes_.size(); ++i)
     if ((released >> i & 1) && values[i]) out[i] = std::string(*values[i]);
   return out;
+}
+
+bool DisclosureTree::same_splits(const DisclosureTree& other) const {
+  if (attributes_ != other.attributes_ || nodes_.size() != other.nodes_.size()) return false;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const TreeNode &a = nodes_[i], &b = other.nodes_[i];
+    if (a.attribute != b.attribute || a.left != b.left || a.right != b.right) return false;
+    if (!a.leaf() && a.value != b.value) return false;
+  }
+  return true;
 }
 
 }  // namespace kanon::policy

@@ -59,6 +59,27 @@ class DisclosureTree {
   // Builds the tree. REQUIRES: options.k >= 1; options.l > 0 only when the
   // table has a sensitive attribute.
   static DisclosureTree build(const EncodedTable& table, const TreeOptions& options);
+  // The history-aware start of a refresh (policy/history_refresh.h): keeps
+  // every split of `start` whose two sides still hold >= k rows (and l
+  // distinct sensitive values) on `table`, top-down, so a node whose split no
+  // longer holds becomes a leaf with its subtree dropped; then splits every
+  // leaf further by the same rule as build(). With `refine` false, leaves are
+  // not split further (the coarsened start only). A `start` over other
+  // attributes (the policy changed) is ignored: the result is build().
+  static DisclosureTree regrow(const EncodedTable& table, const TreeOptions& options,
+                               const DisclosureTree& start, bool refine = true);
+  // A tree from stored nodes (release history). Throws std::invalid_argument
+  // when `nodes` is not a binary tree rooted at 0 whose children follow
+  // their parents, or a split attribute is out of range.
+  static DisclosureTree from_nodes(std::vector<std::string> attributes, std::vector<TreeNode> nodes,
+                                   const TreeOptions& options);
+  // This tree with each listed node made a leaf (its subtree dropped); node
+  // indexes are renumbered breadth-first, labels recomputed, counts kept.
+  DisclosureTree collapsed(std::span<const int> nodes) const;
+
+  // The same attributes and the same splits at the same node indexes (row
+  // counts aside): a row falls in the same leaf of both.
+  bool same_splits(const DisclosureTree& other) const;
 
   const std::vector<std::string>& attributes() const { return attributes_; }
   const std::vector<TreeNode>& nodes() const { return nodes_; }

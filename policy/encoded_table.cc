@@ -13,8 +13,8 @@ EncodedTable::EncodedTable(std::vector<EncodedColumn> attributes,
   scratch_.resize(width());
 }
 
-void EncodedTable::add_row(std::span<const std::optional<std::string_view>> values,
-                           uint64_t weight) {
+uint32_t EncodedTable::add_row(std::span<const std::optional<std::string_view>> values,
+                               uint64_t weight) {
   assert(values.size() == width());
   for (size_t i = 0; i < values.size(); ++i) {
     if (!values[i]) {
@@ -34,6 +34,7 @@ void EncodedTable::add_row(std::span<const std::optional<std::string_view>> valu
     weights_[it->second] += weight;
   }
   total_rows_ += weight;
+  return it->second;
 }
 
 }  // namespace kanon::policy

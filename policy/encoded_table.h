@@ -37,8 +37,9 @@ class EncodedTable {
   EncodedTable(std::vector<EncodedColumn> attributes, std::optional<EncodedColumn> sensitive);
 
   // Adds `weight` rows with these values (attributes, then the sensitive value
-  // when there is one; nullopt is NULL). REQUIRES: values.size() == width().
-  void add_row(std::span<const std::optional<std::string_view>> values, uint64_t weight = 1);
+  // when there is one; nullopt is NULL) and returns their distinct row.
+  // REQUIRES: values.size() == width().
+  uint32_t add_row(std::span<const std::optional<std::string_view>> values, uint64_t weight = 1);
 
   size_t attribute_count() const { return attributes_.size(); }
   bool has_sensitive() const { return sensitive_.has_value(); }

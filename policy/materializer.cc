@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "base/text.h"
+#include "policy/release_store.h"
 #include "policy/server_config.h"
 #include "policy/sql_text.h"
 
@@ -161,6 +162,27 @@ std::vector<std::string> manage_grants(pqxx::work& tx, const TablePolicy& policy
   return warnings;
 }
 
+// The copy's select list: the masks, with every quasi-identifier of a key
+// the last release holds (kanon.held_keys, release_store.h) masked too.
+std::string copy_select_list(pqxx::work& tx, const TableSnapshot& snapshot) {
+  if (snapshot.release.version == 0 || !snapshot.release.key.linkable())
+    return snapshot.masks.select_list();
+  const std::string held =
+      fmt::format("({}) IN (SELECT h.key FROM {} h WHERE h.table_name = {})",
+                  key_expression(snapshot.release.key), qualified_name("kanon", kHeldKeysTable),
+                  tx.quote(snapshot.policy.name()));
+  std::string s;
+  for (const auto& c : snapshot.masks.columns) {
+    if (!s.empty()) s += ", ";
+    if (c.role == ColumnMask::Role::kQuasiIdentifier)
+      s += fmt::format("CASE WHEN {} THEN NULL ELSE {} END", held, c.expression);
+    else
+      s += c.expression;
+    s += " AS " + quote_identifier(c.column);
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string materialized_table(const TablePolicy& policy) {
@@ -206,7 +228,8 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
   tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
   const char existing = existing_object(tx, policy, target);
 
-  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + snapshot.masks.select_list() + " FROM " + base);
+  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(tx, snapshot) + " FROM " +
+          base);
   tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
   for (const auto& column : policy.indexes)
     tx.exec(fmt::format("CREATE INDEX {} ON {} ({})",

@@ -10,7 +10,9 @@
 // every column-level SELECT grant becomes the same column-level grant, and
 // those roles get USAGE on kanon_masked. Members of those roles read the copy
 // through their membership, as they read the base table. Rows changed after
-// the refresh are not visible until the next one. The service user must be
+// the refresh are not visible until the next one. Keys the release history
+// holds (kanon.held_keys, history_refresh.h) have every quasi-identifier
+// masked in the copy. The service user must be
 // able to create the schema (or own it).
 //
 // Names in kanon_masked (at most 63 bytes, PostgreSQL's limit):

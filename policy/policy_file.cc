@@ -56,11 +56,21 @@ class Reader : public base::YamlReader {
   }
 };
 
-const std::set<std::string> kTableKeys = {
-    "table",     "k",       "quasi_identifiers", "direct_identifiers",
-    "sensitive", "exempt",  "refresh",           "max_nodes",
-    "mode",      "export",  "indexes",           "allowed_functions",
-    "grants",    "grant_to"};
+const std::set<std::string> kTableKeys = {"table",
+                                          "k",
+                                          "quasi_identifiers",
+                                          "direct_identifiers",
+                                          "sensitive",
+                                          "exempt",
+                                          "refresh",
+                                          "max_nodes",
+                                          "mode",
+                                          "export",
+                                          "indexes",
+                                          "allowed_functions",
+                                          "grants",
+                                          "grant_to",
+                                          "key"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});
@@ -250,6 +260,21 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
     for (size_t j = 0; j < cols.size(); ++j) {
       p.indexes.push_back(cols[j].first);
       p.index_refs.push_back(r.ref(cols[j].second, fmt::format("{}[{}]", ik, j)));
+    }
+  }
+
+  if (const auto kn = node["key"]) {
+    const std::string kk = key + ".key";
+    const auto cols = r.column_list(kn, kk);  // checks the type and duplicates
+    for (size_t j = 0; j < cols.size(); ++j) {
+      for (const auto& q : p.quasi_identifiers)
+        if (q == cols[j].first)
+          r.fail(kn, kk,
+                 fmt::format("key column '{}' is a quasi-identifier; the key links releases "
+                             "and must be a column the analyst sees unmasked",
+                             q));
+      p.key.push_back(cols[j].first);
+      p.key_refs.push_back(r.ref(cols[j].second, fmt::format("{}[{}]", kk, j)));
     }
   }
 

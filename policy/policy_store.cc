@@ -28,9 +28,11 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies
                          BuildOptions options)
     : conninfo_(conninfo),
       policies_(std::move(policies)),
-      builder_([conninfo, options](const TablePolicy& p) {
+      builder_([this, conninfo, options](const TablePolicy& p) {
         pqxx::connection conn(conninfo);
-        auto built = build_table_snapshot(conn, p, options);
+        BuildOptions o = options;
+        o.baseline = take_baseline(p.name());
+        auto built = build_table_snapshot(conn, p, o);
         if (p.mode == EnforcementMode::kInline) return built;
         auto snap = std::make_shared<TableSnapshot>(*built);
         if (p.mode == EnforcementMode::kMaterialized) {
@@ -173,6 +175,22 @@ bool PolicyStore::reload(std::vector<TablePolicy> policies) {
 
 bool PolicyStore::refresh(const std::string& table) {
   return refresh_table(table, true);
+}
+
+bool PolicyStore::reanonymize(const std::string& table) {
+  {
+    std::lock_guard lock(baseline_mu_);
+    baseline_pending_.insert(table);
+  }
+  const bool ok = refresh_table(table, true);
+  std::lock_guard lock(baseline_mu_);
+  baseline_pending_.erase(table);  // a failed build does not leave it pending
+  return ok;
+}
+
+bool PolicyStore::take_baseline(const std::string& table) {
+  std::lock_guard lock(baseline_mu_);
+  return baseline_pending_.erase(table) > 0;
 }
 
 bool PolicyStore::refresh_table(const std::string& table, bool with_catalog) {

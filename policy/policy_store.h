@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,6 +86,10 @@ class PolicyStore {
   // current()->catalog_error but does not change the result.
   bool refresh(const std::string& table);
   bool refresh_all();
+  // REANONYMIZE: rebuilds the table as a new baseline of its release history
+  // (a fresh tree; earlier releases are no longer taken into account, so an
+  // analyst can intersect them with this one). Same result as refresh().
+  bool reanonymize(const std::string& table);
 
   // Re-reads the catalog facts and publishes them in a new snapshot version
   // with the same table snapshots. False when the read failed (the error is in
@@ -117,6 +122,7 @@ class PolicyStore {
 
  private:
   bool refresh_table(const std::string& table, bool with_catalog);
+  bool take_baseline(const std::string& table);  // reanonymize() asked for one
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
   std::shared_ptr<const CatalogFacts> read_catalog_locked(std::string& error);
@@ -140,6 +146,8 @@ class PolicyStore {
   bool stopping_ = false;
   uint64_t generation_ = 0;  // bumped by reload() so run() re-reads the schedule
   std::thread thread_;
+  std::mutex baseline_mu_;
+  std::set<std::string> baseline_pending_;
 
   std::mutex catalog_mu_;  // one catalog read and publish at a time, in order
   // A service connection kept for catalog reads: its statements are prepared

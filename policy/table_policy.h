@@ -71,6 +71,12 @@ struct TablePolicy {
   GrantPolicy grants = GrantPolicy::kNone;
   std::vector<std::string> grant_to;
   SourceRef grants_where;
+  // `key:` the columns that identify a row across releases (history-aware
+  // refresh, docs/security.md); empty: the primary key from the catalog, or
+  // else every column that is neither a quasi-identifier nor a direct
+  // identifier.
+  std::vector<std::string> key;
+  std::vector<SourceRef> key_refs;
   ExportOptions export_options;
   // Functions ("schema.name") a restricted session may call although they
   // can read this table (their results are not masked): the policy's word

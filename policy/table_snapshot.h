@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "policy/disclosure_tree.h"
+#include "policy/history_build.h"
 #include "policy/release_predicate.h"
 #include "policy/table_catalog.h"
 #include "policy/table_loader.h"
@@ -50,6 +51,10 @@ struct TableSnapshot {
   // a sentence: who, and why they still read the base table directly), and
   // roles that do not exist. Empty when every grant_to role is protected.
   std::vector<std::string> grant_warnings;
+  // The history-aware release this snapshot serves (history_build.h):
+  // version 0 when the table is not linkable or history was off (then only
+  // key and released_fraction are set).
+  ReleaseInfo release;
 };
 
 struct BuildOptions {
@@ -57,6 +62,12 @@ struct BuildOptions {
   // Cost-based: flat or switch per predicate, whichever evaluates fewer
   // comparisons on the loaded rows (form_choice.h; measured in bench/policy).
   PredicateForm form = PredicateForm::kCostBased;
+  // History-aware refresh (the default): the tree may release only what keeps
+  // every row of an earlier release at >= k candidates over all releases
+  // since the baseline (docs/security.md). Off: a fresh tree every time.
+  bool history = true;
+  // Start a new baseline (REANONYMIZE): forget the earlier releases.
+  bool baseline = false;
 };
 
 // Catalog check, constants check, COPY, tree, predicates, masks. The
@@ -70,5 +81,9 @@ std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base&
 std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const TableInfo& info,
                                                 const EncodedTable& table,
                                                 const BuildOptions& options = {});
+// Predicates and masks from a tree already built on `table`.
+std::shared_ptr<TableSnapshot> build_from_tree(const TablePolicy& policy, const TableInfo& info,
+                                               DisclosureTree tree, const EncodedTable& table,
+                                               const BuildOptions& options = {});
 
 }  // namespace kanon::policy

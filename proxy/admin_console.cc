@@ -11,6 +11,7 @@
 #include "audit/privileges.h"
 #include "base/sqlstate.h"
 #include "base/text.h"
+#include "policy/history_build.h"
 #include "policy/policy_file.h"
 #include "policy/verification.h"
 #include "proxy/admin_export.h"
@@ -103,6 +104,8 @@ class Commands {
     if (verb == "RESUME" && words.size() == 1) return resume();
     if (verb == "REFRESH" && words.size() == 2) return refresh(words[1]);
     if (verb == "VERIFY" && words.size() == 2) return verify(words[1]);
+    if (verb == "VERIFY" && what == "HISTORY") return verify_history(words);
+    if (verb == "REANONYMIZE" && words.size() == 2) return reanonymize(words[1]);
     if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
     if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS")
       return run_show_exports(policy::service_conninfo(*context_.runtime()->config), out_);
@@ -131,6 +134,10 @@ class Commands {
     r.add({"SHUTDOWN", "drain: no new connections, end sessions as their transactions end"});
     r.add({"REFRESH <table>", "rebuild the table's tree from the data now"});
     r.add({"VERIFY <table>", "the real k, groups and released fraction, as the server sees it"});
+    r.add({"VERIFY HISTORY <table> [SINCE <version>]",
+           "the real k of every release since the baseline (or version) taken together"});
+    r.add({"REANONYMIZE <table>",
+           "rebuild afresh as a new history baseline (earlier releases become linkable)"});
     r.add({"EXPORT <table> [TO ...] [WITH (...)]", "publish an anonymized copy (docs/export.md)"});
     r.add({"SHOW EXPORTS", "the published exports and their reports"});
     emit(r);
@@ -179,7 +186,8 @@ class Commands {
 
   void policies() {
     ResultSet r{{"table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh", "status",
-                 "built_at", "rows", "tree_nodes", "version", "grants"}};
+                 "built_at", "rows", "tree_nodes", "version", "grants", "row_key",
+                 "release_version", "released_fraction"}};
     const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
@@ -198,7 +206,12 @@ class Commands {
            t ? std::optional(std::to_string(t->stats.rows)) : std::nullopt,
            t ? std::optional(std::to_string(t->tree.size())) : std::nullopt,
            snapshot ? std::optional(std::to_string(snapshot->version)) : std::nullopt,
-           grants_status(p, t)});
+           grants_status(p, t), t ? std::optional(t->release.key.describe()) : std::nullopt,
+           t && t->release.version ? std::optional(std::to_string(t->release.version))
+                                   : std::nullopt,
+           t && t->release.version
+               ? std::optional(fmt::format("{:.4f}", t->release.released_fraction))
+               : std::nullopt});
     }
     emit(r);
   }
@@ -418,6 +431,79 @@ class Commands {
            std::to_string(v.groups_below_k), std::to_string(v.rows),
            fmt::format("{:.4f}", v.released_fraction),
            v.rows == 0 || v.min_group >= p.k ? "ok" : "BELOW k: run REFRESH"});
+    r.tag = "VERIFY";
+    emit(r);
+  }
+
+  void reanonymize(const std::string& name) {
+    const auto p = find(name);
+    channel_.notice(fmt::format(
+        "kanon admin: REANONYMIZE {} starts a new release baseline: the releases before it are "
+        "no longer taken into account, so an analyst who kept them can intersect them with "
+        "this one",
+        p.name()));
+    if (!store().reanonymize(p.name())) {
+      const auto snapshot = store().current();
+      const auto e = snapshot->errors.find(p.name());
+      throw ConsoleError(sqlstate::kInternalError,
+                         fmt::format("kanon admin: REANONYMIZE {} failed: {}", p.name(),
+                                     e == snapshot->errors.end() ? "unknown error" : e->second));
+    }
+    const auto t = built(p);
+    ResultSet r{{"table", "rows", "tree_nodes", "release_version", "released_fraction"}};
+    r.add({p.name(), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
+           std::to_string(t->release.version),
+           fmt::format("{:.4f}", t->release.released_fraction)});
+    r.tag = "REANONYMIZE";
+    emit(r);
+  }
+
+  // VERIFY HISTORY <table> [SINCE <version>]
+  void verify_history(const std::vector<std::string>& words) {
+    std::optional<uint64_t> since;
+    if (words.size() == 5 && upper(words[3]) == "SINCE") {
+      try {
+        size_t used = 0;
+        since = std::stoull(words[4], &used);
+        if (used != words[4].size()) throw std::invalid_argument(words[4]);
+      } catch (const std::exception&) {
+        throw ConsoleError(sqlstate::kInvalidParameterValue,
+                           fmt::format("kanon admin: VERIFY HISTORY: SINCE needs a release "
+                                       "version number, not \"{}\"",
+                                       words[4]));
+      }
+    } else if (words.size() != 3) {
+      throw ConsoleError(sqlstate::kSyntaxError,
+                         "kanon admin: usage: VERIFY HISTORY <table> [SINCE <version>]");
+    }
+    const auto p = find(words[2]);
+    policy::HistoryVerification v;
+    try {
+      pqxx::connection conn(policy::service_conninfo(*context_.runtime()->config));
+      v = policy::verify_history(conn, p, since);
+    } catch (const std::exception& e) {
+      throw ConsoleError(
+          sqlstate::kConnectionFailure,
+          fmt::format("kanon admin: VERIFY HISTORY {} failed: {}", p.name(), e.what()));
+    }
+    ResultSet r{{"table", "row_key", "since_version", "last_version", "releases", "policy_k",
+                 "real_k", "linked_rows", "rows_below_k", "rows_below_k_through_updates",
+                 "verdict"}};
+    std::string verdict = "ok";
+    if (!v.key.linkable())
+      verdict = "not linkable";
+    else if (v.releases == 0)
+      verdict = "no release stored";
+    else if (v.check.rows_below_k > 0)
+      verdict = "BELOW k: run REANONYMIZE";
+    else if (v.check.updated_rows_below_k > 0)
+      verdict =
+          "BELOW k through updates of quasi-identifiers, which a live mode shows at once: use "
+          "mode: materialized for this table";
+    r.add({p.name(), v.key.describe(), std::to_string(v.since), std::to_string(v.last_version),
+           std::to_string(v.releases), std::to_string(p.k), std::to_string(v.check.min_candidates),
+           std::to_string(v.check.linked_rows), std::to_string(v.check.rows_below_k),
+           std::to_string(v.check.updated_rows_below_k), verdict});
     r.tag = "VERIFY";
     emit(r);
   }

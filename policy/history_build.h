@@ -1,0 +1,85 @@
+// The history-aware build of one table over kanon's service connection:
+// how its rows are keyed, loading them with their keys, the release history
+// from the database (release_store.h), history_refresh, and the new release
+// stored — all in one transaction holding a per-table advisory lock, so two
+// kanon instances refreshing the same table take turns. And VERIFY HISTORY.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/disclosure_tree.h"
+#include "policy/history_check.h"
+#include "policy/table_catalog.h"
+#include "policy/table_policy.h"
+
+namespace pqxx {
+class connection_base;
+}
+
+namespace kanon::policy {
+
+// The columns that link a table's rows across releases.
+struct RowKey {
+  enum class Source { kPolicy, kPrimaryKey, kOtherColumns, kNone };
+  Source source = Source::kNone;
+  std::vector<std::string> columns;
+
+  bool linkable() const { return source != Source::kNone; }
+  // "key: id", "primary key (id)", "non-quasi-identifier columns (a, b)",
+  // "not linkable (every column is a quasi-identifier or direct identifier)".
+  std::string describe() const;
+};
+
+// The key of a row as text, as SQL over the table's columns: "col"::text,
+// or ROW("a", "b")::text for a key of several columns.
+std::string key_expression(const RowKey& key);
+
+// `key:` from the policy, else the primary key, else every column that is
+// neither a quasi-identifier nor a direct identifier; none: not linkable.
+RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const TableInfo& info);
+
+// What a history-aware build released (kept in the TableSnapshot).
+struct ReleaseInfo {
+  RowKey key;
+  uint64_t version = 0;  // kanon.releases.version; 0 when not linkable
+  bool baseline = false;
+  uint32_t catch_up = 0;  // 1 when the rows shown live since the last release were recorded
+  uint32_t fixup_rounds = 0;
+  uint32_t collapsed = 0;
+  uint64_t held = 0;  // keys whose quasi-identifiers the copy masks (materialized)
+  double released_fraction = 0;
+  HistoryCheck check;
+};
+
+struct HistoryBuildResult {
+  DisclosureTree tree;
+  ReleaseInfo release;
+};
+
+// Builds the next release of a linkable table and stores it. `baseline`:
+// forget the history (REANONYMIZE) and build afresh. `live`: the mode shows
+// current rows under the last tree between refreshes (inline, view).
+HistoryBuildResult build_history_release(pqxx::connection_base& conn, const TablePolicy& policy,
+                                         const TableInfo& info, const RowKey& key,
+                                         const TreeOptions& options, bool baseline, bool live);
+
+struct HistoryVerification {
+  RowKey key;
+  uint64_t since = 0;         // first release counted
+  uint64_t last_version = 0;  // last stored release (0: none)
+  size_t releases = 0;        // releases counted (the rows as served now included)
+  HistoryCheck check;
+};
+
+// VERIFY HISTORY: on the current rows, the candidates of every key over all
+// releases since `since` (default: the baseline) taken together, in live
+// modes with what the proxy serves now (the last tree on the current rows).
+// Keys whose quasi-identifier updates a live mode showed are counted apart
+// (check.updated_rows_below_k).
+HistoryVerification verify_history(pqxx::connection_base& conn, const TablePolicy& policy,
+                                   std::optional<uint64_t> since);
+
+}  // namespace kanon::policy

@@ -1,0 +1,275 @@
+#include "policy/history_refresh.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+
+namespace kanon::policy {
+namespace {
+
+// The leaf of every distinct row of `table` under `tree`, walking codes.
+std::vector<int32_t> leaves_by_row(const DisclosureTree& tree, const EncodedTable& table) {
+  const auto& nodes = tree.nodes();
+  std::vector<uint32_t> split_code(nodes.size(), kNullCode);
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    if (nodes[n].leaf()) continue;
+    const auto code =
+        table.attribute(static_cast<size_t>(nodes[n].attribute)).dictionary.find(nodes[n].value);
+    // A value absent from the table matches no row; kNullCode never equals a
+    // row's code at a split either (NULL goes right).
+    split_code[n] = code ? *code : kNullCode;
+  }
+  std::vector<int32_t> out(table.distinct_rows());
+  for (size_t row = 0; row < out.size(); ++row) {
+    size_t n = 0;
+    while (!nodes[n].leaf()) {
+      const uint32_t c = table.code(row, static_cast<size_t>(nodes[n].attribute));
+      n = static_cast<size_t>(c != kNullCode && c == split_code[n] ? nodes[n].left
+                                                                   : nodes[n].right);
+    }
+    out[row] = static_cast<int32_t>(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<int32_t> leaves_of(const DisclosureTree& tree, const EncodedTable& table,
+                               std::span<const uint32_t> rows) {
+  const auto by_row = leaves_by_row(tree, table);
+  std::vector<int32_t> out(rows.size(), kAbsent);
+  for (size_t key = 0; key < rows.size(); ++key)
+    if (rows[key] != kNoRow) out[key] = by_row[rows[key]];
+  return out;
+}
+
+double released_fraction(const DisclosureTree& tree, const EncodedTable& table) {
+  const size_t attrs = table.attribute_count();
+  if (attrs == 0 || table.total_rows() == 0) return 0;
+  const auto by_row = leaves_by_row(tree, table);
+  uint64_t cells = 0;
+  for (size_t row = 0; row < by_row.size(); ++row) {
+    const uint64_t released = tree.nodes()[static_cast<size_t>(by_row[row])].released;
+    uint64_t n = 0;
+    for (size_t a = 0; a < attrs; ++a)
+      if ((released >> a & 1) && table.code(row, a) != kNullCode) ++n;
+    cells += n * table.weights()[row];
+  }
+  return static_cast<double>(cells) / static_cast<double>(table.total_rows() * attrs);
+}
+
+std::optional<std::vector<int32_t>> catch_up(const ReleaseHistory& history,
+                                             const EncodedTable& table,
+                                             std::span<const uint32_t> rows) {
+  if (history.empty()) return std::nullopt;
+  const size_t last = history.versions().size() - 1;
+  auto leaves = leaves_of(history.last().tree, table, rows);
+  bool changed = false;
+  for (size_t key = 0; key < leaves.size() && !changed; ++key)
+    changed =
+        leaves[key] != kAbsent && leaves[key] != history.leaf(last, static_cast<uint32_t>(key));
+  if (!changed) return std::nullopt;
+  return leaves;
+}
+
+double released_fraction(const DisclosureTree& tree, const EncodedTable& table,
+                         std::span<const uint32_t> rows, std::span<const int32_t> leaves) {
+  const size_t attrs = table.attribute_count();
+  if (attrs == 0 || table.total_rows() == 0) return 0;
+  double fraction = released_fraction(tree, table);
+  uint64_t held_cells = 0;
+  for (size_t key = 0; key < leaves.size() && key < rows.size(); ++key) {
+    if (!is_held(leaves[key]) || rows[key] == kNoRow) continue;
+    const uint64_t released = tree.nodes()[static_cast<size_t>(true_leaf(leaves[key]))].released;
+    for (size_t a = 0; a < attrs; ++a)
+      if ((released >> a & 1) && table.code(rows[key], a) != kNullCode) ++held_cells;
+  }
+  return fraction -
+         static_cast<double>(held_cells) / static_cast<double>(table.total_rows() * attrs);
+}
+
+namespace {
+
+// Step 4 (history_refresh.h): holds keys of `columns.back()` until no key
+// present in it and an earlier release is below k, or nothing more can be
+// held. `cost` per key: what holding it costs (held in the previous release
+// first, a target keeps needing its helpers; then the fewest released cells).
+// Works on groups of keys with the same entries in every release (few next
+// to the keys); returns the keys held.
+uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
+                      std::span<const uint32_t> cost) {
+  const size_t v = columns.size();
+  auto& now = columns.back();
+  const size_t keys = now.size();
+  uint64_t held = 0;
+  for (;;) {
+    const HistoryCheck check = check_history(columns, k, true);
+    if (check.below.empty()) break;
+    // Groups: signature -> keys (the last entry decides what holding does).
+    std::unordered_map<std::string, uint32_t> index;
+    std::vector<std::vector<uint32_t>> members;
+    std::vector<uint32_t> group_of(keys, UINT32_MAX);
+    std::string sig(v * sizeof(int32_t), '\0');
+    for (uint32_t key = 0; key < keys; ++key) {
+      bool any = false;
+      for (size_t i = 0; i < v; ++i) {
+        const int32_t e = columns[i][key];
+        any = any || e != kAbsent;
+        std::memcpy(sig.data() + i * sizeof e, &e, sizeof e);
+      }
+      if (!any) continue;
+      const auto [it, inserted] = index.try_emplace(sig, static_cast<uint32_t>(members.size()));
+      if (inserted) members.emplace_back();
+      members[it->second].push_back(key);
+      group_of[key] = it->second;
+    }
+    // A representative key per group reads its entries; counts change as
+    // keys are held (a held key moves to no group: it matches any target now
+    // and the earlier entries of its group).
+    std::vector<uint32_t> rep(members.size());
+    std::vector<uint64_t> shown_count(members.size()), held_count(members.size(), 0);
+    for (size_t g = 0; g < members.size(); ++g) {
+      rep[g] = members[g].front();
+      shown_count[g] = shown(now[rep[g]]) ? members[g].size() : 0;
+      held_count[g] = shown(now[rep[g]]) ? 0 : members[g].size();
+      // Cheapest first within the group is all alike; keep key order.
+    }
+    std::vector<uint8_t> done(members.size(), 0);
+    bool progress = false;
+    std::vector<uint32_t> options;
+    for (uint32_t r : check.below) {
+      const uint32_t tg = group_of[r];
+      if (done[tg]) continue;
+      done[tg] = 1;
+      const int32_t target = true_leaf(now[r]);
+      uint64_t c = 0;
+      options.clear();
+      for (uint32_t g = 0; g < members.size(); ++g) {
+        const uint32_t key = rep[g];
+        bool earlier = true;
+        for (size_t i = 0; i + 1 < v && earlier; ++i) {
+          const int32_t x = columns[i][r], y = columns[i][key];
+          earlier = x == kAbsent || !shown(y) || true_leaf(x) == y;
+        }
+        if (!earlier) continue;
+        c += held_count[g];
+        if (shown_count[g] == 0) continue;
+        if (now[key] == target)
+          c += shown_count[g];
+        else
+          options.push_back(g);
+      }
+      if (c >= k) continue;
+      std::sort(options.begin(), options.end(), [&](uint32_t a, uint32_t b) {
+        return cost[rep[a]] != cost[rep[b]] ? cost[rep[a]] < cost[rep[b]] : a < b;
+      });
+      for (size_t o = 0; o < options.size() && c < k; ++o) {
+        const uint32_t g = options[o];
+        // Hold the group's keys still shown, last first.
+        auto& m = members[g];
+        while (c < k && shown_count[g] > 0) {
+          const uint32_t key = m[m.size() - held_count[g] - 1];
+          now[key] = held_leaf(now[key]);
+          --shown_count[g];
+          ++held_count[g];
+          ++held;
+          ++c;
+          progress = true;
+        }
+      }
+    }
+    if (!progress) break;
+  }
+  return held;
+}
+
+}  // namespace
+
+HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable& table,
+                               std::span<const uint32_t> rows, const TreeOptions& options,
+                               bool hold) {
+  HistoryRefresh out;
+  if (history.empty()) {
+    out.tree = DisclosureTree::build(table, options);
+    out.leaves = leaves_of(out.tree, table, rows);
+    out.released_fraction = released_fraction(out.tree, table);
+    return out;
+  }
+  auto columns = history.columns();
+  for (auto& c : columns) c.resize(rows.size(), kAbsent);
+  // Updated keys: moved in an earlier release with an unchanged tree (a
+  // live mode's catch-up), or placed elsewhere by the last tree now.
+  std::vector<uint8_t> updated = history.moved_keys();
+  updated.resize(rows.size(), 0);
+  {
+    const auto now = leaves_of(history.last().tree, table, rows);
+    const auto& last = columns.back();
+    for (size_t key = 0; key < rows.size(); ++key)
+      if (now[key] != kAbsent && last[key] != kAbsent && true_leaf(last[key]) != now[key])
+        updated[key] = 1;
+  }
+  // Keys below k even when this release adds nothing (the root alone): an
+  // earlier release left them there; no tree fixes them, so they do not
+  // drive the collapses either (the check still counts them).
+  const std::vector<int32_t> last_release = columns.back();
+  std::vector<uint8_t> skip = updated;
+  {
+    std::vector<int32_t> root(rows.size(), kAbsent);
+    for (size_t key = 0; key < rows.size(); ++key)
+      if (rows[key] != kNoRow) root[key] = 0;
+    columns.push_back(std::move(root));
+    for (uint32_t key : check_history(columns, options.k, true).below) skip[key] = 1;
+    columns.pop_back();
+  }
+  out.tree = DisclosureTree::regrow(table, options, history.last().tree);
+  for (;;) {
+    out.leaves = leaves_of(out.tree, table, rows);
+    // With holds, the updated keys' moves are step 4's to answer: the
+    // collapses look at this release as if they were held.
+    columns.push_back(out.leaves);
+    if (hold)
+      for (size_t key = 0; key < rows.size(); ++key)
+        if ((updated[key] || is_held(last_release[key])) && shown(columns.back()[key]))
+          columns.back()[key] = held_leaf(columns.back()[key]);
+    out.check = check_history(columns, options.k, true);
+    columns.pop_back();
+    if (out.check.below.empty() || out.tree.size() == 1) break;
+    // The parent of each offending key's leaf; a parent whose ancestor is
+    // also listed goes with it.
+    std::vector<int> parents;
+    for (uint32_t key : out.check.below) {
+      if (skip[key]) continue;
+      const int leaf = out.leaves[key];
+      const int parent = out.tree.nodes()[static_cast<size_t>(leaf)].parent;
+      if (parent >= 0) parents.push_back(parent);
+    }
+    std::sort(parents.begin(), parents.end());
+    parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+    if (parents.empty()) break;
+    out.tree = out.tree.collapsed(parents);
+    ++out.rounds;
+    out.collapsed += static_cast<uint32_t>(parents.size());
+  }
+  columns.push_back(std::move(out.leaves));
+  if (hold) {
+    std::vector<uint32_t> cost(rows.size(), 0);
+    const size_t attrs = table.attribute_count();
+    for (size_t key = 0; key < rows.size(); ++key) {
+      const int32_t leaf = columns.back()[key];
+      if (!shown(leaf)) continue;
+      const uint64_t released = out.tree.nodes()[static_cast<size_t>(leaf)].released;
+      uint32_t cells = 0;
+      for (size_t a = 0; a < attrs; ++a) cells += released >> a & 1;
+      cost[key] = is_held(last_release[key]) ? 0 : 1 + cells;
+    }
+    out.held = hold_below_k(columns, options.k, cost);
+  }
+  out.check = check_history(columns, options.k, true, hold ? std::span<const uint8_t>() : updated);
+  out.leaves = std::move(columns.back());
+  out.released_fraction = released_fraction(out.tree, table, rows, out.leaves);
+  return out;
+}
+
+}  // namespace kanon::policy
