@@ -96,9 +96,19 @@ void ensure_release_tables(pqxx::transaction_base& tx) {
   // Only what is missing is created: CREATE ... IF NOT EXISTS checks the
   // right to create even when the object exists, and a service user may
   // have been given the tables without that right.
-  const auto missing = tx.exec(
+  const char* const check =
       "SELECT to_regnamespace('kanon') IS NULL, to_regclass('kanon.releases') IS NULL, "
-      "to_regclass('kanon.release_rows') IS NULL, to_regclass('kanon.held_keys') IS NULL")[0];
+      "to_regclass('kanon.release_rows') IS NULL, to_regclass('kanon.held_keys') IS NULL";
+  auto missing = tx.exec(check)[0];
+  bool any = false;
+  for (const auto& field : missing) any = any || field.as<bool>();
+  if (!any) return;
+  // Two builders creating them at once (two kanon processes, or the proxy
+  // and `kanon tree`) would collide in the catalog's unique indexes, even
+  // with IF NOT EXISTS: the lock the catalog watcher takes to create schema
+  // kanon serializes them, and the check is made again under it.
+  tx.exec("SELECT pg_catalog.pg_advisory_xact_lock(7306355, 1)");
+  missing = tx.exec(check)[0];
   if (missing[0].as<bool>()) tx.exec("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name("kanon"));
   if (missing[1].as<bool>())
     tx.exec(fmt::format(

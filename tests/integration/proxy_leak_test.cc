@@ -194,6 +194,7 @@ Outcome run(pqxx::connection& c, const std::string& sql, bool extended) {
 
 void run_suite(const std::string& mode) {
   auto& proxy = proxy_for(mode);
+  INFO("kanon's log: " << proxy.log());  // shown only when a check fails
   make_masked_copy(proxy);
   pqxx::connection direct(PgSandbox::shared().conninfo("postgres"));
   for (bool extended : {false, true}) {
