@@ -205,54 +205,65 @@ TEST_CASE("reach plan: without a catalog the proxy fails closed") {
   CHECK(rw.rewrite("SELECT 1", unit.snapshot, ctx).verdict == Verdict::kPass);
 }
 
+// The demo catalog with these user-defined operators and casts: a snapshot
+// of its own, as each catalog read makes (facts are never changed in place).
+struct ImplicitCodeEnv {
+  ImplicitCodeEnv(std::vector<kanon::policy::OperatorFacts> operators, std::vector<uint32_t> casts)
+      : unit(make_unit_env("default")) {
+    auto facts = std::make_shared<CatalogFacts>(*demo_catalog());
+    facts->operators = std::move(operators);
+    facts->cast_functions = std::move(casts);
+    facts->index();
+    unit.snapshot.catalog = facts;
+  }
+  RewriteResult run(const std::string& sql, std::vector<std::string> exempt_tables = {}) {
+    PlanContext ctx{"public", false};
+    ctx.exempt_tables = std::move(exempt_tables);
+    return rw.rewrite(sql, unit.snapshot, ctx);
+  }
+  kanon::testing::GoldenEnv unit;
+  Rewriter rw{0};
+};
+
 TEST_CASE("reach plan: user-defined operators run their function without its name") {
-  auto unit = make_unit_env("default");
-  auto catalog = demo_catalog();
-  auto facts = std::make_shared<CatalogFacts>(*catalog);
-  facts->operators.push_back({40000, "app", "###", 30000});  // runs app.f_sql
-  facts->operators.push_back({40001, "app", "+++", 30001});  // runs app.f_safe
-  facts->index();
-  unit.snapshot.catalog = facts;
-  Rewriter rw;
-  const PlanContext ctx{"public", false};
-  const auto run = [&](const std::string& sql) { return rw.rewrite(sql, unit.snapshot, ctx); };
+  ImplicitCodeEnv e({{40000, "app", "###", 30000},   // runs app.f_sql
+                     {40001, "app", "+++", 30001}},  // runs app.f_safe
+                    {});
   for (const char* sql :
        {"SELECT 1 ### 2", "SELECT 1 OPERATOR(app.###) 2",
         "SELECT id FROM public.plain WHERE id ### 1 IS NOT NULL", "SELECT 1; SELECT 2 ### 3"}) {
-    const auto r = run(sql);
+    const auto r = e.run(sql);
     CHECK_MESSAGE(r.verdict == Verdict::kDenied, sql);
     CHECK(r.rule == "function-reaches-protected");
     CHECK(r.object == "operator app.### (runs app.f_sql, reaches public.people)");
   }
-  CHECK(run("SELECT 1 +++ 2, id FROM public.plain").verdict == Verdict::kPass);
-  CHECK(run("SELECT 1 + 2").verdict == Verdict::kPass);  // no symbol: not run
-  // An equality operator may run for IN, joins, GROUP BY...: every statement.
-  facts->operators.push_back({40002, "app", "=", 30002});  // runs app.f_trigger (plpgsql)
-  const auto implied = run("SELECT 1 IN (1, 2)");
-  CHECK(implied.verdict == Verdict::kDenied);
-  CHECK(implied.rule == "opaque-function");
-  CHECK(implied.object == "operator app.= (runs app.f_trigger)");
+  CHECK(e.run("SELECT 1 +++ 2, id FROM public.plain").verdict == Verdict::kPass);
+  CHECK(e.run("SELECT 1 + 2").verdict == Verdict::kPass);  // no symbol: not run
   // With the table exempt, what reaches only it is allowed.
-  facts->operators.pop_back();
-  PlanContext exempt = ctx;
-  exempt.exempt_tables = {"public.people"};
-  CHECK(rw.rewrite("SELECT 1 ### 2", unit.snapshot, exempt).verdict == Verdict::kPass);
+  CHECK(e.run("SELECT 1 ### 2", {"public.people"}).verdict == Verdict::kPass);
+
+  // Operators that reach nothing deny nothing, their symbol written or not.
+  ImplicitCodeEnv harmless({{40001, "app", "+++", 30001}, {40003, "app", "=", 30001}}, {});
+  CHECK(harmless.run("SELECT 1 +++ 2 WHERE 1 IN (1, 2)").verdict == Verdict::kPass);
+
+  // An equality operator may run for IN, joins, GROUP BY...: every statement.
+  ImplicitCodeEnv implied({{40002, "app", "=", 30002}}, {});  // app.f_trigger (plpgsql)
+  const auto r = implied.run("SELECT 1 IN (1, 2)");
+  CHECK(r.verdict == Verdict::kDenied);
+  CHECK(r.rule == "opaque-function");
+  CHECK(r.object == "operator app.= (runs app.f_trigger)");
+  CHECK(implied.run("SELECT 1").verdict == Verdict::kDenied);
 }
 
 TEST_CASE("reach plan: a cast whose function reaches a protected table denies every statement") {
-  auto unit = make_unit_env("default");
-  auto facts = std::make_shared<CatalogFacts>(*demo_catalog());
-  facts->cast_functions = {30001};  // app.f_safe: reaches nothing
-  facts->index();
-  unit.snapshot.catalog = facts;
-  Rewriter rw(0);
-  const PlanContext ctx{"public", false};
-  CHECK(rw.rewrite("SELECT 1", unit.snapshot, ctx).verdict == Verdict::kPass);
-  facts->cast_functions = {30000};  // app.f_sql: reads public.people
-  const auto r = rw.rewrite("SELECT 1", unit.snapshot, ctx);
+  ImplicitCodeEnv safe({}, {30001});  // app.f_safe: reaches nothing
+  CHECK(safe.run("SELECT 1").verdict == Verdict::kPass);
+  ImplicitCodeEnv reaching({}, {30000});  // app.f_sql: reads public.people
+  const auto r = reaching.run("SELECT 1");
   CHECK(r.verdict == Verdict::kDenied);
   CHECK(r.rule == "function-reaches-protected");
   CHECK(r.object == "a cast (runs app.f_sql, reaches public.people)");
+  CHECK(reaching.run("SELECT 1", {"public.people"}).verdict == Verdict::kPass);
 }
 
 TEST_CASE("reach plan: a rewrite names the protected tables it reads, through views too") {
