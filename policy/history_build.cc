@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <pqxx/pqxx>
 
+#include "base/text.h"
 #include "policy/history_refresh.h"
 #include "policy/release_store.h"
 #include "policy/server_config.h"
@@ -14,11 +15,7 @@
 namespace kanon::policy {
 namespace {
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
+using base::join;
 
 // The current rows with their keys: the key's distinct row per history key
 // index in `rows` (kNoRow when absent); keys interned into `history`.

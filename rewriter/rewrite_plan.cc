@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/text.h"
 #include "policy/sql_text.h"
 #include "rewriter/sql_lexer.h"
 
@@ -139,7 +140,7 @@ class Planner {
       if (!ok) return deny(rules::kUnsupportedReference, p.table->policy_name);
     }
     for (const auto& c : st.columns)
-      if (!shorten_column(c)) return deny(rules::kUnsupportedReference, join(c.fields));
+      if (!shorten_column(c)) return deny(rules::kUnsupportedReference, base::join(c.fields, "."));
     for (const auto& p : refs) plan_.tables.push_back(p.table->policy_name);
     return true;
   }
@@ -448,12 +449,6 @@ class Planner {
     plan_.denied = &rule;
     plan_.object = std::move(object);
     return false;
-  }
-
-  static std::string join(const std::vector<std::string>& parts) {
-    std::string s;
-    for (const auto& p : parts) s += (s.empty() ? "" : ".") + p;
-    return s;
   }
 
   // The name tokens of `r` in the text, checked against what the parser saw.
