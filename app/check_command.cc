@@ -47,13 +47,15 @@ void add_check_command(CLI::App& app) {
   cmd->callback([o] {
     audit::ExposureReport report;
     try {
-      const auto cfg = policy::load_server_config(o->config);
+      const auto cfg = policy::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
-      pqxx::connection conn(o->conninfo.empty() ? policy::service_conninfo(cfg) : o->conninfo);
       audit::CheckOptions options;
       options.exposure.roles.insert(o->roles.begin(), o->roles.end());
       options.kanon_address = o->kanon_address;
-      report = audit::check_exposure(conn, policies, options);
+      report = audit::check_every_database(
+          policies, policy::default_database(cfg),
+          [&](const std::string& database) { return policy::service_conninfo(cfg, database); },
+          options);
     } catch (const std::exception& e) {
       fmt::print(stderr, "kanon check: {}\n", e.what());
       throw CLI::RuntimeError(1);

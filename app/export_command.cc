@@ -83,15 +83,14 @@ void add_export_command(CLI::App& app) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     try {
-      const auto cfg = policy::load_server_config(o->config);
+      const auto cfg = policy::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
       publish::ExportHooks hooks;
       hooks.notice = progress_line;
       hooks.cancelled = [] { return g_interrupted.load(); };
-      const auto r =
-          publish::run_export(o->conninfo.empty() ? policy::service_conninfo(cfg) : o->conninfo, p,
-                              publish::parse_export_command(command), hooks);
+      const auto r = publish::run_export(policy::service_conninfo(cfg, p.database), p,
+                                         publish::parse_export_command(command), hooks);
       fmt::print(stderr, "\n");
       const auto& rep = r.report;
       const auto loss = rep.losses.find(rep.metric);

@@ -42,10 +42,10 @@ void add_tree_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([o] {
     try {
-      const auto cfg = policy::load_server_config(o->config);
+      const auto cfg = policy::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
-      pqxx::connection conn(o->conninfo.empty() ? policy::service_conninfo(cfg) : o->conninfo);
+      pqxx::connection conn(policy::service_conninfo(cfg, p.database));
       policy::BuildOptions build;
       build.form = o->form == "nested"   ? policy::PredicateForm::kNestedCase
                    : o->form == "flat"   ? policy::PredicateForm::kFlatCase

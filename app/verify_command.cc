@@ -36,10 +36,10 @@ void add_verify_command(CLI::App& app) {
     policy::VerificationReport rep;
     uint32_t k = 0;
     try {
-      const auto cfg = policy::load_server_config(o->config);
+      const auto cfg = policy::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
-      pqxx::connection conn(o->conninfo.empty() ? policy::service_conninfo(cfg) : o->conninfo);
+      pqxx::connection conn(policy::service_conninfo(cfg, p.database));
       const auto snap = policy::build_table_snapshot(conn, p);
       rep = policy::verify_table(conn, *snap);
       k = p.k;

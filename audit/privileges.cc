@@ -7,6 +7,7 @@
 
 #include "policy/catalog_facts.h"
 #include "policy/history_build.h"
+#include "policy/policy_file.h"
 
 namespace kanon::audit {
 namespace {
@@ -222,6 +223,30 @@ ExposureReport check_exposure(pqxx::connection_base& conn,
     report.history.push_back(std::move(h));
   }
   return report;
+}
+
+ExposureReport check_every_database(
+    const std::vector<policy::TablePolicy>& policies, const std::string& default_database,
+    const std::function<std::string(const std::string& database)>& conninfo_of,
+    const CheckOptions& options) {
+  std::vector<std::string> databases{default_database};
+  for (const auto& p : policies)
+    if (std::find(databases.begin(), databases.end(), p.database) == databases.end())
+      databases.push_back(p.database);
+  ExposureReport merged;
+  for (const auto& database : databases) {
+    pqxx::connection conn(conninfo_of(database));
+    auto report = check_exposure(conn, policy::policies_of(policies, database), options);
+    if (databases.size() > 1)
+      for (auto& h : report.history) h.table = report.database + "." + h.table;
+    merged.database += (merged.database.empty() ? "" : ", ") + report.database;
+    merged.tables += report.tables;
+    merged.logins_checked = std::max(merged.logins_checked, report.logins_checked);
+    for (auto& r : report.rows) merged.rows.push_back(std::move(r));
+    for (auto& n : report.notes) merged.notes.push_back(std::move(n));
+    for (auto& h : report.history) merged.history.push_back(std::move(h));
+  }
+  return merged;
 }
 
 }  // namespace kanon::audit

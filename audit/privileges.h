@@ -8,6 +8,7 @@
 // Blocking; pqxx errors pass through.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,15 @@ struct CheckOptions {
 ExposureReport check_exposure(pqxx::connection_base& conn,
                               const std::vector<policy::TablePolicy>& policies,
                               const CheckOptions& options = {});
+
+// check_exposure for each database: `default_database` and every one the
+// policies name, each on a connection of its own (`conninfo_of(database)`)
+// with that database's policies, merged into one report whose rows carry
+// their database; with several databases, `database` lists them and the
+// history's tables are named database.schema.table.
+ExposureReport check_every_database(
+    const std::vector<policy::TablePolicy>& policies, const std::string& default_database,
+    const std::function<std::string(const std::string& database)>& conninfo_of,
+    const CheckOptions& options = {});
 
 }  // namespace kanon::audit

@@ -57,6 +57,7 @@ class Reader : public base::YamlReader {
 };
 
 const std::set<std::string> kTableKeys = {"table",
+                                          "database",
                                           "k",
                                           "quasi_identifiers",
                                           "direct_identifiers",
@@ -117,6 +118,10 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
   p.schema = parts->first;
   p.table = parts->second;
   p.where = r.ref(node["table"], key + ".table");
+  if (const auto db = node["database"]) {
+    p.database = r.string(db, key + ".database");
+    if (p.database.empty()) r.fail(db, key + ".database", "empty database name");
+  }
 
   p.k = static_cast<uint32_t>(
       r.integer(node["k"], key + ".k", 2, 1u << 30, "must be at least 2 (and at most 2^30)"));
@@ -323,7 +328,7 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& text)
   return std::chrono::milliseconds(n * ms);
 }
 
-std::optional<std::pair<std::string, std::string>> split_table_name(const std::string& text) {
+std::optional<std::vector<std::string>> split_qualified_name(const std::string& text) {
   std::vector<std::string> parts(1);
   size_t i = 0;
   bool part_started = false;
@@ -359,22 +364,35 @@ std::optional<std::pair<std::string, std::string>> split_table_name(const std::s
       ++i;
     }
   }
-  if (parts.size() != 2 || parts[0].empty() || parts[1].empty()) return std::nullopt;
-  return std::make_pair(parts[0], parts[1]);
+  for (const auto& p : parts)
+    if (p.empty()) return std::nullopt;
+  return parts;
+}
+
+std::optional<std::pair<std::string, std::string>> split_table_name(const std::string& text) {
+  const auto parts = split_qualified_name(text);
+  if (!parts || parts->size() != 2) return std::nullopt;
+  return std::make_pair((*parts)[0], (*parts)[1]);
 }
 
 std::vector<TablePolicy> load_policy_file(const std::string& path) {
   const Reader r(path);
   const YAML::Node root = r.load_file("the policy file");
   if (!root.IsMap()) r.fail(root, "tables", "a policy file is a mapping with a tables: list");
-  r.expect_map(root, "", {"tables"});
+  r.expect_map(root, "", {"database", "tables"});
+  std::string database;  // the file's default for its tables
+  if (const auto db = root["database"]) {
+    database = r.string(db, "database");
+    if (database.empty()) r.fail(db, "database", "empty database name");
+  }
   const auto tables = root["tables"];
   if (!tables || !tables.IsSequence()) r.fail(root, "tables", "expected a list of tables");
   std::vector<TablePolicy> out;
   for (size_t i = 0; i < tables.size(); ++i) {
     auto p = parse_table(r, tables[i], fmt::format("tables[{}]", i));
+    if (p.database.empty()) p.database = database;
     for (const auto& q : out)
-      if (q.schema == p.schema && q.table == p.table)
+      if (q.database == p.database && q.schema == p.schema && q.table == p.table)
         throw ConfigError(fmt::format("{}:{}: {}: table {} already has a policy at line {}",
                                       p.where.file, p.where.line, p.where.key, p.name(),
                                       q.where.line));
@@ -384,26 +402,64 @@ std::vector<TablePolicy> load_policy_file(const std::string& path) {
 }
 
 const TablePolicy& find_policy(const std::vector<TablePolicy>& policies, const std::string& name) {
+  const auto parts = split_qualified_name(name);
+  const auto matches = [&](const TablePolicy& p) {
+    if (!parts || parts->empty() || parts->size() > 3) return false;
+    const auto& v = *parts;
+    const size_t n = v.size();
+    if (v[n - 1] != p.table) return false;
+    if (n >= 2 && v[n - 2] != p.schema) return false;
+    return n < 3 || v[0] == p.database;
+  };
   const TablePolicy* found = nullptr;
-  int bare = 0;
-  for (const auto& p : policies) {
-    if (p.name() == name) return p;
-    if (p.table == name) found = &p, ++bare;
-  }
-  if (bare == 1) return *found;
+  int count = 0;
+  for (const auto& p : policies)
+    if (matches(p)) found = &p, ++count;
+  if (count == 1) return *found;
+  // Database-qualified only when the policies span several databases.
+  const bool several = std::any_of(policies.begin(), policies.end(), [&](const TablePolicy& p) {
+    return p.database != policies.front().database;
+  });
   std::string list;
-  for (const auto& p : policies) list += (list.empty() ? "" : ", ") + p.name();
-  throw ConfigError(fmt::format("no policy for table '{}'{} (protected tables: {})", name,
-                                bare > 1 ? " (ambiguous: qualify it with its schema)" : "",
+  for (const auto& p : policies)
+    list += (list.empty() ? "" : ", ") + (several ? database_qualified_name(p) : p.name());
+  const char* why = "";
+  if (count > 1)
+    why = parts && parts->size() == 1 ? " (ambiguous: qualify it with its schema)"
+                                      : " (ambiguous: qualify it with its database)";
+  throw ConfigError(fmt::format("no policy for table '{}'{} (protected tables: {})", name, why,
                                 list.empty() ? "none" : list));
+}
+
+std::vector<TablePolicy> policies_of(const std::vector<TablePolicy>& policies,
+                                     const std::string& database) {
+  std::vector<TablePolicy> out;
+  for (const auto& p : policies)
+    if (p.database == database) out.push_back(p);
+  return out;
+}
+
+std::string database_qualified_name(const TablePolicy& policy) {
+  return policy.database.empty() ? policy.name() : policy.database + "." + policy.name();
 }
 
 std::vector<TablePolicy> load_policies(const ServerConfig& config) {
   std::vector<TablePolicy> all;
+  const std::string default_db = default_database(config);
   for (const auto& file : config.policies) {
     for (auto& p : load_policy_file(file)) {
+      if (p.database.empty()) {
+        p.database = default_db;
+      } else if (default_db.empty()) {
+        // Which store would the other tables belong to? Only the server
+        // knows: the same database could end up with two sets of trees.
+        throw ConfigError(
+            fmt::format("{}:{}: {}: the policy names database {}, but kanon's own database is not "
+                        "configured: set backend.dbname (or dbname in backend.conninfo)",
+                        p.where.file, p.where.line, p.where.key, p.database));
+      }
       for (const auto& q : all)
-        if (q.schema == p.schema && q.table == p.table)
+        if (q.database == p.database && q.schema == p.schema && q.table == p.table)
           throw ConfigError(fmt::format("{}:{}: {}: table {} already has a policy in {}:{}",
                                         p.where.file, p.where.line, p.where.key, p.name(),
                                         q.where.file, q.where.line));

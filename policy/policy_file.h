@@ -21,19 +21,34 @@ namespace kanon::policy {
 // Throws ConfigError.
 std::vector<TablePolicy> load_policy_file(const std::string& path);
 
-// Every table of every file in `config.policies`; a table named twice throws.
+// Every table of every file in `config.policies`, each with its database
+// (`database:` of the entry, else of the file, else backend.dbname); a table
+// named twice in one database throws.
 std::vector<TablePolicy> load_policies(const ServerConfig& config);
 
-// The policy of `name` ("schema.table", or a bare table name when exactly one
-// policy has it). Throws ConfigError listing the protected tables otherwise.
+// The policy of `name`: "database.schema.table", "schema.table" or a bare
+// table name, whichever names exactly one policy. Throws ConfigError listing
+// the protected tables otherwise (also when the name is ambiguous).
 const TablePolicy& find_policy(const std::vector<TablePolicy>& policies, const std::string& name);
+
+// The policies of `database`, in their order.
+std::vector<TablePolicy> policies_of(const std::vector<TablePolicy>& policies,
+                                     const std::string& database);
+
+// "database.schema.table", or "schema.table" when the database is the
+// service account's default (unset).
+std::string database_qualified_name(const TablePolicy& policy);
 
 // Parses "10m", "30s", "1h", "500ms", "2d" or a plain number of seconds.
 // nullopt on anything else.
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
 
-// Splits "schema.table" (each part optionally double-quoted, "" inside quotes
-// for a quote). nullopt when it is not exactly two non-empty parts.
+// Splits a dotted name into its parts (each optionally double-quoted, ""
+// inside quotes for a quote). nullopt when a part is empty or a quote is not
+// closed.
+std::optional<std::vector<std::string>> split_qualified_name(const std::string& text);
+
+// Splits "schema.table". nullopt when it is not exactly two non-empty parts.
 std::optional<std::pair<std::string, std::string>> split_table_name(const std::string& text);
 
 }  // namespace kanon::policy

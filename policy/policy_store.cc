@@ -19,14 +19,28 @@ struct PolicyStore::CatalogConnection {
   pqxx::connection conn;
 };
 
+namespace {
+
+std::atomic<uint64_t> next_store_id{1};
+
+std::shared_ptr<PolicySnapshot> first_snapshot(const std::vector<TablePolicy>& policies) {
+  auto s = std::make_shared<PolicySnapshot>();
+  s->store = next_store_id++;
+  for (const auto& p : policies) s->listed.push_back(p.name());
+  return s;
+}
+
+}  // namespace
+
 const TableSnapshot* PolicySnapshot::find(const std::string& qualified) const {
   const auto it = tables.find(qualified);
   return it == tables.end() ? nullptr : it->second.get();
 }
 
 PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies,
-                         BuildOptions options)
+                         BuildOptions options, std::string database)
     : conninfo_(conninfo),
+      database_(std::move(database)),
       policies_(std::move(policies)),
       builder_([this, conninfo, options](const TablePolicy& p) {
         pqxx::connection conn(conninfo);
@@ -44,12 +58,12 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies
         }
         return std::shared_ptr<const TableSnapshot>(std::move(snap));
       }),
-      current_(std::make_shared<PolicySnapshot>()) {}
+      current_(first_snapshot(policies_)) {}
 
 PolicyStore::PolicyStore(std::vector<TablePolicy> policies, Builder builder)
     : policies_(std::move(policies)),
       builder_(std::move(builder)),
-      current_(std::make_shared<PolicySnapshot>()) {}
+      current_(first_snapshot(policies_)) {}
 
 PolicyStore::~PolicyStore() {
   stop();
@@ -58,6 +72,11 @@ PolicyStore::~PolicyStore() {
 std::shared_ptr<const PolicySnapshot> PolicyStore::current() const {
   std::lock_guard lock(mu_);
   return current_;
+}
+
+std::string PolicyStore::database_name() const {
+  const auto snapshot = current();
+  return snapshot->catalog ? snapshot->catalog->database : database_;
 }
 
 void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableSnapshot> built,
@@ -155,10 +174,10 @@ bool PolicyStore::reload(std::vector<TablePolicy> policies) {
     std::lock_guard lock(mu_);
     auto next = std::make_shared<PolicySnapshot>(*current_);
     next->version = current_->version + 1;
-    const auto listed = this->policies();
+    next->listed.clear();
+    for (const auto& p : this->policies()) next->listed.push_back(p.name());
     auto keep = [&](const std::string& name) {
-      return std::any_of(listed.begin(), listed.end(),
-                         [&](const TablePolicy& p) { return p.name() == name; });
+      return std::find(next->listed.begin(), next->listed.end(), name) != next->listed.end();
     };
     std::erase_if(next->tables, [&](const auto& kv) { return !keep(kv.first); });
     std::erase_if(next->errors, [&](const auto& kv) { return !keep(kv.first); });

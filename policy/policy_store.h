@@ -41,6 +41,13 @@ namespace kanon::policy {
 
 struct PolicySnapshot {
   uint64_t version = 0;
+  // The store that published it (unique in the process; 0 for a snapshot
+  // made by hand). A store's snapshots have increasing versions, so (store,
+  // version) names one snapshot's content.
+  uint64_t store = 0;
+  // Every table the store's policies list ("schema.table"), built or not: a
+  // listed table without a built snapshot is denied (fail closed).
+  std::vector<std::string> listed;
   std::map<std::string, std::shared_ptr<const TableSnapshot>> tables;  // by "schema.table"
   std::map<std::string, std::string> errors;  // last refresh error per table, if it failed
   // What the catalog says about every relation and function; null until read
@@ -70,13 +77,22 @@ class PolicyStore {
   // calls build_table_snapshot and, for mode: materialized, materialize().
   using Builder = std::function<std::shared_ptr<const TableSnapshot>(const TablePolicy&)>;
 
-  PolicyStore(std::string conninfo, std::vector<TablePolicy> policies, BuildOptions options = {});
+  // `database` is the database every policy names (see database()).
+  PolicyStore(std::string conninfo, std::vector<TablePolicy> policies, BuildOptions options = {},
+              std::string database = "");
   PolicyStore(std::vector<TablePolicy> policies, Builder builder);
   ~PolicyStore();
   PolicyStore(const PolicyStore&) = delete;
   PolicyStore& operator=(const PolicyStore&) = delete;
 
   std::shared_ptr<const PolicySnapshot> current() const;
+
+  // The database the store's policies name (TablePolicy::database; "" for
+  // the service account's default).
+  const std::string& database() const { return database_; }
+  // The database's name as the catalog read it (current_database()), else
+  // database(); "" while neither is known.
+  std::string database_name() const;
 
   // Rebuilds one table (by "schema.table") or all, synchronously; returns
   // false when a build failed (the error is in current()->errors). Both
@@ -135,6 +151,7 @@ class PolicyStore {
   bool wait_for_wake(int timeout_ms);  // true when stop() woke the watcher
 
   const std::string conninfo_;  // empty for a store built with a Builder
+  const std::string database_;
 
   mutable std::mutex policies_mu_;
   std::vector<TablePolicy> policies_;

@@ -1,10 +1,12 @@
 #include "policy/server_config.h"
 
 #include <fmt/format.h>
+#include <libpq-fe.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -242,6 +244,48 @@ std::string service_conninfo(const ServerConfig& config) {
   if (!config.service.password.empty()) s += " password=" + conninfo_value(config.service.password);
   if (!config.service.dbname.empty()) s += " dbname=" + conninfo_value(config.service.dbname);
   return s + " application_name=kanon";
+}
+
+ServerConfig load_server_config(const std::string& path, const std::string& conninfo) {
+  ServerConfig config = load_server_config(path);
+  if (!conninfo.empty()) config.service.conninfo = conninfo;
+  return config;
+}
+
+std::string default_database(const ServerConfig& config) {
+  // A conninfo replaces the other service fields (ServiceAccount).
+  if (config.service.conninfo.empty() && !config.service.dbname.empty())
+    return config.service.dbname;
+  if (!config.service.conninfo.empty()) {
+    char* error = nullptr;
+    PQconninfoOption* options = PQconninfoParse(config.service.conninfo.c_str(), &error);
+    PQfreemem(error);
+    std::string dbname;
+    for (auto* o = options; o && o->keyword; ++o)
+      if (std::string_view(o->keyword) == "dbname" && o->val) dbname = o->val;
+    PQconninfoFree(options);
+    if (!dbname.empty()) return dbname;
+  }
+  const char* env = std::getenv("PGDATABASE");
+  return env ? env : "";
+}
+
+std::string service_conninfo(const ServerConfig& config, const std::string& database) {
+  const std::string base = service_conninfo(config);
+  if (database.empty() || database == default_database(config)) return base;
+  // A URI takes the database as a parameter; in a keyword string the last
+  // value of a keyword wins.
+  if (base.starts_with("postgresql://") || base.starts_with("postgres://")) {
+    std::string encoded;
+    for (unsigned char c : database) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+        encoded += static_cast<char>(c);
+      else
+        encoded += fmt::format("%{:02X}", c);
+    }
+    return base + (base.find('?') == std::string::npos ? "?" : "&") + "dbname=" + encoded;
+  }
+  return base + " dbname=" + conninfo_value(database);
 }
 
 Endpoint parse_endpoint(const std::string& text, const std::string& what) {

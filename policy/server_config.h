@@ -122,9 +122,19 @@ std::optional<SslMode> ssl_mode_from_string(std::string_view text);
 
 // Throws ConfigError.
 ServerConfig load_server_config(const std::string& path);
+// The same, with the service account's conninfo replaced by `conninfo` when
+// it is not empty (the command line's --conninfo).
+ServerConfig load_server_config(const std::string& path, const std::string& conninfo);
 
 // The libpq connection string of kanon's service connection to the backend.
 std::string service_conninfo(const ServerConfig& config);
+// The database the service account lands in: backend.dbname, else the dbname
+// of backend.conninfo, else PGDATABASE; "" when only the server can tell
+// (libpq then uses the user name).
+std::string default_database(const ServerConfig& config);
+// The service account's connection string for another database ("" or the
+// default database: the one above).
+std::string service_conninfo(const ServerConfig& config, const std::string& database);
 
 // Parses "HOST:PORT" (or "[v6]:PORT"); `what` names the flag in errors.
 // Throws ConfigError.

@@ -52,6 +52,12 @@ struct ExportOptions {
 };
 
 struct TablePolicy {
+  // `database:` the database the table lives in; load_policies() fills an
+  // unset one with backend.dbname, and it stays empty only when that is unset
+  // too (the service account's libpq default). Trees, catalog and release
+  // history are per database: the same schema.table in two databases are two
+  // policies.
+  std::string database;
   std::string schema;
   std::string table;
   uint32_t k = 2;

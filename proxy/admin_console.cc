@@ -107,8 +107,7 @@ class Commands {
     if (verb == "VERIFY" && what == "HISTORY") return verify_history(words);
     if (verb == "REANONYMIZE" && words.size() == 2) return reanonymize(words[1]);
     if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
-    if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS")
-      return run_show_exports(policy::service_conninfo(*context_.runtime()->config), out_);
+    if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS") return show_exports();
     throw ConsoleError(sqlstate::kSyntaxError,
                        fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
                                    "the commands",
@@ -143,16 +142,31 @@ class Commands {
     emit(r);
   }
 
-  policy::PolicyStore& store() {
+  policy::PolicyStores& stores() {
     if (!context_.policies)
       throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
                          "kanon admin: no policies are loaded");
     return *context_.policies;
   }
 
-  // The policy named by `name`; ConsoleError listing the tables otherwise.
+  // The store of `p`'s database.
+  policy::PolicyStore& store(const policy::TablePolicy& p) {
+    const auto s = stores().of(p);
+    if (!s)
+      throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                         fmt::format("kanon admin: {} has no store", stores().name_of(p)));
+    return *s;
+  }
+
+  // The service account's connection to `p`'s database.
+  std::string conninfo(const policy::TablePolicy& p) {
+    return policy::service_conninfo(*context_.runtime()->config, p.database);
+  }
+
+  // The policy named by `name` ([database.]schema.table or a bare table
+  // name); ConsoleError listing the tables otherwise.
   policy::TablePolicy find(const std::string& name) {
-    const auto all = store().policies();
+    const auto all = stores().policies();
     try {
       return policy::find_policy(all, name);
     } catch (const std::exception& e) {
@@ -161,7 +175,7 @@ class Commands {
   }
 
   std::shared_ptr<const policy::TableSnapshot> built(const policy::TablePolicy& p) {
-    const auto snapshot = store().current();
+    const auto snapshot = store(p).current();
     const auto it = snapshot->tables.find(p.name());
     if (it == snapshot->tables.end()) {
       const auto err = snapshot->errors.find(p.name());
@@ -185,20 +199,21 @@ class Commands {
   }
 
   void policies() {
-    ResultSet r{{"table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh", "status",
-                 "built_at", "rows", "tree_nodes", "version", "grants", "row_key",
+    ResultSet r{{"database", "table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh",
+                 "status", "built_at", "rows", "tree_nodes", "version", "grants", "row_key",
                  "release_version", "released_fraction"}};
-    const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
     for (const auto& p : all) {
+      const auto owner = stores().of(p);
+      const auto snapshot = owner ? owner->current() : nullptr;
       const policy::TableSnapshot* t = snapshot ? snapshot->find(p.name()) : nullptr;
       std::string status = t ? "built" : "not built";
       if (snapshot)
         if (auto e = snapshot->errors.find(p.name()); e != snapshot->errors.end())
           status = (t ? "stale: " : "failed: ") + e->second;
       r.add(
-          {p.name(), std::to_string(p.k),
+          {owner ? owner->database_name() : p.database, p.name(), std::to_string(p.k),
            p.sensitive ? std::optional(std::to_string(p.sensitive->l)) : std::nullopt,
            join(p.quasi_identifiers), policy::to_string(p.mode), join(p.exempt),
            fmt::format("{}s", std::chrono::duration_cast<std::chrono::seconds>(p.refresh).count()),
@@ -269,7 +284,10 @@ class Commands {
     for (double p : {0.5, 0.9, 0.99})
       add(fmt::format("rewrite_p{}_us (bucket bound)", static_cast<int>(p * 100)),
           fmt::format("{:g}", s.rewrite_latency.percentile(p)));
-    if (context_.policies) add("policy_version", std::to_string(store().current()->version));
+    if (context_.policies)
+      for (const auto& s : stores().all())
+        add("policy_version: " + (s->database_name().empty() ? "(default)" : s->database_name()),
+            std::to_string(s->current()->version));
     if (context_.audit) {
       add("audit_records", std::to_string(context_.audit->records()));
       add("audit_lost", std::to_string(context_.audit->lost()));
@@ -321,8 +339,12 @@ class Commands {
     if (!role.empty()) options.exposure.roles.insert(unquote(role));
     audit::ExposureReport report;
     try {
-      pqxx::connection conn(policy::service_conninfo(*runtime->config));
-      report = audit::check_exposure(conn, all, options);
+      report = audit::check_every_database(
+          all, policy::default_database(*runtime->config),
+          [&](const std::string& database) {
+            return policy::service_conninfo(*runtime->config, database);
+          },
+          options);
     } catch (const std::exception& e) {
       throw ConsoleError(sqlstate::kConnectionFailure,
                          fmt::format("kanon admin: SHOW EXPOSURE failed: {}", e.what()));
@@ -397,8 +419,8 @@ class Commands {
 
   void refresh(const std::string& name) {
     const auto p = find(name);
-    if (!store().refresh(p.name())) {
-      const auto snapshot = store().current();
+    if (!store(p).refresh(p.name())) {
+      const auto snapshot = store(p).current();
       const auto e = snapshot->errors.find(p.name());
       throw ConsoleError("XX000",
                          fmt::format("kanon admin: REFRESH {} failed: {}", p.name(),
@@ -408,7 +430,7 @@ class Commands {
     ResultSet r{{"table", "rows", "tree_nodes", "load_ms", "tree_ms", "version"}};
     r.add({p.name(), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
            fmt::format("{:.1f}", t->stats.load_ms), fmt::format("{:.1f}", t->stats.tree_ms),
-           std::to_string(store().current()->version)});
+           std::to_string(store(p).current()->version)});
     r.tag = "REFRESH";
     emit(r);
   }
@@ -419,7 +441,7 @@ class Commands {
     const auto runtime = context_.runtime();
     policy::VerificationReport v;
     try {
-      pqxx::connection conn(policy::service_conninfo(*runtime->config));
+      pqxx::connection conn(conninfo(p));
       v = policy::verify_table(conn, *t);
     } catch (const std::exception& e) {
       throw ConsoleError(sqlstate::kConnectionFailure,
@@ -442,8 +464,8 @@ class Commands {
         "no longer taken into account, so an analyst who kept them can intersect them with "
         "this one",
         p.name()));
-    if (!store().reanonymize(p.name())) {
-      const auto snapshot = store().current();
+    if (!store(p).reanonymize(p.name())) {
+      const auto snapshot = store(p).current();
       const auto e = snapshot->errors.find(p.name());
       throw ConsoleError(sqlstate::kInternalError,
                          fmt::format("kanon admin: REANONYMIZE {} failed: {}", p.name(),
@@ -479,7 +501,7 @@ class Commands {
     const auto p = find(words[2]);
     policy::HistoryVerification v;
     try {
-      pqxx::connection conn(policy::service_conninfo(*context_.runtime()->config));
+      pqxx::connection conn(conninfo(p));
       v = policy::verify_history(conn, p, since);
     } catch (const std::exception& e) {
       throw ConsoleError(
@@ -508,9 +530,17 @@ class Commands {
     emit(r);
   }
 
+  void show_exports() {
+    std::vector<std::pair<std::string, std::string>> databases;
+    const auto& config = *context_.runtime()->config;
+    for (const auto& s : stores().all())
+      databases.emplace_back(s->database(), policy::service_conninfo(config, s->database()));
+    run_show_exports(databases, out_);
+  }
+
   void export_table(const std::vector<std::string>& words) {
-    run_export_command(policy::service_conninfo(*context_.runtime()->config), find(words[1]),
-                       join(words, " "), out_, channel_);
+    const auto p = find(words[1]);
+    run_export_command(conninfo(p), p, join(words, " "), out_, channel_);
   }
 
   ServerContext& context_;

@@ -30,21 +30,26 @@ void run_export_command(const std::string& conninfo, const policy::TablePolicy& 
   encode(rs, out);
 }
 
-void run_show_exports(const std::string& conninfo, wire::Buffer& out) {
-  ResultSet rs{{"id", "exported_at", "source", "target", "k", "k_achieved", "classes", "rows",
-                "suppressed", "levels", "loss", "json_report", "html_report", "command"}};
-  try {
-    pqxx::connection conn(conninfo);
-    pqxx::read_transaction tx(conn);
-    for (const auto& row : publish::list_exports(tx)) {
-      std::vector<std::optional<std::string>> values;
-      for (const auto& f : row)
-        values.push_back(f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str()));
-      rs.add(std::move(values));
+void run_show_exports(const std::vector<std::pair<std::string, std::string>>& databases,
+                      wire::Buffer& out) {
+  ResultSet rs{{"database", "id", "exported_at", "source", "target", "k", "k_achieved", "classes",
+                "rows", "suppressed", "levels", "loss", "json_report", "html_report", "command"}};
+  for (const auto& [database, conninfo] : databases) {
+    try {
+      pqxx::connection conn(conninfo);
+      pqxx::read_transaction tx(conn);
+      for (const auto& row : publish::list_exports(tx)) {
+        std::vector<std::optional<std::string>> values{conn.dbname()};
+        for (const auto& f : row)
+          values.push_back(f.is_null() ? std::nullopt : std::optional<std::string>(f.c_str()));
+        rs.add(std::move(values));
+      }
+    } catch (const pqxx::broken_connection& e) {
+      throw publish::ExportError(
+          sqlstate::kConnectionFailure,
+          fmt::format("kanon admin: SHOW EXPORTS ({}): {}",
+                      database.empty() ? "default database" : database, e.what()));
     }
-  } catch (const pqxx::broken_connection& e) {
-    throw publish::ExportError(sqlstate::kConnectionFailure,
-                               fmt::format("kanon admin: SHOW EXPORTS: {}", e.what()));
   }
   encode(rs, out);
 }

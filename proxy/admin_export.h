@@ -11,6 +11,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "policy/table_policy.h"
 #include "proxy/admin_console.h"
@@ -21,6 +23,8 @@ namespace kanon::proxy {
 void run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
                         const std::string& command, wire::Buffer& out, ConsoleChannel& channel);
 
-void run_show_exports(const std::string& conninfo, wire::Buffer& out);
+// The exports recorded in each database (database name, service conninfo).
+void run_show_exports(const std::vector<std::pair<std::string, std::string>>& databases,
+                      wire::Buffer& out);
 
 }  // namespace kanon::proxy

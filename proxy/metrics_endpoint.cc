@@ -17,6 +17,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "policy/policy_file.h"
 #include "policy/policy_store.h"
 #include "proxy/log.h"
 #include "proxy/wire/startup_messages.h"
@@ -85,17 +86,21 @@ asio::awaitable<std::string> MetricsEndpoint::not_ready() {
     co_return fmt::format("not ready: the audit trail cannot take records ({})",
                           context_.audit->unavailable_reason());
   if (context_.policies) {
-    const auto tables = context_.policies->policies();
-    const auto snapshot = context_.policies->current();
-    for (const auto& p : tables)
-      if (!snapshot->find(p.name())) {
-        const auto e = snapshot->errors.find(p.name());
-        co_return fmt::format("not ready: policy {} is not built{}{}", p.name(),
-                              e == snapshot->errors.end() ? "" : ": ",
-                              e == snapshot->errors.end() ? "" : e->second);
-      }
-    if (!tables.empty() && !snapshot->catalog)
-      co_return fmt::format("not ready: the catalog is not read: {}", snapshot->catalog_error);
+    for (const auto& store : context_.policies->all()) {
+      const auto tables = store->policies();
+      const auto snapshot = store->current();
+      for (const auto& p : tables)
+        if (!snapshot->find(p.name())) {
+          const auto e = snapshot->errors.find(p.name());
+          co_return fmt::format("not ready: policy {} is not built{}{}",
+                                context_.policies->name_of(p),
+                                e == snapshot->errors.end() ? "" : ": ",
+                                e == snapshot->errors.end() ? "" : e->second);
+        }
+      if (!tables.empty() && !snapshot->catalog)
+        co_return fmt::format("not ready: the catalog of database {} is not read: {}",
+                              store->database_name(), snapshot->catalog_error);
+    }
   }
   const auto now = std::chrono::steady_clock::now();
   if (!probed_ || now - probed_at_ >= std::chrono::seconds(1)) {

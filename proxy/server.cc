@@ -64,8 +64,7 @@ Server::Server(policy::ServerConfig config)
   const std::string conninfo = policy::service_conninfo(config);
   context_.roles = std::make_unique<RoleDirectory>(conninfo);
   if (config.audit.enabled()) context_.audit = std::make_unique<AuditTrail>(config.audit, conninfo);
-  context_.policies =
-      std::make_unique<policy::PolicyStore>(conninfo, policy::load_policies(config));
+  context_.policies = std::make_unique<policy::PolicyStores>(config, policy::load_policies(config));
   // Restricted statements are decided from the catalog: without one, deny.
   context_.rewriter.set_require_catalog(true);
   build_policies();
@@ -78,43 +77,38 @@ Server::Server(policy::ServerConfig config)
 
 void Server::build_policies() {
   const auto tables = context_.policies->policies();
-  list_tables(tables);
   if (tables.empty()) {
     log(LogLevel::kInfo, "no policies: every session is relayed unchanged");
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
   context_.policies->refresh_all();
-  const auto snapshot = context_.policies->current();
-  for (const auto& p : tables) {
-    if (const auto* t = snapshot->find(p.name()))
-      log(LogLevel::kInfo, "policy {}: k={}, {} rows, tree of {} nodes ({} mode)", p.name(), p.k,
-          t->stats.rows, t->tree.size(), policy::to_string(p.mode));
-    if (const auto* t = snapshot->find(p.name()))
-      for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", p.name(), w);
+  for (const auto& store : context_.policies->all()) {
+    const auto snapshot = store->current();
+    for (const auto& p : store->policies()) {
+      const std::string name = context_.policies->name_of(p);
+      if (const auto* t = snapshot->find(p.name())) {
+        log(LogLevel::kInfo, "policy {}: k={}, {} rows, tree of {} nodes ({} mode)", name, p.k,
+            t->stats.rows, t->tree.size(), policy::to_string(p.mode));
+        for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
+      } else {
+        log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
+            name, snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
+      }
+    }
+    if (snapshot->catalog)
+      log(LogLevel::kInfo, "catalog of database {}: {} relations, {} functions, read in {:.1f} ms",
+          snapshot->catalog->database, snapshot->catalog->relations.size(),
+          snapshot->catalog->functions.size(), snapshot->catalog->read_ms);
     else
-      log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
-          p.name(), snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
+      log(LogLevel::kError,
+          "catalog of database {} not read ({}): restricted statements that name relations "
+          "there are denied until it is",
+          store->database().empty() ? "(default)" : store->database(), snapshot->catalog_error);
   }
-  if (snapshot->catalog)
-    log(LogLevel::kInfo, "catalog of database {}: {} relations, {} functions, read in {:.1f} ms",
-        snapshot->catalog->database, snapshot->catalog->relations.size(),
-        snapshot->catalog->functions.size(), snapshot->catalog->read_ms);
-  else
-    log(LogLevel::kError,
-        "catalog not read ({}): restricted statements that name relations are "
-        "denied until it is",
-        snapshot->catalog_error);
   log(LogLevel::kInfo, "policies built in {} ms",
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
           .count());
-}
-
-void Server::list_tables(const std::vector<policy::TablePolicy>& tables) {
-  // A listed table without a built snapshot is denied (fail closed).
-  std::vector<std::string> names;
-  for (const auto& p : tables) names.push_back(p.name());
-  context_.rewriter.set_listed_tables(std::move(names));
 }
 
 std::string Server::reload() {
@@ -133,18 +127,25 @@ std::string Server::reload() {
     log(LogLevel::kWarning, "RELOAD: audit changes only at restart");
   fresh.audit = old->audit;
   const size_t n = tables.size();
+  auto factory = policy::PolicyStores::service_factory(fresh);
   context_.set_config(std::move(fresh));  // throws on unusable TLS files: nothing changed
   set_log_level(context_.runtime()->config->log_level);
-  list_tables(tables);
-  const bool built = context_.policies->reload(std::move(tables));
-  const auto snapshot = context_.policies->current();
+  const bool built = context_.policies->reload(std::move(tables), std::move(factory));
+  size_t built_tables = 0;
+  std::string versions;
+  for (const auto& store : context_.policies->all()) {
+    const auto snapshot = store->current();
+    built_tables += snapshot->tables.size();
+    versions += fmt::format("{}{} {}", versions.empty() ? "" : ", ",
+                            store->database_name().empty() ? "(default)" : store->database_name(),
+                            snapshot->version);
+    for (const auto& [name, t] : snapshot->tables)
+      for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
+  }
   const std::string summary =
-      fmt::format("{} reloaded: {} protected tables, {} built, policy version {}{}", old->path, n,
-                  snapshot->tables.size(), snapshot->version,
-                  built ? "" : " (some builds failed: SHOW POLICIES)");
+      fmt::format("{} reloaded: {} protected tables, {} built, policy versions {}{}", old->path, n,
+                  built_tables, versions, built ? "" : " (some builds failed: SHOW POLICIES)");
   log(LogLevel::kInfo, "{}", summary);
-  for (const auto& [name, t] : snapshot->tables)
-    for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
   return summary;
 }
 

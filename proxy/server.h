@@ -48,7 +48,6 @@ class Server {
   // Console PAUSE (on the blocking pool); see ServerContext::pause.
   bool pause(const std::function<bool()>& cancelled, size_t* sessions);
   void build_policies();
-  void list_tables(const std::vector<policy::TablePolicy>& tables);
   // Re-reads the configuration file and the policies; returns a summary.
   std::string reload();
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <mutex>
 
-#include "policy/policy_store.h"
+#include "policy/policy_stores.h"
 #include "policy/server_config.h"
 #include "proxy/audit_trail.h"
 #include "proxy/cancel_registry.h"
@@ -51,7 +51,8 @@ class ServerContext {
   std::unique_ptr<AuditTrail> audit;
   ClientRegistry clients;
   rewriter::Rewriter rewriter;
-  std::unique_ptr<policy::PolicyStore> policies;  // set by Server before accepting
+  // A store per database; set by Server before accepting.
+  std::unique_ptr<policy::PolicyStores> policies;
   std::unique_ptr<RoleDirectory> roles;
   // Blocking work (catalog queries, refreshes, verification) runs here,
   // never on an I/O thread.

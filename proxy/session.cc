@@ -230,14 +230,10 @@ awaitable<void> Session::run_client() {
                           "terminating connection because kanon is shutting down");
       co_return close_client();
     }
-    co_await resolve_access(user_);
-    access_.database = std::move(started->database);
+    co_await resolve_access(user_, started->database);
     if (!access_.exempt) {
-      const auto snapshot = context_.policies ? context_.policies->current() : nullptr;
-      const std::string protected_db =
-          snapshot && snapshot->catalog ? snapshot->catalog->database : config.service.dbname;
       const Admission admission =
-          admit_restricted(startup, access_.database, protected_db, config.databases);
+          admit_restricted(startup, access_.database, store() != nullptr, config.databases);
       if (admission.refusal) {
         log(LogLevel::kWarning, "denied: user={} client={} rule={} object={}", user_, peer_,
             admission.rule, admission.object);
@@ -282,8 +278,23 @@ awaitable<void> Session::run_client() {
   co_await relay_client_to_backend();
 }
 
-awaitable<void> Session::resolve_access(const std::string& user) {
+std::shared_ptr<policy::PolicyStore> Session::store() const {
+  return context_.policies ? context_.policies->find(access_.database) : nullptr;
+}
+
+std::shared_ptr<const policy::PolicySnapshot> Session::snapshot() {
+  // Looked up for every statement: a database that RELOAD gives policies
+  // is protected from the next statement on, also in sessions already open.
+  const auto s = store();
+  access_.protected_database = s != nullptr;
+  if (s) return s->current();
+  static const auto kNothing = std::make_shared<const policy::PolicySnapshot>();
+  return kNothing;
+}
+
+awaitable<void> Session::resolve_access(const std::string& user, const std::string& database) {
   access_ = {};
+  access_.database = database;
   std::vector<policy::TablePolicy> tables;
   if (context_.policies) tables = context_.policies->policies();
   const auto exempt_by = [&](const policy::TablePolicy& p, const std::set<std::string>& roles) {
@@ -298,10 +309,15 @@ awaitable<void> Session::resolve_access(const std::string& user) {
         co_await run_blocking(context_.blocking, [&] { return context_.roles->memberships(user); });
     if (found) roles = std::move(*found);  // else: only the login's own name counts
   }
+  // Exempt from every table everywhere: relayed untouched. Otherwise the
+  // tables of this database's store the login is exempt from.
+  const auto own = store();
   for (const auto& p : tables)
-    if (exempt_by(p, roles)) access_.exempt_tables.push_back(p.name());
+    if (own && p.database == own->database() && exempt_by(p, roles))
+      access_.exempt_tables.push_back(p.name());
   std::sort(access_.exempt_tables.begin(), access_.exempt_tables.end());
-  access_.exempt = access_.exempt_tables.size() == tables.size();
+  access_.exempt =
+      std::all_of(tables.begin(), tables.end(), [&](const auto& p) { return exempt_by(p, roles); });
   access_.search_path.clear();
   access_.role = user;
 }
@@ -318,9 +334,9 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   } else if (prepared_ && prepared_sql_ == sql) {
     result = std::move(*prepared_);
   } else {
-    const auto snapshot = context_.policies->current();
-    result = context_.rewriter.rewrite(sql, *snapshot, access_);
-    version = snapshot->version;
+    const auto current = snapshot();
+    result = context_.rewriter.rewrite(sql, *current, access_);
+    version = current->version;
   }
   prepared_.reset();
   access_.absent_names.clear();
@@ -332,7 +348,7 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   }
   if (audit_) {
     refuse_unless_audited(result);
-    if (version == 0 && context_.policies) version = context_.policies->current()->version;
+    if (version == 0) version = snapshot()->version;
     audit_->decided(result, version);
   }
   const double micros =
@@ -355,7 +371,7 @@ rewriter::RewriteResult Session::function_call(uint32_t oid) {
     result = rewriter::make_denial(rewriter::rules::kFunctionCall, fmt::format("function {}", oid));
   if (audit_) {
     refuse_unless_audited(result);
-    audit_->decided(result, context_.policies ? context_.policies->current()->version : 0);
+    audit_->decided(result, snapshot()->version);
   }
   context_.stats.count(result);
   if (name != nullptr && result.verdict == rewriter::Verdict::kPass)

@@ -77,7 +77,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // The TLS part of connect_backend(); what went wrong, or empty.
   boost::asio::awaitable<std::string> negotiate_backend_tls();
   // Who the login is: exempt for which protected tables. Fails closed.
-  boost::asio::awaitable<void> resolve_access(const std::string& user);
+  // Who the login is to the policies of `database` (access_).
+  boost::asio::awaitable<void> resolve_access(const std::string& user, const std::string& database);
+  // The store of the session's database (null: none protects it), and its
+  // current snapshot (empty without a store; sets access_.protected_database).
+  std::shared_ptr<policy::PolicyStore> store() const;
+  std::shared_ptr<const policy::PolicySnapshot> snapshot();
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
   // session_lookup.cc: before the gate decides a Query or Parse, names the
   // snapshot's catalog does not know are looked up in the database; the

@@ -30,8 +30,10 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   // Plan, refresh the catalog if a name now exists, plan again, pass the
   // remaining names back as absent, plan a last time. A name that is still
   // unknown then (e.g. created and dropped meanwhile) is denied by the gate.
+  const auto own = store();
+  if (!own) co_return;  // nothing protected here, and no catalog to ask
   for (int attempt = 0; attempt < 3; ++attempt) {
-    auto result = context_.rewriter.rewrite(sql, *context_.policies->current(), access_);
+    auto result = context_.rewriter.rewrite(sql, *snapshot(), access_);
     if (result.verdict != rewriter::Verdict::kLookup) {
       prepared_sql_ = std::move(sql);
       prepared_ = std::move(result);
@@ -39,9 +41,8 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
     }
     bool exists = true;
     try {
-      exists = co_await run_blocking(context_.blocking, [&] {
-        return context_.policies->any_persistent_object_named(result.unknown);
-      });
+      exists = co_await run_blocking(
+          context_.blocking, [&] { return own->any_persistent_object_named(result.unknown); });
     } catch (const std::exception& e) {
       log(LogLevel::kWarning, "client {}: catalog look-up failed: {}", peer_, e.what());
       co_return;  // the names stay unknown: denied
@@ -51,8 +52,7 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
       continue;  // planned once more with the names known to be absent
     }
     try {
-      co_await run_blocking(context_.blocking,
-                            [&] { return context_.policies->refresh_catalog(); });
+      co_await run_blocking(context_.blocking, [&] { return own->refresh_catalog(); });
     } catch (const std::exception& e) {
       log(LogLevel::kWarning, "client {}: catalog refresh failed: {}", peer_, e.what());
       co_return;

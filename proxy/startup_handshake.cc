@@ -98,7 +98,7 @@ StartupHandshake::Action StartupHandshake::start(wire::StartupMessage startup, s
 }
 
 Admission admit_restricted(const wire::StartupMessage& startup, const std::string& database,
-                           const std::string& protected_database,
+                           bool database_protected,
                            const std::vector<std::string>& listed_databases) {
   Admission admission;
   const auto refuse = [&](const rewriter::Rule& rule, std::string object) {
@@ -110,9 +110,9 @@ Admission admit_restricted(const wire::StartupMessage& startup, const std::strin
   // Any value: a walsender speaks another protocol kanon does not enforce.
   if (startup.find("replication"))
     return refuse(rewriter::rules::kReplicationConnection, "replication");
-  // Policies, trees and the catalog belong to one database, the one the
-  // catalog was read from; others are served only when listed.
-  if (database != protected_database) {
+  // Policies, trees and the catalog belong to a database; one that no
+  // policy names is served only when listed.
+  if (!database_protected) {
     if (std::find(listed_databases.begin(), listed_databases.end(), database) ==
         listed_databases.end())
       return refuse(rewriter::rules::kDatabaseNotProtected, database);

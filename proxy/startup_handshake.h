@@ -100,17 +100,18 @@ class StartupHandshake {
 
 // For a restricted login, after the handshake: a refusal when it asks for
 // a replication connection (any `replication` parameter) or for a database
-// other than the protected one and those listed under databases:.
+// no policy names (`database_protected` false) and not listed under
+// databases:.
 struct Admission {
   std::optional<Refusal> refusal;
   // With a refusal, for the log: the kanon rule and what it refused.
   std::string_view rule;
   std::string object;
-  // The session's database is the one kanon protects (not a listed one).
+  // The session's database is one kanon protects (not a listed one).
   bool protected_database = true;
 };
 Admission admit_restricted(const wire::StartupMessage& startup, const std::string& database,
-                           const std::string& protected_database,
+                           bool database_protected,
                            const std::vector<std::string>& listed_databases);
 
 }  // namespace kanon::proxy

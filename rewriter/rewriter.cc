@@ -1,5 +1,6 @@
 #include "rewriter/rewriter.h"
 
+#include <map>
 #include <mutex>
 
 #include "rewriter/object_catalog.h"
@@ -26,23 +27,29 @@ struct SnapshotIndexes {
 struct Rewriter::Impl {
   explicit Impl(size_t capacity) : cache(capacity) {}
 
+  // The indexes of the newest snapshot seen of each store (a store per
+  // database): sessions of several databases do not rebuild each other's.
   SnapshotIndexes indexes_for(const policy::PolicySnapshot& policies) {
     std::lock_guard lock(mu);
-    if (!current.index || index_version != policies.version || index_identity != &policies ||
-        index_generation != listed_generation) {
-      current.index = std::make_shared<const ProtectedIndex>(policies, listed);
-      current.catalog.reset();
+    Built& b = built[policies.store];
+    if (!b.indexes.index || b.version != policies.version || b.identity != &policies ||
+        b.generation != listed_generation) {
+      std::vector<std::string> listed_tables = listed;
+      listed_tables.insert(listed_tables.end(), policies.listed.begin(), policies.listed.end());
+      b.indexes.index = std::make_shared<const ProtectedIndex>(policies, listed_tables);
+      b.indexes.catalog.reset();
       if (policies.catalog) {
-        std::vector<std::string> protected_tables = listed;
+        std::vector<std::string> protected_tables = listed_tables;
         for (const auto& [name, table] : policies.tables) protected_tables.push_back(name);
         for (const auto& [name, error] : policies.errors) protected_tables.push_back(name);
-        current.catalog = std::make_shared<const ObjectCatalog>(policies.catalog, protected_tables);
+        b.indexes.catalog =
+            std::make_shared<const ObjectCatalog>(policies.catalog, protected_tables);
       }
-      index_version = policies.version;
-      index_identity = &policies;
-      index_generation = listed_generation;
+      b.version = policies.version;
+      b.identity = &policies;
+      b.generation = listed_generation;
     }
-    return current;
+    return b.indexes;
   }
 
   uint64_t generation() {
@@ -50,15 +57,19 @@ struct Rewriter::Impl {
     return listed_generation;
   }
 
+  struct Built {
+    SnapshotIndexes indexes;
+    uint64_t version = 0;
+    const policy::PolicySnapshot* identity = nullptr;
+    uint64_t generation = 0;
+  };
+
   RewriteCache cache;
   std::mutex mu;
   std::vector<std::string> listed;
   uint64_t listed_generation = 0;
   bool require_catalog = false;
-  SnapshotIndexes current;
-  uint64_t index_version = 0;
-  const policy::PolicySnapshot* index_identity = nullptr;
-  uint64_t index_generation = 0;
+  std::map<uint64_t, Built> built;  // by PolicySnapshot::store
 };
 
 RewriteResult make_denial(const Rule& rule, std::string object) {
@@ -95,7 +106,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
   RewriteResult result;
   if (context.exempt) return result;  // exempt sessions see raw data; nothing to decide
 
-  const uint64_t identity = combine(reinterpret_cast<uintptr_t>(&policies), impl_->generation());
+  const uint64_t identity =
+      combine(combine(reinterpret_cast<uintptr_t>(&policies), policies.store), impl_->generation());
   const std::string key = RewriteCache::make_key(policies.version, identity, context, sql);
   if (auto cached = impl_->cache.get(key)) {
     cached->cache_hit = true;

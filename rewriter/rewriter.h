@@ -96,9 +96,10 @@ class Rewriter {
   RewriteResult rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
                         const PlanContext& context);
 
-  // Every table the policy files list ("schema.table"). A listed table that
-  // has no built snapshot yet is denied when referenced (fail closed). Tables
-  // in a snapshot's `tables` or `errors` count as listed without this call.
+  // Tables to treat as listed in every snapshot ("schema.table"), for tests
+  // that plan with hand-made snapshots. A listed table that has no built
+  // snapshot yet is denied when referenced (fail closed). A snapshot's own
+  // `listed`, `tables` and `errors` count as listed without this call.
   void set_listed_tables(std::vector<std::string> tables);
 
   // When set (the proxy), a snapshot without a catalog denies every statement

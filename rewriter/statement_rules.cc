@@ -64,8 +64,8 @@ const Rule kCatalogNotRead{"catalog-not-read",
                            "kanon has not read this database's catalog yet, so it cannot tell what "
                            "the statement reads"};
 const Rule kDatabaseNotProtected{"database-not-protected",
-                                 "restricted sessions may only use the database kanon protects "
-                                 "or one listed under databases:"};
+                                 "restricted sessions may only use a database that policies "
+                                 "name or one listed under databases:"};
 const Rule kReplicationConnection{"replication-connection",
                                   "restricted sessions may not open replication connections"};
 const Rule kFunctionCall{"function-call-message",

@@ -15,6 +15,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/statement_outcome.h"
 
 using namespace kanon::testing;
 
@@ -152,44 +153,12 @@ void make_masked_copy(KanonProxy& proxy) {
   done = true;
 }
 
-std::string render(const pqxx::result& r) {
-  std::string out;
-  for (const auto& row : r) {
-    for (const auto& f : row) out += (f.is_null() ? std::string("<null>") : f.c_str()) + "|";
-    out += "\n";
-  }
-  return out;
-}
-
 void check_no_forbidden(const std::string& text, const std::string& sql) {
   for (const auto& v : kForbidden) {
     CAPTURE(sql);
     CAPTURE(v);
     CHECK_MESSAGE(text.find(v) == std::string::npos, text);
   }
-}
-
-// Runs `sql` with the simple (exec) or extended (exec_params) protocol; the
-// result of the last statement, or the SQLSTATE of the error.
-struct Outcome {
-  std::string rows;
-  std::string sqlstate;
-  std::string message;
-};
-
-Outcome run(pqxx::connection& c, const std::string& sql, bool extended) {
-  Outcome o;
-  try {
-    pqxx::nontransaction tx(c);
-    o.rows = render(extended ? tx.exec_params(sql) : tx.exec(sql));
-  } catch (const pqxx::insufficient_privilege& e) {
-    o.sqlstate = "42501";  // libpqxx 6 does not keep the SQLSTATE of this class
-    o.message = e.what();
-  } catch (const pqxx::sql_error& e) {
-    o.sqlstate = e.sqlstate();
-    o.message = e.what();
-  }
-  return o;
 }
 
 void run_suite(const std::string& mode) {

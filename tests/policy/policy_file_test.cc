@@ -1,7 +1,9 @@
 #include "policy/policy_file.h"
 
 #include <doctest/doctest.h>
+#include <libpq-fe.h>
 
+#include <cstdlib>
 #include <fstream>
 
 #include "policy/table_catalog.h"
@@ -24,6 +26,18 @@ std::string error_of(const std::string& yaml) {
     return e.what();
   }
   return "";
+}
+
+// The dbname libpq takes from a connection string (the last one written).
+std::string dbname_of(const std::string& conninfo) {
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(conninfo.c_str(), &error);
+  PQfreemem(error);
+  std::string dbname;
+  for (auto* o = options; o && o->keyword; ++o)
+    if (std::string_view(o->keyword) == "dbname" && o->val) dbname = o->val;
+  PQconninfoFree(options);
+  return dbname;
 }
 
 const std::string kHead =
@@ -309,4 +323,98 @@ TEST_CASE("mode: view, grants: manage and grant_to") {
             "cannot lose SELECT on it");
   CHECK(error_of(kHead + "    mode: view\n    grants: manage\n    grant_to: [\"\"]\n") ==
         f + "7: tables[0].grant_to[0]: empty role name");
+}
+
+TEST_CASE("database: on the entry, on the file, else backend.dbname") {
+  write("database: shop\n" + kHead +
+            "  - table: public.orders\n    database: archive\n    k: 3\n"
+            "    quasi_identifiers: [city]\n",
+        "/tmp/kanon-policy-db-a.yaml");
+  write(kHead, "/tmp/kanon-policy-db-b.yaml");  // public.people again, in backend.dbname
+  std::ofstream("/tmp/kanon-policy-db-config.yaml")
+      << "backend: {host: db, port: 5433, user: kanon, dbname: demo}\n"
+         "policies: [kanon-policy-db-a.yaml, kanon-policy-db-b.yaml]\n";
+  const auto cfg = load_server_config("/tmp/kanon-policy-db-config.yaml");
+  const auto all = load_policies(cfg);
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].database == "shop");
+  CHECK(all[1].database == "archive");
+  CHECK(all[2].database == "demo");
+  CHECK(database_qualified_name(all[0]) == "shop.public.people");
+  CHECK(policies_of(all, "demo").size() == 1);
+  CHECK(policies_of(all, "archive").at(0).table == "orders");
+
+  // The same schema.table in two databases: two policies. A bare or
+  // schema-qualified name that matches both is ambiguous.
+  CHECK(&find_policy(all, "shop.public.people") == &all[0]);
+  CHECK(&find_policy(all, "demo.public.people") == &all[2]);
+  CHECK(&find_policy(all, "orders") == &all[1]);
+  CHECK(&find_policy(all, "archive.public.orders") == &all[1]);
+  CHECK_THROWS_WITH_AS(find_policy(all, "public.people"),
+                       "no policy for table 'public.people' (ambiguous: qualify it with its "
+                       "database) (protected tables: shop.public.people, archive.public.orders, "
+                       "demo.public.people)",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(find_policy(all, "people"),
+                       doctest::Contains("(ambiguous: qualify it with its schema)"), ConfigError);
+  CHECK_THROWS_WITH_AS(find_policy(all, "demo.public.orders"),
+                       doctest::Contains("no policy for table 'demo.public.orders' (protected"),
+                       ConfigError);
+
+  // Each database is reached with the service account, by its name.
+  CHECK(service_conninfo(cfg, "archive") ==
+        "host=db port=5433 user=kanon dbname=demo application_name=kanon dbname=archive");
+  CHECK(dbname_of(service_conninfo(cfg, "archive")) == "archive");
+  CHECK(service_conninfo(cfg, "demo") == service_conninfo(cfg));
+  CHECK(service_conninfo(cfg, "") == service_conninfo(cfg));
+  CHECK(default_database(cfg) == "demo");
+}
+
+TEST_CASE("database: twice in one database is an error; kanon's own must then be known") {
+  write(kHead +
+            "  - table: public.people\n    database: shop\n    k: 3\n"
+            "    quasi_identifiers: [city]\n",
+        "/tmp/kanon-policy-db-c.yaml");
+  std::ofstream("/tmp/kanon-policy-db-config2.yaml")
+      << "backend: {host: db, port: 5433, dbname: shop}\npolicies: [kanon-policy-db-c.yaml]\n";
+  CHECK_THROWS_WITH_AS(load_policies(load_server_config("/tmp/kanon-policy-db-config2.yaml")),
+                       "/tmp/kanon-policy-db-c.yaml:5: tables[1].table: table public.people "
+                       "already has a policy in /tmp/kanon-policy-db-c.yaml:2",
+                       ConfigError);
+  // Without backend.dbname (nor dbname in conninfo, nor PGDATABASE), which
+  // database the other tables are in is the server's to say: refused.
+  std::ofstream("/tmp/kanon-policy-db-config3.yaml")
+      << "backend: {host: db, port: 5433}\npolicies: [kanon-policy-db-c.yaml]\n";
+  const char* saved = std::getenv("PGDATABASE");
+  const std::string saved_value = saved ? saved : "";
+  ::unsetenv("PGDATABASE");
+  CHECK_THROWS_WITH_AS(load_policies(load_server_config("/tmp/kanon-policy-db-config3.yaml")),
+                       "/tmp/kanon-policy-db-c.yaml:5: tables[1].table: the policy names "
+                       "database shop, but kanon's own database is not configured: set "
+                       "backend.dbname (or dbname in backend.conninfo)",
+                       ConfigError);
+  // The dbname of backend.conninfo counts, also written as a URI.
+  auto cfg = load_server_config("/tmp/kanon-policy-db-config3.yaml",
+                                "postgresql://kanon@db:5433/main?sslmode=disable");
+  CHECK(default_database(cfg) == "main");
+  CHECK(load_policies(cfg).at(0).database == "main");
+  CHECK(service_conninfo(cfg, "shop") ==
+        "postgresql://kanon@db:5433/main?sslmode=disable&dbname=shop");
+  CHECK(dbname_of(service_conninfo(cfg, "shop")) == "shop");
+  CHECK(dbname_of(service_conninfo(cfg, "a b")) == "a b");
+  cfg = load_server_config("/tmp/kanon-policy-db-config3.yaml", "host=db dbname=main");
+  CHECK(default_database(cfg) == "main");
+  if (saved) ::setenv("PGDATABASE", saved_value.c_str(), 1);
+  CHECK(error_of("database: \"\"\n" + kHead) == kPath + ":1: database: empty database name");
+  CHECK(error_of(kHead + "    database: [a]\n") ==
+        kPath + ":5: tables[0].database: expected a string");
+}
+
+TEST_CASE("qualified names split into parts") {
+  CHECK(split_qualified_name("db.public.people") ==
+        std::vector<std::string>{"db", "public", "people"});
+  CHECK(split_qualified_name("\"a.b\".c") == std::vector<std::string>{"a.b", "c"});
+  CHECK(split_qualified_name("t") == std::vector<std::string>{"t"});
+  CHECK(!split_qualified_name("a..b"));
+  CHECK(!split_qualified_name(""));
 }

@@ -267,7 +267,7 @@ TEST_CASE("restricted logins: replication connections are refused with 42501") {
     CAPTURE(value);
     wire::StartupMessage m;
     m.parameters = {{"user", "analyst"}, {"replication", value}};
-    const auto admission = proxy::admit_restricted(m, "shop", "shop", {});
+    const auto admission = proxy::admit_restricted(m, "shop", true, {});
     REQUIRE(admission.refusal.has_value());
     CHECK(admission.refusal->sqlstate == "42501");
     CHECK(admission.refusal->message ==
@@ -277,22 +277,27 @@ TEST_CASE("restricted logins: replication connections are refused with 42501") {
   }
 }
 
-TEST_CASE("restricted logins: only the protected database and listed ones are served") {
+TEST_CASE("restricted logins: only protected databases and listed ones are served") {
   wire::StartupMessage m;
   m.parameters = {{"user", "analyst"}};
-  auto admission = proxy::admit_restricted(m, "shop", "shop", {"scratch"});
+  auto admission = proxy::admit_restricted(m, "shop", true, {"scratch"});
   CHECK_FALSE(admission.refusal.has_value());
   CHECK(admission.protected_database);
 
-  admission = proxy::admit_restricted(m, "scratch", "shop", {"scratch"});
+  admission = proxy::admit_restricted(m, "scratch", false, {"scratch"});
   CHECK_FALSE(admission.refusal.has_value());
   CHECK_FALSE(admission.protected_database);
 
-  admission = proxy::admit_restricted(m, "payroll", "shop", {"scratch"});
+  // Listed and named by policies: protected.
+  admission = proxy::admit_restricted(m, "scratch", true, {"scratch"});
+  CHECK_FALSE(admission.refusal.has_value());
+  CHECK(admission.protected_database);
+
+  admission = proxy::admit_restricted(m, "payroll", false, {"scratch"});
   REQUIRE(admission.refusal.has_value());
   CHECK(admission.refusal->sqlstate == "42501");
   CHECK(admission.refusal->message ==
-        "restricted sessions may only use the database kanon protects or one listed under "
+        "restricted sessions may only use a database that policies name or one listed under "
         "databases:: payroll (kanon rule database-not-protected)");
   CHECK(admission.rule == "database-not-protected");
   CHECK(admission.object == "payroll");

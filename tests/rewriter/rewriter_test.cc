@@ -125,6 +125,44 @@ TEST_CASE("listed tables: a table listed but never built is denied") {
   CHECK(r.object == "public.people");
 }
 
+TEST_CASE("listed tables: a snapshot's own list denies what it has not built") {
+  auto env = make_unit_env("listed-only");
+  Rewriter rw;
+  const PlanContext s{"public", false};
+  env.snapshot.store = 7;
+  env.snapshot.listed = {"public.people"};
+  const auto r = rw.rewrite("SELECT * FROM people", env.snapshot, s);
+  CHECK(r.verdict == Verdict::kDenied);
+  CHECK(r.rule == "policy-not-built");
+}
+
+TEST_CASE("stores: two databases' snapshots of one version never share indexes or results") {
+  // Two stores (databases) at the same version: one protects people, the
+  // other has nothing built and lists nothing. Alternating between them
+  // must give each its own answer, cached or not.
+  auto env = make_unit_env("default");
+  kanon::policy::PolicySnapshot protects = env.snapshot;
+  protects.store = 1;
+  protects.version = 3;
+  kanon::policy::PolicySnapshot other;
+  other.store = 2;
+  other.version = 3;
+  Rewriter rw(16);
+  const PlanContext s{"public", false};
+  for (int round = 0; round < 2; ++round) {
+    CAPTURE(round);
+    CHECK(rw.rewrite("SELECT * FROM people", protects, s).verdict == Verdict::kRewritten);
+    CHECK(rw.rewrite("SELECT * FROM people", other, s).verdict == Verdict::kPass);
+  }
+  // A third store listing people without a build denies it.
+  kanon::policy::PolicySnapshot unbuilt;
+  unbuilt.store = 3;
+  unbuilt.version = 3;
+  unbuilt.listed = {"public.people"};
+  CHECK(rw.rewrite("SELECT * FROM people", unbuilt, s).verdict == Verdict::kDenied);
+  CHECK(rw.rewrite("SELECT * FROM people", protects, s).verdict == Verdict::kRewritten);
+}
+
 TEST_CASE("exempt sessions are never rewritten") {
   auto env = make_unit_env("default");
   Rewriter rw;

@@ -1,0 +1,134 @@
+#include "policy/policy_stores.h"
+
+#include <algorithm>
+#include <set>
+
+#include "policy/policy_file.h"
+
+namespace kanon::policy {
+
+namespace {
+
+std::set<std::string> databases_of(const std::vector<TablePolicy>& policies,
+                                   const std::string& default_database) {
+  std::set<std::string> out{default_database};
+  for (const auto& p : policies) out.insert(p.database);
+  return out;
+}
+
+}  // namespace
+
+PolicyStores::Factory PolicyStores::service_factory(const ServerConfig& config) {
+  return [config](const std::string& database, std::vector<TablePolicy> tables) {
+    return std::make_shared<PolicyStore>(service_conninfo(config, database), std::move(tables),
+                                         BuildOptions{}, database);
+  };
+}
+
+PolicyStores::PolicyStores(const ServerConfig& config, std::vector<TablePolicy> policies)
+    : PolicyStores(default_database(config), std::move(policies), service_factory(config)) {}
+
+PolicyStores::PolicyStores(std::string default_database, std::vector<TablePolicy> policies,
+                           Factory factory)
+    : default_(std::move(default_database)), factory_(std::move(factory)) {
+  for (const auto& db : databases_of(policies, default_))
+    stores_[db] = factory_(db, policies_of(policies, db));
+}
+
+PolicyStores::~PolicyStores() {
+  stop();
+}
+
+std::shared_ptr<PolicyStore> PolicyStores::find(const std::string& database) const {
+  std::lock_guard lock(mu_);
+  if (const auto it = stores_.find(database); it != stores_.end() && !database.empty())
+    return it->second;
+  // The default database without a configured name (then the only store):
+  // known once its catalog is read.
+  if (const auto it = stores_.find(""); it != stores_.end() && !database.empty() &&
+                                         it->second->database_name() == database)
+    return it->second;
+  return nullptr;
+}
+
+std::shared_ptr<PolicyStore> PolicyStores::of(const TablePolicy& policy) const {
+  std::lock_guard lock(mu_);
+  const auto it = stores_.find(policy.database);
+  return it == stores_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<PolicyStore>> PolicyStores::all() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::shared_ptr<PolicyStore>> out;
+  if (const auto it = stores_.find(default_); it != stores_.end()) out.push_back(it->second);
+  for (const auto& [db, store] : stores_)
+    if (db != default_) out.push_back(store);
+  return out;
+}
+
+std::vector<TablePolicy> PolicyStores::policies() const {
+  std::vector<TablePolicy> out;
+  for (const auto& store : all())
+    for (auto& p : store->policies()) out.push_back(std::move(p));
+  return out;
+}
+
+std::string PolicyStores::name_of(const TablePolicy& policy) const {
+  std::lock_guard lock(mu_);
+  return stores_.size() > 1 ? database_qualified_name(policy) : policy.name();
+}
+
+bool PolicyStores::refresh_all() {
+  bool ok = true;
+  for (const auto& store : all()) ok = store->refresh_all() && ok;
+  return ok;
+}
+
+std::shared_ptr<PolicyStore> PolicyStores::make(const std::string& database,
+                                                std::vector<TablePolicy> policies) {
+  return factory_(database, std::move(policies));
+}
+
+bool PolicyStores::reload(std::vector<TablePolicy> policies, Factory factory) {
+  std::vector<std::pair<std::shared_ptr<PolicyStore>, std::vector<TablePolicy>>> existing;
+  std::vector<std::shared_ptr<PolicyStore>> created;
+  bool start = false;
+  {
+    std::lock_guard lock(mu_);
+    if (factory) factory_ = std::move(factory);
+    for (const auto& db : databases_of(policies, default_))
+      if (!stores_.count(db)) {
+        // Serves at once: its tables are listed, so denied until built.
+        auto store = make(db, policies_of(policies, db));
+        stores_[db] = store;
+        created.push_back(std::move(store));
+      }
+    for (const auto& [db, store] : stores_)
+      if (std::find(created.begin(), created.end(), store) == created.end())
+        existing.emplace_back(store, policies_of(policies, db));
+    start = started_;
+  }
+  bool ok = true;
+  for (auto& [store, tables] : existing) ok = store->reload(std::move(tables)) && ok;
+  for (const auto& store : created) {
+    ok = store->refresh_all() && ok;
+    if (start) store->start();
+  }
+  return ok;
+}
+
+void PolicyStores::start() {
+  {
+    std::lock_guard lock(mu_);
+    started_ = true;  // first: a store RELOAD makes meanwhile is started too
+  }
+  for (const auto& store : all()) store->start();  // again is harmless
+}
+
+void PolicyStores::stop() {
+  for (const auto& store : all()) store->stop();
+  std::lock_guard lock(mu_);
+  started_ = false;
+}
+
+}  // namespace kanon::policy

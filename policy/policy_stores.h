@@ -1,0 +1,81 @@
+// PolicyStores: a PolicyStore per database.
+//
+// Trees, masks, the catalog and the release history belong to one database
+// (TablePolicy::database), so each database that policies name gets a store
+// of its own, connected to that database; the same schema.table in two
+// databases are two policies with two trees. The default database (the one
+// the service account lands in, default_database()) always has a store, also
+// without policies: its catalog decides restricted statements there.
+//
+// A store, once made, lives until the process ends: RELOAD gives a database
+// that policies no longer name an empty policy list (its sessions keep being
+// decided from its catalog) and makes stores for databases named for the
+// first time.
+//
+// Thread-safety: every public member may be called from any thread.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "policy/policy_store.h"
+#include "policy/server_config.h"
+
+namespace kanon::policy {
+
+class PolicyStores {
+ public:
+  // Makes the store of one database with its policies.
+  using Factory = std::function<std::shared_ptr<PolicyStore>(const std::string& database,
+                                                             std::vector<TablePolicy> policies)>;
+
+  // Stores connected with `config`'s service account (service_conninfo per
+  // database).
+  static Factory service_factory(const ServerConfig& config);
+  PolicyStores(const ServerConfig& config, std::vector<TablePolicy> policies);
+  // For tests: stores made by `factory`; `default_database` always has one.
+  PolicyStores(std::string default_database, std::vector<TablePolicy> policies, Factory factory);
+  ~PolicyStores();
+  PolicyStores(const PolicyStores&) = delete;
+  PolicyStores& operator=(const PolicyStores&) = delete;
+
+  // The store that serves sessions of `database`; null when none does. A
+  // store whose database is "" (the default, not configured) serves the
+  // database its catalog was read from.
+  std::shared_ptr<PolicyStore> find(const std::string& database) const;
+  // The store of `policy`'s database (null when it has none).
+  std::shared_ptr<PolicyStore> of(const TablePolicy& policy) const;
+  // Every store: the default database's first, then by database name.
+  std::vector<std::shared_ptr<PolicyStore>> all() const;
+  // Every store's policies, in the order of all().
+  std::vector<TablePolicy> policies() const;
+  // How logs and messages name `policy`: database.schema.table when there
+  // are several stores, else schema.table.
+  std::string name_of(const TablePolicy& policy) const;
+
+  // Every store's refresh_all(); false when a build failed.
+  bool refresh_all();
+  // RELOAD (see above). `factory` makes the stores of newly named databases
+  // (the new configuration's); such a store serves at once, its tables denied
+  // until built, and is started when start() was called. False when a build
+  // failed.
+  bool reload(std::vector<TablePolicy> policies, Factory factory = nullptr);
+
+  void start();
+  void stop();
+
+ private:
+  std::shared_ptr<PolicyStore> make(const std::string& database, std::vector<TablePolicy> policies);
+
+  const std::string default_;
+  mutable std::mutex mu_;
+  Factory factory_;
+  std::map<std::string, std::shared_ptr<PolicyStore>> stores_;  // by database
+  bool started_ = false;
+};
+
+}  // namespace kanon::policy

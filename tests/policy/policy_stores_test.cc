@@ -1,0 +1,112 @@
+// PolicyStores: one store per database, found by the session's database.
+// Stores built with a Builder (no database): what is checked here is which
+// store serves which database and which tables, not the builds.
+#include "policy/policy_stores.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace kanon::policy;
+
+namespace {
+
+TablePolicy policy(const std::string& database, const std::string& table, uint32_t k) {
+  TablePolicy p;
+  p.database = database;
+  p.schema = "public";
+  p.table = table;
+  p.k = k;
+  p.quasi_identifiers = {"city"};
+  return p;
+}
+
+// Builds every table as a snapshot that remembers its policy (and so its k).
+PolicyStores::Factory factory(std::vector<std::string>* made = nullptr) {
+  return [made](const std::string& database, std::vector<TablePolicy> tables) {
+    if (made) made->push_back(database);
+    return std::make_shared<PolicyStore>(std::move(tables), [](const TablePolicy& p) {
+      auto s = std::make_shared<TableSnapshot>();
+      s->policy = p;
+      return std::shared_ptr<const TableSnapshot>(std::move(s));
+    });
+  };
+}
+
+uint32_t built_k(const PolicyStore& store, const std::string& table) {
+  const auto* t = store.current()->find(table);
+  return t ? t->policy.k : 0;
+}
+
+}  // namespace
+
+TEST_CASE("a store per database: the same table name never shares a tree") {
+  std::vector<std::string> made;
+  PolicyStores stores("main",
+                      {policy("main", "people", 5), policy("shop", "people", 7),
+                       policy("shop", "orders", 3)},
+                      factory(&made));
+  CHECK(made == std::vector<std::string>{"main", "shop"});
+  REQUIRE(stores.refresh_all());
+
+  const auto main = stores.find("main");
+  const auto shop = stores.find("shop");
+  REQUIRE(main);
+  REQUIRE(shop);
+  CHECK(main != shop);
+  CHECK(built_k(*main, "public.people") == 5);
+  CHECK(built_k(*shop, "public.people") == 7);
+  CHECK(main->current()->find("public.orders") == nullptr);
+  CHECK(main->current()->listed == std::vector<std::string>{"public.people"});
+  CHECK(shop->current()->listed == std::vector<std::string>{"public.people", "public.orders"});
+  // Distinct stores, distinct identities for the rewriter's caches.
+  CHECK(main->current()->store != shop->current()->store);
+  CHECK(main->current()->store != 0);
+
+  CHECK_FALSE(stores.find("other"));  // no policy names it
+  CHECK_FALSE(stores.find(""));
+  CHECK(stores.of(policy("shop", "orders", 3)) == shop);
+  const auto all = stores.all();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0] == main);  // the default database first
+  CHECK(stores.policies().size() == 3);
+  CHECK(stores.policies()[0].database == "main");
+}
+
+TEST_CASE("the default database has a store without policies") {
+  PolicyStores stores("main", {}, factory());
+  REQUIRE(stores.find("main"));
+  CHECK(stores.find("main")->policies().empty());
+  CHECK(stores.all().size() == 1);
+}
+
+TEST_CASE("RELOAD: new databases get a store that denies until built; removed ones stay") {
+  std::vector<std::string> made;
+  PolicyStores stores("main", {policy("main", "people", 5), policy("shop", "people", 7)},
+                      factory(&made));
+  REQUIRE(stores.refresh_all());
+  const auto shop = stores.find("shop");
+
+  REQUIRE(stores.reload({policy("main", "people", 6), policy("archive", "old", 4)}));
+  CHECK(made == std::vector<std::string>{"main", "shop", "archive"});
+  const auto archive = stores.find("archive");
+  REQUIRE(archive);
+  CHECK(built_k(*archive, "public.old") == 4);
+  CHECK(built_k(*stores.find("main"), "public.people") == 6);
+  // shop keeps its store, now with nothing listed: its sessions are still
+  // decided from its catalog, and nothing of the old tree is served.
+  CHECK(stores.find("shop") == shop);
+  CHECK(shop->policies().empty());
+  CHECK(shop->current()->tables.empty());
+  CHECK(shop->current()->listed.empty());
+}
+
+TEST_CASE("a store whose database is not configured serves the one its catalog names") {
+  // Without a catalog (a Builder store) its name is not known: it serves no
+  // session, so they are refused or served as unprotected by the listing.
+  PolicyStores stores("", {policy("", "people", 5)}, factory());
+  CHECK_FALSE(stores.find("postgres"));
+  CHECK_FALSE(stores.find(""));
+  REQUIRE(stores.all().size() == 1);
+  CHECK(stores.of(policy("", "people", 5)) == stores.all()[0]);
+}
