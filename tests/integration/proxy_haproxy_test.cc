@@ -3,7 +3,10 @@
 // with SIGTERM leaves the pool while its open transaction finishes, and
 // rejoins once restarted. A client loop through HAProxy (a restricted login,
 // a masked SELECT, a new connection per iteration) keeps being served while
-// each replica in turn is drained and restarted.
+// each replica in turn is drained and restarted: k1 with SIGTERM alone (a
+// session that was in start-up or idle then is ended with 57P01 and its
+// client reconnects), k2 taken out of HAProxy first, then SIGTERM (no
+// session ends).
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
 #include <signal.h>
@@ -323,14 +326,24 @@ TEST_CASE("behind HAProxy, clients are served while each replica is drained and 
   CHECK(eventually([&] { return status_is(lb, "k1", "UP"); }, 30));
   CHECK(serves(k1, 20));
 
-  // Then k2, with no transaction open: it leaves, k1 serves alone, it comes back.
+  // Then k2 the way docs/operations.md gives for a drain without 57P01:
+  // out of HAProxy first (runtime API), SIGTERM once it has no session.
+  CHECK(lb.command("set server kanon/k2 state drain").find("No such") == std::string::npos);
+  CHECK(eventually([&] { return lb.stats().at("k2").sessions_current == 0; }, 30));
+  CHECK(serves(k1, 50));  // k1 alone serves the loop meanwhile
+  const long retried_before = loop.retried();
+  const long failed_before = loop.failed();
   CHECK(k2.drain() == 0);
   CHECK(eventually([&] { return status_is(lb, "k2", "DOWN"); }, 30));
   CHECK(serves(k1, 50));
   k2.start();
+  CHECK(lb.command("set server kanon/k2 state ready").find("No such") == std::string::npos);
   CHECK(eventually([&] { return status_is(lb, "k2", "UP"); }, 30));
   CHECK(serves(k2, 20));
   CHECK(serves(k1, 20));
+  // No session was on k2 when its drain began: none was ended.
+  CHECK(loop.retried() == retried_before);
+  CHECK(loop.failed() == failed_before);
 
   loop.stop();
   const auto stats = lb.stats();

@@ -1,9 +1,12 @@
 #include "tests/support/haproxy.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,10 +44,13 @@ std::string http_get(uint16_t port, const std::string& path) {
 namespace {
 
 std::string make_config(const std::vector<HaproxyServer>& servers, uint16_t port,
-                        uint16_t stats_port) {
+                        uint16_t stats_port, const std::string& socket) {
   std::ostringstream c;
   c << "global\n"
        "  maxconn 2000\n"
+       "  stats socket "
+    << socket
+    << " mode 600 level admin\n"
        "defaults\n"
        "  mode tcp\n"
        "  timeout connect 2s\n"
@@ -108,7 +114,7 @@ HaProxy::HaProxy(const std::vector<HaproxyServer>& servers) {
   dir_ = tmpl;
   port_ = free_port();
   stats_port_ = free_port();
-  config_text_ = make_config(servers, port_, stats_port_);
+  config_text_ = make_config(servers, port_, stats_port_, dir_ + "/admin.sock");
   const std::string config = dir_ + "/haproxy.cfg";
   std::ofstream(config) << config_text_;
   const auto checked = run_command({exe, "-c", "-f", config});
@@ -147,6 +153,30 @@ std::map<std::string, HaproxyServerStats> HaProxy::stats() const {
     out[f[1]] = HaproxyServerStats{f[17], number(f, 7), number(f, 4), number(f, 16), number(f, 13)};
   }
   return out;
+}
+
+std::string HaProxy::command(const std::string& line) const {
+  const std::string path = dir_ + "/admin.sock";
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) throw std::runtime_error("socket path too long");
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    throw std::runtime_error("haproxy's runtime API does not answer at " + path);
+  }
+  const std::string request = line + "\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    throw std::runtime_error("cannot send to haproxy's runtime API");
+  }
+  std::string answer;
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) answer.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return answer;
 }
 
 }  // namespace kanon::testing

@@ -5,7 +5,8 @@
 // does not end a server's sessions when it is marked down (no
 // `on-marked-down shutdown-sessions`): a draining kanon lets them finish. A
 // refused connection is retried on the other server (`option redispatch`).
-// An HTTP stats listener on another free port is read as CSV.
+// An HTTP stats listener on another free port is read as CSV; the runtime
+// API (stats socket, level admin) takes commands.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +52,10 @@ class HaProxy {
   // The backend's servers by name, from GET /stats;csv; throws when the
   // stats listener does not answer.
   std::map<std::string, HaproxyServerStats> stats() const;
+  // One runtime API command (e.g. "set server kanon/k1 state drain"); its
+  // answer ("" for most set commands). Throws when the socket does not
+  // answer.
+  std::string command(const std::string& line) const;
 
  private:
   std::string dir_;
