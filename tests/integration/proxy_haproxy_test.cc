@@ -15,7 +15,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -66,6 +68,19 @@ std::string render(PGresult* res) {
     out += '\n';
   }
   return out;
+}
+
+// UTC time of day with milliseconds, to compare with haproxy's log.
+std::string wall_clock() {
+  const auto now = std::chrono::system_clock::now();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms.count() % 1000));
+  return buf;
 }
 
 void capture_notice(void* out, const char* message) {
@@ -202,7 +217,7 @@ class ClientLoop {
       } else {
         ++failed_;
         const std::lock_guard lock(mutex_);
-        if (failures_.size() < 10) failures_.push_back(why);
+        if (failures_.size() < 10) failures_.push_back(wall_clock() + " " + why);
       }
     }
   }
@@ -353,6 +368,7 @@ TEST_CASE("behind HAProxy, clients are served while each replica is drained and 
                                 << stats.at("k2").sessions_total << " sessions, redispatched "
                                 << stats.at("k1").redispatches + stats.at("k2").redispatches);
   for (const auto& f : loop.failures()) MESSAGE("failed iteration: " << f);
+  if (loop.failed() > 0) MESSAGE("haproxy's log:\n" << lb.log());
   CHECK(loop.failed() == 0);
   CHECK(loop.served() > 0);
   CHECK(stats.at("k1").sessions_total > 0);

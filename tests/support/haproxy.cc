@@ -48,12 +48,18 @@ std::string make_config(const std::vector<HaproxyServer>& servers, uint16_t port
   std::ostringstream c;
   c << "global\n"
        "  maxconn 2000\n"
+       "  log stderr format iso local0 info\n"
        "  stats socket "
     << socket
     << " mode 600 level admin\n"
        "defaults\n"
        "  mode tcp\n"
+       "  log global\n"
+       "  option tcplog\n"  // one line per session, with its termination state
        "  timeout connect 2s\n"
+       // /readyz may wait up to 1 s for its backend probe; without this the
+       // check's timeout is `inter` and a busy machine marks both down
+       "  timeout check 3s\n"
        "  timeout client 60s\n"
        "  timeout server 60s\n"
        "  retries 3\n"

@@ -1,7 +1,8 @@
 // HaProxy: Debian's haproxy started for a test in front of kanon replicas.
 // The generated configuration (in a temporary directory) has a TCP frontend
 // on a free port that balances round-robin over the servers, checks each
-// with `option httpchk GET /readyz` on its metrics port every 100 ms, and
+// with `option httpchk GET /readyz` on its metrics port every 100 ms (each
+// check may take up to 3 s: /readyz may wait 1 s for the backend), and
 // does not end a server's sessions when it is marked down (no
 // `on-marked-down shutdown-sessions`): a draining kanon lets them finish. A
 // refused connection is retried on the other server (`option redispatch`).
