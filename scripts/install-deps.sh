@@ -2,21 +2,38 @@
 # Installs the Debian packages kanon needs to build, test and run. Idempotent:
 # packages already present are skipped, and apt is not touched when nothing is
 # missing. Needs root or sudo.
+#
+#   install-deps.sh              everything: build, tests, benchmarks, demo
+#   install-deps.sh --build-only what building the kanon executable needs
+#                                (deploy/compose/Dockerfile's build stage)
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ca-certificates clang-format
+BUILD_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git ca-certificates
   libpg-query-dev libprotobuf-c-dev libpqxx-dev libboost-dev libssl-dev libfmt-dev
-  libyaml-cpp-dev doctest-dev libcli11-dev nlohmann-json3-dev
-  postgresql-15 postgresql-client-15 pgbouncer
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev
+)
+PACKAGES=(
+  "${BUILD_PACKAGES[@]}" clang-format doctest-dev
+  postgresql-15 postgresql-client-15 pgbouncer haproxy
   util-linux procps iproute2
-  python3-psycopg2 libpostgresql-jdbc-java openjdk-17-jdk-headless
+  python3-psycopg2 python3-yaml libpostgresql-jdbc-java openjdk-17-jdk-headless
   openmpi-bin libopenmpi-dev
   chromium
 )
-# node-postgres (tests/clients) needs node and npm; a node installed outside
-# Debian (e.g. NodeSource) brings its own npm and conflicts with Debian's.
-command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+build_only=0
+case "${1:-}" in
+  "") ;;
+  --build-only) build_only=1 ;;
+  *) echo "usage: $0 [--build-only]" >&2; exit 2 ;;
+esac
+if [ $build_only -eq 1 ]; then
+  PACKAGES=("${BUILD_PACKAGES[@]}")
+else
+  # node-postgres (tests/clients) needs node and npm; a node installed outside
+  # Debian (e.g. NodeSource) brings its own npm and conflicts with Debian's.
+  command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+fi
 
 installed_version() {
   dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null |
@@ -33,13 +50,15 @@ done
 server="$(installed_version postgresql-15)"
 dev="$(installed_version postgresql-server-dev-15)"
 dev_wanted=""
-if [ -z "$server" ]; then
+if [ $build_only -eq 1 ]; then
+  :
+elif [ -z "$server" ]; then
   [ -n "$dev" ] || missing+=(postgresql-server-dev-15)
 elif [ "$dev" != "$server" ]; then
   dev_wanted="postgresql-server-dev-15=$server"
 fi
 if [ ${#missing[@]} -eq 0 ] && [ -z "$dev_wanted" ]; then
-  echo "install-deps: all $((${#PACKAGES[@]} + 1)) packages present"
+  echo "install-deps: all $((${#PACKAGES[@]} + 1 - build_only)) packages present"
   exit 0
 fi
 
