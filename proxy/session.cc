@@ -20,6 +20,7 @@
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
 #include "proxy/wire/message_types.h"
+#include "rewriter/string_literals.h"
 
 namespace kanon::proxy {
 
@@ -75,23 +76,6 @@ void add_restricted_settings(wire::StartupMessage& m,
       return;
     }
   m.parameters.emplace_back("options", extra.substr(1));
-}
-
-// With standard_conforming_strings off the rewriter's parser would read
-// backslashes in literals differently from the server, so every statement is
-// denied, except plain SET/RESET of that setting (no quotes or backslashes:
-// nothing the two parsers could read differently).
-bool turns_scs_back_on(std::string_view sql) {
-  if (sql.find_first_of("'\"\\$") != std::string_view::npos) return false;
-  std::string squeezed;  // lower case, no blanks, no semicolons
-  for (char c : sql)
-    if (!std::isspace(static_cast<unsigned char>(c)) && c != ';')
-      squeezed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (squeezed == "resetstandard_conforming_strings") return true;
-  for (const char* value : {"on", "true", "1", "yes"})
-    for (const char* op : {"=", "to"})
-      if (squeezed == fmt::format("setstandard_conforming_strings{}{}", op, value)) return true;
-  return false;
 }
 
 }  // namespace
@@ -304,17 +288,41 @@ awaitable<void> Session::resolve_access(const std::string& user) {
   access_.exempt = access_.exempt_tables.size() == tables.size();
   access_.search_path.clear();
   access_.role = user;
+  // Whether PostgreSQL itself keeps the login from protected data (then DO,
+  // CALL and code it creates are allowed; rewriter/rewriter.h). Without the
+  // protected database's catalog nothing is proven.
+  const auto snapshot = access_.exempt || !context_.roles || !context_.policies
+                            ? nullptr
+                            : context_.policies->current();
+  const auto catalog = snapshot ? context_.rewriter.catalog_for(*snapshot) : nullptr;
+  if (catalog) {
+    const CodeCandidates candidates = code_candidates(*catalog);
+    const auto proven = co_await run_blocking(context_.blocking, [&] {
+      return context_.roles->reads_nothing_protected(user, candidates, snapshot->version);
+    });
+    access_.reads_nothing_protected = proven.value_or(false);
+  }
 }
 
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
   rewriter::RewriteResult result;
   uint64_t version = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!backend_stream_.standard_conforming_strings() && turns_scs_back_on(sql)) {
-    result.verdict = rewriter::Verdict::kPass;
-  } else if (!backend_stream_.standard_conforming_strings()) {
-    result = rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
-                                   "standard_conforming_strings");
+  if (!backend_stream_.standard_conforming_strings()) {
+    // The server reads '...' with backslash escapes: decide, and send, the
+    // text with those constants spelled E'...' (rewriter/string_literals.h).
+    if (const auto text = rewriter::standard_text(sql)) {
+      const auto snapshot = context_.policies->current();
+      result = context_.rewriter.rewrite(*text, *snapshot, access_);
+      version = snapshot->version;
+      if (result.verdict == rewriter::Verdict::kPass && *text != sql) {
+        result.verdict = rewriter::Verdict::kRewritten;
+        result.sql = *text;
+      }
+    } else {
+      result = rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
+                                     "a string constant kanon cannot read as the server does");
+    }
   } else if (prepared_ && prepared_sql_ == sql) {
     result = std::move(*prepared_);
   } else {
