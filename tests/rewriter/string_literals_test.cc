@@ -29,12 +29,16 @@ TEST_CASE("string literals: other tokens are left alone") {
            "SELECT 1 -- it's a \\ comment\n",
            R"(/* 'a\' /* nested */ \' */ SELECT 1)",
            R"(SELECT $1, a$b FROM t WHERE c = 'no backslash')",
-           R"(SELECT 1.5e'x\'y')",
+           R"(SELECT 1 e'x\'y')",
        }) {
-    CAPTURE(sql);
-    CHECK(escape_backslash_literals(sql) == sql);  // 1.5e'...' is 1.5 and E'...'
+    CAPTURE(std::string(sql));
+    CHECK(escape_backslash_literals(sql) == sql);
     CHECK(literals_read_alike(sql));
   }
+  // 1.5e'...': PostgreSQL 15 reports trailing junk after the number; the
+  // text is left alone and does not scan (denied).
+  CHECK(escape_backslash_literals(R"(SELECT 1.5e'x\'y')") == R"(SELECT 1.5e'x\'y')");
+  CHECK_FALSE(literals_read_alike(R"(SELECT 1.5e'x\'y')"));
 }
 
 TEST_CASE("string literals: the check refuses what the server would read differently") {
