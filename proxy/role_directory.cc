@@ -102,6 +102,12 @@ std::optional<bool> RoleDirectory::reads_nothing_protected(const std::string& lo
           "  OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = ANY ($3::oid[]) "
           "             AND has_table_privilege(m.oid, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')) "
           "  OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.oid = ANY ($4::oid[]) "
+          "             AND has_function_privilege(m.oid, p.oid, 'EXECUTE')) "
+          // Functions that read the server's files (the table files, logs)
+          // or connect without a password: not granted to PUBLIC by default.
+          "  OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.proname IN ('pg_read_file', "
+          "             'pg_read_binary_file', 'pg_stat_file', 'pg_ls_dir', 'lo_import', "
+          "             'lo_export', 'dblink_connect_u') "
           "             AND has_function_privilege(m.oid, p.oid, 'EXECUTE')))",
           login, read, write, definer);
       const bool reads_nothing = row[0].as<bool>();

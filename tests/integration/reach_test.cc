@@ -693,10 +693,12 @@ TEST_CASE("reach: DO and CALL run only for a login PostgreSQL keeps from protect
   // reader: no grant at all. reader_view: SELECT on a view over people (its
   // owner's rights read people). reader_rule: may insert into a table whose
   // rule copies people. reader_definer: EXECUTE on a SECURITY DEFINER
-  // function over people. Created before the proxy reads the catalog again.
+  // function over people. reader_files: may read the table's files with
+  // pg_read_file. Created before the proxy reads the catalog again.
   pg.psql(
       "CREATE ROLE reader LOGIN; CREATE ROLE reader_view LOGIN; CREATE ROLE reader_rule LOGIN;"
-      "CREATE ROLE reader_definer LOGIN;"
+      "CREATE ROLE reader_definer LOGIN; CREATE ROLE reader_files LOGIN;"
+      "GRANT EXECUTE ON FUNCTION pg_read_file(text) TO reader_files;"
       "GRANT USAGE ON SCHEMA app TO reader_view, reader_rule, reader_definer;"
       "GRANT SELECT ON app.v_people TO reader_view;"
       "GRANT INSERT ON app.rule_tab TO reader_rule;"
@@ -732,7 +734,8 @@ TEST_CASE("reach: DO and CALL run only for a login PostgreSQL keeps from protect
     CHECK(refused.message.find("permission denied for table people") != std::string::npos);
     check_no_forbidden(refused.rows + refused.message, leak);
     // The analyst (pg_read_all_data) and every reader with a way in: kanon denies.
-    for (const char* login : {"analyst", "reader_view", "reader_rule", "reader_definer"}) {
+    for (const char* login :
+         {"analyst", "reader_view", "reader_rule", "reader_definer", "reader_files"}) {
       CAPTURE(login);
       pqxx::connection c(f.proxy->conninfo(login));
       const auto o = run(c, leak, extended);
