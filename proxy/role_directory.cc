@@ -58,11 +58,12 @@ std::string oid_array(const std::vector<uint32_t>& oids) {
 
 }  // namespace
 
-CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog) {
+CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog,
+                               const std::set<std::string>& released) {
   CodeCandidates out;
   for (const auto& r : catalog.facts().relations) {
     const rewriter::CatalogRelation* c = catalog.relation(r.oid);
-    if (!c) continue;
+    if (!c || released.count(r.schema + "." + r.name)) continue;
     if (c->read.any()) out.read.push_back(r.oid);
     if (c->write.any()) out.write.push_back(r.oid);
   }

@@ -26,13 +26,17 @@ namespace kanon::proxy {
 // protected data with PostgreSQL's own privileges (from the ObjectCatalog):
 // relations whose reading reaches a protected table or is opaque (the
 // protected tables included), relations whose writing does, and SECURITY
-// DEFINER functions whose reach is not empty.
+// DEFINER functions whose reach is not empty. kanon's own releases
+// (`released`: "kanon_masked.<name>" of mode: view and materialized, which
+// hold only masked values) are left out: with grants: manage they are what a
+// restricted role is meant to read.
 struct CodeCandidates {
   std::vector<uint32_t> read;
   std::vector<uint32_t> write;
   std::vector<uint32_t> definer;
 };
-CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog);
+CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog,
+                               const std::set<std::string>& released = {});
 
 class RoleDirectory {
  public:

@@ -296,7 +296,15 @@ awaitable<void> Session::resolve_access(const std::string& user) {
                             : context_.policies->current();
   const auto catalog = snapshot ? context_.rewriter.catalog_for(*snapshot) : nullptr;
   if (catalog) {
-    const CodeCandidates candidates = code_candidates(*catalog);
+    std::set<std::string> released;  // "kanon_masked"."x" -> kanon_masked.x
+    for (const auto& [name, table] : snapshot->tables)
+      if (table && !table->materialized_name.empty()) {
+        std::string unquoted;
+        for (char ch : table->materialized_name)
+          if (ch != '"') unquoted += ch;
+        released.insert(std::move(unquoted));
+      }
+    const CodeCandidates candidates = code_candidates(*catalog, released);
     const auto proven = co_await run_blocking(context_.blocking, [&] {
       return context_.roles->reads_nothing_protected(user, candidates, snapshot->version);
     });

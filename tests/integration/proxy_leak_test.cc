@@ -296,6 +296,34 @@ TEST_CASE("grants: manage protects direct connections and reports what it cannot
   };
   direct_checks("after the build");
 
+  // PostgreSQL keeps vg_reader from the base table (it reads kanon's masked
+  // view only): through kanon its DO blocks run, and what they try to read of
+  // the base table PostgreSQL refuses. analyst (pg_read_all_data) is denied.
+  {
+    const std::string leak =
+        "DO $$ DECLARE c text; BEGIN SELECT string_agg(city, ',') INTO c FROM "
+        "public.vg_people; RAISE EXCEPTION 'got %', c; END $$";
+    pqxx::connection reader(proxy.conninfo("vg_reader"));
+    pqxx::nontransaction rtx(reader);
+    rtx.exec("DO $$ BEGIN PERFORM 1; END $$");
+    try {
+      rtx.exec(leak);
+      FAIL("expected PostgreSQL's permission error");
+    } catch (const pqxx::insufficient_privilege& e) {
+      CHECK(std::string(e.what()).find("permission denied for table vg_people") !=
+            std::string::npos);
+      check_no_forbidden(e.what(), leak);
+    }
+    pqxx::connection analyst(proxy.conninfo("analyst"));
+    pqxx::nontransaction atx(analyst);
+    try {
+      atx.exec(leak);
+      FAIL("expected kanon's denial");
+    } catch (const pqxx::insufficient_privilege& e) {
+      CHECK(std::string(e.what()).find("(kanon rule opaque-code)") != std::string::npos);
+    }
+  }
+
   // Someone grants the table again; a refresh revokes it and keeps the view's
   // grants.
   pg.psql("GRANT SELECT ON public.vg_people TO vg_reader");
