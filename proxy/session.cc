@@ -316,10 +316,12 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   rewriter::RewriteResult result;
   uint64_t version = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!backend_stream_.standard_conforming_strings()) {
-    // The server reads '...' with backslash escapes: decide, and send, the
-    // text with those constants spelled E'...' (rewriter/string_literals.h).
-    if (const auto text = rewriter::standard_text(sql)) {
+  if (sql.find('\\') != std::string_view::npos) {
+    // A backslash: decide, and send, the text with plain constants that hold
+    // one spelled E'...', which the server reads alike whatever
+    // standard_conforming_strings is by then (rewriter/string_literals.h).
+    if (const auto text =
+            rewriter::standard_text(sql, backend_stream_.standard_conforming_strings())) {
       const auto snapshot = context_.policies->current();
       result = context_.rewriter.rewrite(*text, *snapshot, access_);
       version = snapshot->version;

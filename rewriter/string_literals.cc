@@ -21,7 +21,7 @@ bool is_digit(unsigned char c) {
 
 class LiteralScanner {
  public:
-  explicit LiteralScanner(std::string_view sql) : s_(sql) {}
+  LiteralScanner(std::string_view sql, bool standard) : s_(sql), standard_(standard) {}
 
   std::string run() {
     size_t i = 0;
@@ -48,9 +48,9 @@ class LiteralScanner {
     std::string out;
     out.reserve(s_.size() + inserts_.size() * 2);
     size_t at = 0;
-    for (const auto& [pos, spaced] : inserts_) {
+    for (const auto& [pos, text] : inserts_) {  // in text order
       out.append(s_.substr(at, pos - at));
-      out += spaced ? " E" : "E";
+      out += text;
       at = pos;
     }
     out.append(s_.substr(at));
@@ -62,7 +62,7 @@ class LiteralScanner {
 
   struct Insert {
     size_t pos;
-    bool spaced;
+    const char* text;  // inserted before the byte at pos
   };
 
   // What the word right before the quote at `q` makes of the constant: E'',
@@ -169,14 +169,22 @@ class LiteralScanner {
 
   // The constant whose opening quote is at `q`; returns the byte after it.
   size_t string_end(size_t q, std::pair<Prefix, bool> prefix) {
-    const bool escapes = prefix.first != Prefix::kBits;  // scs off: plain ones too
+    // Backslash escapes: E'' always; plain ones (and N'') with the setting
+    // off; never in bit strings or, with the setting on, plain ones.
+    const bool escapes =
+        prefix.first == Prefix::kExtended || (!standard_ && prefix.first != Prefix::kBits);
     bool backslash = false;
+    std::vector<size_t> backslashes;  // plain constants with the setting on
     size_t i = q + 1;
     while (i < s_.size()) {
       const char c = s_[i];
       if (c == '\\' && escapes) {
         backslash = true;
         i += 2;
+      } else if (c == '\\') {
+        backslash = true;
+        backslashes.push_back(i);
+        ++i;
       } else if (c == '\'') {
         if (i + 1 < s_.size() && s_[i + 1] == '\'') {
           i += 2;
@@ -190,22 +198,29 @@ class LiteralScanner {
         ++i;
       }
     }
-    if (prefix.first == Prefix::kPlain && backslash) inserts_.push_back({q, prefix.second});
+    if (prefix.first == Prefix::kPlain && backslash) {
+      inserts_.push_back({q, prefix.second ? " E" : "E"});
+      // With the setting on a backslash is itself: E'' needs it doubled.
+      if (standard_)
+        for (size_t b : backslashes) inserts_.push_back({b, "\\"});
+    }
     return i;
   }
 
   std::string_view s_;
+  const bool standard_;  // the session's standard_conforming_strings
   std::vector<Insert> inserts_;
 };
 
 }  // namespace
 
-std::string escape_backslash_literals(std::string_view sql) {
-  return LiteralScanner(sql).run();
+std::string escape_backslash_literals(std::string_view sql, bool standard_conforming_strings) {
+  return LiteralScanner(sql, standard_conforming_strings).run();
 }
 
-std::optional<std::string> standard_text(std::string_view sql) {
-  std::string escaped = escape_backslash_literals(sql);
+std::optional<std::string> standard_text(std::string_view sql, bool standard_conforming_strings) {
+  if (sql.find('\\') == std::string_view::npos) return std::string(sql);
+  std::string escaped = escape_backslash_literals(sql, standard_conforming_strings);
   if (!literals_read_alike(escaped)) return std::nullopt;
   return escaped;
 }
