@@ -24,6 +24,8 @@ import sys
 
 RULE_RE = re.compile(r"\(kanon rule ([a-z0-9-]+)\)")
 TERSE_DENIAL = "ERROR:  42501"  # a denial under \set VERBOSITY sqlstate
+LINE_ECHO = re.compile(r"^LINE \d+: ")
+CARET = re.compile(r"^\s*\^\s*$")
 ESCAPE_WARNING = "WARNING:  nonstandard use of "
 ESCAPE_HINT = "HINT:  Use the escape string syntax for "
 REPORT_LINE = re.compile(r"^(ERROR|HINT|DETAIL|CONTEXT|LINE \d+):|^\s*\^\s*$|^\s*$")
@@ -49,6 +51,9 @@ HEADER = """\
 #      escaped  only the server's "nonstandard use of \\ in a string
 #               literal" warnings are gone: with standard_conforming_strings
 #               off kanon sends backslash constants as E'...'
+#      respelled  only psql's echo of the statement in an error report
+#               (LINE n:, the caret) differs: kanon sent a constant holding a
+#               backslash as E'...'
 #      after    below a denial in the same test (an object not created, a
 #               transaction state, ...): named after the nearest denial above
 #      earlier  in a test with no denial above it: named after the denials of
@@ -178,6 +183,14 @@ def attribute(hunks, restricted_lines, setup_rules, parser_re):
         rules = sorted(set(r for line in h.plus for r in RULE_RE.findall(line)))
         if rules:
             h.how, h.rule = "denied", "+".join(rules)
+            continue
+        # kanon sends plain constants holding a backslash spelled as E'...'
+        # (docs/rewriter.md): psql's echo of the statement in an error report
+        # (LINE n:, the caret) shows that spelling.
+        if len(h.minus) == len(h.plus) and h.minus and all(
+                a == b or (LINE_ECHO.match(a) and LINE_ECHO.match(b))
+                or (CARET.match(a) and CARET.match(b)) for a, b in zip(h.minus, h.plus)):
+            h.how, h.rule = "respelled", "standard-conforming-strings"
             continue
         # With standard_conforming_strings off kanon sends backslash constants
         # as E'...' (docs/rewriter.md): the server's escape_string_warning,
