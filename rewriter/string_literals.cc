@@ -221,8 +221,12 @@ std::string escape_backslash_literals(std::string_view sql, bool standard_confor
 std::optional<std::string> standard_text(std::string_view sql, bool standard_conforming_strings) {
   if (sql.find('\\') == std::string_view::npos) return std::string(sql);
   std::string escaped = escape_backslash_literals(sql, standard_conforming_strings);
-  if (!literals_read_alike(escaped)) return std::nullopt;
-  return escaped;
+  if (literals_read_alike(escaped)) return escaped;
+  // Text kanon's parser cannot read either way (E'\u061', an unterminated
+  // constant): the rewriter answers `syntax`, and the proxy's syntax probe
+  // lets the server raise its own error without executing anything.
+  if (!parse_sql(escaped).ok && !parse_sql(sql).ok) return std::string(sql);
+  return std::nullopt;
 }
 
 }  // namespace kanon::rewriter

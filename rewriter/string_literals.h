@@ -35,8 +35,9 @@ namespace kanon::rewriter {
 std::string escape_backslash_literals(std::string_view sql, bool standard_conforming_strings);
 
 // Both steps: the text to decide and send instead of `sql` (`sql` itself
-// when it holds no backslash); nullopt when the check fails (deny with
-// rules::kStandardConformingStrings).
+// when it holds no backslash, or when kanon's parser cannot read it either
+// way: the rewriter then answers `syntax`); nullopt when the check fails
+// (deny with rules::kStandardConformingStrings).
 std::optional<std::string> standard_text(std::string_view sql, bool standard_conforming_strings);
 
 }  // namespace kanon::rewriter

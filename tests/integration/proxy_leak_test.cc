@@ -396,7 +396,7 @@ TEST_CASE(
   CHECK(r[0][0].as<std::string>() == "x' AS a, ");
   // A constant kanon cannot spell as E'...' is denied, naming the rule.
   try {
-    tx.exec("SELECT N'a\\'b'");
+    tx.exec("SELECT N'a\\\\b'");
     FAIL("expected a denial");
   } catch (const pqxx::insufficient_privilege& e) {
     CHECK(std::string(e.what()).find("standard-conforming-strings") != std::string::npos);

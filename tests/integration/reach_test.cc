@@ -679,7 +679,7 @@ TEST_CASE("reach: standard_conforming_strings off is read as the server reads it
                            extended);
     check_no_forbidden(other.rows + other.message, "other");
     // Constants kanon cannot spell as E'...' are denied.
-    const auto national = run(analyst, "SELECT N'a\\'b'", extended);
+    const auto national = run(analyst, "SELECT N'a\\\\b'", extended);
     CHECK(national.sqlstate == "42501");
     CHECK(national.message.find("standard-conforming-strings") != std::string::npos);
     REQUIRE(run(analyst, "SET standard_conforming_strings = on", extended).sqlstate.empty());
