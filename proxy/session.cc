@@ -330,8 +330,9 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
         result.sql = *text;
       }
     } else {
-      result = rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
-                                     "a string constant kanon cannot read as the server does");
+      result =
+          rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
+                                "a string constant kanon cannot respell (N'...' with a backslash)");
     }
   } else if (prepared_ && prepared_sql_ == sql) {
     result = std::move(*prepared_);

@@ -75,9 +75,9 @@ const Rule kFunctionCall{"function-call-message",
                          "restricted sessions may only send fast-path function calls of the "
                          "large-object functions"};
 const Rule kStandardConformingStrings{"standard-conforming-strings",
-                                      "with standard_conforming_strings off, restricted sessions "
-                                      "may only send string constants kanon reads as the server "
-                                      "does"};
+                                      "restricted sessions may only send string constants with "
+                                      "backslashes that kanon can spell as E'...' constants, "
+                                      "which read alike under any standard_conforming_strings"};
 const Rule kMalformedMessage{"malformed-message", "the message could not be decoded",
                              sqlstate::kProtocolViolation};
 const Rule kAuditUnavailable{"audit-unavailable",
