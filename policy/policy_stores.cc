@@ -45,8 +45,8 @@ std::shared_ptr<PolicyStore> PolicyStores::find(const std::string& database) con
     return it->second;
   // The default database without a configured name (then the only store):
   // known once its catalog is read.
-  if (const auto it = stores_.find(""); it != stores_.end() && !database.empty() &&
-                                         it->second->database_name() == database)
+  if (const auto it = stores_.find("");
+      it != stores_.end() && !database.empty() && it->second->database_name() == database)
     return it->second;
   return nullptr;
 }
@@ -54,6 +54,12 @@ std::shared_ptr<PolicyStore> PolicyStores::find(const std::string& database) con
 std::shared_ptr<PolicyStore> PolicyStores::of(const TablePolicy& policy) const {
   std::lock_guard lock(mu_);
   const auto it = stores_.find(policy.database);
+  return it == stores_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<PolicyStore> PolicyStores::default_store() const {
+  std::lock_guard lock(mu_);
+  const auto it = stores_.find(default_);
   return it == stores_.end() ? nullptr : it->second;
 }
 

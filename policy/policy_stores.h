@@ -49,6 +49,8 @@ class PolicyStores {
   std::shared_ptr<PolicyStore> find(const std::string& database) const;
   // The store of `policy`'s database (null when it has none).
   std::shared_ptr<PolicyStore> of(const TablePolicy& policy) const;
+  // The default database's store (kanon's own database).
+  std::shared_ptr<PolicyStore> default_store() const;
   // Every store: the default database's first, then by database name.
   std::vector<std::shared_ptr<PolicyStore>> all() const;
   // Every store's policies, in the order of all().

@@ -3,6 +3,7 @@
 #include <pqxx/pqxx>
 
 #include "proxy/log.h"
+#include "rewriter/object_catalog.h"
 
 namespace kanon::proxy {
 
@@ -39,6 +40,84 @@ std::optional<std::set<std::string>> RoleDirectory::memberships(const std::strin
       conn_.reset();
       if (attempt == 1)
         log(LogLevel::kWarning, "cannot read the role memberships of '{}': {}", login, e.what());
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+std::string oid_array(const std::vector<uint32_t>& oids) {
+  std::string s = "{";
+  for (uint32_t o : oids) {
+    if (s.size() > 1) s += ',';
+    s += std::to_string(o);
+  }
+  return s + "}";
+}
+
+}  // namespace
+
+CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog,
+                               const std::set<std::string>& released) {
+  CodeCandidates out;
+  for (const auto& r : catalog.facts().relations) {
+    const rewriter::CatalogRelation* c = catalog.relation(r.oid);
+    if (!c || released.count(r.schema + "." + r.name)) continue;
+    if (c->read.any()) out.read.push_back(r.oid);
+    if (c->write.any()) out.write.push_back(r.oid);
+  }
+  for (const auto& f : catalog.facts().functions) {
+    const rewriter::CatalogFunction* c = catalog.function(f.oid);
+    if (c && f.security_definer && c->reach.any()) out.definer.push_back(f.oid);
+  }
+  return out;
+}
+
+std::optional<bool> RoleDirectory::reads_nothing_protected(const std::string& login,
+                                                           const CodeCandidates& c,
+                                                           uint64_t version) {
+  const std::string read = oid_array(c.read), write = oid_array(c.write),
+                    definer = oid_array(c.definer);
+  const std::string key = std::to_string(version) + "|" + read + "|" + write + "|" + definer;
+  const std::lock_guard lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (auto it = code_cache_.find(login);
+      it != code_cache_.end() && it->second.candidates == key && now - it->second.fetched < ttl_)
+    return it->second.reads_nothing;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      if (!conn_ || !conn_->conn.is_open()) conn_ = std::make_unique<Connection>(conninfo_);
+      pqxx::nontransaction tx(conn_->conn);
+      // Every role the login may act as (SET ROLE works without INHERIT);
+      // objects dropped since the catalog was read are left out.
+      const auto row = tx.exec_params1(
+          "WITH m AS (SELECT b.* FROM pg_roles a JOIN pg_roles b "
+          "  ON pg_has_role(a.oid, b.oid, 'MEMBER') WHERE a.rolname = $1) "
+          "SELECT EXISTS (SELECT 1 FROM m) AND NOT EXISTS (SELECT 1 FROM m WHERE "
+          "  rolsuper OR rolcreaterole OR rolbypassrls OR rolreplication "
+          "  OR rolname IN ('pg_read_server_files', 'pg_write_server_files', "
+          "                 'pg_execute_server_program') "
+          "  OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = ANY ($2::oid[]) "
+          "             AND has_any_column_privilege(m.oid, c.oid, 'SELECT')) "
+          "  OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = ANY ($3::oid[]) "
+          "             AND has_table_privilege(m.oid, c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE')) "
+          "  OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.oid = ANY ($4::oid[]) "
+          "             AND has_function_privilege(m.oid, p.oid, 'EXECUTE')) "
+          // Functions that read the server's files (the table files, logs)
+          // or connect without a password: not granted to PUBLIC by default.
+          "  OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.proname IN ('pg_read_file', "
+          "             'pg_read_binary_file', 'pg_stat_file', 'pg_ls_dir', 'lo_import', "
+          "             'lo_export', 'dblink_connect_u') "
+          "             AND has_function_privilege(m.oid, p.oid, 'EXECUTE')))",
+          login, read, write, definer);
+      const bool reads_nothing = row[0].as<bool>();
+      code_cache_[login] = Verdict{key, reads_nothing, now};
+      return reads_nothing;
+    } catch (const std::exception& e) {
+      conn_.reset();
+      if (attempt == 1)
+        log(LogLevel::kWarning, "cannot read the privileges of '{}': {}", login, e.what());
     }
   }
   return std::nullopt;

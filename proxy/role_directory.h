@@ -14,8 +14,29 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
+
+namespace kanon::rewriter {
+class ObjectCatalog;
+}
 
 namespace kanon::proxy {
+
+// The objects of the protected database through which a login could read
+// protected data with PostgreSQL's own privileges (from the ObjectCatalog):
+// relations whose reading reaches a protected table or is opaque (the
+// protected tables included), relations whose writing does, and SECURITY
+// DEFINER functions whose reach is not empty. kanon's own releases
+// (`released`: "kanon_masked.<name>" of mode: view and materialized, which
+// hold only masked values) are left out: with grants: manage they are what a
+// restricted role is meant to read.
+struct CodeCandidates {
+  std::vector<uint32_t> read;
+  std::vector<uint32_t> write;
+  std::vector<uint32_t> definer;
+};
+CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog,
+                               const std::set<std::string>& released = {});
 
 class RoleDirectory {
  public:
@@ -25,6 +46,19 @@ class RoleDirectory {
   // The login itself and every role it is a member of, directly or not;
   // nullopt when the catalog cannot be read (the caller then fails closed).
   std::optional<std::set<std::string>> memberships(const std::string& login);
+
+  // True when PostgreSQL keeps `login` from reading protected data (see
+  // rewriter::PlanContext::reads_nothing_protected): neither it nor any role
+  // it belongs to is a superuser, has CREATEROLE, BYPASSRLS or REPLICATION,
+  // is a server-file role, or holds SELECT (any column) on `c.read`, a write
+  // privilege on `c.write`, EXECUTE on `c.definer` or on a function that
+  // reads server files (pg_read_file, lo_import, ...) or connects without a
+  // password (dblink_connect_u). nullopt when the
+  // catalog cannot be read (the caller then treats it as false). Cached per
+  // login for `ttl` and for one policy snapshot `version` (a GRANT is DDL:
+  // the catalog watcher publishes a new version).
+  std::optional<bool> reads_nothing_protected(const std::string& login, const CodeCandidates& c,
+                                              uint64_t version);
 
  private:
   struct Entry {
@@ -37,6 +71,12 @@ class RoleDirectory {
   struct Connection;  // the service connection, opened on first use
   std::unique_ptr<Connection> conn_;
   std::map<std::string, Entry> cache_;
+  struct Verdict {
+    std::string candidates;  // the candidates it was decided for
+    bool reads_nothing = false;
+    std::chrono::steady_clock::time_point fetched;
+  };
+  std::map<std::string, Verdict> code_cache_;
 };
 
 }  // namespace kanon::proxy

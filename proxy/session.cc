@@ -20,6 +20,7 @@
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
 #include "proxy/wire/message_types.h"
+#include "rewriter/string_literals.h"
 
 namespace kanon::proxy {
 
@@ -75,23 +76,6 @@ void add_restricted_settings(wire::StartupMessage& m,
       return;
     }
   m.parameters.emplace_back("options", extra.substr(1));
-}
-
-// With standard_conforming_strings off the rewriter's parser would read
-// backslashes in literals differently from the server, so every statement is
-// denied, except plain SET/RESET of that setting (no quotes or backslashes:
-// nothing the two parsers could read differently).
-bool turns_scs_back_on(std::string_view sql) {
-  if (sql.find_first_of("'\"\\$") != std::string_view::npos) return false;
-  std::string squeezed;  // lower case, no blanks, no semicolons
-  for (char c : sql)
-    if (!std::isspace(static_cast<unsigned char>(c)) && c != ';')
-      squeezed += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (squeezed == "resetstandard_conforming_strings") return true;
-  for (const char* value : {"on", "true", "1", "yes"})
-    for (const char* op : {"=", "to"})
-      if (squeezed == fmt::format("setstandard_conforming_strings{}{}", op, value)) return true;
-  return false;
 }
 
 }  // namespace
@@ -320,17 +304,54 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
       std::all_of(tables.begin(), tables.end(), [&](const auto& p) { return exempt_by(p, roles); });
   access_.search_path.clear();
   access_.role = user;
+  // Whether PostgreSQL itself keeps the login from protected data (then DO,
+  // CALL and code it creates are allowed; rewriter/rewriter.h). Without the
+  // protected database's catalog nothing is proven. The role directory asks
+  // kanon's own database, so the proof is taken there only: in the other
+  // databases policies name, DO and CALL stay denied.
+  const bool provable =
+      !access_.exempt && context_.roles && own && own == context_.policies->default_store();
+  const auto snapshot = provable ? own->current() : nullptr;
+  const auto catalog = snapshot ? context_.rewriter.catalog_for(*snapshot) : nullptr;
+  if (catalog) {
+    std::set<std::string> released;  // "kanon_masked"."x" -> kanon_masked.x
+    for (const auto& [name, table] : snapshot->tables)
+      if (table && !table->materialized_name.empty()) {
+        std::string unquoted;
+        for (char ch : table->materialized_name)
+          if (ch != '"') unquoted += ch;
+        released.insert(std::move(unquoted));
+      }
+    const CodeCandidates candidates = code_candidates(*catalog, released);
+    const auto proven = co_await run_blocking(context_.blocking, [&] {
+      return context_.roles->reads_nothing_protected(user, candidates, snapshot->version);
+    });
+    access_.reads_nothing_protected = proven.value_or(false);
+  }
 }
 
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
   rewriter::RewriteResult result;
   uint64_t version = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  if (!backend_stream_.standard_conforming_strings() && turns_scs_back_on(sql)) {
-    result.verdict = rewriter::Verdict::kPass;
-  } else if (!backend_stream_.standard_conforming_strings()) {
-    result = rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
-                                   "standard_conforming_strings");
+  if (sql.find('\\') != std::string_view::npos) {
+    // A backslash: decide, and send, the text with plain constants that hold
+    // one spelled E'...', which the server reads alike whatever
+    // standard_conforming_strings is by then (rewriter/string_literals.h).
+    if (const auto text =
+            rewriter::standard_text(sql, backend_stream_.standard_conforming_strings())) {
+      const auto current = snapshot();
+      result = context_.rewriter.rewrite(*text, *current, access_);
+      version = current->version;
+      if (result.verdict == rewriter::Verdict::kPass && *text != sql) {
+        result.verdict = rewriter::Verdict::kRewritten;
+        result.sql = *text;
+      }
+    } else {
+      result =
+          rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
+                                "a string constant kanon cannot respell (N'...' with a backslash)");
+    }
   } else if (prepared_ && prepared_sql_ == sql) {
     result = std::move(*prepared_);
   } else {

@@ -11,6 +11,7 @@
 #include "proxy/session.h"
 #include "proxy/wire/frontend_messages.h"
 #include "proxy/wire/message_types.h"
+#include "rewriter/string_literals.h"
 
 namespace kanon::proxy {
 
@@ -27,6 +28,11 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
     if (!p.ok()) co_return;
     sql = std::move(p.value().query);
   }
+  // With a backslash, Session::rewrite decides the text with E'...'
+  // constants (rewriter/string_literals.h): look its names up.
+  if (sql.find('\\') != std::string::npos)
+    if (auto text = rewriter::standard_text(sql, backend_stream_.standard_conforming_strings()))
+      sql = std::move(*text);
   // Plan, refresh the catalog if a name now exists, plan again, pass the
   // remaining names back as absent, plan a last time. A name that is still
   // unknown then (e.g. created and dropped meanwhile) is denied by the gate.

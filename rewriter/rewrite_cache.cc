@@ -23,6 +23,7 @@ std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_iden
   key += std::to_string(policy_identity);
   key += context.exempt ? ":e:" : ":r:";
   key += context.protected_database ? "p:" : "u:";
+  key += context.reads_nothing_protected ? "n:" : "c:";
   add_field(key, context.search_path);
   add_field(key, context.role);
   add_field(key, context.database);

@@ -45,6 +45,11 @@ class Planner {
   // the statement is denied.
   bool plan(const Statement& st) {
     const StatementClass cls = classify_statement(st.kind);
+    if (context_.reads_nothing_protected &&
+        (st.kind == "DoStmt" || st.kind == "CallStmt" || st.kind == "CreateFunctionStmt"))
+      return plan_unprivileged_code(st);
+    if (st.kind == "CreateFunctionStmt" && st.function_language == "sql")
+      return plan_sql_function(st);
     if (cls == StatementClass::kDenied)
       return deny(denied_statement_rule(st.kind), statement_label(st.kind));
     for (const auto& f : st.functions)
@@ -55,10 +60,14 @@ class Planner {
 
     std::vector<ProtectedRef> refs;
     std::vector<CatalogRef> reaching;  // not protected, but the catalog says they reach one
+    std::vector<const RelationRef*> statistics;  // pg_stats and friends: filtered
     for (const auto& r : st.relations) {
       if (r.cte) continue;
-      if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog"))
-        return deny(rules::kStatisticsView, r.name);
+      if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog")) {
+        if (!is_filtered_statistics_view(r.name)) return deny(rules::kStatisticsView, r.name);
+        statistics.push_back(&r);
+        continue;
+      }
       const ProtectedTable* t = nullptr;
       const auto match = find(r.schema, r.name, &t);
       if (match == ProtectedIndex::Match::kAmbiguous) return deny(rules::kAmbiguousName, r.name);
@@ -87,6 +96,16 @@ class Planner {
                              classify_statement(st.inner_kind) == StatementClass::kWrite;
     const bool write = cls == StatementClass::kWrite || wraps_write || st.select_into ||
                        !st.nested_writes.empty() || (cls == StatementClass::kCopy && st.copy_from);
+    // Statistics views: only the rows of the session's own temporary tables,
+    // in a query (a view or a write over them would keep them unfiltered).
+    for (const RelationRef* r : statistics) {
+      if (write || r->role != RelationRef::Role::kRead ||
+          !splice_from_item(*r, [&](std::string_view) {
+            return statistics_filter(r->name) +
+                   (r->has_alias ? "" : " AS " + policy::quote_identifier(r->name));
+          }))
+        return deny(rules::kStatisticsView, r->name);
+    }
     if (write) {
       const Rule& rule = is_write_kind(st.kind) || !st.nested_writes.empty()
                              ? rules::kWriteProtected
@@ -142,6 +161,98 @@ class Planner {
     for (const auto& c : st.columns)
       if (!shorten_column(c)) return deny(rules::kUnsupportedReference, base::join(c.fields, "."));
     for (const auto& p : refs) plan_.tables.push_back(p.table->policy_name);
+    return true;
+  }
+
+  // DO, CALL and CREATE FUNCTION / PROCEDURE (any language: the server
+  // refuses untrusted ones to a login that is not a superuser) when
+  // PostgreSQL itself keeps the login from reading protected data
+  // (PlanContext::reads_nothing_protected). Arguments of CALL and defaults
+  // are still checked like any expression.
+  bool plan_unprivileged_code(const Statement& st) {
+    for (const auto& f : st.functions)
+      if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
+    if (!check_functions(st) || !check_implicit_code(st)) return false;
+    for (const auto& r : st.relations) {
+      if (r.cte) continue;
+      if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog"))
+        return deny(rules::kStatisticsView, r.name);
+      const ProtectedTable* t = nullptr;
+      if (find(r.schema, r.name, &t) != ProtectedIndex::Match::kNone)
+        return deny(rules::kFunctionBodyProtected, t ? t->policy_name : r.name);
+      const CatalogRelation* rel = nullptr;
+      if (!classify(r, &rel)) return false;
+      if (rel) return deny(rules::kFunctionBodyProtected, describe(*rel, !reaches(*rel, false)));
+    }
+    return true;
+  }
+
+  // CREATE FUNCTION / PROCEDURE ... LANGUAGE sql: allowed when its body (a
+  // BEGIN ATOMIC / RETURN body is this statement's own relations and
+  // functions; a string body is parsed) and its defaults reach no protected
+  // table and run nothing a restricted statement may not. A call of the
+  // function is decided again from the catalog (object_catalog.h), and so is
+  // every way PostgreSQL runs it without a call in the text (triggers,
+  // defaults, constraints, index expressions, operators, casts).
+  bool plan_sql_function(const Statement& st) {
+    const Statement* outer = current_;
+    current_ = &st;
+    const bool ok = plan_sql_function_in(st);
+    current_ = outer;
+    return ok;
+  }
+
+  bool plan_sql_function_in(const Statement& st) {
+    if (!check_code(st)) return false;
+    if (st.function_sql_body || st.function_body.empty()) return true;
+    const std::string what = "the body of a LANGUAGE sql function";
+    if (depth_ >= kMaxViewDepth) return deny(rules::kOpaqueCode, what);
+    const ParseOutcome body = parse_sql(st.function_body);
+    if (!body.ok) return deny(rules::kOpaqueCode, what + " (kanon cannot parse it)");
+    Planner inner(st.function_body, inputs_, depth_ + 1);
+    for (const auto& b : body.statements)
+      if (!inner.check_code(b)) break;
+    RewritePlan planned = inner.take();
+    if (planned.denied) return deny(*planned.denied, planned.object + " in " + what);
+    plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
+    return true;
+  }
+
+  // A statement of a function body (or the CREATE FUNCTION statement with
+  // its BEGIN ATOMIC body): it may run whenever the function does, so nothing
+  // in it may name or reach a protected table (by bare name in any schema),
+  // read statistics, or run code kanon cannot inspect.
+  bool check_code(const Statement& st) {
+    const StatementClass cls = classify_statement(st.kind);
+    if (st.kind == "CreateFunctionStmt" && st.function_language == "sql" && &st != current_)
+      return plan_sql_function(st);
+    if (cls == StatementClass::kDenied && st.kind != "CreateFunctionStmt")
+      return deny(denied_statement_rule(st.kind), statement_label(st.kind));
+    if (st.kind == "CreateFunctionStmt" && st.function_language != "sql")
+      return deny(rules::kOpaqueCode, statement_label(st.kind));
+    for (const auto& f : st.functions)
+      if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
+    if (cls == StatementClass::kCopy) return deny(rules::kCopyFile, "COPY");
+    if (!check_functions(st)) return false;
+    if (!check_implicit_code(st)) return false;
+    for (const auto& r : st.relations) {
+      if (r.cte) continue;
+      if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog"))
+        return deny(rules::kStatisticsView, r.name);
+      const ProtectedTable* t = nullptr;
+      const auto match = find(r.schema, r.name, &t);
+      if (match != ProtectedIndex::Match::kNone)
+        return deny(rules::kFunctionBodyProtected, t ? t->policy_name : r.name);
+      const CatalogRelation* rel = nullptr;
+      if (!classify(r, &rel)) return false;
+      if (rel) return deny(rules::kFunctionBodyProtected, describe(*rel, !reaches(*rel, false)));
+    }
+    for (const auto& n : st.names) {
+      if (!index_.has_name(n)) continue;
+      const ProtectedTable* t = nullptr;
+      if (find("", n, &t) == ProtectedIndex::Match::kNone) continue;
+      return deny(rules::kFunctionBodyProtected, t ? t->policy_name : n);
+    }
     return true;
   }
 
@@ -362,6 +473,10 @@ class Planner {
       for (const auto* c : found) {
         const Reach e = effective(c->reach);
         if (!e.any() || allowed(*c->facts, e)) continue;
+        // Opaque code runs with the login's privileges, which cannot read
+        // protected data (a SECURITY DEFINER one it may run would have
+        // made that false).
+        if (e.tables.empty() && context_.reads_nothing_protected) continue;
         std::string object = c->facts->schema + "." + c->facts->name;
         if (!e.tables.empty()) {
           object += " (reaches " + e.tables.front() + ")";
@@ -576,6 +691,7 @@ class Planner {
   const PlanContext& context_;
   const std::vector<std::string> search_path_;
   const int depth_;
+  const Statement* current_ = nullptr;  // the CREATE FUNCTION check_code() is in
   RewritePlan plan_;
 };
 

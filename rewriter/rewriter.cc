@@ -97,6 +97,10 @@ void Rewriter::set_require_catalog(bool require) {
   ++impl_->listed_generation;  // a new generation: earlier plans are not reused
 }
 
+std::shared_ptr<const ObjectCatalog> Rewriter::catalog_for(const policy::PolicySnapshot& policies) {
+  return impl_->indexes_for(policies).catalog;
+}
+
 CacheStats Rewriter::cache_stats() const {
   return impl_->cache.stats();
 }

@@ -45,6 +45,17 @@ struct PlanContext {
   // no table there is protected and no catalog is read, so only the
   // statement rules apply (code, server access, statistics, files).
   bool protected_database = true;
+  // PostgreSQL itself keeps this login from reading any protected table
+  // (the proxy reads it from the protected database's grants at session
+  // start, proxy/role_directory.h): no SELECT on a protected table or on a
+  // relation that reaches one, no right to write a relation whose writing
+  // reaches one, no EXECUTE on a SECURITY DEFINER function that reaches one
+  // or is opaque, no superuser, CREATEROLE, BYPASSRLS, REPLICATION or
+  // server-file role, through any role it belongs to. Then code kanon cannot
+  // inspect runs with privileges that cannot read protected data: DO, CALL,
+  // CREATE FUNCTION in any language the server lets it use, and calls of
+  // opaque functions are allowed.
+  bool reads_nothing_protected = false;
   // Names the caller has just confirmed no persistent relation or function
   // has (a kLookup answer, checked against the database): the session's own
   // temporary objects or missing ones. Sorted. A rewrite that used them is
@@ -95,6 +106,10 @@ class Rewriter {
   // version (PolicyStore guarantees it); results are cached by version.
   RewriteResult rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
                         const PlanContext& context);
+
+  // The catalog of the snapshot (what its objects reach), built once per
+  // snapshot version (and store); null when the snapshot has none.
+  std::shared_ptr<const class ObjectCatalog> catalog_for(const policy::PolicySnapshot& policies);
 
   // Tables to treat as listed in every snapshot ("schema.table"), for tests
   // that plan with hand-made snapshots. A listed table that has no built

@@ -41,6 +41,7 @@ class StatementWalker {
       out_.copy_to_file = bool_member(body, "is_program") || t_.member(body, "filename") >= 0;
       out_.copy_has_attlist = t_.member(body, "attlist") >= 0;
     }
+    if (out_.kind == "CreateFunctionStmt") read_function(body);
     if (out_.kind == "VariableSetStmt" || out_.kind == "VariableShowStmt") {
       const int32_t n = t_.member(body, "name");
       if (n >= 0) out_.setting = std::string(t_.at(n).text);
@@ -54,6 +55,31 @@ class StatementWalker {
     std::string_view parent_type;
     std::string_view parent_key;
   };
+
+  // LANGUAGE and AS of CREATE FUNCTION / PROCEDURE (DefElems in "options").
+  void read_function(int32_t body) {
+    out_.function_sql_body = t_.member(body, "sql_body") >= 0;
+    const int32_t options = t_.member(body, "options");
+    if (options >= 0) {
+      for (int32_t o = t_.at(options).first_child; o >= 0; o = t_.at(o).next_sibling) {
+        const int32_t def = t_.member(o, "DefElem");
+        if (def < 0) continue;
+        const std::string_view name = string_member(def, "defname");
+        const int32_t arg = t_.member(def, "arg");
+        if (name == "language") {
+          for (char c : string_member(t_.member(arg, "String"), "sval"))
+            out_.function_language += static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+        } else if (name == "as") {
+          const int32_t items = t_.member(t_.member(arg, "List"), "items");
+          if (items < 0) continue;
+          const int32_t first = t_.at(items).first_child;
+          if (first >= 0 && t_.at(first).next_sibling < 0)
+            out_.function_body = std::string(string_member(t_.member(first, "String"), "sval"));
+        }
+      }
+    }
+    if (out_.function_language.empty() && out_.function_sql_body) out_.function_language = "sql";
+  }
 
   bool bool_member(int32_t obj, std::string_view key) const {
     const int32_t m = t_.member(obj, key);
@@ -298,6 +324,34 @@ ParseOutcome parse_sql(std::string_view sql) {
   pg_query_free_parse_result(result);
   tree.release_if_larger_than(1 << 16);  // keep up to 4 MB per thread
   return out;
+}
+
+bool literals_read_alike(std::string_view sql) {
+  const std::string text(sql);
+  PgQueryScanResult result = pg_query_scan(text.c_str());
+  if (result.error != nullptr) {
+    pg_query_free_scan_result(result);
+    return false;
+  }
+  PgQuery__ScanResult* scan = pg_query__scan_result__unpack(
+      nullptr, result.pbuf.len, reinterpret_cast<const uint8_t*>(result.pbuf.data));
+  bool alike = scan != nullptr;
+  for (size_t i = 0; alike && i < scan->n_tokens; ++i) {
+    const PgQuery__ScanToken* token = scan->tokens[i];
+    if (token->token != PG_QUERY__TOKEN__SCONST) continue;
+    const size_t start = static_cast<size_t>(token->start);
+    if (start >= sql.size() || sql[start] != '\'')
+      continue;  // E'' and $$ constants (N'' starts at its quote: checked)
+    // Up to the next token: a constant continued over lines is one token,
+    // and its end is not reported. Trailing comments count too (denies more,
+    // never less).
+    const size_t end =
+        i + 1 < scan->n_tokens ? static_cast<size_t>(scan->tokens[i + 1]->start) : sql.size();
+    if (sql.substr(start, end - start).find('\\') != std::string_view::npos) alike = false;
+  }
+  if (scan) pg_query__scan_result__free_unpacked(scan, nullptr);
+  pg_query_free_scan_result(result);
+  return alike;
 }
 
 bool raw_parse_json(std::string_view sql) {

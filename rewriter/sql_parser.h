@@ -64,6 +64,14 @@ struct Statement {
   bool copy_has_attlist = false;
   // VariableSetStmt / VariableShowStmt
   std::string setting;
+  // CreateFunctionStmt: LANGUAGE, lower case ("sql" when there is a BEGIN
+  // ATOMIC / RETURN body and no LANGUAGE); the string body of AS '...' when it
+  // is one string (two for C: file and symbol, left empty); whether the body
+  // is a BEGIN ATOMIC / RETURN one (its relations, columns and functions are
+  // this statement's).
+  std::string function_language;
+  std::string function_body;
+  bool function_sql_body = false;
   uint64_t fingerprint = 0;  // structure without literal values or positions
 };
 
@@ -78,6 +86,12 @@ struct ParseOutcome {
 
 // Parses `sql` with PostgreSQL 15's grammar. Thread-safe.
 ParseOutcome parse_sql(std::string_view sql);
+
+// True when libpg_query's scanner finds no plain '...' string constant with
+// a backslash in `sql` (E'...', dollar-quoted, bit strings do not count), so
+// a server with standard_conforming_strings off cuts the text into the same
+// tokens (string_literals.h). False when the text does not scan.
+bool literals_read_alike(std::string_view sql);
 
 // The time of libpg_query's own parse alone, for benchmarks: the JSON or the
 // protobuf form (unpacked with protobuf-c). Returns false on a syntax error.

@@ -23,6 +23,9 @@ const Rule kSystemColumn{"system-column",
 const Rule kStatisticsView{"statistics-view",
                            "restricted sessions may not read planner statistics, which hold "
                            "column values"};
+const Rule kFunctionBodyProtected{"function-body-reaches-protected",
+                                  "restricted sessions may not create a LANGUAGE sql function "
+                                  "whose body names or reaches a protected table"};
 const Rule kSqlTextFunction{"sql-text-function",
                             "restricted sessions may not call functions that run SQL text or "
                             "read a table by name"};
@@ -72,8 +75,9 @@ const Rule kFunctionCall{"function-call-message",
                          "restricted sessions may only send fast-path function calls of the "
                          "large-object functions"};
 const Rule kStandardConformingStrings{"standard-conforming-strings",
-                                      "restricted sessions must keep standard_conforming_strings "
-                                      "on"};
+                                      "restricted sessions may only send string constants with "
+                                      "backslashes that kanon can spell as E'...' constants, "
+                                      "which read alike under any standard_conforming_strings"};
 const Rule kMalformedMessage{"malformed-message", "the message could not be decoded",
                              sqlstate::kProtocolViolation};
 const Rule kAuditUnavailable{"audit-unavailable",
@@ -264,6 +268,20 @@ bool is_statistics_relation(std::string_view name) {
   for (const auto& s : kStatistics)
     if (s == name) return true;
   return false;
+}
+
+bool is_filtered_statistics_view(std::string_view name) {
+  return name == "pg_stats" || name == "pg_stats_ext" || name == "pg_stats_ext_exprs";
+}
+
+std::string statistics_filter(std::string_view name) {
+  // pg_my_temp_schema() is 0 until the session creates a temporary object:
+  // then the subquery is NULL and no row passes.
+  std::string s = "(SELECT * FROM pg_catalog.";
+  s += name;
+  s += " WHERE schemaname OPERATOR(pg_catalog.=) (SELECT nspname FROM pg_catalog.pg_namespace "
+       "WHERE oid OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema()))";
+  return s;
 }
 
 bool is_system_column(std::string_view name) {

@@ -48,6 +48,9 @@ extern const Rule kWriteProtected;
 extern const Rule kDdlProtected;
 extern const Rule kSystemColumn;
 extern const Rule kStatisticsView;
+// CREATE FUNCTION ... LANGUAGE sql whose body names or reaches a protected
+// table (other languages stay kOpaqueCode).
+extern const Rule kFunctionBodyProtected;
 extern const Rule kSqlTextFunction;
 extern const Rule kServerFileFunction;
 extern const Rule kCopyFile;
@@ -100,6 +103,13 @@ const char* allowed_fast_path_function(uint32_t oid);
 
 // Relations that expose column values of any table (statistics).
 bool is_statistics_relation(std::string_view name);
+// The statistics views with a `schemaname` column (pg_stats, pg_stats_ext,
+// pg_stats_ext_exprs): a restricted query reads only the rows of the
+// session's own temporary tables (statistics_filter()).
+bool is_filtered_statistics_view(std::string_view name);
+// The derived table that replaces a reference to such a view: its rows whose
+// schemaname is the session's temporary schema (none when it has none).
+std::string statistics_filter(std::string_view name);
 
 // ctid, xmin, xmax, cmin, cmax, tableoid.
 bool is_system_column(std::string_view name);

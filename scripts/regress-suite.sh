@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # PostgreSQL's own regression suite (src/test/regress, parallel_schedule) of
 # the installed server's exact Debian version, run three times: directly,
-# through kanon as an exempt login, and through kanon as a restricted login.
-# See tests/regress/README.md.
+# through kanon as an exempt login, and through kanon as a restricted login;
+# and a read-mostly subset (tests/regress/analyst_schedule) run twice as the
+# non-superuser `analyst`: directly and through kanon. See tests/regress/README.md.
 #
 #   regress-suite.sh fetch
 #       Downloads the source package of the installed postgresql-15 (exactly
@@ -12,12 +13,13 @@
 #       server headers (postgresql-server-dev-15 of the same version).
 #       Skipped when the cache is complete.
 #   regress-suite.sh run [--update-expected] [--out DIR] [--schedule FILE]
-#                        [--phases direct,exempt,restricted] [--sequential]
-#       fetch, then the three runs (at the same time, each with its own
+#                        [--analyst-schedule FILE] [--sequential]
+#                        [--phases direct,exempt,restricted,analyst-direct,analyst]
+#       fetch, then the five runs (at the same time, each with its own
 #       cluster; one after the other with --sequential), then the comparison
 #       (tests/regress/compare_results.py).
 #       --update-expected rewrites tests/regress/restricted_expected_diffs.txt
-#       from this run. --phases runs only some phases and compares with the
+#       and analyst_expected_diffs.txt from this run. --phases runs only some phases and compares with the
 #       results already in DIR. Results are kept in DIR (default
 #       build/regress): direct/, exempt/, restricted/ (each pg_regress's
 #       output directory: results/, pg_regress.log, regression.diffs),
@@ -34,6 +36,7 @@ PGBIN="${KANON_PGBIN:-/usr/lib/postgresql/15/bin}"
 PG_REGRESS="${KANON_PG_REGRESS:-/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress}"
 CACHE_ROOT="${KANON_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/kanon}"
 EXPECTED_DIFFS="$ROOT/tests/regress/restricted_expected_diffs.txt"
+ANALYST_EXPECTED_DIFFS="$ROOT/tests/regress/analyst_expected_diffs.txt"
 SRC_PACKAGE=postgresql-15
 APT_OPTS=(-o Acquire::http::Timeout=30 -o Acquire::https::Timeout=30 -o Acquire::Retries=3)
 
@@ -269,6 +272,7 @@ start_kanon() {  # phase
     # member of every role (pg_has_role), so any existing role in exempt:
     # would exempt it.
     restricted) exempt="# no exempt: every login is restricted" ;;
+    analyst) exempt="# no exempt: the analyst is restricted" ;;
   esac
   cat >"$WORK/policy-$phase.yaml" <<YAML
 tables:
@@ -321,8 +325,8 @@ stop_kanon() {
 # schedule. The work directory differs between phases; its name appears in
 # no result of the direct run (the exempt comparison would show it), and the
 # comparison of the restricted run normalizes it.
-run_pg_regress() {  # phase port
-  local phase="$1" port="$2" rc=0
+run_pg_regress() {  # phase port [user schedule extra-option]
+  local phase="$1" port="$2" user="${3:-postgres}" schedule="${4:-$SCHEDULE}" extra="${5:-}" rc=0
   rm -rf "$WORK/out"
   mkdir "$WORK/out"
   chown postgres: "$WORK/out" 2>/dev/null || true
@@ -331,8 +335,8 @@ run_pg_regress() {  # phase port
   (cd "$WORK" && exec timeout --kill-after=30 "${KANON_REGRESS_TIMEOUT:-1200}" \
     "${AS_SERVER_USER[@]}" env -i PATH=/usr/bin:/bin HOME="$WORK" LANG=C.UTF-8 "$PG_REGRESS" \
     --inputdir="$WORK/suite" --outputdir="$WORK/out" --bindir="$PGBIN" --dlpath="$WORK/lib" \
-    --max-concurrent-tests=20 --host=127.0.0.1 --port="$port" --user=postgres \
-    --dbname=regression --schedule="$SCHEDULE" >"$WORK/out/pg_regress.log" 2>&1) &
+    --max-concurrent-tests=20 --host=127.0.0.1 --port="$port" --user="$user" \
+    --dbname=regression --schedule="$schedule" ${extra:+"$extra"} >"$WORK/out/pg_regress.log" 2>&1) &
   REGRESS_PID=$!
   wait "$REGRESS_PID" || rc=$?
   REGRESS_PID=""
@@ -344,6 +348,19 @@ run_pg_regress() {  # phase port
   failed="$(grep -cE '\.\.\. FAILED' "$WORK/out/pg_regress.log" || true)"
   say "$phase: pg_regress exit $rc; $ok tests matched upstream's expected output, $failed did not"
   [ -d "$WORK/out/results" ] || die "pg_regress ($phase) produced no results; see $OUT/$phase/pg_regress.log"
+}
+
+# The analyst phases: test_setup as postgres, directly (pg_regress creates
+# the database), then the login `analyst` (pg-sandbox.sh creates it) loses
+# pg_read_all_data and gets what a reader needs: SELECT on test_setup's
+# tables and CREATE on schema public for its own scratch tables.
+analyst_setup() {  # phase
+  run_pg_regress "$1-setup" "$PG_PORT" postgres "$WORK/suite/setup_schedule"
+  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres -d regression <<'SQL'
+REVOKE pg_read_all_data FROM analyst;
+GRANT SELECT ON ALL TABLES IN SCHEMA public TO analyst;
+GRANT CREATE ON SCHEMA public TO analyst;
+SQL
 }
 
 # One phase in its own work directory: a fresh cluster, kanon in front of it
@@ -361,6 +378,8 @@ run_phase() {  # phase
   mkdir -p "$WORK/suite" "$WORK/lib"
   cp -r "$SUITE_SRC/sql" "$SUITE_SRC/expected" "$SUITE_SRC/data" "$SUITE_SRC/resultmap" "$WORK/suite/"
   cp "$SCHEDULE_SRC" "$WORK/suite/schedule"
+  cp "$ANALYST_SCHEDULE_SRC" "$WORK/suite/analyst_schedule"
+  echo "test: test_setup" >"$WORK/suite/setup_schedule"
   cp "$LIB_DIR/"*.so "$WORK/lib/"
   SCHEDULE="$WORK/suite/schedule"
   AS_SERVER_USER=()
@@ -371,6 +390,16 @@ run_phase() {  # phase
   start_cluster
   if [ "$phase" = direct ]; then
     run_pg_regress "$phase" "$PG_PORT"
+  elif [ "$phase" = analyst-direct ] || [ "$phase" = analyst ]; then
+    analyst_setup "$phase"
+    if [ "$phase" = analyst-direct ]; then
+      run_pg_regress "$phase" "$PG_PORT" analyst "$WORK/suite/analyst_schedule" --use-existing
+    else
+      create_guard_table
+      start_kanon "$phase"
+      run_pg_regress "$phase" "$KANON_PORT" analyst "$WORK/suite/analyst_schedule" --use-existing
+      stop_kanon
+    fi
   else
     create_guard_table
     start_kanon "$phase"
@@ -397,13 +426,14 @@ server_cpu_seconds() {
 }
 
 run() {
-  local update=0 schedule="" phases="direct exempt restricted" parallel=1
+  local update=0 schedule="" analyst_schedule="" phases="direct exempt restricted analyst-direct analyst" parallel=1
   OUT="$ROOT/build/regress"
   while [ $# -gt 0 ]; do
     case "$1" in
       --update-expected) update=1; shift ;;
       --out) OUT="$2"; shift 2 ;;
       --schedule) schedule="$2"; shift 2 ;;
+      --analyst-schedule) analyst_schedule="$2"; shift 2 ;;
       --phases) phases="${2//,/ }"; shift 2 ;;
       --parallel) parallel=1; shift ;;
       --sequential) parallel=0; shift ;;
@@ -425,6 +455,7 @@ run() {
   OUT="$(cd "$OUT" && pwd)"
   SUITE_SRC="$dir/src/src/test/regress"
   SCHEDULE_SRC="${schedule:-$SUITE_SRC/parallel_schedule}"
+  ANALYST_SCHEDULE_SRC="${analyst_schedule:-$ROOT/tests/regress/analyst_schedule}"
   LIB_DIR="$dir/lib"
   local phase failed=0
   PHASE_PIDS=()
@@ -449,12 +480,18 @@ run() {
   local t_phases=$((SECONDS - t))
   t="$SECONDS"
   rm -f "$OUT/summary.txt"
-  [ -d "$OUT/direct/results" ] || die "no direct run in $OUT to compare with"
+  [ -d "$OUT/direct/results" ] || [ -d "$OUT/analyst-direct/results" ] ||
+    die "no direct run in $OUT to compare with"
   local args=(--direct "$OUT/direct/results" --expected "$EXPECTED_DIFFS" --sql "$SUITE_SRC/sql"
               --source "$dir/src" --kanon-log "$OUT/kanon-restricted.log"
               --report "$OUT/restricted-hunks.txt" --summary "$OUT/summary.txt" --version "$ver")
   [ -d "$OUT/exempt/results" ] && args+=(--exempt "$OUT/exempt/results")
   [ -d "$OUT/restricted/results" ] && args+=(--restricted "$OUT/restricted/results")
+  if [ -d "$OUT/analyst/results" ] && [ -d "$OUT/analyst-direct/results" ]; then
+    args+=(--analyst-direct "$OUT/analyst-direct/results" --analyst "$OUT/analyst/results"
+           --analyst-expected "$ANALYST_EXPECTED_DIFFS" --analyst-kanon-log "$OUT/kanon-analyst.log"
+           --analyst-report "$OUT/analyst-hunks.txt")
+  fi
   [ $update -eq 1 ] && args+=(--update)
   local rc=0
   python3 "$ROOT/tests/regress/compare_results.py" "${args[@]}" || rc=$?
@@ -473,6 +510,6 @@ run() {
 case "${1:-}" in
   fetch) shift; [ $# -eq 0 ] || die "usage: $0 fetch"; fetch ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 fetch | run [--update-expected] [--out DIR] [--schedule FILE] [--phases LIST] [--sequential]" >&2
+  *) echo "usage: $0 fetch | run [--update-expected] [--out DIR] [--schedule FILE] [--analyst-schedule FILE] [--phases LIST] [--sequential]" >&2
      exit 2 ;;
 esac

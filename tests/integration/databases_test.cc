@@ -133,7 +133,8 @@ TEST_CASE("databases: unlisted databases are refused, listed ones get the statem
   }
   pqxx::connection archive(f.proxy->conninfo("analyst", "archive"));
   CHECK(run(archive, kByCity).rows == "W|1|\nZ|4|\n");
-  CHECK(run(archive, "SELECT * FROM pg_stats").sqlstate == "42501");
+  CHECK(run(archive, "SELECT pg_read_file('PG_VERSION')").sqlstate == "42501");
+  CHECK(run(archive, "DO $$ BEGIN END $$").sqlstate == "42501");
 }
 
 TEST_CASE("databases: the console and kanon check address every database") {
@@ -158,8 +159,8 @@ TEST_CASE("databases: the console and kanon check address every database") {
   REQUIRE_MESSAGE(verify.exit_code == 0, verify.err);
   CHECK(verify.out.find("public.items|3|3|2|0|6|") == 0);
 
-  const auto check = run_command({kanon_executable(), "check", "--config",
-                                  f.proxy->config_path(), "--format", "json"});
+  const auto check = run_command(
+      {kanon_executable(), "check", "--config", f.proxy->config_path(), "--format", "json"});
   CHECK_MESSAGE(check.exit_code != 1, check.err);
   CHECK(check.out.find("\"database\": \"postgres, shop\"") != std::string::npos);
   CHECK(check.out.find("\"table\": \"shop.public.items\"") != std::string::npos);

@@ -287,6 +287,11 @@ class Wire {
     (wire::encode(messages, b), ...);
     c_.send(b);
   }
+  // The bytes of the messages up to and including one of `type`.
+  std::string raw_until(char type) {
+    const auto bytes = c_.read_until_message(type, 10);
+    return std::string(bytes.begin(), bytes.end());
+  }
   // Messages up to and including one of `type`, as "type" or, for errors,
   // "E:SQLSTATE", for ReadyForQuery "Z:status".
   std::vector<std::string> until(char type) {
@@ -587,4 +592,34 @@ TEST_CASE("the fast-path allow-list matches PostgreSQL's catalog") {
   CHECK(by_oid.count(764) == 0);
   CHECK(by_oid.count(765) == 0);
   CHECK(by_oid.count(767) == 0);
+}
+
+// The client turns standard_conforming_strings off and, in the same write,
+// sends a statement that a reader with the setting on sees as constants only,
+// while the server, with the setting off, would see a subquery of people.
+// kanon decides before the server's ParameterStatus arrives; the text it
+// sends is read alike under both settings (rewriter/string_literals.h).
+TEST_CASE("a pipelined SET standard_conforming_strings = off smuggles nothing") {
+  auto& f = fixture();
+  Wire w(f.proxy->port());
+  w.send(wire::Query{"SET standard_conforming_strings = off"},
+         wire::Query{"SELECT 'a\\' AS x, ' AS y, (SELECT string_agg(city, ',') FROM people) AS "
+                     "z --'"});
+  std::string answers = w.raw_until('Z');
+  answers += w.raw_until('Z');
+  for (const char* raw : {"Washington", "Columbus", "Bellevue"}) {
+    CAPTURE(raw);
+    CHECK(answers.find(raw) == std::string::npos);
+  }
+  // Settled: the setting is off now, and the same text is read as the server
+  // reads it: the subquery is there, and masked.
+  w.send(
+      wire::Query{"SELECT 'a\\' AS x, ' AS y, (SELECT string_agg(city, ',') FROM people) AS "
+                  "z --'"});
+  const std::string settled = w.raw_until('Z');
+  CHECK(settled.find("a' AS x, ") != std::string::npos);
+  for (const char* raw : {"Washington", "Columbus", "Bellevue"}) {
+    CAPTURE(raw);
+    CHECK(settled.find(raw) == std::string::npos);
+  }
 }

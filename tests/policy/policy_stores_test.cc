@@ -42,10 +42,10 @@ uint32_t built_k(const PolicyStore& store, const std::string& table) {
 
 TEST_CASE("a store per database: the same table name never shares a tree") {
   std::vector<std::string> made;
-  PolicyStores stores("main",
-                      {policy("main", "people", 5), policy("shop", "people", 7),
-                       policy("shop", "orders", 3)},
-                      factory(&made));
+  PolicyStores stores(
+      "main",
+      {policy("main", "people", 5), policy("shop", "people", 7), policy("shop", "orders", 3)},
+      factory(&made));
   CHECK(made == std::vector<std::string>{"main", "shop"});
   REQUIRE(stores.refresh_all());
 

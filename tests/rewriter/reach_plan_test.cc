@@ -278,3 +278,143 @@ TEST_CASE("reach plan: a rewrite names the protected tables it reads, through vi
   CHECK(e.run("SELECT ctid FROM people").tables.empty());  // denied: none
   CHECK(e.run("SELECT city FROM app.v_people").tables == std::vector<std::string>{"public.people"});
 }
+
+TEST_CASE("sql functions: a body that reaches no protected table may be created") {
+  Env e;
+  for (const char* sql : {
+           "CREATE FUNCTION sillysrf(int) RETURNS setof int AS 'values (1),(10),(2),($1)' "
+           "LANGUAGE sql IMMUTABLE",
+           "CREATE FUNCTION labels() RETURNS setof text LANGUAGE SQL AS $$ SELECT label FROM "
+           "public.plain $$",
+           "CREATE OR REPLACE FUNCTION add1(a int) RETURNS int LANGUAGE sql RETURN a + 1",
+           "CREATE FUNCTION n() RETURNS bigint LANGUAGE sql BEGIN ATOMIC SELECT count(*) FROM "
+           "public.plain; END",
+           "CREATE FUNCTION g(x int) RETURNS int AS 'SELECT app.f_safe($1)' LANGUAGE sql",
+           "CREATE PROCEDURE p() LANGUAGE sql AS $$ INSERT INTO public.plain VALUES (1, 'x') $$",
+       }) {
+    const auto r = e.run(sql);
+    CHECK_MESSAGE(r.verdict == Verdict::kPass, sql, " -> ", r.message);
+  }
+}
+
+TEST_CASE("sql functions: a body that names or reaches a protected table is denied") {
+  Env e;
+  struct Case {
+    const char* sql;
+    const char* rule;
+    const char* object;
+  };
+  for (const Case& c : {
+           Case{"CREATE FUNCTION f() RETURNS text AS 'SELECT max(ssn) FROM public.people' "
+                "LANGUAGE sql",
+                "function-body-reaches-protected", "public.people"},
+           Case{"CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $q$ SELECT 1; SELECT ssn FROM "
+                "people $q$",
+                "function-body-reaches-protected", "public.people"},
+           // A bare name is every schema's: another search_path at call time.
+           Case{"SET search_path = app; CREATE FUNCTION f() RETURNS text LANGUAGE sql AS 'SELECT "
+                "ssn FROM people'",
+                "function-body-reaches-protected", "public.people"},
+           Case{"CREATE FUNCTION f() RETURNS text LANGUAGE sql BEGIN ATOMIC SELECT max(ssn) FROM "
+                "public.people; END",
+                "function-body-reaches-protected", "public.people"},
+           Case{"CREATE FUNCTION f() RETURNS text LANGUAGE sql RETURN (SELECT max(city) FROM "
+                "app.v_people)",
+                "function-body-reaches-protected", "app.v_people"},
+           Case{"CREATE FUNCTION f() RETURNS text AS 'SELECT app.f_sql()' LANGUAGE sql",
+                "function-reaches-protected", "app.f_sql"},
+           Case{"CREATE FUNCTION f() RETURNS void AS 'SELECT app.f_trigger()' LANGUAGE sql",
+                "opaque-function", "app.f_trigger"},
+           Case{"CREATE FUNCTION f() RETURNS void AS 'DELETE FROM public.people_late' "
+                "LANGUAGE sql",
+                "function-body-reaches-protected", "public.people"},
+           Case{"CREATE FUNCTION f() RETURNS setof name AS 'SELECT attname FROM pg_stats' "
+                "LANGUAGE sql",
+                "statistics-view", "pg_stats"},
+           Case{"CREATE FUNCTION f() RETURNS xml AS $$SELECT query_to_xml('x', true, true, "
+                "'')$$ LANGUAGE sql",
+                "sql-text-function", "query_to_xml"},
+           Case{"CREATE FUNCTION f() RETURNS int AS 'BEGIN RETURN 1; END' LANGUAGE plpgsql",
+                "opaque-code", "CREATE FUNCTION"},
+           Case{"CREATE FUNCTION f() RETURNS int AS 'SELEC 1' LANGUAGE sql", "opaque-code",
+                "cannot parse"},
+           Case{"CREATE FUNCTION f() RETURNS int AS 'x.so', 'f' LANGUAGE c", "opaque-code",
+                "CREATE FUNCTION"},
+       }) {
+    const auto r = e.run(c.sql);
+    CHECK_MESSAGE(r.verdict == Verdict::kDenied, c.sql);
+    CHECK_MESSAGE(r.rule == c.rule, c.sql, " -> ", r.message);
+    CHECK_MESSAGE(r.object.find(c.object) != std::string::npos, c.sql, " -> ", r.object);
+  }
+}
+
+TEST_CASE("sql functions: in a database kanon does not protect, the statement rules still hold") {
+  Env e;
+  e.ctx.protected_database = false;
+  CHECK(e.run("CREATE FUNCTION sillysrf(int) RETURNS setof int AS 'values (1),($1)' "
+              "LANGUAGE sql")
+            .verdict == Verdict::kPass);
+  const auto dblink = e.run(
+      "CREATE FUNCTION f() RETURNS setof record AS $$SELECT * FROM dblink('dbname=postgres', "
+      "'select * from people') AS t(a text)$$ LANGUAGE sql");
+  CHECK(dblink.verdict == Verdict::kDenied);
+  CHECK(dblink.rule == "sql-text-function");
+  CHECK(e.run("CREATE FUNCTION f() RETURNS int AS 'x' LANGUAGE plpython3u").rule == "opaque-code");
+}
+
+TEST_CASE("statistics views: only the session's own temporary tables' rows") {
+  Env e;
+  const auto r = e.run("SELECT histogram_bounds FROM pg_stats WHERE tablename = 'people'");
+  REQUIRE(r.verdict == Verdict::kRewritten);
+  CHECK(r.sql ==
+        "SELECT histogram_bounds FROM (SELECT * FROM pg_catalog.pg_stats WHERE schemaname "
+        "OPERATOR(pg_catalog.=) (SELECT nspname FROM pg_catalog.pg_namespace WHERE oid "
+        "OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema())) AS \"pg_stats\" WHERE "
+        "tablename = 'people'");
+  const auto aliased = e.run("SELECT s.attname FROM pg_catalog.pg_stats_ext s, public.plain");
+  REQUIRE(aliased.verdict == Verdict::kRewritten);
+  CHECK(aliased.sql.find("FROM pg_catalog.pg_stats_ext WHERE schemaname") != std::string::npos);
+  CHECK(aliased.sql.find(") s, public.plain") != std::string::npos);
+  for (const char* sql :
+       {"SELECT * FROM pg_statistic", "CREATE VIEW v AS SELECT * FROM pg_stats",
+        "CREATE TABLE t AS SELECT * FROM pg_stats", "SELECT * INTO t FROM pg_stats",
+        "INSERT INTO public.plain SELECT 1, attname FROM pg_stats"}) {
+    const auto d = e.run(sql);
+    CHECK_MESSAGE(d.verdict == Verdict::kDenied, sql);
+    CHECK_MESSAGE(d.rule == "statistics-view", sql);
+  }
+}
+
+TEST_CASE("code: DO, CALL and other languages only when PostgreSQL keeps the login out") {
+  Env e;
+  const char* const code[] = {
+      "DO $$ BEGIN PERFORM 1; END $$",
+      "CALL app.proc(1)",
+      "CREATE FUNCTION f() RETURNS int AS 'BEGIN RETURN 1; END' LANGUAGE plpgsql",
+  };
+  for (const char* sql : code) {
+    const auto r = e.run(sql);
+    CHECK_MESSAGE(r.verdict == Verdict::kDenied, sql);
+    CHECK_MESSAGE(r.rule == "opaque-code", sql);
+  }
+  CHECK(e.run("SELECT app.f_trigger()").rule == "opaque-function");
+  e.ctx.reads_nothing_protected = true;
+  e.ctx.absent_names = {"proc"};  // the session's own procedure
+  for (const char* sql : code) CHECK_MESSAGE(e.run(sql).verdict == Verdict::kPass, sql);
+  // Opaque code runs with the login's own privileges; what the catalog says
+  // reads a protected table is still denied, and so are statement rules.
+  CHECK(e.run("SELECT app.f_trigger()").verdict == Verdict::kPass);
+  CHECK(e.run("SELECT app.f_sql()").rule == "function-reaches-protected");
+  CHECK(e.run("CALL app.proc((SELECT count(*) FROM public.people))").rule ==
+        "function-body-reaches-protected");
+  CHECK(e.run("CALL app.proc(length(pg_read_file('/etc/passwd')))").rule == "server-file-function");
+  CHECK(e.run("CREATE FUNCTION f() RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT count(*) FROM "
+              "app.v_people; END")
+            .rule == "function-body-reaches-protected");
+  CHECK(e.run("CREATE EVENT TRIGGER t ON ddl_command_end EXECUTE FUNCTION app.f_trigger()").rule ==
+        "opaque-code");
+  CHECK(e.run("LOAD 'x'").rule == "server-access");
+  // The proof is part of the cache key.
+  e.ctx.reads_nothing_protected = false;
+  CHECK(e.run("DO $$ BEGIN PERFORM 1; END $$").rule == "opaque-code");
+}
