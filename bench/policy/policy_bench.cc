@@ -139,6 +139,7 @@ Cost median_cost(std::vector<Cost> v) {
 void print_cost_row(const std::string& name, const Cost& c, const std::string& extra) {
   fmt::print("| {} | {:.0f} | {:.2f} | {:.2f} | {} |\n", name, c.wall_ms, c.self_cpu_s,
              c.cluster_cpu_s, extra);
+  std::fflush(stdout);  // rows of a long run show as they come
 }
 
 // Section 1: the fresh tree (history off, what a table without a row key
@@ -147,7 +148,7 @@ void print_cost_row(const std::string& name, const Cost& c, const std::string& e
 void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps) {
   const std::string big = fmt::format("adult{}", copies);
   const uint32_t big_k = 10u * static_cast<uint32_t>(copies);
-  const int big_reps = copies > 64 ? std::min(reps, 3) : reps;
+  const int big_reps = copies > 64 ? 1 : reps;
   fmt::print(
       "\n== Tree build, fresh tree (history off), incl. reading the table; median of {} runs "
       "({} for ADULTx{}) ==\nload average {}\n\n",
@@ -158,45 +159,51 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
   struct BuildCase {
     std::string name, table;
     uint32_t k;
-    bool aggregate;
+    bool aggregate, tuned;
     int reps;
-  };
-  std::vector<BuildCase> builds = {
-      {fmt::format("ADULTx{} k={} (COPY GROUP BY)", copies, big_k), big, big_k, true, big_reps},
-      {"ADULT k=5 (COPY GROUP BY)", "adult", 5, true, reps},
-      {"ADULT k=5 (COPY rows)", "adult", 5, false, reps},
-  };
-  if (copies <= 64)
-    builds.push_back(
-        {fmt::format("ADULTx{} k={} (COPY rows)", copies, big_k), big, big_k, false, reps});
-  const double rss_before = kanon::bench::peak_rss_mb();
-  for (size_t b = 0; b < builds.size(); ++b) {
-    const auto& c = builds[b];
     std::vector<Cost> costs;
     std::vector<double> load, tree;
     size_t nodes = 0, distinct = 0;
     int depth = 0;
-    for (int i = 0; i < c.reps; ++i) {
+  };
+  const std::string x = fmt::format("ADULTx{} k={}", copies, big_k);
+  std::vector<BuildCase> builds = {
+      {x + " (COPY GROUP BY, loader now)", big, big_k, true, true, big_reps},
+      {x + " (COPY GROUP BY, loader before: work_mem only)", big, big_k, true, false, big_reps},
+      {"ADULT k=5 (COPY GROUP BY, loader now)", "adult", 5, true, true, reps},
+      {"ADULT k=5 (COPY GROUP BY, loader before)", "adult", 5, true, false, reps},
+      {"ADULT k=5 (COPY rows)", "adult", 5, false, true, reps},
+  };
+  if (copies <= 64) builds.push_back({x + " (COPY rows)", big, big_k, false, true, reps});
+  const double rss_before = kanon::bench::peak_rss_mb();
+  double rss_after = 0;
+  // Round-robin over the cases, so load changes hit them alike.
+  for (int i = 0; i < reps; ++i) {
+    for (size_t b = 0; b < builds.size(); ++b) {
+      auto& c = builds[b];
+      if (i >= c.reps) continue;
       pqxx::connection conn(sb.conninfo());
       BuildOptions o;
       o.history = false;
       o.load.aggregate = c.aggregate;
+      o.load.tuned = c.tuned;
       std::shared_ptr<const TableSnapshot> snap;
-      costs.push_back(measure_cost(
+      c.costs.push_back(measure_cost(
           postmaster, [&] { snap = build_table_snapshot(conn, adult_policy(c.table, c.k), o); }));
-      load.push_back(snap->stats.load_ms);
-      tree.push_back(snap->stats.tree_ms);
-      nodes = snap->tree.size();
-      depth = snap->tree.depth();
-      distinct = snap->stats.distinct_rows;
+      if (i == 0 && b == 0) rss_after = kanon::bench::peak_rss_mb();
+      c.load.push_back(snap->stats.load_ms);
+      c.tree.push_back(snap->stats.tree_ms);
+      c.nodes = snap->tree.size();
+      c.depth = snap->tree.depth();
+      c.distinct = snap->stats.distinct_rows;
     }
-    print_cost_row(c.name, median_cost(costs),
-                   fmt::format("{:.0f} / {:.1f}, {}, {}, {}", median(load), median(tree), nodes,
-                               depth, distinct));
-    if (b == 0)
-      fmt::print("| peak RSS before / after ADULTx{}: {:.1f} / {:.1f} MB | | | | |\n", copies,
-                 rss_before, kanon::bench::peak_rss_mb());
   }
+  for (const auto& c : builds)
+    print_cost_row(c.name, median_cost(c.costs),
+                   fmt::format("{:.0f} / {:.1f}, {}, {}, {}", median(c.load), median(c.tree),
+                               c.nodes, c.depth, c.distinct));
+  fmt::print("| peak RSS before / after the first ADULTx{} build: {:.1f} / {:.1f} MB | | | | |\n",
+             copies, rss_before, rss_after);
 
   // Where the time of ADULT x copies goes.
   fmt::print(
@@ -208,30 +215,45 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
   const TablePolicy policy = adult_policy(big, big_k);
   const TableInfo info = read_table_info(conn, policy);
   const std::string query = load_query(policy, info, LoadOptions{});
-  const std::vector<std::pair<std::string, std::string>> settings = {
-      {"work_mem 4MB (default), parallel, jit", "RESET work_mem"},
-      {"work_mem 256MB, parallel, jit (loader today)", "SET work_mem = '256MB'"},
-      {"work_mem 256MB, parallel, jit off", "SET work_mem = '256MB'; SET jit = off"},
-      {"work_mem 256MB, no parallel, jit",
-       "SET work_mem = '256MB'; "
-       "SET max_parallel_workers_per_gather = 0"},
-      {"work_mem 256MB, no parallel, jit off",
-       "SET work_mem = '256MB'; SET max_parallel_workers_per_gather = 0; SET jit = off"},
-      {"work_mem 256MB, parallel_tuple_cost 0, jit",
-       "SET work_mem = '256MB'; SET parallel_tuple_cost = 0"},
-      {"work_mem 256MB, parallel_tuple_cost 0, jit off",
-       "SET work_mem = '256MB'; SET parallel_tuple_cost = 0; SET jit = off"},
-      {"work_mem 64MB, parallel_tuple_cost 0, jit off",
-       "SET work_mem = '64MB'; SET parallel_tuple_cost = 0; SET jit = off"},
+  struct Setting {
+    std::string name, sql;
+    bool small_only;  // too slow to repeat on ADULT x 1024
   };
-  for (const auto& [name, sql] : settings) {
+  const std::string mem = "SET work_mem = '256MB'; ";
+  const std::string cheap_jit =
+      "SET jit_inline_above_cost = -1; SET jit_optimize_above_cost = -1; ";
+  const std::vector<Setting> settings = {
+      {"work_mem 4MB (default), parallel, jit", "RESET work_mem", true},
+      {"loader now (LoadOptions::tuned)", "", false},
+      {"work_mem 256MB, parallel, jit (loader before)", mem, false},
+      {"work_mem 256MB, parallel, jit off", mem + "SET jit = off", false},
+      {"work_mem 256MB, parallel, jit without inlining/optimization", mem + cheap_jit, false},
+      {"work_mem 256MB, no parallel, jit", mem + "SET max_parallel_workers_per_gather = 0", true},
+      {"work_mem 256MB, no parallel, jit off",
+       mem + "SET max_parallel_workers_per_gather = 0; SET jit = off", true},
+      {"work_mem 256MB, parallel_tuple_cost 0, jit", mem + "SET parallel_tuple_cost = 0", false},
+      {"work_mem 256MB, parallel_tuple_cost 0, jit off",
+       mem + "SET parallel_tuple_cost = 0; SET jit = off", false},
+      {"work_mem 256MB, parallel_tuple_cost 0, jit without inlining/optimization",
+       mem + "SET parallel_tuple_cost = 0; " + cheap_jit, false},
+      {"work_mem 64MB, parallel_tuple_cost 0, jit off",
+       "SET work_mem = '64MB'; SET parallel_tuple_cost = 0; SET jit = off", true},
+  };
+  for (auto [name, sql, small_only] : settings) {
+    if (small_only && copies > 64) continue;
+    if (sql.empty()) {
+      pqxx::read_transaction tx(conn);
+      sql = aggregate_settings(tx, policy, LoadOptions{});
+      replace_all(sql, "SET LOCAL", "SET");
+    }
     std::string plan;
     std::vector<Cost> costs;
     {
       pqxx::nontransaction tx(conn);
       tx.exec(
           "RESET work_mem; RESET jit; RESET max_parallel_workers_per_gather; RESET "
-          "parallel_tuple_cost; " +
+          "parallel_tuple_cost; RESET jit_inline_above_cost; RESET jit_optimize_above_cost; RESET "
+          "enable_sort; " +
           sql);
       for (const auto& row : tx.exec("EXPLAIN (COSTS OFF) " + query)) {
         std::string line = row[0].as<std::string>();
@@ -250,7 +272,8 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
     pqxx::nontransaction tx(conn);
     tx.exec(
         "RESET work_mem; RESET jit; RESET max_parallel_workers_per_gather; RESET "
-        "parallel_tuple_cost");
+        "parallel_tuple_cost; RESET jit_inline_above_cost; RESET jit_optimize_above_cost; RESET "
+        "enable_sort");
   }
   {
     std::vector<Cost> costs;
@@ -258,13 +281,13 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
     for (int i = 0; i < big_reps; ++i)
       costs.push_back(measure_cost(postmaster, [&] {
         pqxx::read_transaction tx(conn);
-        tx.exec("SET LOCAL work_mem = '256MB'");
         lines = 0;
+        tx.exec(aggregate_settings(tx, policy, LoadOptions{}));
         copy_rows(tx, query, policy.quasi_identifiers.size() + 1, policy.name(),
                   [&](auto&) { ++lines; });
         tx.commit();
       }));
-    print_cost_row("COPY GROUP BY + decoding lines (loader today, no encoding)", median_cost(costs),
+    print_cost_row("COPY GROUP BY + decoding lines (loader now, no encoding)", median_cost(costs),
                    fmt::format("{} lines", lines));
   }
   std::optional<EncodedTable> table;
@@ -290,15 +313,20 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
   }
   if (copies <= 64) {
     // The history-aware build (what a linkable table gets by default): a
-    // keyed COPY of every row, and the release stored.
-    std::vector<Cost> costs;
-    for (int i = 0; i < std::min(reps, 3); ++i) {
-      BuildOptions o;
-      o.baseline = true;
-      costs.push_back(measure_cost(postmaster, [&] { build_table_snapshot(conn, policy, o); }));
-    }
-    print_cost_row("history-aware build (baseline: keyed COPY, release stored)", median_cost(costs),
+    // keyed COPY of every row, the history read, the release stored. The
+    // first is a baseline (every key written), the next ones refreshes of
+    // unchanged data.
+    BuildOptions first;
+    first.baseline = true;
+    print_cost_row("history-aware build, baseline (keyed COPY, every key stored)",
+                   measure_cost(postmaster, [&] { build_table_snapshot(conn, policy, first); }),
                    "");
+    std::vector<Cost> costs;
+    for (int i = 0; i < std::min(reps, 3); ++i)
+      costs.push_back(
+          measure_cost(postmaster, [&] { build_table_snapshot(conn, policy, BuildOptions{}); }));
+    print_cost_row("history-aware refresh, unchanged rows (keyed COPY, history read, stored)",
+                   median_cost(costs), "");
   }
 }
 
