@@ -12,16 +12,6 @@ constexpr int kMaxDepth = 10000;
 
 }  // namespace
 
-int64_t JsonValue::number() const {
-  if (kind != Kind::kNumber) return 0;
-  size_t i = 0;
-  const bool negative = !text.empty() && text[0] == '-';
-  if (negative) ++i;
-  int64_t v = 0;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) v = v * 10 + (text[i] - '0');
-  return negative ? -v : v;
-}
-
 bool JsonTree::parse(std::string_view doc) {
   doc_ = doc;
   pos_ = 0;
@@ -205,8 +195,14 @@ int32_t JsonTree::parse_value(std::string_view key) {
     pos_ += 4;
   } else {
     const size_t start = pos_;
-    if (doc_[pos_] == '-') ++pos_;
-    while (pos_ < doc_.size() && doc_[pos_] >= '0' && doc_[pos_] <= '9') ++pos_;
+    bool negative = false;
+    if (doc_[pos_] == '-') {
+      negative = true;
+      ++pos_;
+    }
+    int64_t v = 0;
+    while (pos_ < doc_.size() && doc_[pos_] >= '0' && doc_[pos_] <= '9')
+      v = v * 10 + (doc_[pos_++] - '0');
     while (pos_ < doc_.size() &&
            (doc_[pos_] == '.' || doc_[pos_] == 'e' || doc_[pos_] == 'E' || doc_[pos_] == '+' ||
             doc_[pos_] == '-' || (doc_[pos_] >= '0' && doc_[pos_] <= '9')))
@@ -217,6 +213,7 @@ int32_t JsonTree::parse_value(std::string_view key) {
     }
     auto& v_ref = values_[static_cast<size_t>(index)];
     v_ref.kind = JsonValue::Kind::kNumber;
+    v_ref.number = negative ? -v : v;
     v_ref.text = doc_.substr(start, pos_ - start);
   }
   --depth_;

@@ -17,15 +17,11 @@ struct JsonValue {
   enum class Kind : uint8_t { kNull, kBool, kNumber, kString, kArray, kObject };
   Kind kind = Kind::kNull;
   bool boolean = false;
-  int32_t first_child = -1;
-  int32_t next_sibling = -1;
+  int64_t number = 0;     // integers only (libpg_query emits no fractions for positions)
   std::string_view text;  // kString: decoded; kNumber: as written
   std::string_view key;   // member name when the parent is an object
-
-  // kNumber: the integer part (libpg_query emits no fractions for
-  // positions), read when asked: most numbers are locations nobody reads.
-  // 0 for other kinds.
-  int64_t number() const;
+  int32_t first_child = -1;
+  int32_t next_sibling = -1;
 };
 
 class JsonTree {

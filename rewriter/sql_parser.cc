@@ -190,7 +190,7 @@ class StatementWalker {
     const int32_t val = t_.member(res, "val");
     const int32_t col = t_.member(val, "ColumnRef");
     const int32_t loc = t_.member(col, "location");
-    return col >= 0 && loc >= 0 && t_.at(loc).number() == -1;
+    return col >= 0 && loc >= 0 && t_.at(loc).number == -1;
   }
 
   void record_relation(int32_t body, std::string_view parent_type, std::string_view key) {
@@ -199,7 +199,7 @@ class StatementWalker {
     r.schema = std::string(string_member(body, "schemaname"));
     r.name = std::string(string_member(body, "relname"));
     const int32_t loc = t_.member(body, "location");
-    r.location = loc >= 0 ? static_cast<int>(t_.at(loc).number()) : -1;
+    r.location = loc >= 0 ? static_cast<int>(t_.at(loc).number) : -1;
     r.inh = bool_member(body, "inh");
     r.has_alias = t_.member(body, "alias") >= 0;
     if (r.schema.empty() && r.catalog.empty())
@@ -220,7 +220,7 @@ class StatementWalker {
   void record_column(int32_t body) {
     ColumnReference c;
     const int32_t loc = t_.member(body, "location");
-    c.location = loc >= 0 ? static_cast<int>(t_.at(loc).number()) : -1;
+    c.location = loc >= 0 ? static_cast<int>(t_.at(loc).number) : -1;
     const int32_t fields = t_.member(body, "fields");
     if (fields >= 0) {
       for (int32_t f = t_.at(fields).first_child; f >= 0; f = t_.at(f).next_sibling) {
@@ -237,7 +237,7 @@ class StatementWalker {
   void record_function(int32_t body) {
     FunctionReference f;
     const int32_t loc = t_.member(body, "location");
-    f.location = loc >= 0 ? static_cast<int>(t_.at(loc).number()) : -1;
+    f.location = loc >= 0 ? static_cast<int>(t_.at(loc).number) : -1;
     const int32_t names = t_.member(body, "funcname");
     std::vector<std::string_view> parts;
     if (names >= 0)
@@ -285,10 +285,9 @@ ParseOutcome parse_sql(std::string_view sql) {
       Statement st;
       const int32_t loc = tree.member(s, "stmt_location");
       const int32_t len = tree.member(s, "stmt_len");
-      st.location = loc >= 0 ? static_cast<int>(tree.at(loc).number()) : 0;
-      st.length = len >= 0 && tree.at(len).number() > 0
-                      ? static_cast<int>(tree.at(len).number())
-                      : static_cast<int>(sql.size()) - st.location;
+      st.location = loc >= 0 ? static_cast<int>(tree.at(loc).number) : 0;
+      st.length = len >= 0 && tree.at(len).number > 0 ? static_cast<int>(tree.at(len).number)
+                                                      : static_cast<int>(sql.size()) - st.location;
       const int32_t stmt = tree.member(s, "stmt");
       if (stmt >= 0) StatementWalker(tree, st).walk_top(stmt);
       out.statements.push_back(std::move(st));

@@ -90,8 +90,8 @@ TEST_CASE("JsonTree: nesting, escapes, numbers, malformed input") {
   const int32_t a = t.member(t.root(), "a");
   REQUIRE(a >= 0);
   const int32_t one = t.at(a).first_child;
-  CHECK(t.at(one).number() == 1);
-  CHECK(t.at(t.at(one).next_sibling).number() == -2);
+  CHECK(t.at(one).number == 1);
+  CHECK(t.at(t.at(one).next_sibling).number == -2);
   const int32_t obj = t.at(t.at(one).next_sibling).next_sibling;
   CHECK(t.at(t.member(obj, "b")).text == "x\"y\\z\xC3\xA9\xF0\x9F\x98\x80");
   CHECK(t.at(t.member(t.root(), "c")).boolean);
