@@ -90,6 +90,12 @@ inline double cluster_cpu_seconds(long postmaster) {
   return static_cast<double>(total) / hz;
 }
 
+// Waits (up to 5 s) until process `pid` has been reaped.
+inline void wait_until_gone(long pid) {
+  for (int i = 0; i < 500 && access(("/proc/" + std::to_string(pid)).c_str(), F_OK) == 0; ++i)
+    usleep(10000);
+}
+
 // The postmaster's pid from a data directory's postmaster.pid.
 inline long postmaster_pid(const std::string& data_dir) {
   std::ifstream f(data_dir + "/postmaster.pid");

@@ -191,6 +191,11 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
       c.costs.push_back(measure_cost(
           postmaster, [&] { snap = build_table_snapshot(conn, adult_policy(c.table, c.k), o); }));
       if (i == 0 && b == 0) rss_after = kanon::bench::peak_rss_mb();
+      // The backend's CPU must be in the postmaster's reaped children before
+      // the next measurement starts, not move there during it.
+      const long backend = conn.backendpid();
+      conn.close();
+      kanon::bench::wait_until_gone(backend);
       c.load.push_back(snap->stats.load_ms);
       c.tree.push_back(snap->stats.tree_ms);
       c.nodes = snap->tree.size();
