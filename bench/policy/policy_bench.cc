@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <pqxx/pqxx>
 #include <stdexcept>
@@ -182,19 +183,19 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
     for (size_t b = 0; b < builds.size(); ++b) {
       auto& c = builds[b];
       if (i >= c.reps) continue;
-      pqxx::connection conn(sb.conninfo());
+      auto conn = std::make_unique<pqxx::connection>(sb.conninfo());
       BuildOptions o;
       o.history = false;
       o.load.aggregate = c.aggregate;
       o.load.tuned = c.tuned;
       std::shared_ptr<const TableSnapshot> snap;
       c.costs.push_back(measure_cost(
-          postmaster, [&] { snap = build_table_snapshot(conn, adult_policy(c.table, c.k), o); }));
+          postmaster, [&] { snap = build_table_snapshot(*conn, adult_policy(c.table, c.k), o); }));
       if (i == 0 && b == 0) rss_after = kanon::bench::peak_rss_mb();
       // The backend's CPU must be in the postmaster's reaped children before
       // the next measurement starts, not move there during it.
-      const long backend = conn.backendpid();
-      conn.close();
+      const long backend = conn->backendpid();
+      conn.reset();
       kanon::bench::wait_until_gone(backend);
       c.load.push_back(snap->stats.load_ms);
       c.tree.push_back(snap->stats.tree_ms);
