@@ -44,13 +44,13 @@ struct LoadOptions {
   // The aggregated COPY's own settings, SET LOCAL in its transaction (the
   // figures are in bench/README.md, "policy_bench"): work_mem 256MB and
   // enable_sort off, so PostgreSQL hashes even where the planner expects far
-  // more groups than the distinct rows there are (a sort of every row was 3x
-  // slower); jit off (compiling the expressions saved nothing measurable);
-  // and, for tables of at least `parallel_bytes` (pg_relation_size),
-  // parallel_tuple_cost 0, which lets the planner hand the scan and partial
-  // aggregates to parallel workers (1.8x faster wall at ADULT x 1024 on two
-  // cores, for ~40% more CPU; slower at ADULT x 32). Off: work_mem only, as
-  // before.
+  // more groups than the distinct rows there are (a sort of every row was
+  // 3-4x slower); jit off (it saved nothing measurable); and, for tables of
+  // at least `parallel_bytes` (pg_relation_size; a partitioned parent counts
+  // as 0), parallel_tuple_cost 0, which lets the planner hand the scan and
+  // partial aggregates to parallel workers (1.3-1.8x faster wall at
+  // ADULT x 1024 on two shared cores, for 0-40% more CPU; at ADULT x 32 twice
+  // the CPU for no faster wall). Off: work_mem only, as before.
   bool tuned = true;
   uint64_t parallel_bytes = uint64_t{1} << 30;
 };
