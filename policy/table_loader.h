@@ -48,7 +48,7 @@ struct LoadOptions {
   // 3-4x slower); jit off (it saved nothing measurable); and, for tables of
   // at least `parallel_bytes` (pg_relation_size; a partitioned parent counts
   // as 0), parallel_tuple_cost 0, which lets the planner hand the scan and
-  // partial aggregates to parallel workers (1.3-1.8x faster wall at
+  // partial aggregates to parallel workers (1.3-2.9x faster wall at
   // ADULT x 1024 on two shared cores, for 0-40% more CPU; at ADULT x 32 twice
   // the CPU for no faster wall). Off: work_mem only, as before.
   bool tuned = true;
