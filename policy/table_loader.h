@@ -17,6 +17,7 @@
 // throws ConfigError naming the policy file and key.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -35,11 +36,23 @@ class transaction_base;
 namespace kanon::policy {
 
 struct LoadOptions {
-  // On (default): COPY (SELECT qis, count(*) ... GROUP BY qis) with
-  // work_mem raised for the hash aggregate, so only distinct rows travel and
-  // are parsed (ADULT x 32: 18k lines instead of 965k). Off:
-  // COPY (SELECT qis FROM t), one line per row. bench/policy measures both.
+  // On (default): COPY (SELECT qis, count(*) ... GROUP BY qis), so only
+  // distinct rows travel and are parsed (ADULT x 32: 18k lines instead of
+  // 965k). Off: COPY (SELECT qis FROM t), one line per row. bench/policy
+  // measures both.
   bool aggregate = true;
+  // The aggregated COPY's own settings, SET LOCAL in its transaction (the
+  // figures are in bench/README.md, "policy_bench"): work_mem 256MB and
+  // enable_sort off, so PostgreSQL hashes even where the planner expects far
+  // more groups than the distinct rows there are (a sort of every row was
+  // 3-4x slower); jit off (it saved nothing measurable); and, for tables of
+  // at least `parallel_bytes` (pg_relation_size; a partitioned parent counts
+  // as 0), parallel_tuple_cost 0, which lets the planner hand the scan and
+  // partial aggregates to parallel workers (1.3-2.9x faster wall at
+  // ADULT x 1024 on two shared cores, for 0-40% more CPU; at ADULT x 32 twice
+  // the CPU for no faster wall). Off: work_mem only, as before.
+  bool tuned = true;
+  uint64_t parallel_bytes = uint64_t{1} << 30;
 };
 
 void pin_session_settings(pqxx::connection_base& conn);
@@ -60,6 +73,11 @@ void copy_rows(pqxx::transaction_base& tx, const std::string& query, size_t widt
 // The SELECT whose output is copied (exposed for tests and the docs).
 std::string load_query(const TablePolicy& policy, const TableInfo& info,
                        const LoadOptions& options);
+
+// The SET LOCAL statements load_table runs before an aggregated COPY
+// (LoadOptions::tuned; reads the table's size in `tx`).
+std::string aggregate_settings(pqxx::transaction_base& tx, const TablePolicy& policy,
+                               const LoadOptions& options);
 
 EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
                         const TableInfo& info, const LoadOptions& options = {});

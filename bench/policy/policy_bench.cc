@@ -1,9 +1,14 @@
-// Policy benchmark (issue 4): tree build on ADULT and ADULT x 32 including the
-// COPY, and the masked-scan overhead of each compiled form against raw
-// queries measured in the same run. Starts its own throwaway PostgreSQL with
-// scripts/pg-sandbox.sh. Prints figures and ratios; never fails.
+// Policy benchmark (issues 4 and 17): the fresh tree build on ADULT and
+// ADULT x N (--copies, default 32; the table is made inside PostgreSQL)
+// including the COPY, with wall time, kanon's and the cluster's CPU time and
+// kanon's peak RSS, and where the time goes (the server's GROUP BY under
+// several settings, the COPY, the encoding, the tree; the history-aware
+// build beside it); then the masked-scan overhead of each compiled form on
+// ADULT x 32 against raw queries measured in the same run. Starts its own
+// throwaway PostgreSQL with scripts/pg-sandbox.sh. Prints figures and
+// ratios; never fails.
 //
-//   policy_bench [--reps N] [--quick]
+//   policy_bench [--reps N] [--copies N] [--tree-only] [--quick]
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,12 +17,15 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <pqxx/pqxx>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bench/policy/bench_sandbox.h"
+#include "bench/policy/cpu_time.h"
 #include "policy/form_choice.h"
 #include "policy/materializer.h"
 #include "policy/predicate_sql.h"
@@ -88,68 +96,292 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
     s.replace(p, from.size(), to);
 }
 
+// ADULT x n as adult<n>, made inside PostgreSQL (INSERT ... SELECT from
+// generate_series); ids stay unique, so the table is linkable by its
+// non-quasi-identifier columns.
+void make_copies(pqxx::connection& admin, int n) {
+  const std::string t = fmt::format("adult{}", n);
+  pqxx::nontransaction tx(admin);
+  tx.exec(fmt::format(
+      "DROP TABLE IF EXISTS {0}; CREATE TABLE {0} (id bigint NOT NULL, sex text NOT NULL, age "
+      "integer NOT NULL, race text NOT NULL, \"marital-status\" text NOT NULL, education text NOT "
+      "NULL, \"native-country\" text NOT NULL, workclass text NOT NULL, occupation text NOT NULL, "
+      "\"salary-class\" text NOT NULL); "
+      "INSERT INTO {0} SELECT (g - 1) * m.n + a.id, a.sex, a.age, a.race, a.\"marital-status\", "
+      "a.education, a.\"native-country\", a.workclass, a.occupation, a.\"salary-class\" "
+      "FROM (SELECT max(id) AS n FROM adult) m, generate_series(1, {1}) g, adult a",
+      t, n));
+  tx.exec("VACUUM ANALYZE " + t);
+}
+
+struct Cost {
+  double wall_ms = 0, self_cpu_s = 0, cluster_cpu_s = 0;
+};
+
+// Wall time, this process's CPU and the cluster's CPU of fn().
+Cost measure_cost(long postmaster, const std::function<void()>& fn) {
+  const double c0 = kanon::bench::cluster_cpu_seconds(postmaster);
+  const double s0 = kanon::bench::self_cpu_seconds();
+  const auto t0 = Clock::now();
+  fn();
+  Cost c;
+  c.wall_ms = ms_since(t0);
+  c.self_cpu_s = kanon::bench::self_cpu_seconds() - s0;
+  usleep(20000);  // let the postmaster reap parallel workers that just ended
+  c.cluster_cpu_s = kanon::bench::cluster_cpu_seconds(postmaster) - c0;
+  return c;
+}
+
+Cost median_cost(std::vector<Cost> v) {
+  std::sort(v.begin(), v.end(), [](const Cost& a, const Cost& b) { return a.wall_ms < b.wall_ms; });
+  return v.empty() ? Cost{} : v[v.size() / 2];
+}
+
+void print_cost_row(const std::string& name, const Cost& c, const std::string& extra) {
+  fmt::print("| {} | {:.0f} | {:.2f} | {:.2f} | {} |\n", name, c.wall_ms, c.self_cpu_s,
+             c.cluster_cpu_s, extra);
+  std::fflush(stdout);  // rows of a long run show as they come
+}
+
+// Section 1: the fresh tree (history off, what a table without a row key
+// gets) including reading the table, then where the time of ADULT x copies
+// goes, then the history-aware build for comparison.
+void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps) {
+  const std::string big = fmt::format("adult{}", copies);
+  const uint32_t big_k = 10u * static_cast<uint32_t>(copies);
+  const int big_reps = copies > 64 ? 1 : reps;
+  fmt::print(
+      "\n== Tree build, fresh tree (history off), incl. reading the table; median of {} runs "
+      "({} for ADULTx{}) ==\nload average {}\n\n",
+      reps, big_reps, copies, kanon::bench::load_average());
+  fmt::print(
+      "| case | wall ms | kanon cpu s | cluster cpu s | load ms / tree ms, nodes, depth, "
+      "distinct |\n|---|---|---|---|---|\n");
+  struct BuildCase {
+    std::string name, table;
+    uint32_t k;
+    bool aggregate, tuned;
+    int reps;
+    std::vector<Cost> costs;
+    std::vector<double> load, tree;
+    size_t nodes = 0, distinct = 0;
+    int depth = 0;
+  };
+  const std::string x = fmt::format("ADULTx{} k={}", copies, big_k);
+  std::vector<BuildCase> builds = {
+      {x + " (COPY GROUP BY, loader now)", big, big_k, true, true, big_reps},
+      {x + " (COPY GROUP BY, loader before: work_mem only)", big, big_k, true, false, big_reps},
+      {"ADULT k=5 (COPY GROUP BY, loader now)", "adult", 5, true, true, reps},
+      {"ADULT k=5 (COPY GROUP BY, loader before)", "adult", 5, true, false, reps},
+      {"ADULT k=5 (COPY rows)", "adult", 5, false, true, reps},
+  };
+  if (copies <= 64) builds.push_back({x + " (COPY rows)", big, big_k, false, true, reps});
+  const double rss_before = kanon::bench::peak_rss_mb();
+  double rss_after = 0;
+  // Round-robin over the cases, so load changes hit them alike.
+  for (int i = 0; i < reps; ++i) {
+    for (size_t b = 0; b < builds.size(); ++b) {
+      auto& c = builds[b];
+      if (i >= c.reps) continue;
+      auto conn = std::make_unique<pqxx::connection>(sb.conninfo());
+      BuildOptions o;
+      o.history = false;
+      o.load.aggregate = c.aggregate;
+      o.load.tuned = c.tuned;
+      std::shared_ptr<const TableSnapshot> snap;
+      c.costs.push_back(measure_cost(
+          postmaster, [&] { snap = build_table_snapshot(*conn, adult_policy(c.table, c.k), o); }));
+      if (i == 0 && b == 0) rss_after = kanon::bench::peak_rss_mb();
+      // The backend's CPU must be in the postmaster's reaped children before
+      // the next measurement starts, not move there during it.
+      const long backend = conn->backendpid();
+      conn.reset();
+      kanon::bench::wait_until_gone(backend);
+      c.load.push_back(snap->stats.load_ms);
+      c.tree.push_back(snap->stats.tree_ms);
+      c.nodes = snap->tree.size();
+      c.depth = snap->tree.depth();
+      c.distinct = snap->stats.distinct_rows;
+    }
+  }
+  for (const auto& c : builds)
+    print_cost_row(c.name, median_cost(c.costs),
+                   fmt::format("{:.0f} / {:.1f}, {}, {}, {}", median(c.load), median(c.tree),
+                               c.nodes, c.depth, c.distinct));
+  fmt::print("| peak RSS before / after the first ADULTx{} build: {:.1f} / {:.1f} MB | | | | |\n",
+             copies, rss_before, rss_after);
+
+  // Where the time of ADULT x copies goes.
+  fmt::print(
+      "\n== Where the time goes, ADULTx{} (median of {}) ==\nload average {}\n\n"
+      "| step | wall ms | kanon cpu s | cluster cpu s | plan |\n|---|---|---|---|---|\n",
+      copies, big_reps, kanon::bench::load_average());
+  pqxx::connection conn(sb.conninfo());
+  pin_session_settings(conn);
+  const TablePolicy policy = adult_policy(big, big_k);
+  const TableInfo info = read_table_info(conn, policy);
+  const std::string query = load_query(policy, info, LoadOptions{});
+  struct Setting {
+    std::string name, sql;
+    bool small_only;  // too slow to repeat on ADULT x 1024
+  };
+  const std::string mem = "SET work_mem = '256MB'; ";
+  const std::string cheap_jit =
+      "SET jit_inline_above_cost = -1; SET jit_optimize_above_cost = -1; ";
+  const std::vector<Setting> settings = {
+      {"work_mem 4MB (default), parallel, jit", "RESET work_mem", true},
+      {"loader now (LoadOptions::tuned)", "", false},
+      {"work_mem 256MB, parallel, jit (loader before)", mem, false},
+      {"work_mem 256MB, parallel, jit off", mem + "SET jit = off", false},
+      {"work_mem 256MB, parallel, jit without inlining/optimization", mem + cheap_jit, false},
+      {"work_mem 256MB, no parallel, jit", mem + "SET max_parallel_workers_per_gather = 0", true},
+      {"work_mem 256MB, no parallel, jit off",
+       mem + "SET max_parallel_workers_per_gather = 0; SET jit = off", true},
+      {"work_mem 256MB, parallel_tuple_cost 0, jit", mem + "SET parallel_tuple_cost = 0", false},
+      {"work_mem 256MB, parallel_tuple_cost 0, jit off",
+       mem + "SET parallel_tuple_cost = 0; SET jit = off", false},
+      {"work_mem 256MB, parallel_tuple_cost 0, jit without inlining/optimization",
+       mem + "SET parallel_tuple_cost = 0; " + cheap_jit, false},
+      {"work_mem 64MB, parallel_tuple_cost 0, jit off",
+       "SET work_mem = '64MB'; SET parallel_tuple_cost = 0; SET jit = off", true},
+  };
+  for (auto [name, sql, small_only] : settings) {
+    if (small_only && copies > 64) continue;
+    if (sql.empty()) {
+      pqxx::read_transaction tx(conn);
+      sql = aggregate_settings(tx, policy, LoadOptions{});
+      replace_all(sql, "SET LOCAL", "SET");
+    }
+    std::string plan;
+    std::vector<Cost> costs;
+    {
+      pqxx::nontransaction tx(conn);
+      tx.exec(
+          "RESET work_mem; RESET jit; RESET max_parallel_workers_per_gather; RESET "
+          "parallel_tuple_cost; RESET jit_inline_above_cost; RESET jit_optimize_above_cost; RESET "
+          "enable_sort; " +
+          sql);
+      for (const auto& row : tx.exec("EXPLAIN (COSTS OFF) " + query)) {
+        std::string line = row[0].as<std::string>();
+        const auto p = line.find_first_not_of(" ->");
+        line = line.substr(p == std::string::npos ? 0 : p);
+        if (line.find("Aggregate") != std::string::npos || line.find("Gather") != std::string::npos)
+          plan += (plan.empty() ? "" : " / ") + line;
+      }
+      for (int i = 0; i < big_reps; ++i)
+        costs.push_back(measure_cost(
+            postmaster, [&] { tx.exec("SELECT count(*) FROM (" + query + ") AS s"); }));
+    }
+    print_cost_row("server GROUP BY alone: " + name, median_cost(costs), plan);
+  }
+  {
+    pqxx::nontransaction tx(conn);
+    tx.exec(
+        "RESET work_mem; RESET jit; RESET max_parallel_workers_per_gather; RESET "
+        "parallel_tuple_cost; RESET jit_inline_above_cost; RESET jit_optimize_above_cost; RESET "
+        "enable_sort");
+  }
+  {
+    std::vector<Cost> costs;
+    size_t lines = 0;
+    for (int i = 0; i < big_reps; ++i)
+      costs.push_back(measure_cost(postmaster, [&] {
+        pqxx::read_transaction tx(conn);
+        lines = 0;
+        tx.exec(aggregate_settings(tx, policy, LoadOptions{}));
+        copy_rows(tx, query, policy.quasi_identifiers.size() + 1, policy.name(),
+                  [&](auto&) { ++lines; });
+        tx.commit();
+      }));
+    print_cost_row("COPY GROUP BY + decoding lines (loader now, no encoding)", median_cost(costs),
+                   fmt::format("{} lines", lines));
+  }
+  std::optional<EncodedTable> table;
+  {
+    std::vector<Cost> costs;
+    for (int i = 0; i < big_reps; ++i)
+      costs.push_back(
+          measure_cost(postmaster, [&] { table.emplace(load_table(conn, policy, info)); }));
+    print_cost_row("load_table (COPY, decoding, dictionary encoding)", median_cost(costs),
+                   fmt::format("{} distinct rows", table->distinct_rows()));
+  }
+  {
+    TreeOptions o;
+    o.k = big_k;
+    o.max_nodes = policy.max_nodes;
+    std::vector<Cost> costs;
+    size_t nodes = 0;
+    for (int i = 0; i < reps; ++i)
+      costs.push_back(
+          measure_cost(postmaster, [&] { nodes = DisclosureTree::build(*table, o).size(); }));
+    print_cost_row("DisclosureTree::build alone", median_cost(costs),
+                   fmt::format("{} nodes", nodes));
+  }
+  if (copies <= 64) {
+    // The history-aware build (what a linkable table gets by default): a
+    // keyed COPY of every row, the history read, the release stored. The
+    // first is a baseline (every key written), the next ones refreshes of
+    // unchanged data.
+    BuildOptions first;
+    first.baseline = true;
+    print_cost_row("history-aware build, baseline (keyed COPY, every key stored)",
+                   measure_cost(postmaster, [&] { build_table_snapshot(conn, policy, first); }),
+                   "");
+    std::vector<Cost> costs;
+    for (int i = 0; i < std::min(reps, 3); ++i)
+      costs.push_back(
+          measure_cost(postmaster, [&] { build_table_snapshot(conn, policy, BuildOptions{}); }));
+    print_cost_row("history-aware refresh, unchanged rows (keyed COPY, history read, stored)",
+                   median_cost(costs), "");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int reps = 5;
-  bool quick = false;
+  int copies = 32;
+  bool quick = false, tree_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--copies") && i + 1 < argc) copies = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--tree-only")) tree_only = true;
   }
+  if (copies < 1) copies = 1;
   try {
-    fmt::print("starting a PostgreSQL sandbox...\n");
+    fmt::print("starting a PostgreSQL sandbox... (load average {})\n",
+               kanon::bench::load_average());
     Sandbox sb;
+    const long postmaster = kanon::bench::postmaster_pid(sb.dir + "/data");
     pqxx::connection admin(sb.conninfo());
     {
+      // Autovacuum's workers would count in the cluster's CPU time.
+      pqxx::nontransaction tx(admin);
+      tx.exec("ALTER SYSTEM SET autovacuum = off");
+      tx.exec("SELECT pg_reload_conf()");
+    }
+    {
+      const auto t0 = Clock::now();
+      make_copies(admin, 32);
+      if (copies != 32) make_copies(admin, copies);
       pqxx::nontransaction tx(admin);
       tx.exec(
-          "DROP TABLE IF EXISTS adult32; CREATE TABLE adult32 AS SELECT a.* FROM adult a, "
-          "generate_series(1, 32); ANALYZE adult32;"
           "CREATE TABLE workclass_sector AS SELECT DISTINCT workclass, "
           "CASE WHEN workclass LIKE '%gov%' THEN 'public' ELSE 'private' END AS sector "
           "FROM adult; ANALYZE workclass_sector");
+      fmt::print("tables made in {:.1f} s\n", ms_since(t0) / 1000);
     }
 
-    // 1. Tree build.
-    fmt::print("\n== Tree build (median of {} runs) ==\n", reps);
-    fmt::print("{:<34} {:>9} {:>9} {:>9} {:>7} {:>6} {:>9}\n", "case", "load ms", "tree ms",
-               "total ms", "nodes", "depth", "distinct");
-    struct BuildCase {
-      std::string name, table;
-      uint32_t k;
-      bool aggregate;
-    };
-    const std::vector<BuildCase> builds = {
-        {"ADULT k=5 (COPY GROUP BY)", "adult", 5, true},
-        {"ADULT k=5 (COPY rows)", "adult", 5, false},
-        {"ADULTx32 k=160 (COPY GROUP BY)", "adult32", 160, true},
-        {"ADULTx32 k=160 (COPY rows)", "adult32", 160, false},
-    };
-    for (const auto& b : builds) {
-      std::vector<double> load, tree, total;
-      size_t nodes = 0, distinct = 0;
-      int depth = 0;
-      for (int i = 0; i < reps; ++i) {
-        pqxx::connection conn(sb.conninfo());
-        BuildOptions o;
-        o.load.aggregate = b.aggregate;
-        const auto t0 = Clock::now();
-        const auto snap = build_table_snapshot(conn, adult_policy(b.table, b.k), o);
-        total.push_back(ms_since(t0));
-        load.push_back(snap->stats.load_ms);
-        tree.push_back(snap->stats.tree_ms);
-        nodes = snap->tree.size();
-        depth = snap->tree.depth();
-        distinct = snap->stats.distinct_rows;
-      }
-      fmt::print("{:<34} {:>9.1f} {:>9.1f} {:>9.1f} {:>7} {:>6} {:>9}\n", b.name, median(load),
-                 median(tree), median(total), nodes, depth, distinct);
-    }
+    // 1. Tree build, fresh (history off), including reading the table.
+    tree_build_section(sb, postmaster, copies, reps);
+    if (tree_only) return 0;
 
     // 2. Masked-scan overhead on ADULT x 32 with k=320 (the tree of k=10 on ADULT).
     pqxx::connection conn(sb.conninfo());
-    const auto base = build_table_snapshot(conn, adult_policy("adult32", 320));
+    BuildOptions fresh;
+    fresh.history = false;  // the masks of a fresh tree; history costs are in section 1
+    const auto base = build_table_snapshot(conn, adult_policy("adult32", 320), fresh);
     fmt::print("\nADULTx32 k=320: {} nodes, depth {}\n", base->tree.size(), base->tree.depth());
     {
       pin_session_settings(conn);
@@ -182,7 +414,7 @@ int main(int argc, char** argv) {
       forms.push_back({fname, rel, &kRestricted});
     }
     {
-      BuildOptions o;
+      BuildOptions o = fresh;
       o.form = PredicateForm::kCostBased;
       const auto cost_based = build_table_snapshot(conn, adult_policy("adult32", 320), o);
       const std::string rel = cost_based->masks.masked_relation("public", "adult32");

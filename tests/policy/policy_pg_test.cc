@@ -569,3 +569,106 @@ TEST_CASE("PolicyStore::reload replaces the policies and drops unlisted tables")
   store.stop();
   CHECK(store.current()->version > v);
 }
+
+namespace {
+
+// The loaded rows as (values, weight) by their text, whatever the codes.
+std::map<std::vector<std::optional<std::string>>, uint64_t> decoded_rows(const EncodedTable& t) {
+  std::map<std::vector<std::optional<std::string>>, uint64_t> out;
+  for (size_t r = 0; r < t.distinct_rows(); ++r) {
+    std::vector<std::optional<std::string>> values;
+    for (size_t c = 0; c < t.width(); ++c) {
+      const uint32_t code = t.code(r, c);
+      const auto& dict =
+          c < t.attribute_count() ? t.attribute(c).dictionary : t.sensitive()->dictionary;
+      values.push_back(code == kNullCode ? std::nullopt : std::optional(dict.decode(code)));
+    }
+    out[values] += t.weights()[r];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("loader settings: plain rows, aggregate, tuned and parallel aggregate load the same") {
+  make_random_table("rnd_load", 7, 1000);
+  pqxx::connection conn(conninfo());
+  TablePolicy adult;
+  adult.schema = "public";
+  adult.table = "adult";
+  adult.k = 5;
+  adult.quasi_identifiers = {
+      "sex",       "age",       "race", "marital-status", "education", "native-country",
+      "workclass", "occupation"};
+  adult.quasi_identifier_refs.resize(adult.quasi_identifiers.size());
+  for (const auto& policy : {random_policy("rnd_load", 3, 2), adult}) {
+    CAPTURE(policy.table);
+    pin_session_settings(conn);
+    const TableInfo info = read_table_info(conn, policy);
+
+    LoadOptions rows, before, tuned, parallel;
+    rows.aggregate = false;
+    before.tuned = false;
+    parallel.parallel_bytes = 0;  // every table counts as large
+    {
+      pqxx::read_transaction tx(conn);
+      CHECK(aggregate_settings(tx, policy, before) == "SET LOCAL work_mem = '256MB'");
+      const std::string t = aggregate_settings(tx, policy, tuned);
+      CHECK(t.find("enable_sort = off") != std::string::npos);
+      CHECK(t.find("jit = off") != std::string::npos);
+      CHECK(t.find("parallel_tuple_cost") == std::string::npos);  // small table
+      CHECK(aggregate_settings(tx, policy, parallel).find("parallel_tuple_cost = 0") !=
+            std::string::npos);
+    }
+    // Small tables get no workers by default; let them, so the parallel
+    // plan (partial aggregates in workers) is the one that loads.
+    {
+      pqxx::nontransaction tx(conn);
+      tx.exec(
+          "SET min_parallel_table_scan_size = 0; SET parallel_setup_cost = 0; "
+          "SET max_parallel_workers_per_gather = 2");
+    }
+    {
+      pqxx::read_transaction check(conn);
+      check.exec(aggregate_settings(check, policy, parallel));
+      std::string plan;
+      for (const auto& r : check.exec("EXPLAIN (COSTS OFF) " + load_query(policy, info, parallel)))
+        plan += r[0].as<std::string>() + "\n";
+      CAPTURE(plan);
+      CHECK(plan.find("Gather") != std::string::npos);  // rows come through workers
+      if (policy.table == "adult") CHECK(plan.find("Partial HashAggregate") != std::string::npos);
+      CHECK(plan.find("Sort") == std::string::npos);
+    }
+
+    const EncodedTable t_rows = load_table(conn, policy, info, rows);
+    const EncodedTable t_before = load_table(conn, policy, info, before);
+    const EncodedTable t_tuned = load_table(conn, policy, info, tuned);
+    const EncodedTable t_parallel = load_table(conn, policy, info, parallel);
+    {
+      pqxx::nontransaction tx(conn);
+      tx.exec(
+          "RESET min_parallel_table_scan_size; RESET parallel_setup_cost; RESET "
+          "max_parallel_workers_per_gather");
+    }
+    const auto expected = decoded_rows(t_rows);
+    CHECK(expected.size() > 100);
+    CHECK(decoded_rows(t_before) == expected);
+    CHECK(decoded_rows(t_tuned) == expected);
+    CHECK(decoded_rows(t_parallel) == expected);
+    CHECK(t_parallel.total_rows() == t_rows.total_rows());
+
+    TreeOptions o;
+    o.k = policy.k;
+    o.l = policy.sensitive ? policy.sensitive->l : 0;
+    const auto tree = DisclosureTree::build(t_rows, o);
+    CHECK(tree.size() > 10);
+    for (const EncodedTable* t : {&t_before, &t_tuned, &t_parallel}) {
+      const auto other = DisclosureTree::build(*t, o);
+      CHECK(other.same_splits(tree));
+      bool same_counts = other.size() == tree.size();
+      for (size_t n = 0; same_counts && n < tree.size(); ++n)
+        same_counts = other.nodes()[n].rows == tree.nodes()[n].rows;
+      CHECK(same_counts);
+    }
+  }
+}
