@@ -18,6 +18,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/statement_outcome.h"
 
 using namespace kanon::testing;
 
@@ -231,40 +232,10 @@ std::string policy_file() {
   return path;
 }
 
-std::string render(const pqxx::result& r) {
-  std::string out;
-  for (const auto& row : r) {
-    for (const auto& f : row) out += (f.is_null() ? std::string("<null>") : f.c_str()) + "|";
-    out += "\n";
-  }
-  return out;
-}
-
 std::string with_schema(std::string sql, const std::string& schema) {
   for (size_t at = sql.find("{s}"); at != std::string::npos; at = sql.find("{s}", at))
     sql.replace(at, 3, schema);
   return sql;
-}
-
-struct Outcome {
-  std::string rows;
-  std::string sqlstate;
-  std::string message;
-};
-
-Outcome run(pqxx::connection& c, const std::string& sql, bool extended) {
-  Outcome o;
-  try {
-    pqxx::nontransaction tx(c);
-    o.rows = render(extended ? tx.exec_params(sql) : tx.exec(sql));
-  } catch (const pqxx::insufficient_privilege& e) {
-    o.sqlstate = "42501";  // libpqxx 6 does not keep the SQLSTATE of this class
-    o.message = e.what();
-  } catch (const pqxx::sql_error& e) {
-    o.sqlstate = e.sqlstate();
-    o.message = e.what();
-  }
-  return o;
 }
 
 struct Fixture {
