@@ -63,6 +63,13 @@ std::shared_ptr<PolicyStore> PolicyStores::default_store() const {
   return it == stores_.end() ? nullptr : it->second;
 }
 
+bool PolicyStores::only_default_protects() const {
+  std::lock_guard lock(mu_);
+  for (const auto& [db, store] : stores_)
+    if (db != default_ && !store->policies().empty()) return false;
+  return true;
+}
+
 std::vector<std::shared_ptr<PolicyStore>> PolicyStores::all() const {
   std::lock_guard lock(mu_);
   std::vector<std::shared_ptr<PolicyStore>> out;

@@ -51,6 +51,9 @@ class PolicyStores {
   std::shared_ptr<PolicyStore> of(const TablePolicy& policy) const;
   // The default database's store (kanon's own database).
   std::shared_ptr<PolicyStore> default_store() const;
+  // No store but the default one has policies (every protected table is in
+  // kanon's own database).
+  bool only_default_protects() const;
   // Every store: the default database's first, then by database name.
   std::vector<std::shared_ptr<PolicyStore>> all() const;
   // Every store's policies, in the order of all().

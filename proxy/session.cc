@@ -307,11 +307,15 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
   // Whether PostgreSQL itself keeps the login from protected data (then DO,
   // CALL and code it creates are allowed; rewriter/rewriter.h). Without the
   // protected database's catalog nothing is proven. The role directory asks
-  // kanon's own database, so the proof is taken there only: in the other
-  // databases policies name, DO and CALL stay denied.
-  const bool provable =
-      !access_.exempt && context_.roles && own && own == context_.policies->default_store();
-  const auto snapshot = provable ? own->current() : nullptr;
+  // kanon's own database, so the proof covers every protected table only
+  // while no other database has policies (code could connect to it, e.g.
+  // with dblink); then it holds for sessions there and in listed databases.
+  // Otherwise DO and CALL stay denied.
+  const auto home = context_.policies ? context_.policies->default_store() : nullptr;
+  const bool provable = !access_.exempt && context_.roles && home &&
+                        (own == home || own == nullptr) &&
+                        context_.policies->only_default_protects();
+  const auto snapshot = provable ? home->current() : nullptr;
   const auto catalog = snapshot ? context_.rewriter.catalog_for(*snapshot) : nullptr;
   if (catalog) {
     std::set<std::string> released;  // "kanon_masked"."x" -> kanon_masked.x

@@ -71,6 +71,8 @@ TEST_CASE("a store per database: the same table name never shares a tree") {
   CHECK(all[0] == main);  // the default database first
   CHECK(stores.policies().size() == 3);
   CHECK(stores.policies()[0].database == "main");
+  CHECK(stores.default_store() == main);
+  CHECK_FALSE(stores.only_default_protects());
 }
 
 TEST_CASE("the default database has a store without policies") {
@@ -78,6 +80,7 @@ TEST_CASE("the default database has a store without policies") {
   REQUIRE(stores.find("main"));
   CHECK(stores.find("main")->policies().empty());
   CHECK(stores.all().size() == 1);
+  CHECK(stores.only_default_protects());
 }
 
 TEST_CASE("RELOAD: new databases get a store that denies until built; removed ones stay") {
@@ -99,6 +102,9 @@ TEST_CASE("RELOAD: new databases get a store that denies until built; removed on
   CHECK(shop->policies().empty());
   CHECK(shop->current()->tables.empty());
   CHECK(shop->current()->listed.empty());
+  CHECK_FALSE(stores.only_default_protects());  // archive has policies
+  REQUIRE(stores.reload({policy("main", "people", 6)}));
+  CHECK(stores.only_default_protects());  // shop and archive stay, empty
 }
 
 TEST_CASE("a store whose database is not configured serves the one its catalog names") {
