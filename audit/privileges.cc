@@ -229,10 +229,7 @@ ExposureReport check_every_database(
     const std::vector<policy::TablePolicy>& policies, const std::string& default_database,
     const std::function<std::string(const std::string& database)>& conninfo_of,
     const CheckOptions& options) {
-  std::vector<std::string> databases{default_database};
-  for (const auto& p : policies)
-    if (std::find(databases.begin(), databases.end(), p.database) == databases.end())
-      databases.push_back(p.database);
+  const auto databases = policy::databases_of(policies, default_database);
   ExposureReport merged;
   for (const auto& database : databases) {
     pqxx::connection conn(conninfo_of(database));

@@ -431,6 +431,14 @@ const TablePolicy& find_policy(const std::vector<TablePolicy>& policies, const s
                                 list.empty() ? "none" : list));
 }
 
+std::vector<std::string> databases_of(const std::vector<TablePolicy>& policies,
+                                      const std::string& default_database) {
+  std::vector<std::string> out{default_database};
+  for (const auto& p : policies)
+    if (std::find(out.begin(), out.end(), p.database) == out.end()) out.push_back(p.database);
+  return out;
+}
+
 std::vector<TablePolicy> policies_of(const std::vector<TablePolicy>& policies,
                                      const std::string& database) {
   std::vector<TablePolicy> out;

@@ -31,6 +31,11 @@ std::vector<TablePolicy> load_policies(const ServerConfig& config);
 // the protected tables otherwise (also when the name is ambiguous).
 const TablePolicy& find_policy(const std::vector<TablePolicy>& policies, const std::string& name);
 
+// `default_database`, then every other database the policies name, in the
+// order they first appear.
+std::vector<std::string> databases_of(const std::vector<TablePolicy>& policies,
+                                      const std::string& default_database);
+
 // The policies of `database`, in their order.
 std::vector<TablePolicy> policies_of(const std::vector<TablePolicy>& policies,
                                      const std::string& database);

@@ -1,22 +1,10 @@
 #include "policy/policy_stores.h"
 
 #include <algorithm>
-#include <set>
 
 #include "policy/policy_file.h"
 
 namespace kanon::policy {
-
-namespace {
-
-std::set<std::string> databases_of(const std::vector<TablePolicy>& policies,
-                                   const std::string& default_database) {
-  std::set<std::string> out{default_database};
-  for (const auto& p : policies) out.insert(p.database);
-  return out;
-}
-
-}  // namespace
 
 PolicyStores::Factory PolicyStores::service_factory(const ServerConfig& config) {
   return [config](const std::string& database, std::vector<TablePolicy> tables) {
@@ -97,11 +85,6 @@ bool PolicyStores::refresh_all() {
   return ok;
 }
 
-std::shared_ptr<PolicyStore> PolicyStores::make(const std::string& database,
-                                                std::vector<TablePolicy> policies) {
-  return factory_(database, std::move(policies));
-}
-
 bool PolicyStores::reload(std::vector<TablePolicy> policies, Factory factory) {
   std::vector<std::pair<std::shared_ptr<PolicyStore>, std::vector<TablePolicy>>> existing;
   std::vector<std::shared_ptr<PolicyStore>> created;
@@ -112,7 +95,7 @@ bool PolicyStores::reload(std::vector<TablePolicy> policies, Factory factory) {
     for (const auto& db : databases_of(policies, default_))
       if (!stores_.count(db)) {
         // Serves at once: its tables are listed, so denied until built.
-        auto store = make(db, policies_of(policies, db));
+        auto store = factory_(db, policies_of(policies, db));
         stores_[db] = store;
         created.push_back(std::move(store));
       }

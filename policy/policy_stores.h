@@ -74,8 +74,6 @@ class PolicyStores {
   void stop();
 
  private:
-  std::shared_ptr<PolicyStore> make(const std::string& database, std::vector<TablePolicy> policies);
-
   const std::string default_;
   mutable std::mutex mu_;
   Factory factory_;

@@ -106,6 +106,14 @@ TEST_CASE("databases: each database's sessions get its own tree, never the other
     CHECK(run(shop, "SELECT city, count(*) FROM v_items GROUP BY 1 ORDER BY 1", extended).rows ==
           "X|3|\n<null>|3|\n");
     CHECK(run(main, "SELECT * FROM v_items", extended).sqlstate == "42P01");
+    // Three-part names: the session's own database is masked with its own
+    // tree; another database's name reaches nothing (PostgreSQL refuses
+    // cross-database references), whoever decides first.
+    CHECK(run(shop, "SELECT city, count(*) FROM shop.public.items GROUP BY 1 ORDER BY 1", extended)
+              .rows == "X|3|\n<null>|3|\n");
+    const auto cross = run(shop, "SELECT city FROM postgres.public.items", extended);
+    CHECK_FALSE(cross.sqlstate.empty());
+    CHECK(cross.rows.empty());
   }
 }
 

@@ -342,6 +342,7 @@ TEST_CASE("database: on the entry, on the file, else backend.dbname") {
   CHECK(all[2].database == "demo");
   CHECK(database_qualified_name(all[0]) == "shop.public.people");
   CHECK(policies_of(all, "demo").size() == 1);
+  CHECK(databases_of(all, "demo") == std::vector<std::string>{"demo", "shop", "archive"});
   CHECK(policies_of(all, "archive").at(0).table == "orders");
 
   // The same schema.table in two databases: two policies. A bare or

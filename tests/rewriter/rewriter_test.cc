@@ -161,6 +161,14 @@ TEST_CASE("stores: two databases' snapshots of one version never share indexes o
   unbuilt.listed = {"public.people"};
   CHECK(rw.rewrite("SELECT * FROM people", unbuilt, s).verdict == Verdict::kDenied);
   CHECK(rw.rewrite("SELECT * FROM people", protects, s).verdict == Verdict::kRewritten);
+  // One address, one version, another store's content (a freed snapshot's
+  // memory reused by another database's): never the first one's answer.
+  kanon::policy::PolicySnapshot reused = protects;
+  CHECK(rw.rewrite("SELECT * FROM people", reused, s).verdict == Verdict::kRewritten);
+  reused = other;
+  CHECK(rw.rewrite("SELECT * FROM people", reused, s).verdict == Verdict::kPass);
+  reused = unbuilt;
+  CHECK(rw.rewrite("SELECT * FROM people", reused, s).verdict == Verdict::kDenied);
 }
 
 TEST_CASE("exempt sessions are never rewritten") {
