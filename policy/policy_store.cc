@@ -1,16 +1,19 @@
 #include "policy/policy_store.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <pqxx/pqxx>
 
 #include "policy/catalog_watch.h"
 #include "policy/materializer.h"
+#include "policy/snapshot_codec.h"
 
 namespace kanon::policy {
 
@@ -22,6 +25,8 @@ struct PolicyStore::CatalogConnection {
 namespace {
 
 std::atomic<uint64_t> next_store_id{1};
+// Versions of pinned snapshots (pin_tables): above any store's own.
+std::atomic<uint64_t> next_pinned_version{uint64_t{1} << 62};
 
 std::shared_ptr<PolicySnapshot> first_snapshot(const std::vector<TablePolicy>& policies) {
   auto s = std::make_shared<PolicySnapshot>();
@@ -37,8 +42,20 @@ const TableSnapshot* PolicySnapshot::find(const std::string& qualified) const {
   return it == tables.end() ? nullptr : it->second.get();
 }
 
+std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySnapshot> pinned,
+                                                 std::shared_ptr<const PolicySnapshot> current) {
+  if (!pinned || !current || pinned == current || pinned->store != current->store ||
+      pinned->tables == current->tables)
+    return current;
+  auto s = std::make_shared<PolicySnapshot>(*current);
+  s->tables = pinned->tables;
+  s->errors = pinned->errors;
+  s->version = next_pinned_version++;
+  return s;
+}
+
 PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies,
-                         BuildOptions options, std::string database)
+                         BuildOptions options, std::string database, SharingOptions sharing)
     : conninfo_(conninfo),
       database_(std::move(database)),
       policies_(std::move(policies)),
@@ -58,7 +75,8 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies
         }
         return std::shared_ptr<const TableSnapshot>(std::move(snap));
       }),
-      current_(first_snapshot(policies_)) {}
+      current_(first_snapshot(policies_)),
+      sharing_(std::move(sharing)) {}
 
 PolicyStore::PolicyStore(std::vector<TablePolicy> policies, Builder builder)
     : policies_(std::move(policies)),
@@ -83,6 +101,10 @@ void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableS
                           const std::string& error, std::shared_ptr<const CatalogFacts> catalog,
                           const std::string* catalog_error) {
   std::lock_guard lock(mu_);
+  if (built && built->shared_version > 0)
+    if (const auto* served = current_->find(table);
+        served && served->shared_version > built->shared_version)
+      return;  // a newer stored version is served already
   auto next = std::make_shared<PolicySnapshot>(*current_);
   next->version = current_->version + 1;
   if (built) {
@@ -98,6 +120,7 @@ void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableS
     next->catalog_error = *catalog_error;
   }
   current_ = std::move(next);
+  published_.notify_all();
 }
 
 void PolicyStore::publish_catalog(std::shared_ptr<const CatalogFacts> catalog,
@@ -183,7 +206,7 @@ bool PolicyStore::reload(std::vector<TablePolicy> policies) {
     std::erase_if(next->errors, [&](const auto& kv) { return !keep(kv.first); });
     current_ = std::move(next);
   }
-  const bool ok = refresh_all();
+  const bool ok = refresh_all(false);
   {
     std::lock_guard lock(run_mu_);
     ++generation_;
@@ -193,15 +216,17 @@ bool PolicyStore::reload(std::vector<TablePolicy> policies) {
 }
 
 bool PolicyStore::refresh(const std::string& table) {
-  return refresh_table(table, true);
+  if (sharing() && !lead()) return ask_builder(table, "refresh");
+  return build_table(table, true);
 }
 
 bool PolicyStore::reanonymize(const std::string& table) {
+  if (sharing() && !lead()) return ask_builder(table, "reanonymize");
   {
     std::lock_guard lock(baseline_mu_);
     baseline_pending_.insert(table);
   }
-  const bool ok = refresh_table(table, true);
+  const bool ok = build_table(table, true);
   std::lock_guard lock(baseline_mu_);
   baseline_pending_.erase(table);  // a failed build does not leave it pending
   return ok;
@@ -212,7 +237,7 @@ bool PolicyStore::take_baseline(const std::string& table) {
   return baseline_pending_.erase(table) > 0;
 }
 
-bool PolicyStore::refresh_table(const std::string& table, bool with_catalog) {
+bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
   std::shared_ptr<const TableSnapshot> built;
   std::string error = "no policy for table " + table;
   for (const auto& p : policies()) {
@@ -223,6 +248,33 @@ bool PolicyStore::refresh_table(const std::string& table, bool with_catalog) {
       error = e.what();
     }
     break;
+  }
+  if (built && sharing()) {
+    // Stored before it is served, so no replica serves a version that
+    // others cannot load. A store that fails serves it here only.
+    try {
+      auto stored = std::make_shared<TableSnapshot>(*built);
+      stored->built_by = sharing_.replica;
+      pqxx::connection conn(conninfo_);
+      pqxx::work tx(conn);
+      stored->shared_version = store_snapshot(tx, *stored, sharing_.replica, sharing_.keep);
+      note_served(tx, sharing_.replica, table, stored->shared_version);
+      tx.commit();
+      built = std::move(stored);
+    } catch (const std::exception& e) {
+      note_sharing_error(
+          fmt::format("the snapshot of {} was built but not stored (other replicas keep their "
+                      "version): {}",
+                      table, e.what()));
+    }
+  } else if (!built && sharing()) {
+    // Whoever asked for it stops waiting.
+    try {
+      pqxx::connection conn(conninfo_);
+      pqxx::nontransaction tx(conn);
+      tx.exec_params("SELECT pg_notify($1, $2)", kSnapshotChannel, table + "\t" + error);
+    } catch (const std::exception&) {
+    }
   }
   if (!with_catalog || conninfo_.empty()) {
     publish(table, built, error);
@@ -236,7 +288,7 @@ bool PolicyStore::refresh_table(const std::string& table, bool with_catalog) {
   return built != nullptr;
 }
 
-bool PolicyStore::refresh_all() {
+bool PolicyStore::refresh_all(bool adopt_stored) {
   const auto listed = policies();
   if (listed.empty()) {
     if (!conninfo_.empty()) refresh_catalog();
@@ -244,10 +296,154 @@ bool PolicyStore::refresh_all() {
   }
   // One version per table, as always; the last one also carries the catalog
   // read after every build (materialized copies included).
+  const bool leading = sharing() && lead();
   bool ok = true;
-  for (size_t i = 0; i < listed.size(); ++i)
-    ok = refresh_table(listed[i].name(), i + 1 == listed.size()) && ok;
+  bool catalog_read = false;
+  for (size_t i = 0; i < listed.size(); ++i) {
+    const std::string name = listed[i].name();
+    const bool last = i + 1 == listed.size();
+    if (sharing() && (adopt_stored || !leading)) {
+      if (adopt(name)) continue;
+      if (!leading) {
+        if (!current()->find(name))
+          publish(name, nullptr,
+                  "no stored snapshot for this replica's policy yet: waiting for the builder "
+                  "(the replica holding the lock) to store one");
+        ok = false;
+        continue;
+      }
+    }
+    ok = build_table(name, last) && ok;
+    catalog_read = catalog_read || last;
+  }
+  if (!catalog_read && !conninfo_.empty()) refresh_catalog();
   return ok;
+}
+
+bool PolicyStore::lead() {
+  std::lock_guard lock(leader_mu_);
+  if (!leader_) leader_ = std::make_unique<LeaderLock>(conninfo_, sharing_.replica);
+  try {
+    return leader_->try_lead();
+  } catch (const std::exception& e) {
+    note_sharing_error(std::string("cannot reach the database for the builder's lock: ") +
+                       e.what());
+    return false;
+  }
+}
+
+uint64_t PolicyStore::served_version(const std::string& table) const {
+  const auto* t = current()->find(table);
+  return t ? t->shared_version : 0;
+}
+
+void PolicyStore::note_sharing_error(const std::string& error) {
+  std::lock_guard lock(sharing_mu_);
+  sharing_error_ = error;
+}
+
+SharingState PolicyStore::sharing_state() const {
+  SharingState s;
+  s.enabled = sharing_.enabled;
+  s.replica = sharing_.replica;
+  {
+    std::lock_guard lock(sharing_mu_);
+    s.error = sharing_error_;
+  }
+  std::unique_lock lock(const_cast<std::mutex&>(leader_mu_), std::try_to_lock);
+  s.leading = lock.owns_lock() && leader_ && leader_->leading();
+  return s;
+}
+
+std::vector<SnapshotListing> PolicyStore::stored_snapshots(std::string& builder) {
+  if (conninfo_.empty()) return {};
+  pqxx::connection conn(conninfo_);
+  pqxx::work tx(conn);
+  ensure_snapshot_tables(tx);
+  builder = current_builder(tx);
+  auto out = list_snapshots(tx);
+  tx.commit();
+  return out;
+}
+
+bool PolicyStore::adopt(const std::string& table) {
+  std::optional<TablePolicy> policy;
+  for (const auto& p : policies())
+    if (p.name() == table) policy = p;
+  if (!policy) return false;
+  std::lock_guard lock(adopt_mu_);
+  const uint64_t served = served_version(table);
+  try {
+    pqxx::connection conn(conninfo_);
+    std::optional<StoredSnapshot> stored;
+    {
+      pqxx::work tx(conn);
+      if (tx.exec("SELECT to_regclass('kanon.snapshots') IS NOT NULL")[0][0].as<bool>())
+        stored = latest_snapshot(tx, table);
+      tx.commit();
+    }
+    if (!stored || stored->version <= served) return served > 0;
+    if (stored->policy_hash != policy_hash(*policy)) {
+      note_sharing_error(fmt::format(
+          "version {} of {} (built by {}) was built for another policy (hash {}, this replica's "
+          "{}): not served here",
+          stored->version, table, stored->built_by, stored->policy_hash, policy_hash(*policy)));
+      return served > 0;
+    }
+    auto snap = decode_snapshot(stored->body, *policy, read_table_info(conn, *policy));
+    snap->shared_version = stored->version;
+    snap->built_by = stored->built_by;
+    publish(table, std::move(snap), "");
+    pqxx::work tx(conn);
+    note_served(tx, sharing_.replica, table, stored->version);
+    tx.commit();
+    return true;
+  } catch (const std::exception& e) {
+    note_sharing_error(fmt::format("cannot load the stored snapshot of {}: {}", table, e.what()));
+    return served_version(table) > 0;
+  }
+}
+
+bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
+  const uint64_t before = served_version(table);
+  {
+    std::lock_guard lock(mu_);
+    failures_.erase(table);
+  }
+  try {
+    pqxx::connection conn(conninfo_);
+    pqxx::nontransaction tx(conn);
+    tx.exec_params("SELECT pg_notify($1, $2)", kRefreshChannel, std::string(verb) + " " + table);
+  } catch (const std::exception& e) {
+    publish(table, nullptr, std::string("cannot ask the builder for a refresh: ") + e.what());
+    return false;
+  }
+  // The builder answers with a stored version (or a failure); when no
+  // builder holds the lock any more, this replica takes over.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(15);
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      published_.wait_for(lock, std::chrono::seconds(1), [&] {
+        const auto* t = current_->find(table);
+        return (t && t->shared_version > before) || failures_.count(table) > 0;
+      });
+      if (const auto it = failures_.find(table); it != failures_.end()) {
+        auto next = std::make_shared<PolicySnapshot>(*current_);
+        next->version = current_->version + 1;
+        next->errors[table] = "the builder's refresh failed: " + it->second;
+        current_ = std::move(next);
+        return false;
+      }
+      const auto* t = current_->find(table);
+      if (t && t->shared_version > before) return true;
+    }
+    if (lead()) return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
+    if (std::chrono::steady_clock::now() > deadline) {
+      publish(table, nullptr, "the builder did not store a new version within 15 minutes");
+      return false;
+    }
+  }
 }
 
 void PolicyStore::start() {
@@ -324,6 +520,15 @@ class CatalogReceiver : public pqxx::notification_receiver {
   uint64_t& received_;
 };
 
+// Payloads of one channel, in arrival order.
+class PayloadReceiver : public pqxx::notification_receiver {
+ public:
+  PayloadReceiver(pqxx::connection_base& conn, const char* channel)
+      : pqxx::notification_receiver(conn, channel) {}
+  void operator()(const std::string& payload, int) override { payloads.push_back(payload); }
+  std::vector<std::string> payloads;
+};
+
 }  // namespace
 
 void PolicyStore::watch_catalog() {
@@ -351,6 +556,13 @@ void PolicyStore::watch_catalog() {
       uint64_t received = 0;
       uint64_t handled = 0;
       CatalogReceiver receiver(conn, received);
+      std::optional<PayloadReceiver> stored, asked;
+      if (sharing()) {
+        stored.emplace(conn, kSnapshotChannel);
+        asked.emplace(conn, kRefreshChannel);
+        // Whatever was stored while nobody listened.
+        for (const auto& p : policies()) adopt(p.name());
+      }
       {
         std::lock_guard lock(watch_mu_);
         watch_.listening = true;
@@ -367,6 +579,8 @@ void PolicyStore::watch_catalog() {
         conn.get_notifs();
         if (!conn.is_open())
           throw pqxx::broken_connection("the catalog watcher lost its connection");
+        if (stored && !stored->payloads.empty()) on_stored(std::exchange(stored->payloads, {}));
+        if (asked && !asked->payloads.empty()) on_asked(std::exchange(asked->payloads, {}));
         if (received > before) {
           const auto now = Clock::now();
           if (before == handled) first = now;
@@ -412,28 +626,86 @@ void PolicyStore::watch_catalog() {
   watch_.listening = false;
 }
 
+void PolicyStore::on_stored(const std::vector<std::string>& payloads) {
+  for (const auto& payload : payloads) {
+    if (const auto tab = payload.find('\t'); tab != std::string::npos) {
+      std::lock_guard lock(mu_);
+      failures_[payload.substr(0, tab)] = payload.substr(tab + 1);
+      published_.notify_all();
+    } else {
+      adopt(payload);
+    }
+  }
+}
+
+void PolicyStore::on_asked(const std::vector<std::string>& payloads) {
+  if (!lead()) return;
+  {
+    std::lock_guard lock(run_mu_);
+    for (const auto& payload : payloads) {
+      const auto space = payload.find(' ');
+      if (space == std::string::npos) continue;
+      const std::string table = payload.substr(space + 1);
+      requested_.insert(table);
+      if (payload.compare(0, space, "reanonymize") == 0) reanonymize_requested_.insert(table);
+    }
+  }
+  wake_.notify_all();
+}
+
 void PolicyStore::run() {
   using Clock = std::chrono::steady_clock;
   std::map<std::string, Clock::time_point> due;  // by table; re-read after a reload
+  // A served snapshot (stored, maybe by an earlier run) is due a refresh
+  // interval after it was built.
+  const auto first_due = [&](const TablePolicy& p) {
+    const auto* t = current()->find(p.name());
+    if (!t) return Clock::now() + p.refresh;
+    const auto age =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - t->built_at);
+    return Clock::now() + std::max(Clock::duration::zero(), p.refresh - age);
+  };
   std::unique_lock lock(run_mu_);
   while (!stopping_) {
     const auto listed = policies();
     std::map<std::string, Clock::time_point> next_due;
     for (const auto& p : listed) {
       const auto it = due.find(p.name());
-      next_due[p.name()] = it != due.end() ? it->second : Clock::now() + p.refresh;
+      next_due[p.name()] = it != due.end() ? it->second : first_due(p);
     }
     due = std::move(next_due);
     auto wake_at = Clock::now() + std::chrono::hours(1);
     for (const auto& [name, t] : due) wake_at = std::min(wake_at, t);
     const uint64_t generation = generation_;
-    wake_.wait_until(lock, wake_at, [&] { return stopping_ || generation_ != generation; });
+    wake_.wait_until(lock, wake_at,
+                     [&] { return stopping_ || generation_ != generation || !requested_.empty(); });
     if (stopping_) break;
     if (generation_ != generation) continue;
+    // Refreshes another replica asked the builder for.
+    while (!requested_.empty() && !stopping_) {
+      const std::string table = *requested_.begin();
+      requested_.erase(requested_.begin());
+      const bool baseline = reanonymize_requested_.erase(table) > 0;
+      lock.unlock();
+      if (baseline)
+        reanonymize(table);
+      else
+        refresh(table);
+      lock.lock();
+      due[table] = Clock::now() + std::chrono::hours(1);  // set again below when listed
+      for (const auto& p : listed)
+        if (p.name() == table) due[table] = Clock::now() + p.refresh;
+    }
     for (const auto& p : listed) {
       if (due[p.name()] > Clock::now()) continue;
       lock.unlock();
-      refresh(p.name());
+      // With shared snapshots the builder builds; the others load what it
+      // stored (in case a notification was missed) and take over when no
+      // builder is connected.
+      if (sharing() && !lead())
+        adopt(p.name());
+      else
+        refresh(p.name());
       lock.lock();
       due[p.name()] = Clock::now() + p.refresh;
       if (stopping_) break;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "policy/catalog_facts.h"
+#include "policy/shared_snapshots.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
 
@@ -60,6 +61,23 @@ struct PolicySnapshot {
   const TableSnapshot* find(const std::string& qualified) const;
 };
 
+// What a session in a transaction decides with (Session keeps one version of
+// every table for a whole transaction): `pinned`'s tables with `current`'s
+// catalog and listed tables. `current` itself when the tables are the same or
+// the snapshots are of different stores; otherwise a new snapshot whose
+// version is unique in the process (so no cache entry of another snapshot
+// is ever taken for it).
+std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySnapshot> pinned,
+                                                 std::shared_ptr<const PolicySnapshot> current);
+
+// Shared snapshots as this store sees them (SHOW SNAPSHOTS).
+struct SharingState {
+  bool enabled = false;
+  std::string replica;
+  bool leading = false;  // this process builds
+  std::string error;     // the last failure to store, load or take the lock
+};
+
 // What the catalog watcher is doing (PolicyStore::catalog_watch_state).
 struct CatalogWatchState {
   bool running = false;            // start() started the watcher
@@ -78,8 +96,10 @@ class PolicyStore {
   using Builder = std::function<std::shared_ptr<const TableSnapshot>(const TablePolicy&)>;
 
   // `database` is the database every policy names (see database()).
+  // `sharing`: snapshots shared with other kanon processes on the database
+  // (shared_snapshots.h).
   PolicyStore(std::string conninfo, std::vector<TablePolicy> policies, BuildOptions options = {},
-              std::string database = "");
+              std::string database = "", SharingOptions sharing = {});
   PolicyStore(std::vector<TablePolicy> policies, Builder builder);
   ~PolicyStore();
   PolicyStore(const PolicyStore&) = delete;
@@ -100,8 +120,15 @@ class PolicyStore {
   // same version, so a refresh publishes as many versions as before (with no
   // policies, refresh_all only reads the catalog); a failed catalog read sets
   // current()->catalog_error but does not change the result.
+  //
+  // With shared snapshots, only the builder (the replica holding the lock)
+  // builds; refresh() and reanonymize() elsewhere ask it to (kanon_refresh)
+  // and wait for the stored version, or become the builder when none is
+  // connected. refresh_all() serves the stored snapshot of each table whose
+  // policy hash is this replica's when `adopt_stored` (start-up) or when this
+  // replica is not the builder; it builds the others when it is.
   bool refresh(const std::string& table);
-  bool refresh_all();
+  bool refresh_all(bool adopt_stored = false);
   // REANONYMIZE: rebuilds the table as a new baseline of its release history
   // (a fresh tree; earlier releases are no longer taken into account, so an
   // analyst can intersect them with this one). Same result as refresh().
@@ -136,8 +163,28 @@ class PolicyStore {
 
   CatalogWatchState catalog_watch_state() const;
 
+  SharingState sharing_state() const;
+  // Every stored snapshot of the database, who serves it, and the builder's
+  // name (""). Throws when the database cannot be asked.
+  std::vector<SnapshotListing> stored_snapshots(std::string& builder);
+
  private:
-  bool refresh_table(const std::string& table, bool with_catalog);
+  // Shared snapshots (shared_snapshots.h).
+  bool sharing() const { return sharing_.enabled && !conninfo_.empty(); }
+  bool lead();  // takes or keeps the builder's lock; false on errors
+  // Serves the newest stored snapshot of `table` when it is newer than the
+  // one served and made for this replica's policy. True when one is served
+  // after the call.
+  bool adopt(const std::string& table);
+  // Builds, stores (when sharing) and publishes one table.
+  bool build_table(const std::string& table, bool with_catalog);
+  // Not the builder: NOTIFY kanon_refresh and wait for a newer version.
+  bool ask_builder(const std::string& table, const char* verb);
+  uint64_t served_version(const std::string& table) const;
+  void note_sharing_error(const std::string& error);
+  // The watcher's kanon_snapshot and kanon_refresh notifications.
+  void on_stored(const std::vector<std::string>& payloads);
+  void on_asked(const std::vector<std::string>& payloads);
   bool take_baseline(const std::string& table);  // reanonymize() asked for one
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
@@ -178,6 +225,17 @@ class PolicyStore {
   std::atomic<bool> watch_stop_{false};
   int wake_pipe_[2] = {-1, -1};
   std::thread watcher_;
+
+  const SharingOptions sharing_;
+  std::mutex leader_mu_;
+  std::unique_ptr<LeaderLock> leader_;
+  mutable std::mutex sharing_mu_;
+  std::string sharing_error_;
+  std::condition_variable published_;  // with mu_: a table snapshot was published
+  std::set<std::string> requested_;    // with run_mu_: refreshes other replicas asked for
+  std::set<std::string> reanonymize_requested_;
+  std::map<std::string, std::string> failures_;  // with mu_: the builder said a refresh failed
+  std::mutex adopt_mu_;                          // one adopt() at a time, in version order
 };
 
 }  // namespace kanon::policy

@@ -9,7 +9,7 @@ namespace kanon::policy {
 PolicyStores::Factory PolicyStores::service_factory(const ServerConfig& config) {
   return [config](const std::string& database, std::vector<TablePolicy> tables) {
     return std::make_shared<PolicyStore>(service_conninfo(config, database), std::move(tables),
-                                         BuildOptions{}, database);
+                                         BuildOptions{}, database, config.snapshots);
   };
 }
 
@@ -79,9 +79,9 @@ std::string PolicyStores::name_of(const TablePolicy& policy) const {
   return stores_.size() > 1 ? database_qualified_name(policy) : policy.name();
 }
 
-bool PolicyStores::refresh_all() {
+bool PolicyStores::refresh_all(bool adopt_stored) {
   bool ok = true;
-  for (const auto& store : all()) ok = store->refresh_all() && ok;
+  for (const auto& store : all()) ok = store->refresh_all(adopt_stored) && ok;
   return ok;
 }
 

@@ -62,8 +62,8 @@ class PolicyStores {
   // are several stores, else schema.table.
   std::string name_of(const TablePolicy& policy) const;
 
-  // Every store's refresh_all(); false when a build failed.
-  bool refresh_all();
+  // Every store's refresh_all(adopt_stored); false when a build failed.
+  bool refresh_all(bool adopt_stored = false);
   // RELOAD (see above). `factory` makes the stores of newly named databases
   // (the new configuration's); such a store serves at once, its tables denied
   // until built, and is started when start() was called. False when a build

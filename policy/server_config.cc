@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -105,9 +107,10 @@ ServerConfig load_server_config(const std::string& path) {
   ServerConfig cfg;
   cfg.path = path;
   if (root.IsNull()) return cfg;
-  r.expect_map(root, "",
-               {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin",
-                "metrics", "restricted_settings", "databases", "shutdown_grace", "audit"});
+  r.expect_map(
+      root, "",
+      {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin", "metrics",
+       "restricted_settings", "databases", "shutdown_grace", "audit", "snapshots"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -204,6 +207,23 @@ ServerConfig load_server_config(const std::string& path) {
     cfg.shutdown_grace = *parsed;
   }
   if (const auto audit = root["audit"]) read_audit(r, audit, resolve, cfg.audit);
+  if (const auto shared = root["snapshots"]) {
+    r.expect_map(shared, "snapshots", {"shared", "replica", "keep"});
+    if (shared["shared"]) cfg.snapshots.enabled = r.boolean(shared["shared"], "snapshots.shared");
+    if (shared["replica"]) {
+      cfg.snapshots.replica = r.string(shared["replica"], "snapshots.replica");
+      if (cfg.snapshots.replica.empty() || cfg.snapshots.replica.size() > 40)
+        r.fail(shared["replica"], "snapshots.replica", "must be 1 to 40 characters");
+    }
+    if (shared["keep"])
+      cfg.snapshots.keep =
+          static_cast<uint32_t>(r.integer(shared["keep"], "snapshots.keep", 1, 1000));
+  }
+  if (cfg.snapshots.replica.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "kanon");
+    cfg.snapshots.replica = fmt::format("{}:{}", host, cfg.listen.port);
+  }
   if (const auto settings = root["restricted_settings"]) {
     if (!settings.IsMap())
       r.fail(settings, "restricted_settings", "expected a mapping of setting names to values");

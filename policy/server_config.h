@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/config_error.h"
+#include "policy/sharing_options.h"
 
 namespace kanon::policy {
 
@@ -115,6 +116,10 @@ struct ServerConfig {
   // protects. A restricted session in any other database is refused.
   std::vector<std::string> databases;
   AuditConfig audit;
+  // Shared snapshots (snapshots:): several kanon processes on one database
+  // serve the snapshots one of them builds (docs/operations.md). On by
+  // default; the replica's name defaults to "<host name>:<listen port>".
+  SharingOptions snapshots{.enabled = true};
 };
 
 const char* to_string(SslMode mode);

@@ -8,9 +8,9 @@
 #include "policy/form_choice.h"
 #include "policy/history_refresh.h"
 #include "policy/materializer.h"
+#include "policy/snapshot_codec.h"
 
 namespace kanon::policy {
-namespace {
 
 TreeOptions tree_options(const TablePolicy& policy) {
   TreeOptions o;
@@ -20,16 +20,15 @@ TreeOptions tree_options(const TablePolicy& policy) {
   return o;
 }
 
-}  // namespace
-
 std::shared_ptr<TableSnapshot> build_from_tree(const TablePolicy& policy, const TableInfo& info,
                                                DisclosureTree tree, const EncodedTable& table,
                                                const BuildOptions& options) {
   base::Stopwatch clock;
   auto predicates = compile_release_predicates(tree);
-  auto masks = options.form == PredicateForm::kCostBased
-                   ? build_masks(policy, info, predicates, choose_forms(predicates, table))
-                   : build_masks(policy, info, predicates, options.form);
+  auto forms = options.form == PredicateForm::kCostBased
+                   ? choose_forms(predicates, table)
+                   : std::vector<PredicateForm>(predicates.size(), options.form);
+  auto masks = build_masks(policy, info, predicates, forms);
   auto snap = std::make_shared<TableSnapshot>(TableSnapshot{policy,
                                                             info,
                                                             std::move(tree),
@@ -40,6 +39,8 @@ std::shared_ptr<TableSnapshot> build_from_tree(const TablePolicy& policy, const 
                                                             {},
                                                             {},
                                                             {}});
+  snap->forms = std::move(forms);
+  snap->stats.fingerprint = data_fingerprint(table);
   snap->stats.rows = table.total_rows();
   snap->stats.distinct_rows = table.distinct_rows();
   snap->stats.compile_ms = clock.lap_ms();

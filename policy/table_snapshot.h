@@ -29,9 +29,10 @@ namespace kanon::policy {
 struct BuildStats {
   uint64_t rows = 0;
   uint64_t distinct_rows = 0;
-  double load_ms = 0;     // catalog + COPY
-  double tree_ms = 0;     // tree build
-  double compile_ms = 0;  // predicates + SQL
+  double load_ms = 0;       // catalog + COPY
+  double tree_ms = 0;       // tree build
+  double compile_ms = 0;    // predicates + SQL
+  std::string fingerprint;  // data_fingerprint of the loaded rows (snapshot_codec.h)
 };
 
 struct TableSnapshot {
@@ -55,6 +56,12 @@ struct TableSnapshot {
   // version 0 when the table is not linkable or history was off (then only
   // key and released_fraction are set).
   ReleaseInfo release;
+  // The form each predicate's SQL was compiled in (policy order).
+  std::vector<PredicateForm> forms;
+  // Shared snapshots (shared_snapshots.h): the version stored in
+  // kanon.snapshots and the replica that built it; 0 and "" when not stored.
+  uint64_t shared_version = 0;
+  std::string built_by;
 };
 
 struct BuildOptions {
@@ -69,6 +76,9 @@ struct BuildOptions {
   // Start a new baseline (REANONYMIZE): forget the earlier releases.
   bool baseline = false;
 };
+
+// k, l and max_nodes of `policy`'s tree.
+TreeOptions tree_options(const TablePolicy& policy);
 
 // Catalog check, constants check, COPY, tree, predicates, masks. The
 // connection should be pinned (pin_session_settings) — this does it.

@@ -108,6 +108,7 @@ class Commands {
     if (verb == "REANONYMIZE" && words.size() == 2) return reanonymize(words[1]);
     if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
     if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS") return show_exports();
+    if (verb == "SHOW" && words.size() == 2 && what == "SNAPSHOTS") return snapshots();
     throw ConsoleError(sqlstate::kSyntaxError,
                        fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
                                    "the commands",
@@ -124,6 +125,8 @@ class Commands {
     r.add({"SHOW PREDICATES <table>", "the release rule of every quasi-identifier"});
     r.add({"SHOW STATS", "statements passed, rewritten and denied; cache; latency"});
     r.add({"SHOW CLIENTS", "connected clients"});
+    r.add({"SHOW SNAPSHOTS",
+           "stored snapshot versions per table, the builder, and which replica serves which"});
     r.add({"SHOW AUDIT", "the latest audit records of restricted statements, oldest first"});
     r.add({"SHOW EXPOSURE [<role>]",
            "paths restricted logins have to protected tables outside kanon, with fixes"});
@@ -260,6 +263,38 @@ class Commands {
         if (m.column == column) mask = m.expression;
       r.add({column, t->predicates[i].rule_text(t->tree.attributes()),
              std::to_string(t->predicates[i].size()), mask});
+    }
+    emit(r);
+  }
+
+  // Shared snapshots (policy/shared_snapshots.h): every stored version of
+  // every database's tables, newest first.
+  void snapshots() {
+    ResultSet r{{"database", "table", "version", "built_at", "built_by", "fingerprint",
+                 "policy_hash", "served_by", "builder", "here"}};
+    for (const auto& store : stores().all()) {
+      const auto state = store->sharing_state();
+      if (!state.enabled)
+        throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
+                           "kanon admin: snapshots are not shared (snapshots: shared: false)");
+      std::string builder;
+      std::vector<policy::SnapshotListing> listed;
+      try {
+        listed = store->stored_snapshots(builder);
+      } catch (const std::exception& e) {
+        throw ConsoleError(sqlstate::kConnectionFailure,
+                           fmt::format("kanon admin: cannot read the stored snapshots of {}: {}",
+                                       store->database_name(), e.what()));
+      }
+      const auto current = store->current();
+      for (const auto& l : listed) {
+        const auto* served = current->find(l.snapshot.table);
+        const bool here = served && served->shared_version == l.snapshot.version;
+        r.add({store->database_name(), l.snapshot.table, std::to_string(l.snapshot.version),
+               l.snapshot.built_at, l.snapshot.built_by, l.snapshot.fingerprint,
+               l.snapshot.policy_hash, join(l.served_by, ", "), builder,
+               here ? std::optional<std::string>(state.replica) : std::nullopt});
+      }
     }
     emit(r);
   }

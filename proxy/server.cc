@@ -82,14 +82,19 @@ void Server::build_policies() {
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  context_.policies->refresh_all();
+  // Shared snapshots: what is stored for this replica's policies is served
+  // at once; the builder builds the rest.
+  context_.policies->refresh_all(true);
   for (const auto& store : context_.policies->all()) {
     const auto snapshot = store->current();
     for (const auto& p : store->policies()) {
       const std::string name = context_.policies->name_of(p);
       if (const auto* t = snapshot->find(p.name())) {
-        log(LogLevel::kInfo, "policy {}: k={}, {} rows, tree of {} nodes ({} mode)", name, p.k,
-            t->stats.rows, t->tree.size(), policy::to_string(p.mode));
+        log(LogLevel::kInfo, "policy {}: k={}, {} rows, tree of {} nodes ({} mode){}", name, p.k,
+            t->stats.rows, t->tree.size(), policy::to_string(p.mode),
+            t->shared_version
+                ? fmt::format(", snapshot version {} built by {}", t->shared_version, t->built_by)
+                : "");
         for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
       } else {
         log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
@@ -105,6 +110,14 @@ void Server::build_policies() {
           "catalog of database {} not read ({}): restricted statements that name relations "
           "there are denied until it is",
           store->database().empty() ? "(default)" : store->database(), snapshot->catalog_error);
+  }
+  for (const auto& store : context_.policies->all()) {
+    const auto sharing = store->sharing_state();
+    if (sharing.enabled)
+      log(sharing.error.empty() ? LogLevel::kInfo : LogLevel::kWarning,
+          "snapshots of database {} shared as replica '{}', {}{}{}", store->database_name(),
+          sharing.replica, sharing.leading ? "the builder" : "loading what the builder stores",
+          sharing.error.empty() ? "" : ": ", sharing.error);
   }
   log(LogLevel::kInfo, "policies built in {} ms",
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)

@@ -159,6 +159,7 @@ void Session::note_ready_for_query(char status) {
   if (pending_syncs_ > 0) --pending_syncs_;
   const bool quiet = pending_syncs_ == 0 && !unsynced_ && status == wire::kTxIdle;
   quiet_ = quiet;
+  if (quiet) pinned_.reset();  // the next transaction takes the newest snapshot
   if (quiet && draining_) request_stop();
 }
 
@@ -271,9 +272,21 @@ std::shared_ptr<const policy::PolicySnapshot> Session::snapshot() {
   // is protected from the next statement on, also in sessions already open.
   const auto s = store();
   access_.protected_database = s != nullptr;
-  if (s) return s->current();
   static const auto kNothing = std::make_shared<const policy::PolicySnapshot>();
-  return kNothing;
+  if (!s) return kNothing;
+  // One version of every table for a whole transaction (the catalog stays
+  // the newest): pinned at its first statement, released at the
+  // ReadyForQuery that finds the session idle (note_ready_for_query).
+  auto current = s->current();
+  if (!pinned_) {
+    pinned_ = current;
+    pinned_seen_ = current;
+    pinned_view_ = current;
+  } else if (current != pinned_seen_) {
+    pinned_seen_ = current;
+    pinned_view_ = policy::pin_tables(pinned_, current);
+  }
+  return pinned_view_;
 }
 
 awaitable<void> Session::resolve_access(const std::string& user, const std::string& database) {

@@ -149,6 +149,9 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // Enforcement (restricted sessions only).
   rewriter::PlanContext access_;
+  // The snapshot of the transaction's first statement (snapshot()), the
+  // store's snapshot last seen, and what statements are decided with.
+  std::shared_ptr<const policy::PolicySnapshot> pinned_, pinned_seen_, pinned_view_;
   // The rewrite look_up_unknown_names() made of `prepared_sql_`, for the gate.
   std::string prepared_sql_;
   std::optional<rewriter::RewriteResult> prepared_;

@@ -1,0 +1,100 @@
+// Shared snapshots: every kanon on one database serves the same snapshot of
+// each protected table (docs/operations.md, "Replicas").
+//
+// In schema `kanon` of each protected database, owned by the service account:
+//
+//   kanon.snapshots(table_name, version, policy_hash, fingerprint, built_at,
+//                   built_by, stored_at, body)
+//     every stored snapshot (snapshot_codec.h), the last `keep` per table;
+//   kanon.snapshot_servers(replica, table_name, version, since)
+//     which replica serves which version.
+//
+// One replica per database builds: the one holding the session advisory
+// lock (kLeaderLockClass, 1), taken on a connection it keeps open
+// (LeaderLock, named "kanon replica <name>" in pg_stat_activity). A stored
+// snapshot is announced with NOTIFY kanon_snapshot (payload: the table);
+// the others load it. A replica that is not the builder asks for a refresh
+// with NOTIFY kanon_refresh ("refresh <table>" or "reanonymize <table>").
+// Writes also take a transaction advisory lock per table, so two builders
+// (a lost leader connection) never store the same version twice.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "policy/sharing_options.h"
+#include "policy/table_snapshot.h"
+
+namespace pqxx {
+class transaction_base;
+}
+
+namespace kanon::policy {
+
+inline constexpr const char* kSnapshotChannel = "kanon_snapshot";
+inline constexpr const char* kRefreshChannel = "kanon_refresh";
+inline constexpr int kLeaderLockClass = 0x6b616e6f;  // "kano"
+
+// CREATE SCHEMA / TABLE IF NOT EXISTS.
+void ensure_snapshot_tables(pqxx::transaction_base& tx);
+
+// Stores `snapshot` as the table's next version, keeps the last `keep`,
+// notifies kanon_snapshot (at commit) and returns the version.
+uint64_t store_snapshot(pqxx::transaction_base& tx, const TableSnapshot& snapshot,
+                        const std::string& replica, uint32_t keep);
+
+struct StoredSnapshot {
+  std::string table;
+  uint64_t version = 0;
+  std::string policy_hash;
+  std::string fingerprint;
+  std::string built_by;
+  std::string built_at;  // as PostgreSQL prints it
+  std::string body;      // empty in list_snapshots()
+};
+
+// The newest stored snapshot of `table` ("schema.table"); nullopt when none.
+std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx, const std::string& table);
+
+// Records that `replica` serves `version` of `table`.
+void note_served(pqxx::transaction_base& tx, const std::string& replica, const std::string& table,
+                 uint64_t version);
+
+// What SHOW SNAPSHOTS lists: each stored version, the replicas serving it and
+// whether they are connected now.
+struct SnapshotListing {
+  StoredSnapshot snapshot;
+  std::vector<std::string> served_by;  // "name" or "name (gone)"
+};
+std::vector<SnapshotListing> list_snapshots(pqxx::transaction_base& tx);
+
+// The replica holding the builder's lock ("" when none, or unknown).
+std::string current_builder(pqxx::transaction_base& tx);
+
+// The builder's lock on a connection of its own, kept open.
+class LeaderLock {
+ public:
+  LeaderLock(std::string conninfo, std::string replica);
+  ~LeaderLock();
+  LeaderLock(const LeaderLock&) = delete;
+  LeaderLock& operator=(const LeaderLock&) = delete;
+
+  // True when this process holds the lock (taking it when free). A broken
+  // connection loses the lock: the next call reconnects and tries again.
+  // Throws when the database cannot be reached.
+  bool try_lead();
+  // Whether the last try_lead() held it (no database round trip).
+  bool leading() const { return leading_; }
+
+ private:
+  const std::string conninfo_;
+  const std::string replica_;
+  struct Connection;
+  std::unique_ptr<Connection> conn_;
+  bool leading_ = false;
+};
+
+}  // namespace kanon::policy

@@ -1,0 +1,214 @@
+#include "policy/snapshot_codec.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "base/json.h"
+#include "policy/materializer.h"
+#include "policy/release_store.h"
+
+namespace kanon::policy {
+namespace {
+
+constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
+constexpr uint64_t kFnvPrime = 1099511628211ULL;
+
+// FNV-1a over `text`, continuing from `h`; a field separator keeps
+// ("ab","c") apart from ("a","bc").
+uint64_t fnv(uint64_t h, std::string_view text) {
+  for (unsigned char c : text) h = (h ^ c) * kFnvPrime;
+  return (h ^ 0x1f) * kFnvPrime;
+}
+
+std::string hex(uint64_t h) {
+  return fmt::format("{:016x}", h);
+}
+
+const char* form_name(PredicateForm form) {
+  switch (form) {
+    case PredicateForm::kNestedCase:
+      return "nested";
+    case PredicateForm::kFlatCase:
+      return "flat";
+    case PredicateForm::kFlatValue:
+      return "value";
+    case PredicateForm::kSwitchCase:
+      return "switch";
+    case PredicateForm::kCostBased:
+      break;
+  }
+  return "flat";
+}
+
+PredicateForm form_of(const std::string& name) {
+  if (name == "nested") return PredicateForm::kNestedCase;
+  if (name == "flat") return PredicateForm::kFlatCase;
+  if (name == "value") return PredicateForm::kFlatValue;
+  if (name == "switch") return PredicateForm::kSwitchCase;
+  throw std::runtime_error("unknown predicate form '" + name + "'");
+}
+
+base::Json check_json(const HistoryCheck& c) {
+  return {{"linked_rows", c.linked_rows},
+          {"min_candidates", c.min_candidates},
+          {"rows_below_k", c.rows_below_k},
+          {"updated_rows_below_k", c.updated_rows_below_k},
+          {"classes_below_k", c.classes_below_k}};
+}
+
+HistoryCheck check_from(const nlohmann::json& j) {
+  HistoryCheck c;
+  c.linked_rows = j.at("linked_rows").get<uint64_t>();
+  c.min_candidates = j.at("min_candidates").get<uint64_t>();
+  c.rows_below_k = j.at("rows_below_k").get<uint64_t>();
+  c.updated_rows_below_k = j.at("updated_rows_below_k").get<uint64_t>();
+  c.classes_below_k = j.at("classes_below_k").get<uint64_t>();
+  return c;
+}
+
+}  // namespace
+
+std::string policy_hash(const TablePolicy& p) {
+  uint64_t h = kFnvOffset;
+  const auto add = [&](std::string_view s) { h = fnv(h, s); };
+  add(p.database);
+  add(p.schema);
+  add(p.table);
+  add(std::to_string(p.k));
+  add(std::to_string(p.max_nodes));
+  add(to_string(p.mode));
+  add(to_string(p.grants));
+  add("qi");
+  for (const auto& c : p.quasi_identifiers) add(c);
+  add("di");
+  for (const auto& d : p.direct_identifiers) {
+    add(d.column);
+    add(d.constant ? "=" + *d.constant : "null");
+  }
+  add("sensitive");
+  if (p.sensitive) {
+    add(p.sensitive->column);
+    add(std::to_string(p.sensitive->l));
+  }
+  add("indexes");
+  for (const auto& c : p.indexes) add(c);
+  add("grant_to");
+  for (const auto& r : p.grant_to) add(r);
+  add("key");
+  for (const auto& c : p.key) add(c);
+  return hex(h);
+}
+
+std::string data_fingerprint(const EncodedTable& table) {
+  // Order-free: the sum of one hash per distinct row and its count.
+  uint64_t sum = 0;
+  const size_t width = table.width();
+  for (size_t row = 0; row < table.distinct_rows(); ++row) {
+    uint64_t h = kFnvOffset;
+    for (size_t c = 0; c < width; ++c) {
+      const uint32_t code = table.code(row, c);
+      const auto& dict = c < table.attribute_count() ? table.attribute(c).dictionary
+                                                     : table.sensitive()->dictionary;
+      h = fnv(h, code == kNullCode ? std::string_view("\\N") : std::string_view(dict.decode(code)));
+    }
+    h = fnv(h, std::to_string(table.weights()[row]));
+    sum += h;
+  }
+  return hex(fnv(sum, std::to_string(table.total_rows())));
+}
+
+std::string encode_snapshot(const TableSnapshot& s) {
+  base::Json forms = base::Json::array();
+  for (const auto f : s.forms) forms.push_back(form_name(f));
+  const auto& r = s.release;
+  base::Json doc = {
+      {"format", kSnapshotFormat},
+      {"table", s.policy.name()},
+      {"tree", base::Json::parse(tree_json(s.tree))},
+      {"forms", std::move(forms)},
+      {"built_at_us", std::chrono::duration_cast<std::chrono::microseconds>(
+                          s.built_at.time_since_epoch())
+                          .count()},
+      {"stats",
+       {{"rows", s.stats.rows},
+        {"distinct_rows", s.stats.distinct_rows},
+        {"load_ms", s.stats.load_ms},
+        {"tree_ms", s.stats.tree_ms},
+        {"compile_ms", s.stats.compile_ms},
+        {"fingerprint", s.stats.fingerprint}}},
+      {"grant_warnings", s.grant_warnings},
+      {"release",
+       {{"key_source", static_cast<int>(r.key.source)},
+        {"key_columns", r.key.columns},
+        {"version", r.version},
+        {"baseline", r.baseline},
+        {"catch_up", r.catch_up},
+        {"fixup_rounds", r.fixup_rounds},
+        {"collapsed", r.collapsed},
+        {"held", r.held},
+        {"released_fraction", r.released_fraction},
+        {"check", check_json(r.check)}}}};
+  return doc.dump();
+}
+
+std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body,
+                                                     const TablePolicy& policy,
+                                                     const TableInfo& info) {
+  try {
+    const auto doc = nlohmann::json::parse(body);
+    if (doc.at("format").get<int>() != kSnapshotFormat)
+      throw std::runtime_error(fmt::format("format {} (this kanon reads {})",
+                                           doc.at("format").dump(), kSnapshotFormat));
+    if (doc.at("table").get<std::string>() != policy.name())
+      throw std::runtime_error("it is of table " + doc.at("table").get<std::string>());
+    check_against_catalog(policy, info);
+    auto snap = std::make_shared<TableSnapshot>();
+    snap->policy = policy;
+    snap->info = info;
+    snap->tree = tree_from_json(doc.at("tree").dump(), tree_options(policy));
+    if (snap->tree.attributes() != policy.quasi_identifiers)
+      throw std::runtime_error("its tree splits other attributes than the policy's");
+    snap->predicates = compile_release_predicates(snap->tree);
+    for (const auto& f : doc.at("forms")) snap->forms.push_back(form_of(f.get<std::string>()));
+    if (snap->forms.size() != snap->predicates.size())
+      throw std::runtime_error("it has a predicate form per attribute missing");
+    snap->masks = build_masks(policy, info, snap->predicates, snap->forms);
+    snap->built_at = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+            std::chrono::microseconds(doc.at("built_at_us").get<int64_t>())));
+    const auto& st = doc.at("stats");
+    snap->stats.rows = st.at("rows").get<uint64_t>();
+    snap->stats.distinct_rows = st.at("distinct_rows").get<uint64_t>();
+    snap->stats.load_ms = st.at("load_ms").get<double>();
+    snap->stats.tree_ms = st.at("tree_ms").get<double>();
+    snap->stats.compile_ms = st.at("compile_ms").get<double>();
+    snap->stats.fingerprint = st.at("fingerprint").get<std::string>();
+    snap->grant_warnings = doc.at("grant_warnings").get<std::vector<std::string>>();
+    const auto& r = doc.at("release");
+    const int source = r.at("key_source").get<int>();
+    if (source < 0 || source > static_cast<int>(RowKey::Source::kNone))
+      throw std::runtime_error("unknown key source");
+    snap->release.key.source = static_cast<RowKey::Source>(source);
+    snap->release.key.columns = r.at("key_columns").get<std::vector<std::string>>();
+    snap->release.version = r.at("version").get<uint64_t>();
+    snap->release.baseline = r.at("baseline").get<bool>();
+    snap->release.catch_up = r.at("catch_up").get<uint32_t>();
+    snap->release.fixup_rounds = r.at("fixup_rounds").get<uint32_t>();
+    snap->release.collapsed = r.at("collapsed").get<uint32_t>();
+    snap->release.held = r.at("held").get<uint64_t>();
+    snap->release.released_fraction = r.at("released_fraction").get<double>();
+    snap->release.check = check_from(r.at("check"));
+    // The masked copy or view has a name fixed by the policy: never read
+    // from the stored body.
+    if (policy.mode != EnforcementMode::kInline) snap->materialized_name = materialized_name(policy);
+    return snap;
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(
+        fmt::format("stored snapshot of {} cannot be used: {}", policy.name(), e.what()));
+  }
+}
+
+}  // namespace kanon::policy

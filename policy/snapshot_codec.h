@@ -1,0 +1,44 @@
+// The stored form of a TableSnapshot (shared snapshots, docs/operations.md):
+// what one replica built, written to kanon.snapshots so that every replica
+// serves it and a restart serves it at once.
+//
+// Only data is stored, never SQL: the tree (its split values are quoted as
+// literals when masks are compiled), the predicate form of each
+// quasi-identifier, figures and the release summary. Decoding re-reads the
+// table's columns from the catalog and compiles predicates and masks with
+// kanon's own code, so a row written into kanon.snapshots by someone else
+// can at most change what the tree releases, never inject SQL.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "policy/encoded_table.h"
+#include "policy/table_snapshot.h"
+
+namespace kanon::policy {
+
+// Stored snapshots of another format are ignored (rebuilt).
+inline constexpr int kSnapshotFormat = 1;
+
+// What about `policy` shapes its snapshot (table, k, l, max_nodes,
+// attributes, identifiers, mode, indexes, grants, key), as 16 hex digits: two
+// replicas serve each other's snapshots only when their hashes are equal.
+// Not covered: exempt roles, refresh interval, export options.
+std::string policy_hash(const TablePolicy& policy);
+
+// The loaded rows (distinct tuples and their counts, in any order) as 16
+// hex digits: equal for equal data.
+std::string data_fingerprint(const EncodedTable& table);
+
+// JSON text of everything decode_snapshot needs.
+std::string encode_snapshot(const TableSnapshot& snapshot);
+
+// The snapshot `body` describes, for `policy`, with `info` read from the
+// catalog now. Throws std::runtime_error naming what is wrong when the body
+// is malformed, of another format, or does not fit the policy or the table.
+std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body,
+                                               const TablePolicy& policy, const TableInfo& info);
+
+}  // namespace kanon::policy

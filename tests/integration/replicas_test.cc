@@ -1,0 +1,182 @@
+// Shared snapshots (docs/operations.md, "Replicas"): two kanon processes on
+// one database. Only the builder (the holder of the advisory lock) builds;
+// both serve the version it stored, so their masked answers are the same; a
+// REFRESH asked of the other replica is built by the builder and reaches both;
+// killing the builder lets the other take over; a restarted replica serves
+// the stored version at once, without building; a session in a transaction
+// keeps the version it started with.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+#include "tests/support/statement_outcome.h"
+
+using namespace kanon::testing;
+
+namespace {
+
+// One column, no key: not linkable, so every build is a fresh tree and the
+// answers below follow from the rows alone. k = 2. X x5, Y x1: X cannot be
+// released (one row would stay beside it), so every city is masked. With
+// two more Y rows, X is released and Y is not (nothing would stay beside it).
+const std::string kMasked = "<null>|6|\n";
+const std::string kReleased = "X|5|\n<null>|3|\n";
+const std::string kByCity = "SELECT city, count(*) FROM cities GROUP BY 1 ORDER BY 1";
+
+struct Fixture {
+  Fixture() : pg(PgSandbox::shared()) {
+    pg.psql(
+        "CREATE TABLE public.cities (city text); GRANT SELECT ON public.cities TO analyst;"
+        "INSERT INTO cities SELECT CASE WHEN g < 6 THEN 'X' ELSE 'Y' END "
+        "FROM generate_series(1, 6) g");
+    dir = std::filesystem::temp_directory_path() / ("kanon-replicas-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/cities.yaml")
+        << "tables:\n  - table: public.cities\n    k: 2\n    quasi_identifiers: [city]\n"
+           "    refresh: 1h\n";
+  }
+  ~Fixture() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+
+  // Returned once it serves: kanon listens before its first builds, and
+  // clients wait in the backlog until they are done.
+  std::unique_ptr<KanonProxy> start(const std::string& name) {
+    auto proxy = std::make_unique<KanonProxy>(pg.port(), "policies: [" + dir +
+                                                             "/cities.yaml]\n"
+                                                             "admin: {users: [postgres]}\n"
+                                                             "snapshots: {replica: " +
+                                                             name + "}\n");
+    run_command({"psql", "-X", "-At", "-d", proxy->conninfo("postgres", "kanon"), "-c",
+                 "SHOW STATS"});
+    return proxy;
+  }
+
+  std::string stored() {  // version|built_by of every stored snapshot
+    return pg.psql(
+        "SELECT string_agg(version || ':' || built_by, ' ' ORDER BY version) FROM kanon.snapshots "
+        "WHERE table_name = 'public.cities'");
+  }
+
+  PgSandbox& pg;
+  std::string dir;
+};
+
+// INFO captures by reference: a proxy may be gone when a check fails.
+std::string log_of(const std::unique_ptr<KanonProxy>& proxy) {
+  return proxy ? proxy->log() : "(stopped)";
+}
+
+CommandResult console(KanonProxy& proxy, const std::string& command) {
+  return run_command({"psql", "-X", "-At", "-F", "|", "-d", proxy.conninfo("postgres", "kanon"),
+                      "-c", command});
+}
+
+std::string masked(KanonProxy& proxy) {
+  pqxx::connection c(proxy.conninfo("analyst", "postgres"));
+  return run(c, kByCity, false).rows;
+}
+
+// Polls (no timing asserted) until `proxy` answers `want`.
+std::string eventually(KanonProxy& proxy, const std::string& want) {
+  std::string got;
+  for (int i = 0; i < 300; ++i) {
+    got = masked(proxy);
+    if (got == want) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return got;
+}
+
+}  // namespace
+
+TEST_CASE("replicas: one builds, both serve its version; refresh, failover, restart") {
+  Fixture f;
+  auto a = f.start("alpha");
+  auto b = f.start("beta");
+  INFO("alpha's log: " << log_of(a));
+  INFO("beta's log: " << log_of(b));
+
+  // Only alpha built: one stored version, by alpha, served by both.
+  CHECK(f.stored() == "1:alpha\n");
+  CHECK(masked(*a) == kMasked);
+  CHECK(masked(*b) == kMasked);
+  {
+    const auto shown = console(*b, "SHOW SNAPSHOTS");
+    REQUIRE(shown.exit_code == 0);
+    // database|table|version|built_at|built_by|fingerprint|policy_hash|served_by|builder|here
+    CHECK(shown.out.find("|public.cities|1|") != std::string::npos);
+    CHECK(shown.out.find("|alpha|") != std::string::npos);
+    CHECK(shown.out.find("alpha, beta|alpha|beta") != std::string::npos);
+  }
+
+  // New rows, REFRESH asked of beta: alpha builds version 2, both serve it.
+  f.pg.psql("INSERT INTO cities VALUES ('Y'), ('Y')");
+  const auto refreshed = console(*b, "REFRESH public.cities");
+  CHECK(refreshed.exit_code == 0);
+  CHECK(refreshed.err == "");
+  CHECK(f.stored() == "1:alpha 2:alpha\n");
+  CHECK(masked(*b) == kReleased);
+  CHECK(eventually(*a, kReleased) == kReleased);
+
+  // The builder is killed: beta's next refresh takes over (version 3 by beta).
+  REQUIRE(a->process().signal_and_wait(SIGKILL, 10) == -SIGKILL);
+  a.reset();
+  f.pg.psql("DELETE FROM cities WHERE city = 'Y' AND ctid IN (SELECT ctid FROM cities WHERE "
+            "city = 'Y' LIMIT 2)");
+  bool took_over = false;
+  for (int i = 0; i < 100 && !took_over; ++i) {  // until PostgreSQL saw alpha's connection end
+    const auto r = console(*b, "REFRESH public.cities");
+    took_over = r.exit_code == 0 && f.stored().find("beta") != std::string::npos;
+    if (!took_over) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(took_over);
+  CHECK(f.stored() == "1:alpha 2:alpha 3:beta\n");
+  CHECK(masked(*b) == kMasked);
+
+  // alpha restarts: it serves version 3 at once and builds nothing.
+  auto again = f.start("alpha");
+  INFO("alpha's second log: " << log_of(again));
+  CHECK(masked(*again) == kMasked);
+  const auto shown = console(*again, "SHOW SNAPSHOTS");
+  CHECK(shown.out.find("|public.cities|3|") != std::string::npos);
+  CHECK(shown.out.find("|beta|alpha\n") != std::string::npos);  // builder beta, served here
+  CHECK(f.stored() == "1:alpha 2:alpha 3:beta\n");
+  f.pg.psql("DROP TABLE cities; DELETE FROM kanon.snapshots; DELETE FROM kanon.snapshot_servers");
+}
+
+TEST_CASE("replicas: a session keeps one version of each table for its whole transaction") {
+  Fixture f;
+  auto a = f.start("one");
+  auto b = f.start("two");
+  INFO("one's log: " << log_of(a));
+  INFO("two's log: " << log_of(b));
+  pqxx::connection c(b->conninfo("analyst", "postgres"));
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    REQUIRE(run(c, "BEGIN", extended).sqlstate == "");
+    CHECK(run(c, kByCity, extended).rows == kMasked);
+    // A new version reaches both replicas while the transaction is open.
+    f.pg.psql("INSERT INTO cities VALUES ('Y'), ('Y')");
+    REQUIRE(console(*a, "REFRESH public.cities").exit_code == 0);
+    CHECK(eventually(*b, kReleased) == kReleased);  // other sessions see it
+    // Still the first version here (the new rows are counted, their cities
+    // masked as that version masks them).
+    CHECK(run(c, kByCity, extended).rows == "<null>|8|\n");
+    REQUIRE(run(c, "COMMIT", extended).sqlstate == "");
+    CHECK(run(c, kByCity, extended).rows == kReleased);
+    // Back to the first data for the next round.
+    f.pg.psql("DELETE FROM cities WHERE ctid IN (SELECT ctid FROM cities WHERE city = 'Y' "
+              "LIMIT 2)");
+    REQUIRE(console(*a, "REFRESH public.cities").exit_code == 0);
+    CHECK(eventually(*b, kMasked) == kMasked);
+  }
+  f.pg.psql("DROP TABLE cities; DELETE FROM kanon.snapshots; DELETE FROM kanon.snapshot_servers");
+}
