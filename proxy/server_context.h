@@ -76,7 +76,8 @@ class ServerContext {
   // "serving", "lame duck: ..." (with the time left) or "draining: ...";
   // what /readyz and SHOW STATS say.
   std::string shutdown_state() const;
-  // Console SHUTDOWN: starts the drain. Set by Server.
+  // Console SHUTDOWN: what SIGTERM does (the lame duck, then the drain).
+  // Set by Server.
   std::function<void()> shutdown;
   // Console PAUSE/RESUME: while set, sessions idle between transactions do
   // not forward what their clients send, and new sessions wait before they
