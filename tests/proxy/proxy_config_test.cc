@@ -1,7 +1,7 @@
 // The proxy's keys of config/kanon.yaml: tls, backend.sslmode/sslrootcert,
 // admin, metrics and restricted_settings — read, resolved against the file's
 // directory, and every mistake reported with file, line and key. Also the
-// shipped config/kanon.yaml itself loads.
+// shipped config/kanon.yaml and the compose example's kanon.yaml load.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
