@@ -3,11 +3,13 @@
 
 - every YAML file under deploy/ parses (all documents);
 - compose.yaml: each service has an image, the build's Dockerfile and every
-  bind-mounted file exist, kanon's stop_grace_period exceeds shutdown_grace;
+  bind-mounted file exist, kanon's stop_grace_period exceeds
+  shutdown_lame_duck + shutdown_grace + 5 s;
 - the kanon.yaml files (compose, ConfigMap) are YAML mappings whose policies
   exist, and the ConfigMap's policies are exactly config/policies/;
 - deployment.yaml: probes on /healthz and /readyz, 2 replicas, and
-  terminationGracePeriodSeconds covers preStop + shutdown_grace + 5 s;
+  terminationGracePeriodSeconds covers preStop + shutdown_lame_duck +
+  shutdown_grace + 5 s;
 - haproxy -c accepts deploy/compose/haproxy.cfg, which checks /readyz;
 - the compose init script passes bash -n.
 
@@ -40,6 +42,8 @@ def load_all(path):
 
 def seconds(text):
     """'30s', '500ms', '2m' (kanon's and compose's durations) in seconds."""
+    if str(text).strip() == "0":
+        return 0
     m = re.fullmatch(r"(\d+)(ms|s|m|h)", str(text).strip())
     if not m:
         raise ValueError(f"not a duration: {text!r}")
@@ -61,13 +65,16 @@ def check_kanon_yaml(config, where, policy_exists):
     if not isinstance(config, dict):
         problem(f"{where}: not a mapping")
         return None
-    for key in ("listen", "backend", "metrics", "shutdown_grace", "policies"):
+    for key in ("listen", "backend", "metrics", "shutdown_lame_duck", "shutdown_grace",
+                "policies"):
         if key not in config:
             problem(f"{where}: no {key}")
     for policy in config.get("policies", []):
         if not policy_exists(policy):
             problem(f"{where}: policy {policy} does not exist")
-    return seconds(config.get("shutdown_grace", "30s"))
+    # SIGTERM to exit: the lame duck, then the grace.
+    return seconds(config.get("shutdown_lame_duck", "0")) + seconds(
+        config.get("shutdown_grace", "30s"))
 
 
 def check_compose():
@@ -98,7 +105,7 @@ def check_compose():
         stop = seconds(services.get(name, {}).get("stop_grace_period", "10s"))
         if grace is not None and stop <= grace + 5:
             problem(f"compose.yaml: {name}'s stop_grace_period ({stop} s) must exceed "
-                    f"shutdown_grace + 5 s ({grace + 5} s)")
+                    f"shutdown_lame_duck + shutdown_grace + 5 s ({grace + 5} s)")
 
 
 def check_kubernetes():
@@ -139,7 +146,7 @@ def check_kubernetes():
     period = pod.get("terminationGracePeriodSeconds", 30)
     if grace is not None and period <= pre_stop + grace + 5:
         problem(f"deployment.yaml: terminationGracePeriodSeconds ({period}) must exceed "
-                f"preStop ({pre_stop}) + shutdown_grace ({grace}) + 5")
+                f"preStop ({pre_stop}) + shutdown_lame_duck + shutdown_grace ({grace}) + 5")
     mounts = {m["name"] for m in container.get("volumeMounts", [])}
     if {"config", "tls"} - mounts:
         problem("deployment.yaml: the config and tls volumes are not both mounted")

@@ -99,6 +99,17 @@ void read_audit(const Reader& r, const YAML::Node& node, const Resolve& resolve,
   if (!audit.enabled()) r.fail(node, "audit", "needs file, table or both");
 }
 
+// "30s", "500ms", "2m" or 0; at most a day.
+std::chrono::milliseconds read_duration(const Reader& r, const YAML::Node& node,
+                                        const std::string& key) {
+  const std::string text = node.IsScalar() ? node.Scalar() : std::string();
+  const auto parsed = parse_duration(text);
+  if (!parsed)
+    r.fail(node, key, fmt::format("'{}' is not a duration such as 30s, 500ms or 2m", text));
+  if (*parsed > std::chrono::hours(24)) r.fail(node, key, "must be at most 24h");
+  return *parsed;
+}
+
 }  // namespace
 
 ServerConfig load_server_config(const std::string& path) {
@@ -107,10 +118,10 @@ ServerConfig load_server_config(const std::string& path) {
   ServerConfig cfg;
   cfg.path = path;
   if (root.IsNull()) return cfg;
-  r.expect_map(
-      root, "",
-      {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin", "metrics",
-       "restricted_settings", "databases", "shutdown_grace", "audit", "snapshots"});
+  r.expect_map(root, "",
+               {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin",
+                "metrics", "restricted_settings", "databases", "shutdown_lame_duck",
+                "shutdown_grace", "audit", "snapshots"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -197,15 +208,10 @@ ServerConfig load_server_config(const std::string& path) {
     r.expect_map(metrics, "metrics", {"listen"});
     if (metrics["listen"]) cfg.metrics = parse_endpoint_at(r, metrics["listen"], "metrics.listen");
   }
-  if (const auto grace = root["shutdown_grace"]) {
-    const std::string text = grace.IsScalar() ? grace.Scalar() : std::string();
-    const auto parsed = parse_duration(text);
-    if (!parsed)
-      r.fail(grace, "shutdown_grace",
-             fmt::format("'{}' is not a duration such as 30s, 500ms or 2m", text));
-    if (*parsed > std::chrono::hours(24)) r.fail(grace, "shutdown_grace", "must be at most 24h");
-    cfg.shutdown_grace = *parsed;
-  }
+  if (root["shutdown_lame_duck"])
+    cfg.shutdown_lame_duck = read_duration(r, root["shutdown_lame_duck"], "shutdown_lame_duck");
+  if (root["shutdown_grace"])
+    cfg.shutdown_grace = read_duration(r, root["shutdown_grace"], "shutdown_grace");
   if (const auto audit = root["audit"]) read_audit(r, audit, resolve, cfg.audit);
   if (const auto shared = root["snapshots"]) {
     r.expect_map(shared, "snapshots", {"shared", "replica", "keep"});

@@ -103,7 +103,13 @@ struct ServerConfig {
   AdminConfig admin;
   // Prometheus text endpoint (metrics.listen); port 0 = off.
   Endpoint metrics{"127.0.0.1", 0};
-  // Graceful drain (SIGTERM, SIGINT, console SHUTDOWN): how long sessions
+  // Lame duck (first phase of SIGTERM, SIGINT, console SHUTDOWN): how long
+  // kanon goes on accepting and serving new connections while /readyz
+  // answers 503, so that a load balancer or orchestrator polling it stops
+  // sending clients before the listener closes (shutdown_lame_duck: same
+  // syntax as shutdown_grace; 0, the default, drains at once).
+  std::chrono::milliseconds shutdown_lame_duck{0};
+  // Graceful drain (after the lame duck): how long sessions
   // in a transaction may go on before they are ended anyway
   // (shutdown_grace: "30s", "500ms", "2m"; 0 ends every session at once).
   std::chrono::milliseconds shutdown_grace{std::chrono::seconds(30)};

@@ -46,7 +46,8 @@ uint64_t store_snapshot(pqxx::transaction_base& tx, const TableSnapshot& snapsho
             "SELECT coalesce(max(version), 0) + 1 FROM kanon.snapshots WHERE table_name = $1",
             table)[0][0]
           .as<uint64_t>();
-  const double built_at = std::chrono::duration<double>(snapshot.built_at.time_since_epoch()).count();
+  const double built_at =
+      std::chrono::duration<double>(snapshot.built_at.time_since_epoch()).count();
   tx.exec_params(
       "INSERT INTO kanon.snapshots (table_name, version, policy_hash, fingerprint, built_at, "
       "built_by, body) VALUES ($1, $2, $3, $4, to_timestamp($5), $6, $7)",
@@ -58,7 +59,8 @@ uint64_t store_snapshot(pqxx::transaction_base& tx, const TableSnapshot& snapsho
   return version;
 }
 
-std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx, const std::string& table) {
+std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx,
+                                              const std::string& table) {
   const auto r = tx.exec_params(
       "SELECT version, policy_hash, fingerprint, built_by, built_at::text, body "
       "FROM kanon.snapshots WHERE table_name = $1 ORDER BY version DESC LIMIT 1",
@@ -87,9 +89,9 @@ void note_served(pqxx::transaction_base& tx, const std::string& replica, const s
 std::vector<SnapshotListing> list_snapshots(pqxx::transaction_base& tx) {
   std::vector<SnapshotListing> out;
   std::map<std::pair<std::string, uint64_t>, size_t> index;
-  for (const auto& r : tx.exec(
-           "SELECT table_name, version, policy_hash, fingerprint, built_by, built_at::text "
-           "FROM kanon.snapshots ORDER BY table_name, version DESC")) {
+  for (const auto& r :
+       tx.exec("SELECT table_name, version, policy_hash, fingerprint, built_by, built_at::text "
+               "FROM kanon.snapshots ORDER BY table_name, version DESC")) {
     SnapshotListing l;
     l.snapshot.table = r[0].as<std::string>();
     l.snapshot.version = r[1].as<uint64_t>();
@@ -101,11 +103,11 @@ std::vector<SnapshotListing> list_snapshots(pqxx::transaction_base& tx) {
     out.push_back(std::move(l));
   }
   // A replica is connected while its lock connection is (LeaderLock).
-  for (const auto& r : tx.exec(
-           "SELECT s.replica, s.table_name, s.version, EXISTS (SELECT 1 FROM "
-           "pg_catalog.pg_stat_activity a WHERE a.datname = current_database() AND "
-           "a.application_name = 'kanon replica ' || s.replica) "
-           "FROM kanon.snapshot_servers s ORDER BY s.replica")) {
+  for (const auto& r :
+       tx.exec("SELECT s.replica, s.table_name, s.version, EXISTS (SELECT 1 FROM "
+               "pg_catalog.pg_stat_activity a WHERE a.datname = current_database() AND "
+               "a.application_name = 'kanon replica ' || s.replica) "
+               "FROM kanon.snapshot_servers s ORDER BY s.replica")) {
     const auto it = index.find({r[1].as<std::string>(), r[2].as<uint64_t>()});
     if (it == index.end()) continue;
     out[it->second].served_by.push_back(r[0].as<std::string>() +
@@ -115,9 +117,9 @@ std::vector<SnapshotListing> list_snapshots(pqxx::transaction_base& tx) {
 }
 
 std::string current_builder(pqxx::transaction_base& tx) {
-  const auto r = tx.exec(fmt::format(
-      "SELECT a.application_name FROM pg_catalog.pg_stat_activity a WHERE a.pid = ({})",
-      fmt::format(kHeldBy, kLeaderLockClass)));
+  const auto r = tx.exec(
+      fmt::format("SELECT a.application_name FROM pg_catalog.pg_stat_activity a WHERE a.pid = ({})",
+                  fmt::format(kHeldBy, kLeaderLockClass)));
   if (r.empty() || r[0][0].is_null()) return "";
   auto name = r[0][0].as<std::string>();
   const std::string prefix = application_name("");
@@ -145,10 +147,11 @@ bool LeaderLock::try_lead() {
       }
       pqxx::nontransaction tx(conn_->conn);
       // Held already (the lock stacks: take it only once), else try.
-      leading_ = tx.exec(fmt::format("SELECT CASE WHEN pg_backend_pid() IN ({0}) THEN true "
-                                     "ELSE pg_try_advisory_lock({1}, 1) END",
-                                     fmt::format(kHeldBy, kLeaderLockClass), kLeaderLockClass))[0][0]
-                     .as<bool>();
+      leading_ =
+          tx.exec(fmt::format("SELECT CASE WHEN pg_backend_pid() IN ({0}) THEN true "
+                              "ELSE pg_try_advisory_lock({1}, 1) END",
+                              fmt::format(kHeldBy, kLeaderLockClass), kLeaderLockClass))[0][0]
+              .as<bool>();
       return leading_;
     } catch (const pqxx::broken_connection&) {
       conn_.reset();

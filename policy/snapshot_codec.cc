@@ -122,44 +122,42 @@ std::string encode_snapshot(const TableSnapshot& s) {
   base::Json forms = base::Json::array();
   for (const auto f : s.forms) forms.push_back(form_name(f));
   const auto& r = s.release;
-  base::Json doc = {
-      {"format", kSnapshotFormat},
-      {"table", s.policy.name()},
-      {"tree", base::Json::parse(tree_json(s.tree))},
-      {"forms", std::move(forms)},
-      {"built_at_us", std::chrono::duration_cast<std::chrono::microseconds>(
-                          s.built_at.time_since_epoch())
-                          .count()},
-      {"stats",
-       {{"rows", s.stats.rows},
-        {"distinct_rows", s.stats.distinct_rows},
-        {"load_ms", s.stats.load_ms},
-        {"tree_ms", s.stats.tree_ms},
-        {"compile_ms", s.stats.compile_ms},
-        {"fingerprint", s.stats.fingerprint}}},
-      {"grant_warnings", s.grant_warnings},
-      {"release",
-       {{"key_source", static_cast<int>(r.key.source)},
-        {"key_columns", r.key.columns},
-        {"version", r.version},
-        {"baseline", r.baseline},
-        {"catch_up", r.catch_up},
-        {"fixup_rounds", r.fixup_rounds},
-        {"collapsed", r.collapsed},
-        {"held", r.held},
-        {"released_fraction", r.released_fraction},
-        {"check", check_json(r.check)}}}};
+  base::Json doc = {{"format", kSnapshotFormat},
+                    {"table", s.policy.name()},
+                    {"tree", base::Json::parse(tree_json(s.tree))},
+                    {"forms", std::move(forms)},
+                    {"built_at_us", std::chrono::duration_cast<std::chrono::microseconds>(
+                                        s.built_at.time_since_epoch())
+                                        .count()},
+                    {"stats",
+                     {{"rows", s.stats.rows},
+                      {"distinct_rows", s.stats.distinct_rows},
+                      {"load_ms", s.stats.load_ms},
+                      {"tree_ms", s.stats.tree_ms},
+                      {"compile_ms", s.stats.compile_ms},
+                      {"fingerprint", s.stats.fingerprint}}},
+                    {"grant_warnings", s.grant_warnings},
+                    {"release",
+                     {{"key_source", static_cast<int>(r.key.source)},
+                      {"key_columns", r.key.columns},
+                      {"version", r.version},
+                      {"baseline", r.baseline},
+                      {"catch_up", r.catch_up},
+                      {"fixup_rounds", r.fixup_rounds},
+                      {"collapsed", r.collapsed},
+                      {"held", r.held},
+                      {"released_fraction", r.released_fraction},
+                      {"check", check_json(r.check)}}}};
   return doc.dump();
 }
 
-std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body,
-                                                     const TablePolicy& policy,
-                                                     const TableInfo& info) {
+std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body, const TablePolicy& policy,
+                                               const TableInfo& info) {
   try {
     const auto doc = nlohmann::json::parse(body);
     if (doc.at("format").get<int>() != kSnapshotFormat)
-      throw std::runtime_error(fmt::format("format {} (this kanon reads {})",
-                                           doc.at("format").dump(), kSnapshotFormat));
+      throw std::runtime_error(
+          fmt::format("format {} (this kanon reads {})", doc.at("format").dump(), kSnapshotFormat));
     if (doc.at("table").get<std::string>() != policy.name())
       throw std::runtime_error("it is of table " + doc.at("table").get<std::string>());
     check_against_catalog(policy, info);
@@ -201,7 +199,8 @@ std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body,
     snap->release.check = check_from(r.at("check"));
     // The masked copy or view has a name fixed by the policy: never read
     // from the stored body.
-    if (policy.mode != EnforcementMode::kInline) snap->materialized_name = materialized_name(policy);
+    if (policy.mode != EnforcementMode::kInline)
+      snap->materialized_name = materialized_name(policy);
     return snap;
   } catch (const ConfigError&) {
     throw;

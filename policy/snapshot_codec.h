@@ -38,7 +38,7 @@ std::string encode_snapshot(const TableSnapshot& snapshot);
 // The snapshot `body` describes, for `policy`, with `info` read from the
 // catalog now. Throws std::runtime_error naming what is wrong when the body
 // is malformed, of another format, or does not fit the policy or the table.
-std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body,
-                                               const TablePolicy& policy, const TableInfo& info);
+std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body, const TablePolicy& policy,
+                                               const TableInfo& info);
 
 }  // namespace kanon::policy

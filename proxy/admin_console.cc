@@ -133,7 +133,9 @@ class Commands {
     r.add({"RELOAD", "re-read the configuration and the policies (also SIGHUP)"});
     r.add({"PAUSE", "wait until every session is idle between transactions, then hold them"});
     r.add({"RESUME", "release the sessions PAUSE holds"});
-    r.add({"SHUTDOWN", "drain: no new connections, end sessions as their transactions end"});
+    r.add({"SHUTDOWN",
+           "lame duck (shutdown_lame_duck), then drain: no new connections, end sessions as "
+           "their transactions end"});
     r.add({"REFRESH <table>", "rebuild the table's tree from the data now"});
     r.add({"VERIFY <table>", "the real k, groups and released fraction, as the server sees it"});
     r.add({"VERIFY HISTORY <table> [SINCE <version>]",
@@ -304,6 +306,9 @@ class Commands {
     const auto& s = context_.stats;
     const auto cache = context_.rewriter.cache_stats();
     const auto add = [&](const std::string& k, const std::string& v) { r.add({k, v}); };
+    add("state", context_.shutting_down() ? context_.shutdown_state()
+                 : context_.paused.load() ? "paused"
+                                          : "serving");
     add("clients_active", std::to_string(context_.active_clients.load()));
     add("connections_total", std::to_string(s.connections.load()));
     add("statements_passed", std::to_string(s.statements_passed.load()));
@@ -413,13 +418,21 @@ class Commands {
     if (!context_.shutdown)
       throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
                          "kanon admin: SHUTDOWN is not available");
-    const auto grace = context_.runtime()->config->shutdown_grace;
+    const auto config = context_.runtime()->config;
+    const bool already = context_.shutting_down();
     context_.shutdown();
+    std::string what = fmt::format(
+        "draining: {} sessions end when idle between transactions, the rest after "
+        "shutdown_grace ({} ms)",
+        context_.active_clients.load(), config->shutdown_grace.count());
+    if (config->shutdown_lame_duck.count() > 0)
+      what = fmt::format(
+          "lame duck for {} ms (shutdown_lame_duck): /readyz answers 503, new connections are "
+          "still served; then {}",
+          config->shutdown_lame_duck.count(), what);
+    if (already) what = "already shutting down: " + context_.shutdown_state();
     ResultSet r{{"shutdown"}};
-    r.add(
-        {fmt::format("draining: {} sessions end when idle between transactions, the rest "
-                     "after shutdown_grace ({} ms)",
-                     context_.active_clients.load(), grace.count())});
+    r.add({what});
     r.tag = "SHUTDOWN";
     emit(r);
   }
@@ -428,7 +441,7 @@ class Commands {
     if (!context_.pause)
       throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
                          "kanon admin: PAUSE is not available");
-    if (context_.draining.load())
+    if (context_.shutting_down())
       throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
                          "kanon admin: kanon is shutting down");
     size_t sessions = 0;

@@ -80,7 +80,8 @@ asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsE
 }  // namespace
 
 asio::awaitable<std::string> MetricsEndpoint::not_ready() {
-  if (context_.draining.load()) co_return "not ready: kanon is shutting down";
+  if (context_.shutting_down())
+    co_return fmt::format("not ready: kanon is shutting down ({})", context_.shutdown_state());
   if (context_.paused.load()) co_return "not ready: paused (admin console PAUSE)";
   if (context_.audit && context_.audit->deny_on_failure() && !context_.audit->available())
     co_return fmt::format("not ready: the audit trail cannot take records ({})",

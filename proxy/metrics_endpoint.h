@@ -1,10 +1,9 @@
 // MetricsEndpoint: the Prometheus text endpoint (metrics.listen). Answers
 // GET /metrics with Stats::prometheus(), GET /healthz with 200 "ok" while
 // the process runs, and GET /readyz with 200 "ready" or 503 and a one-line
-// reason (draining or paused, a listed policy not built, the catalog not
-// read, the backend not answering an SSLRequest: probed at most once a
-// second); anything else gets 404. HTTP/1.0 style: one request per
-// connection.
+// reason (shutting down: in the lame duck or draining; paused, a listed policy not built, the
+// catalog not read, the backend not answering an SSLRequest: probed at most once a second);
+// anything else gets 404. HTTP/1.0 style: one request per connection.
 #pragma once
 
 #include <boost/asio/io_context.hpp>

@@ -177,7 +177,10 @@ void Server::run() {
         log(LogLevel::kInfo, "received signal {}, shutting down", signo);
         begin_shutdown();
       } else {
-        log(LogLevel::kInfo, "received signal {} again, ending every session now", signo);
+        log(LogLevel::kInfo, "received signal {} again, {}ending every session now", signo,
+            context_.shutdown_phase.load() == ShutdownPhase::kLameDuck
+                ? "cutting the lame duck short: no new connections, "
+                : "");
         end_sessions_now();
       }
       wait_signal();
@@ -230,6 +233,11 @@ void Server::run() {
       if (ec) return;
       if (shutting_down_) {
         const auto now = std::chrono::steady_clock::now();
+        if (context_.shutdown_phase.load() == ShutdownPhase::kLameDuck) {
+          if (now < context_.lame_duck_ends.load()) return poll_shutdown();
+          log(LogLevel::kInfo, "lame duck over: the drain begins");
+          begin_drain();
+        }
         if (!ending_now_ && now >= drain_deadline_) {
           log(LogLevel::kWarning, "shutdown_grace over: ending {} sessions still in a transaction",
               context_.active_clients.load());
@@ -264,8 +272,9 @@ void Server::accept_next() {
   auto& io = *contexts_[next_context_];
   next_context_ = (next_context_ + 1) % contexts_.size();
   acceptor_.async_accept(io, [this](const boost::system::error_code& ec, tcp::socket socket) {
+    const bool closed = context_.shutdown_phase.load() == ShutdownPhase::kDraining;
     if (ec) {
-      if (ec == asio::error::operation_aborted || shutting_down_) return;
+      if (ec == asio::error::operation_aborted || closed) return;
       log(LogLevel::kWarning, "accept failed: {}", ec.message());
     } else {
       const uint32_t max = context_.runtime()->config->limits.max_clients;
@@ -273,7 +282,7 @@ void Server::accept_next() {
       if (over) log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached", max);
       on_accept(std::make_shared<Session>(std::move(socket), context_, over));
     }
-    if (!shutting_down_) accept_next();
+    if (!closed) accept_next();
   });
 }
 
@@ -289,7 +298,19 @@ void Server::on_accept(std::shared_ptr<Session> session) {
 void Server::begin_shutdown() {
   if (shutting_down_) return;
   shutting_down_ = true;
-  context_.draining = true;
+  const auto lame_duck = context_.runtime()->config->shutdown_lame_duck;
+  if (lame_duck.count() == 0) return begin_drain();
+  context_.lame_duck_ends = std::chrono::steady_clock::now() + lame_duck;
+  context_.shutdown_phase = ShutdownPhase::kLameDuck;
+  log(LogLevel::kInfo,
+      "lame duck: /readyz answers 503, new connections are still accepted and served for {} ms "
+      "(shutdown_lame_duck), then the drain begins",
+      lame_duck.count());
+}
+
+void Server::begin_drain() {
+  if (context_.shutdown_phase.load() == ShutdownPhase::kDraining) return;
+  context_.shutdown_phase = ShutdownPhase::kDraining;
   const auto grace = context_.runtime()->config->shutdown_grace;
   drain_deadline_ = std::chrono::steady_clock::now() + grace;
   boost::system::error_code ec;
@@ -304,7 +325,8 @@ void Server::begin_shutdown() {
 }
 
 void Server::end_sessions_now() {
-  if (!shutting_down_) begin_shutdown();
+  shutting_down_ = true;
+  begin_drain();
   if (ending_now_) return;
   ending_now_ = true;
   end_deadline_ = std::chrono::steady_clock::now() + kShutdownGrace;

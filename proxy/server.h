@@ -2,10 +2,13 @@
 // one io_context per thread, so a session never needs a lock.
 //
 // run() blocks until SIGINT/SIGTERM (or stop(), or the console's SHUTDOWN),
-// then drains: it stops accepting, ends each session with FATAL 57P01 as
-// soon as it is idle between transactions, ends the rest the same way once
-// shutdown_grace has passed (or at a second SIGINT/SIGTERM), waits for them
-// (at most a few seconds more) and returns.
+// then, for shutdown_lame_duck, is a lame duck: /readyz answers 503 so that
+// load balancers stop sending clients, while new connections are still
+// accepted and served. Then it drains: it stops accepting, ends each session
+// with FATAL 57P01 as soon as it is idle between transactions, ends the rest
+// the same way once shutdown_grace has passed, waits for them (at most a few
+// seconds more) and returns. A second SIGINT/SIGTERM, in either phase, stops
+// accepting and ends every session at once.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -42,8 +45,10 @@ class Server {
  private:
   void accept_next();
   void on_accept(std::shared_ptr<Session> session);
-  // On contexts_[0]: the drain, then (grace over) ending every session now.
+  // On contexts_[0]: the lame duck (or at once the drain), the drain, then
+  // (grace over) ending every session now.
   void begin_shutdown();
+  void begin_drain();
   void end_sessions_now();
   // Console PAUSE (on the blocking pool); see ServerContext::pause.
   bool pause(const std::function<bool()>& cancelled, size_t* sessions);

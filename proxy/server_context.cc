@@ -1,5 +1,9 @@
 #include "proxy/server_context.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "proxy/tls_contexts.h"
 
 namespace kanon::proxy {
@@ -19,6 +23,24 @@ void ServerContext::set_config(policy::ServerConfig config) {
   runtime->config = std::make_shared<const policy::ServerConfig>(std::move(config));
   const std::lock_guard lock(mu_);
   runtime_ = std::move(runtime);
+}
+
+std::string ServerContext::shutdown_state() const {
+  switch (shutdown_phase.load()) {
+    case ShutdownPhase::kServing:
+      break;
+    case ShutdownPhase::kLameDuck: {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          lame_duck_ends.load() - std::chrono::steady_clock::now());
+      return fmt::format(
+          "lame duck: new connections are still served for {} ms more (shutdown_lame_duck), "
+          "then the drain begins",
+          std::max<int64_t>(0, left.count()));
+    }
+    case ShutdownPhase::kDraining:
+      return "draining: no new connections; sessions end when idle between transactions";
+  }
+  return "serving";
 }
 
 }  // namespace kanon::proxy

@@ -8,9 +8,12 @@
 #include <atomic>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include "policy/policy_stores.h"
 #include "policy/server_config.h"
@@ -22,6 +25,8 @@
 #include "rewriter/rewriter.h"
 
 namespace kanon::proxy {
+
+enum class ShutdownPhase : uint8_t { kServing, kLameDuck, kDraining };
 
 struct Runtime {
   std::shared_ptr<const policy::ServerConfig> config;
@@ -61,10 +66,18 @@ class ServerContext {
   // Returns a one-line summary; throws with the reason when it fails.
   std::function<std::string()> reload;
 
-  // Graceful drain (SIGTERM, SIGINT, console SHUTDOWN): set once; the
-  // listener is closed and /readyz answers 503.
-  std::atomic<bool> draining{false};
-  // Console SHUTDOWN: starts the drain. Set by Server.
+  // Shutdown (SIGTERM, SIGINT, console SHUTDOWN), advanced by Server only:
+  // kLameDuck while new connections are still accepted and served
+  // (shutdown_lame_duck, until lame_duck_ends), then kDraining once the
+  // listener is closed. /readyz answers 503 in both.
+  std::atomic<ShutdownPhase> shutdown_phase{ShutdownPhase::kServing};
+  std::atomic<std::chrono::steady_clock::time_point> lame_duck_ends{};
+  bool shutting_down() const { return shutdown_phase.load() != ShutdownPhase::kServing; }
+  // "serving", "lame duck: ..." (with the time left) or "draining: ...";
+  // what /readyz and SHOW STATS say.
+  std::string shutdown_state() const;
+  // Console SHUTDOWN: what SIGTERM does (the lame duck, then the drain).
+  // Set by Server.
   std::function<void()> shutdown;
   // Console PAUSE/RESUME: while set, sessions idle between transactions do
   // not forward what their clients send, and new sessions wait before they

@@ -1,7 +1,9 @@
 // Health and drain: /healthz and /readyz on the metrics listener, the
 // graceful drain of SIGTERM and the console's SHUTDOWN (a transaction in
 // flight may finish, idle sessions end at once, new connections are
-// refused, exit 0) and the console's PAUSE / RESUME.
+// refused, exit 0), the lame duck before it (shutdown_lame_duck: /readyz
+// 503 while new connections are still served) and the console's PAUSE /
+// RESUME.
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
 #include <signal.h>
@@ -52,6 +54,29 @@ const char* kAdmin = "admin: {database: kanon, users: [postgres]}\n";
 CommandResult console(const KanonProxy& proxy, const std::string& command) {
   return run_command(
       {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
+}
+
+// Polls GET `path` every 20 ms until its answer contains `text`; gives up
+// after `seconds` (a test timeout, not a measurement).
+bool eventually_answers(uint16_t port, const std::string& path, const std::string& text,
+                        int seconds) {
+  const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+  while (http_get(port, path).find(text) == std::string::npos) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// The value of `stat` in the console's SHOW STATS.
+std::string stat_of(const KanonProxy& proxy, const std::string& stat) {
+  const auto r = console(proxy, "SHOW STATS");
+  const std::string key = "\n" + stat + "|";
+  const std::string out = "\n" + r.out;
+  const auto at = out.find(key);
+  if (at == std::string::npos) return "(no " + stat + " in: " + r.out + r.err + ")";
+  const auto end = out.find('\n', at + key.size());
+  return out.substr(at + key.size(), end - at - key.size());
 }
 
 bool is_shutdown_message(const std::string& m) {
@@ -154,6 +179,104 @@ TEST_CASE("SIGTERM drains: an open transaction may COMMIT, idle clients end at o
   PQfinish(busy);
   PQfinish(idle);
   CHECK(proxy.log().find("draining") != std::string::npos);
+}
+
+TEST_CASE("shutdown_lame_duck: /readyz 503 at once, new clients served, then the drain") {
+  auto& pg = PgSandbox::shared();
+  const uint16_t metrics = free_port();
+  KanonProxy proxy(pg.port(), std::string(kAdmin) + metrics_yaml(metrics) +
+                                  "shutdown_lame_duck: 2s\nshutdown_grace: 20s\n");
+  CHECK(stat_of(proxy, "state") == "serving");
+  PGconn* busy = PQconnectdb(proxy.conninfo("analyst").c_str());
+  PGconn* idle = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(busy) == CONNECTION_OK);
+  REQUIRE(PQstatus(idle) == CONNECTION_OK);
+  std::string busy_notices;
+  PQsetNoticeProcessor(busy, capture_notice, &busy_notices);
+  REQUIRE(exec(busy, "BEGIN").ok);
+  CHECK(exec(busy, "SELECT 1").value == "1");
+  CHECK(http_get(metrics, "/readyz").rfind("HTTP/1.1 200 OK", 0) == 0);
+
+  std::atomic<int> exit_code{-2000};
+  std::thread stopper([&] { exit_code = proxy.process().signal_and_wait(SIGTERM, 60); });
+  // The lame duck: not ready, alive, and still serving everyone.
+  REQUIRE(eventually_answers(metrics, "/readyz", "lame duck", 10));
+  const std::string lame = http_get(metrics, "/readyz");
+  CHECK_MESSAGE(lame.rfind("HTTP/1.1 503", 0) == 0, lame);
+  CHECK_MESSAGE(lame.find("not ready: kanon is shutting down (lame duck: new connections are "
+                          "still served for ") != std::string::npos,
+                lame);
+  CHECK(http_get(metrics, "/healthz").rfind("HTTP/1.1 200 OK", 0) == 0);
+  PGconn* fresh = PQconnectdb(proxy.conninfo("analyst").c_str());
+  std::string fresh_notices;
+  PQsetNoticeProcessor(fresh, capture_notice, &fresh_notices);
+  CHECK_MESSAGE(PQstatus(fresh) == CONNECTION_OK, PQerrorMessage(fresh));
+  CHECK(exec(fresh, "SELECT 42").value == "42");
+  CHECK(exec(idle, "SELECT 2").value == "2");  // sessions from before are not ended either
+  CHECK(stat_of(proxy, "state").rfind("lame duck: ", 0) == 0);
+
+  // Then the drain: the listener closes, idle sessions (the one that came
+  // during the lame duck too) end, the open transaction may finish.
+  REQUIRE(eventually_answers(metrics, "/readyz", "draining: no new connections", 30));
+  CHECK(http_get(metrics, "/readyz").rfind("HTTP/1.1 503", 0) == 0);
+  PGconn* late = PQconnectdb(proxy.conninfo("analyst").c_str());
+  CHECK(PQstatus(late) == CONNECTION_BAD);
+  PQfinish(late);
+  const Query fresh_ended = exec(fresh, "SELECT 43");
+  CHECK_FALSE(fresh_ended.ok);
+  CHECK_MESSAGE((is_shutdown_message(fresh_ended.message) || is_shutdown_message(fresh_notices)),
+                fresh_ended.message << fresh_notices);
+  CHECK_FALSE(exec(idle, "SELECT 3").ok);
+  CHECK(exec(busy, "SELECT 4").value == "4");
+  CHECK(exec(busy, "COMMIT").ok);
+  const Query after = exec(busy, "SELECT 5");
+  CHECK_FALSE(after.ok);
+  CHECK_MESSAGE((is_shutdown_message(after.message) || is_shutdown_message(busy_notices)),
+                after.message << busy_notices);
+  stopper.join();
+  CHECK(exit_code == 0);
+  PQfinish(fresh);
+  PQfinish(busy);
+  PQfinish(idle);
+  const std::string log = proxy.log();
+  INFO(log);
+  CHECK(log.find("lame duck: /readyz answers 503, new connections are still accepted and served "
+                 "for 2000 ms") != std::string::npos);
+  CHECK(log.find("lame duck over: the drain begins") != std::string::npos);
+  CHECK(log.find("draining: no new connections") != std::string::npos);
+}
+
+TEST_CASE("console SHUTDOWN starts the lame duck; a SIGTERM then ends every session at once") {
+  auto& pg = PgSandbox::shared();
+  const uint16_t metrics = free_port();
+  // Both phases far longer than the test's timeouts: only the second
+  // signal can make kanon exit in time.
+  KanonProxy proxy(pg.port(), std::string(kAdmin) + metrics_yaml(metrics) +
+                                  "shutdown_lame_duck: 10m\nshutdown_grace: 10m\n");
+  PGconn* conn = PQconnectdb(proxy.conninfo("analyst").c_str());
+  REQUIRE(PQstatus(conn) == CONNECTION_OK);
+  REQUIRE(exec(conn, "BEGIN").ok);
+  const auto r = console(proxy, "SHUTDOWN");
+  CHECK_MESSAGE(r.out.find("lame duck for 600000 ms (shutdown_lame_duck): /readyz answers 503, "
+                           "new connections are still served; then draining") != std::string::npos,
+                (r.out + r.err));
+  REQUIRE(eventually_answers(metrics, "/readyz", "lame duck", 10));
+  const auto again = console(proxy, "SHUTDOWN");
+  CHECK_MESSAGE(again.out.find("already shutting down: lame duck") != std::string::npos,
+                (again.out + again.err));
+  const auto paused = console(proxy, "PAUSE");
+  CHECK_MESSAGE(paused.err.find("kanon is shutting down") != std::string::npos,
+                (paused.out + paused.err));
+  CHECK(exec(conn, "SELECT 1").value == "1");
+  CHECK(proxy.process().signal_and_wait(SIGTERM, 30) == 0);
+  const Query q = exec(conn, "SELECT 2");
+  CHECK_FALSE(q.ok);
+  CHECK_MESSAGE(is_shutdown_message(q.message), q.message);
+  PQfinish(conn);
+  const std::string log = proxy.log();
+  INFO(log);
+  CHECK(log.find("cutting the lame duck short") != std::string::npos);
+  CHECK(log.find("lame duck over") == std::string::npos);
 }
 
 TEST_CASE("after shutdown_grace a transaction still open is ended with 57P01") {

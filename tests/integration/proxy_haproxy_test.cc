@@ -2,11 +2,12 @@
 // deployment): HAProxy checks each replica's /readyz, so a replica drained
 // with SIGTERM leaves the pool while its open transaction finishes, and
 // rejoins once restarted. A client loop through HAProxy (a restricted login,
-// a masked SELECT, a new connection per iteration) keeps being served while
-// each replica in turn is drained and restarted: k1 with SIGTERM alone (a
-// session that was in start-up or idle then is ended with 57P01 and its
-// client reconnects), k2 taken out of HAProxy first, then SIGTERM (no
-// session ends).
+// a masked SELECT, a new connection per iteration) keeps being served, with
+// no iteration failing, ended or retried, while each replica in turn is
+// drained and restarted: k1 with SIGTERM alone (its lame duck,
+// shutdown_lame_duck 3 s, outlasts HAProxy's 100 ms checks, so HAProxy stops
+// sending it clients before its listener closes and the sessions it had
+// sent are over by then), k2 taken out of HAProxy first, then SIGTERM.
 #include <doctest/doctest.h>
 #include <libpq-fe.h>
 #include <signal.h>
@@ -102,6 +103,7 @@ class Replica {
                            << "backend: {host: 127.0.0.1, port: " << backend_port
                            << ", user: postgres, dbname: postgres}\n"
                            << "metrics: {listen: \"127.0.0.1:" << metrics_ << "\"}\n"
+                           << "shutdown_lame_duck: 3s\n"
                            << "shutdown_grace: 60s\n"
                            << "log_level: info\n"
                            << "policies: [" << source_dir() << "/config/policies/people.yaml]\n";
@@ -180,9 +182,9 @@ Outcome iteration(const std::string& conninfo, const std::string& expected, std:
   return outcome;
 }
 
-// Client threads looping through HAProxy until stopped. An iteration ended
-// by a drain's 57P01 is tried once more on a new connection (what a pool
-// does with a connection the server closed); it fails only if that fails.
+// Client threads looping through HAProxy until stopped, without retries:
+// an iteration refused, ended by a drain's 57P01 or answered wrongly counts
+// as failed.
 class ClientLoop {
  public:
   ClientLoop(std::string conninfo, std::string expected, int threads)
@@ -196,7 +198,6 @@ class ClientLoop {
       if (t.joinable()) t.join();
   }
   long served() const { return served_.load(); }
-  long retried() const { return retried_.load(); }
   long failed() const { return failed_.load(); }
   std::vector<std::string> failures() {
     const std::lock_guard lock(mutex_);
@@ -207,15 +208,12 @@ class ClientLoop {
   void run() {
     while (!stop_) {
       std::string why;
-      Outcome o = iteration(conninfo_, expected_, &why);
-      if (o == Outcome::kEndedByDrain) {
-        ++retried_;
-        o = iteration(conninfo_, expected_, &why);
-      }
+      const Outcome o = iteration(conninfo_, expected_, &why);
       if (o == Outcome::kServed) {
         ++served_;
       } else {
         ++failed_;
+        if (o == Outcome::kEndedByDrain) why = "ended by a drain: " + why;
         const std::lock_guard lock(mutex_);
         if (failures_.size() < 10) failures_.push_back(wall_clock() + " " + why);
       }
@@ -225,7 +223,7 @@ class ClientLoop {
   std::string conninfo_;
   std::string expected_;
   std::atomic<bool> stop_{false};
-  std::atomic<long> served_{0}, retried_{0}, failed_{0};
+  std::atomic<long> served_{0}, failed_{0};
   std::mutex mutex_;
   std::vector<std::string> failures_;
   std::vector<std::thread> threads_;
@@ -309,13 +307,20 @@ TEST_CASE("behind HAProxy, clients are served while each replica is drained and 
   CHECK(serves(k1, 20));
   CHECK(serves(k2, 20));
 
-  // Drain k1 while its transaction is open: /readyz says so, HAProxy takes
-  // it out of the pool, new connections to it are refused, and the
-  // transaction still finishes there (HAProxy does not end its session).
+  // SIGTERM to k1 while its transaction is open: /readyz answers 503 at
+  // once and HAProxy takes k1 out of the pool while k1, a lame duck, still
+  // serves new connections; then k1 drains: new connections to it are
+  // refused, and the transaction still finishes there (HAProxy does not end
+  // its session).
+  const long failed_before_k1 = loop.failed();
   std::atomic<int> k1_exit{-2000};
   std::thread drainer([&] { k1_exit = k1.drain(); });
-  CHECK(eventually([&] { return k1.readyz().find("shutting down") != std::string::npos; }, 30));
+  CHECK(eventually([&] { return k1.readyz().find("lame duck") != std::string::npos; }, 30));
   CHECK(eventually([&] { return status_is(lb, "k1", "DOWN"); }, 30));
+  INFO("k1's /readyz once HAProxy marked it down: " << k1.readyz());
+  CHECK(query_once(direct(k1)) == expected);  // still in the lame duck
+  CHECK(eventually(
+      [&] { return k1.readyz().find("draining: no new connections") != std::string::npos; }, 30));
   PGconn* refused = PQconnectdb(direct(k1).c_str());
   CHECK(PQstatus(refused) == CONNECTION_BAD);
   PQfinish(refused);
@@ -334,7 +339,10 @@ TEST_CASE("behind HAProxy, clients are served while each replica is drained and 
   CHECK(k1_exit == 0);
   PQfinish(tx);
   INFO("k1's log:\n" << k1.log());
-  CHECK(k1.log().find("draining") != std::string::npos);
+  CHECK(k1.log().find("lame duck over: the drain begins") != std::string::npos);
+  // No client of the loop noticed: HAProxy stopped sending k1 clients
+  // before its listener closed, and they had all left k1 by then.
+  CHECK(loop.failed() == failed_before_k1);
 
   // k1 comes back: HAProxy sees it ready and sends it clients again.
   k1.start();
@@ -346,7 +354,6 @@ TEST_CASE("behind HAProxy, clients are served while each replica is drained and 
   CHECK(lb.command("set server kanon/k2 state drain").find("No such") == std::string::npos);
   CHECK(eventually([&] { return lb.stats().at("k2").sessions_current == 0; }, 30));
   CHECK(serves(k1, 50));  // k1 alone serves the loop meanwhile
-  const long retried_before = loop.retried();
   const long failed_before = loop.failed();
   CHECK(k2.drain() == 0);
   CHECK(eventually([&] { return status_is(lb, "k2", "DOWN"); }, 30));
@@ -357,20 +364,22 @@ TEST_CASE("behind HAProxy, clients are served while each replica is drained and 
   CHECK(serves(k2, 20));
   CHECK(serves(k1, 20));
   // No session was on k2 when its drain began: none was ended.
-  CHECK(loop.retried() == retried_before);
   CHECK(loop.failed() == failed_before);
 
   loop.stop();
   const auto stats = lb.stats();
-  MESSAGE("iterations served: " << loop.served() << ", ended by a drain and retried: "
-                                << loop.retried() << "; HAProxy sent k1 "
-                                << stats.at("k1").sessions_total << " and k2 "
-                                << stats.at("k2").sessions_total << " sessions, redispatched "
+  MESSAGE("iterations served: " << loop.served() << ", failed: " << loop.failed()
+                                << "; HAProxy sent k1 " << stats.at("k1").sessions_total
+                                << " and k2 " << stats.at("k2").sessions_total
+                                << " sessions, redispatched "
                                 << stats.at("k1").redispatches + stats.at("k2").redispatches);
   for (const auto& f : loop.failures()) MESSAGE("failed iteration: " << f);
   if (loop.failed() > 0) MESSAGE("haproxy's log:\n" << lb.log());
   CHECK(loop.failed() == 0);
   CHECK(loop.served() > 0);
+  // Nor did HAProxy hide a refused connection by sending it elsewhere.
+  CHECK(stats.at("k1").redispatches + stats.at("k2").redispatches == 0);
+  CHECK(stats.at("k1").connect_errors + stats.at("k2").connect_errors == 0);
   CHECK(stats.at("k1").sessions_total > 0);
   CHECK(stats.at("k2").sessions_total > 0);
 }

@@ -54,8 +54,8 @@ struct Fixture {
                                                              "admin: {users: [postgres]}\n"
                                                              "snapshots: {replica: " +
                                                              name + "}\n");
-    run_command({"psql", "-X", "-At", "-d", proxy->conninfo("postgres", "kanon"), "-c",
-                 "SHOW STATS"});
+    run_command(
+        {"psql", "-X", "-At", "-d", proxy->conninfo("postgres", "kanon"), "-c", "SHOW STATS"});
     return proxy;
   }
 
@@ -75,8 +75,8 @@ std::string log_of(const std::unique_ptr<KanonProxy>& proxy) {
 }
 
 CommandResult console(KanonProxy& proxy, const std::string& command) {
-  return run_command({"psql", "-X", "-At", "-F", "|", "-d", proxy.conninfo("postgres", "kanon"),
-                      "-c", command});
+  return run_command(
+      {"psql", "-X", "-At", "-F", "|", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
 }
 
 std::string masked(KanonProxy& proxy) {
@@ -129,8 +129,9 @@ TEST_CASE("replicas: one builds, both serve its version; refresh, failover, rest
   // The builder is killed: beta's next refresh takes over (version 3 by beta).
   REQUIRE(a->process().signal_and_wait(SIGKILL, 10) == -SIGKILL);
   a.reset();
-  f.pg.psql("DELETE FROM cities WHERE city = 'Y' AND ctid IN (SELECT ctid FROM cities WHERE "
-            "city = 'Y' LIMIT 2)");
+  f.pg.psql(
+      "DELETE FROM cities WHERE city = 'Y' AND ctid IN (SELECT ctid FROM cities WHERE "
+      "city = 'Y' LIMIT 2)");
   bool took_over = false;
   for (int i = 0; i < 100 && !took_over; ++i) {  // until PostgreSQL saw alpha's connection end
     const auto r = console(*b, "REFRESH public.cities");
@@ -173,8 +174,9 @@ TEST_CASE("replicas: a session keeps one version of each table for its whole tra
     REQUIRE(run(c, "COMMIT", extended).sqlstate == "");
     CHECK(run(c, kByCity, extended).rows == kReleased);
     // Back to the first data for the next round.
-    f.pg.psql("DELETE FROM cities WHERE ctid IN (SELECT ctid FROM cities WHERE city = 'Y' "
-              "LIMIT 2)");
+    f.pg.psql(
+        "DELETE FROM cities WHERE ctid IN (SELECT ctid FROM cities WHERE city = 'Y' "
+        "LIMIT 2)");
     REQUIRE(console(*a, "REFRESH public.cities").exit_code == 0);
     CHECK(eventually(*b, kMasked) == kMasked);
   }

@@ -91,3 +91,29 @@ TEST_CASE("shutdown_grace: a duration, 30 s by default") {
         path + ":1: shutdown_grace: '' is not a duration such as 30s, 500ms or 2m");
   CHECK(error_of("shutdown_grace: 2d\n") == path + ":1: shutdown_grace: must be at most 24h");
 }
+
+TEST_CASE("shutdown_lame_duck: a duration, 0 (drain at once) by default") {
+  CHECK(load_server_config(write_config("")).shutdown_lame_duck == std::chrono::milliseconds(0));
+  const auto both =
+      load_server_config(write_config("shutdown_lame_duck: 3s\nshutdown_grace: 20s\n"));
+  CHECK(both.shutdown_lame_duck == std::chrono::seconds(3));
+  CHECK(both.shutdown_grace == std::chrono::seconds(20));
+  CHECK(load_server_config(write_config("shutdown_lame_duck: 500ms\n")).shutdown_lame_duck ==
+        std::chrono::milliseconds(500));
+  CHECK(load_server_config(write_config("shutdown_lame_duck: 2m\n")).shutdown_lame_duck ==
+        std::chrono::minutes(2));
+  CHECK(load_server_config(write_config("shutdown_lame_duck: 0\n")).shutdown_lame_duck ==
+        std::chrono::milliseconds(0));
+  const std::string path = "/tmp/kanon-server-config-test.yaml";
+  CHECK(error_of("log_level: info\nshutdown_lame_duck: later\n") ==
+        path + ":2: shutdown_lame_duck: 'later' is not a duration such as 30s, 500ms or 2m");
+  CHECK(error_of("shutdown_lame_duck: -1s\n") ==
+        path + ":1: shutdown_lame_duck: '-1s' is not a duration such as 30s, 500ms or 2m");
+  CHECK(error_of("shutdown_lame_duck: {s: 1}\n") ==
+        path + ":1: shutdown_lame_duck: '' is not a duration such as 30s, 500ms or 2m");
+  CHECK(error_of("shutdown_lame_duck: 25h\n") ==
+        path + ":1: shutdown_lame_duck: must be at most 24h");
+  const std::string misspelt = error_of("shutdown_lameduck: 3s\n");
+  CHECK(misspelt.rfind(path + ":1: shutdown_lameduck: unknown key", 0) == 0);
+  CHECK(misspelt.find("shutdown_lame_duck") != std::string::npos);
+}

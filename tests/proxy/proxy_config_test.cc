@@ -1,7 +1,7 @@
 // The proxy's keys of config/kanon.yaml: tls, backend.sslmode/sslrootcert,
 // admin, metrics and restricted_settings — read, resolved against the file's
 // directory, and every mistake reported with file, line and key. Also the
-// shipped config/kanon.yaml itself loads.
+// shipped config/kanon.yaml and the compose example's kanon.yaml load.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -108,6 +108,17 @@ TEST_CASE("the shipped config/kanon.yaml loads") {
   const auto cfg = load_server_config(std::string(src) + "/config/kanon.yaml");
   CHECK(cfg.admin.users == std::vector<std::string>{"postgres"});
   CHECK(cfg.policies.size() == 2);
+  CHECK(cfg.metrics.port == 9187);
+  CHECK(cfg.shutdown_lame_duck == std::chrono::milliseconds(0));
+  CHECK(cfg.shutdown_grace == std::chrono::seconds(30));
+}
+
+TEST_CASE("the compose example's kanon.yaml loads, with a lame duck before the drain") {
+  const char* src = std::getenv("KANON_SOURCE_DIR");
+  REQUIRE(src != nullptr);
+  const auto cfg = load_server_config(std::string(src) + "/deploy/compose/kanon.yaml");
+  CHECK(cfg.shutdown_lame_duck == std::chrono::seconds(4));
+  CHECK(cfg.shutdown_grace == std::chrono::seconds(30));
   CHECK(cfg.metrics.port == 9187);
 }
 
