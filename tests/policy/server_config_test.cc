@@ -117,3 +117,23 @@ TEST_CASE("shutdown_lame_duck: a duration, 0 (drain at once) by default") {
   CHECK(misspelt.rfind(path + ":1: shutdown_lameduck: unknown key", 0) == 0);
   CHECK(misspelt.find("shutdown_lame_duck") != std::string::npos);
 }
+
+TEST_CASE("snapshots: shared by default, named after host and port; bad values named") {
+  const auto plain = load_server_config(write_config("listen: {host: 127.0.0.1, port: 7000}\n"));
+  CHECK(plain.snapshots.enabled);
+  CHECK(plain.snapshots.keep == 10);
+  CHECK(plain.snapshots.replica.ends_with(":7000"));
+  CHECK(plain.snapshots.replica.size() > 5);
+  const auto set = load_server_config(
+      write_config("snapshots: {shared: false, replica: kanon-a, keep: 3}\n"));
+  CHECK_FALSE(set.snapshots.enabled);
+  CHECK(set.snapshots.replica == "kanon-a");
+  CHECK(set.snapshots.keep == 3);
+  const std::string path = "/tmp/kanon-server-config-test.yaml";
+  CHECK(error_of("snapshots: {keep: 0}\n").rfind(path + ":1: snapshots.keep: ", 0) == 0);
+  CHECK(error_of("snapshots: {replica: ''}\n") ==
+        path + ":1: snapshots.replica: must be 1 to 40 characters");
+  CHECK(error_of("snapshots: {shared: maybe}\n").rfind(path + ":1: snapshots.shared: ", 0) == 0);
+  CHECK(error_of("snapshots: {builder: x}\n").rfind(path + ":1: snapshots.builder: unknown key",
+                                                     0) == 0);
+}
