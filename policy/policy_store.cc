@@ -297,13 +297,19 @@ bool PolicyStore::refresh_all(bool adopt_stored) {
   // One version per table, as always; the last one also carries the catalog
   // read after every build (materialized copies included).
   const bool leading = sharing() && lead();
+  std::set<std::string> served;
+  if (sharing() && (adopt_stored || !leading)) {
+    std::vector<std::string> names;
+    for (const auto& p : listed) names.push_back(p.name());
+    served = adopt(names);
+  }
   bool ok = true;
   bool catalog_read = false;
   for (size_t i = 0; i < listed.size(); ++i) {
     const std::string name = listed[i].name();
     const bool last = i + 1 == listed.size();
     if (sharing() && (adopt_stored || !leading)) {
-      if (adopt(name)) continue;
+      if (served.count(name)) continue;
       if (!leading) {
         if (!current()->find(name))
           publish(name, nullptr,
@@ -322,7 +328,11 @@ bool PolicyStore::refresh_all(bool adopt_stored) {
 
 bool PolicyStore::lead() {
   std::lock_guard lock(leader_mu_);
-  if (!leader_) leader_ = std::make_unique<LeaderLock>(conninfo_, sharing_.replica);
+  const int32_t group = replica_group(policies());
+  if (!leader_ || group != leader_group_) {
+    leader_ = std::make_unique<LeaderLock>(conninfo_, sharing_.replica, group);  // after RELOAD
+    leader_group_ = group;
+  }
   try {
     return leader_->try_lead();
   } catch (const std::exception& e) {
@@ -360,48 +370,70 @@ std::vector<SnapshotListing> PolicyStore::stored_snapshots(std::string& builder)
   pqxx::connection conn(conninfo_);
   pqxx::work tx(conn);
   ensure_snapshot_tables(tx);
-  builder = current_builder(tx);
+  builder = current_builder(tx, replica_group(policies()));
   auto out = list_snapshots(tx);
   tx.commit();
   return out;
 }
 
 bool PolicyStore::adopt(const std::string& table) {
-  std::optional<TablePolicy> policy;
+  return adopt(std::vector<std::string>{table}).count(table) > 0;
+}
+
+std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables) {
+  std::map<std::string, TablePolicy> wanted;
   for (const auto& p : policies())
-    if (p.name() == table) policy = p;
-  if (!policy) return false;
+    if (std::find(tables.begin(), tables.end(), p.name()) != tables.end()) wanted[p.name()] = p;
   std::lock_guard lock(adopt_mu_);
-  const uint64_t served = served_version(table);
+  std::set<std::string> serving;
+  for (const auto& [name, p] : wanted)
+    if (served_version(name) > 0) serving.insert(name);
+  std::string table;  // the one being loaded, for the error
   try {
-    pqxx::connection conn(conninfo_);
-    std::optional<StoredSnapshot> stored;
+    // The kept catalog connection and two transactions for every table:
+    // this is what a replica's start costs (bench/policy/snapshot_bench).
+    std::lock_guard catalog_lock(catalog_mu_);
+    if (!catalog_conn_ || !catalog_conn_->conn.is_open())
+      catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
+    auto& conn = catalog_conn_->conn;
+    std::vector<StoredSnapshot> fresh;
     {
       pqxx::work tx(conn);
       if (tx.exec("SELECT to_regclass('kanon.snapshots') IS NOT NULL")[0][0].as<bool>())
-        stored = latest_snapshot(tx, table);
+        for (const auto& [name, p] : wanted) {
+          auto stored = latest_snapshot(tx, name, policy_hash(p));
+          if (!stored || stored->version <= served_version(name)) continue;
+          fresh.push_back(std::move(*stored));
+        }
       tx.commit();
     }
-    if (!stored || stored->version <= served) return served > 0;
-    if (stored->policy_hash != policy_hash(*policy)) {
-      note_sharing_error(fmt::format(
-          "version {} of {} (built by {}) was built for another policy (hash {}, this replica's "
-          "{}): not served here",
-          stored->version, table, stored->built_by, stored->policy_hash, policy_hash(*policy)));
-      return served > 0;
+    if (fresh.empty()) return serving;
+    for (auto& stored : fresh) {
+      table = stored.table;
+      const auto& p = wanted.at(table);
+      auto snap = decode_snapshot(stored.body, p, read_table_info(conn, p));
+      snap->shared_version = stored.version;
+      snap->built_by = stored.built_by;
+      publish(table, std::move(snap), "");
+      serving.insert(table);
     }
-    auto snap = decode_snapshot(stored->body, *policy, read_table_info(conn, *policy));
-    snap->shared_version = stored->version;
-    snap->built_by = stored->built_by;
-    publish(table, std::move(snap), "");
+    table.clear();
+    // Bookkeeping for SHOW SNAPSHOTS: no need to wait for the disk.
     pqxx::work tx(conn);
-    note_served(tx, sharing_.replica, table, stored->version);
+    tx.exec("SET LOCAL synchronous_commit = off");
+    for (const auto& stored : fresh)
+      note_served(tx, sharing_.replica, stored.table, stored.version);
     tx.commit();
-    return true;
   } catch (const std::exception& e) {
-    note_sharing_error(fmt::format("cannot load the stored snapshot of {}: {}", table, e.what()));
-    return served_version(table) > 0;
+    if (dynamic_cast<const pqxx::broken_connection*>(&e)) {
+      std::lock_guard catalog_lock(catalog_mu_);
+      catalog_conn_.reset();
+    }
+    note_sharing_error(
+        table.empty() ? fmt::format("cannot load stored snapshots: {}", e.what())
+                      : fmt::format("cannot load the stored snapshot of {}: {}", table, e.what()));
   }
+  return serving;
 }
 
 bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
@@ -561,7 +593,9 @@ void PolicyStore::watch_catalog() {
         stored.emplace(conn, kSnapshotChannel);
         asked.emplace(conn, kRefreshChannel);
         // Whatever was stored while nobody listened.
-        for (const auto& p : policies()) adopt(p.name());
+        std::vector<std::string> names;
+        for (const auto& p : policies()) names.push_back(p.name());
+        adopt(names);
       }
       {
         std::lock_guard lock(watch_mu_);

@@ -176,6 +176,8 @@ class PolicyStore {
   // one served and made for this replica's policy. True when one is served
   // after the call.
   bool adopt(const std::string& table);
+  // The same for several tables at once; returns those served after it.
+  std::set<std::string> adopt(const std::vector<std::string>& tables);
   // Builds, stores (when sharing) and publishes one table.
   bool build_table(const std::string& table, bool with_catalog);
   // Not the builder: NOTIFY kanon_refresh and wait for a newer version.
@@ -229,6 +231,7 @@ class PolicyStore {
   const SharingOptions sharing_;
   std::mutex leader_mu_;
   std::unique_ptr<LeaderLock> leader_;
+  int32_t leader_group_ = 0;
   mutable std::mutex sharing_mu_;
   std::string sharing_error_;
   std::condition_variable published_;  // with mu_: a table snapshot was published

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <pqxx/pqxx>
 
@@ -13,7 +14,7 @@ namespace {
 // The lock's two-key form shows in pg_locks as classid, objid, objsubid 2.
 constexpr const char* kHeldBy =
     "SELECT l.pid FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
-    "AND l.classid = {0}::oid AND l.objid = 1 AND l.objsubid = 2 AND l.database = "
+    "AND l.classid = {0}::oid AND l.objid = {1}::oid AND l.objsubid = 2 AND l.database = "
     "(SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())";
 
 std::string application_name(const std::string& replica) {
@@ -53,18 +54,23 @@ uint64_t store_snapshot(pqxx::transaction_base& tx, const TableSnapshot& snapsho
       "built_by, body) VALUES ($1, $2, $3, $4, to_timestamp($5), $6, $7)",
       table, static_cast<int64_t>(version), policy_hash(snapshot.policy),
       snapshot.stats.fingerprint, built_at, replica, encode_snapshot(snapshot));
-  tx.exec_params("DELETE FROM kanon.snapshots WHERE table_name = $1 AND version <= $2", table,
-                 static_cast<int64_t>(version) - static_cast<int64_t>(std::max<uint32_t>(keep, 1)));
+  // The last `keep` of this policy (other replica groups keep theirs).
+  tx.exec_params(
+      "DELETE FROM kanon.snapshots WHERE table_name = $1 AND policy_hash = $2 AND version NOT IN "
+      "(SELECT version FROM kanon.snapshots WHERE table_name = $1 AND policy_hash = $2 "
+      "ORDER BY version DESC LIMIT $3)",
+      table, policy_hash(snapshot.policy), static_cast<int64_t>(std::max<uint32_t>(keep, 1)));
   tx.exec_params("SELECT pg_notify($1, $2)", kSnapshotChannel, table);
   return version;
 }
 
-std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx,
-                                              const std::string& table) {
+std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx, const std::string& table,
+                                              const std::string& hash) {
   const auto r = tx.exec_params(
       "SELECT version, policy_hash, fingerprint, built_by, built_at::text, body "
-      "FROM kanon.snapshots WHERE table_name = $1 ORDER BY version DESC LIMIT 1",
-      table);
+      "FROM kanon.snapshots WHERE table_name = $1 AND policy_hash = $2 "
+      "ORDER BY version DESC LIMIT 1",
+      table, hash);
   if (r.empty()) return std::nullopt;
   StoredSnapshot s;
   s.table = table;
@@ -116,10 +122,20 @@ std::vector<SnapshotListing> list_snapshots(pqxx::transaction_base& tx) {
   return out;
 }
 
-std::string current_builder(pqxx::transaction_base& tx) {
+int32_t replica_group(const std::vector<TablePolicy>& policies) {
+  std::vector<std::string> hashes;
+  for (const auto& p : policies) hashes.push_back(p.name() + "=" + policy_hash(p));
+  std::sort(hashes.begin(), hashes.end());
+  uint32_t h = 2166136261u;
+  for (const auto& s : hashes)
+    for (unsigned char c : s + "\n") h = (h ^ c) * 16777619u;
+  return static_cast<int32_t>(h & 0x7fffffff);
+}
+
+std::string current_builder(pqxx::transaction_base& tx, int32_t group) {
   const auto r = tx.exec(
       fmt::format("SELECT a.application_name FROM pg_catalog.pg_stat_activity a WHERE a.pid = ({})",
-                  fmt::format(kHeldBy, kLeaderLockClass)));
+                  fmt::format(kHeldBy, kLeaderLockClass, group)));
   if (r.empty() || r[0][0].is_null()) return "";
   auto name = r[0][0].as<std::string>();
   const std::string prefix = application_name("");
@@ -131,8 +147,8 @@ struct LeaderLock::Connection {
   pqxx::connection conn;
 };
 
-LeaderLock::LeaderLock(std::string conninfo, std::string replica)
-    : conninfo_(std::move(conninfo)), replica_(std::move(replica)) {}
+LeaderLock::LeaderLock(std::string conninfo, std::string replica, int32_t group)
+    : conninfo_(std::move(conninfo)), replica_(std::move(replica)), group_(group) {}
 
 LeaderLock::~LeaderLock() = default;
 
@@ -147,11 +163,11 @@ bool LeaderLock::try_lead() {
       }
       pqxx::nontransaction tx(conn_->conn);
       // Held already (the lock stacks: take it only once), else try.
-      leading_ =
-          tx.exec(fmt::format("SELECT CASE WHEN pg_backend_pid() IN ({0}) THEN true "
-                              "ELSE pg_try_advisory_lock({1}, 1) END",
-                              fmt::format(kHeldBy, kLeaderLockClass), kLeaderLockClass))[0][0]
-              .as<bool>();
+      leading_ = tx.exec(fmt::format(
+          "SELECT CASE WHEN pg_backend_pid() IN ({0}) THEN true "
+          "ELSE pg_try_advisory_lock({1}, {2}) END",
+          fmt::format(kHeldBy, kLeaderLockClass, group_), kLeaderLockClass, group_))[0][0]
+                     .as<bool>();
       return leading_;
     } catch (const pqxx::broken_connection&) {
       conn_.reset();

@@ -9,9 +9,15 @@
 //   kanon.snapshot_servers(replica, table_name, version, since)
 //     which replica serves which version.
 //
-// One replica per database builds: the one holding the session advisory
-// lock (kLeaderLockClass, 1), taken on a connection it keeps open
-// (LeaderLock, named "kanon replica <name>" in pg_stat_activity). A stored
+// Replicas whose policies for the database are the same (replica_group) form
+// a group; one replica per group builds: the one holding the session
+// advisory lock (kLeaderLockClass, group), taken on a connection it keeps
+// open (LeaderLock, named "kanon replica <name>" in pg_stat_activity). A
+// replica serves only snapshots stored for its own policy (policy_hash), so
+// a replica with other policies (a rolling change of the policy files,
+// another deployment) forms a group of its own and builds for it; the
+// release history (release_store.h) stays one per table, so the history-aware
+// guarantee covers both groups' releases. A stored
 // snapshot is announced with NOTIFY kanon_snapshot (payload: the table);
 // the others load it. A replica that is not the builder asks for a refresh
 // with NOTIFY kanon_refresh ("refresh <table>" or "reanonymize <table>").
@@ -41,7 +47,8 @@ inline constexpr int kLeaderLockClass = 0x6b616e6f;  // "kano"
 // CREATE SCHEMA / TABLE IF NOT EXISTS.
 void ensure_snapshot_tables(pqxx::transaction_base& tx);
 
-// Stores `snapshot` as the table's next version, keeps the last `keep`,
+// Stores `snapshot` as the table's next version, keeps the last `keep` of
+// its policy,
 // notifies kanon_snapshot (at commit) and returns the version.
 uint64_t store_snapshot(pqxx::transaction_base& tx, const TableSnapshot& snapshot,
                         const std::string& replica, uint32_t keep);
@@ -56,8 +63,14 @@ struct StoredSnapshot {
   std::string body;      // empty in list_snapshots()
 };
 
-// The newest stored snapshot of `table` ("schema.table"); nullopt when none.
-std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx, const std::string& table);
+// The newest stored snapshot of `table` ("schema.table") made for a policy
+// of hash `hash`; nullopt when none.
+std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx, const std::string& table,
+                                              const std::string& hash);
+
+// The group of replicas serving `policies` (one database's): equal for
+// equal policies (policy_hash), in any order.
+int32_t replica_group(const std::vector<TablePolicy>& policies);
 
 // Records that `replica` serves `version` of `table`.
 void note_served(pqxx::transaction_base& tx, const std::string& replica, const std::string& table,
@@ -71,13 +84,14 @@ struct SnapshotListing {
 };
 std::vector<SnapshotListing> list_snapshots(pqxx::transaction_base& tx);
 
-// The replica holding the builder's lock ("" when none, or unknown).
-std::string current_builder(pqxx::transaction_base& tx);
+// The replica holding the builder's lock of `group` ("" when none, or
+// unknown).
+std::string current_builder(pqxx::transaction_base& tx, int32_t group);
 
 // The builder's lock on a connection of its own, kept open.
 class LeaderLock {
  public:
-  LeaderLock(std::string conninfo, std::string replica);
+  LeaderLock(std::string conninfo, std::string replica, int32_t group);
   ~LeaderLock();
   LeaderLock(const LeaderLock&) = delete;
   LeaderLock& operator=(const LeaderLock&) = delete;
@@ -92,6 +106,7 @@ class LeaderLock {
  private:
   const std::string conninfo_;
   const std::string replica_;
+  const int32_t group_;
   struct Connection;
   std::unique_ptr<Connection> conn_;
   bool leading_ = false;

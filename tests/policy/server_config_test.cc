@@ -124,8 +124,8 @@ TEST_CASE("snapshots: shared by default, named after host and port; bad values n
   CHECK(plain.snapshots.keep == 10);
   CHECK(plain.snapshots.replica.ends_with(":7000"));
   CHECK(plain.snapshots.replica.size() > 5);
-  const auto set = load_server_config(
-      write_config("snapshots: {shared: false, replica: kanon-a, keep: 3}\n"));
+  const auto set =
+      load_server_config(write_config("snapshots: {shared: false, replica: kanon-a, keep: 3}\n"));
   CHECK_FALSE(set.snapshots.enabled);
   CHECK(set.snapshots.replica == "kanon-a");
   CHECK(set.snapshots.keep == 3);
@@ -134,6 +134,7 @@ TEST_CASE("snapshots: shared by default, named after host and port; bad values n
   CHECK(error_of("snapshots: {replica: ''}\n") ==
         path + ":1: snapshots.replica: must be 1 to 40 characters");
   CHECK(error_of("snapshots: {shared: maybe}\n").rfind(path + ":1: snapshots.shared: ", 0) == 0);
-  CHECK(error_of("snapshots: {builder: x}\n").rfind(path + ":1: snapshots.builder: unknown key",
-                                                     0) == 0);
+  CHECK(
+      error_of("snapshots: {builder: x}\n").rfind(path + ":1: snapshots.builder: unknown key", 0) ==
+      0);
 }

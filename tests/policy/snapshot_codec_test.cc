@@ -3,9 +3,9 @@
 // that does not fit the policy is refused; stored tree values reach SQL only
 // as quoted literals; the policy hash and the data fingerprint change exactly
 // when they should.
-#include <doctest/doctest.h>
-
 #include "policy/snapshot_codec.h"
+
+#include <doctest/doctest.h>
 
 using namespace kanon::policy;
 
