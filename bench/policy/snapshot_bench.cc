@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
   bench::Sandbox pg;
   std::vector<policy::TablePolicy> policies;
   for (const char* file : {"people.yaml", "adult.yaml"})
-    for (auto p : policy::load_policy_file(std::string(KANON_SOURCE_DIR) + "/config/policies/" + file)) {
+    for (auto p :
+         policy::load_policy_file(std::string(KANON_SOURCE_DIR) + "/config/policies/" + file)) {
       p.database = "postgres";
       policies.push_back(std::move(p));
     }
@@ -73,13 +74,14 @@ int main(int argc, char** argv) {
     }
     catalog.push_back(replica->current()->catalog ? replica->current()->catalog->read_ms : 0);
   }
-  fmt::print("snapshot_bench: {} tables ({}), {} runs, medians\n", policies.size(),
-             [&] {
-               std::string s;
-               for (const auto& p : policies) s += (s.empty() ? "" : ", ") + p.name();
-               return s;
-             }(),
-             runs);
+  fmt::print(
+      "snapshot_bench: {} tables ({}), {} runs, medians\n", policies.size(),
+      [&] {
+        std::string s;
+        for (const auto& p : policies) s += (s.empty() ? "" : ", ") + p.name();
+        return s;
+      }(),
+      runs);
   fmt::print("  build and store (the builder)    {:8.1f} ms\n", median(build));
   fmt::print("  start of another replica         {:8.1f} ms   (stored snapshots and the catalog)\n",
              median(load));
