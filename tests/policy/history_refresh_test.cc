@@ -11,6 +11,7 @@
 #include <set>
 
 #include "tests/policy/history_harness.h"
+#include "tests/policy/seed_rows.h"
 #include "tests/support/demo_data.h"
 
 using namespace kanon::policy;
@@ -203,14 +204,8 @@ Naive check_release(const Run& run) {
 
 TEST_CASE("seed example: a row inserted, the refresh singles out no one") {
   Run run{KeyedTable({"occupation", "city", "state"}), {.k = 2, .l = 0, .max_nodes = 4096}};
-  const std::vector<Values> seed = {
-      {"Lawyer", "Washington", "DC"},   {"Lawyer", "Washington", "DC"},
-      {"Lawyer", "Hamlet", "OH"},       {"Accountant", "Hamlet", "OH"},
-      {"Farmer", "Hamlet", "OH"},       {"Farmer", "Hamlet", "OH"},
-      {"Lawyer", "Columbus", "OH"},     {"Accountant", "Withamsville", "OH"},
-      {"Accountant", "Whately", "MA"},  {"Accountant", "College Park", "MD"},
-      {"Accountant", "Bellevue", "KY"},
-  };
+  std::vector<Values> seed;
+  for (const auto& r : testing::kSeedRows) seed.push_back({r[0], r[1], r[2]});
   for (size_t i = 0; i < seed.size(); ++i) run.table.insert("r" + std::to_string(i + 1), seed[i]);
   run.refresh();
   CHECK(run.last.tree.leaves().size() == 5);  // the seed's five cohorts

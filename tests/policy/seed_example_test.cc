@@ -4,6 +4,7 @@
 #include "policy/disclosure_tree.h"
 #include "policy/predicate_sql.h"
 #include "policy/release_predicate.h"
+#include "tests/policy/seed_rows.h"
 
 using namespace kanon::policy;
 
@@ -11,14 +12,11 @@ namespace {
 
 using Row = std::vector<std::optional<std::string_view>>;
 
-const std::vector<Row> kSeedRows = {
-    {"Lawyer", "Washington", "DC"},   {"Lawyer", "Washington", "DC"},
-    {"Lawyer", "Hamlet", "OH"},       {"Accountant", "Hamlet", "OH"},
-    {"Farmer", "Hamlet", "OH"},       {"Farmer", "Hamlet", "OH"},
-    {"Lawyer", "Columbus", "OH"},     {"Accountant", "Withamsville", "OH"},
-    {"Accountant", "Whately", "MA"},  {"Accountant", "College Park", "MD"},
-    {"Accountant", "Bellevue", "KY"},
-};
+const std::vector<Row> kSeedRows = [] {
+  std::vector<Row> rows;
+  for (const auto& r : testing::kSeedRows) rows.push_back({r[0], r[1], r[2]});
+  return rows;
+}();
 
 EncodedTable seed_table() {
   EncodedTable t({{"occupation", "text", {}}, {"city", "text", {}}, {"state", "text", {}}},

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/policy/seed_rows.h"
+
 using namespace kanon::policy;
 
 namespace {
@@ -41,14 +43,11 @@ EncodedTable seed_table(const std::vector<Row>& rows) {
   return t;
 }
 
-const std::vector<Row> kRows = {
-    {"Lawyer", "Washington", "DC"},   {"Lawyer", "Washington", "DC"},
-    {"Lawyer", "Hamlet", "OH"},       {"Accountant", "Hamlet", "OH"},
-    {"Farmer", "Hamlet", "OH"},       {"Farmer", "Hamlet", "OH"},
-    {"Lawyer", "Columbus", "OH"},     {"Accountant", "Withamsville", "OH"},
-    {"Accountant", "Whately", "MA"},  {"Accountant", "College Park", "MD"},
-    {"Accountant", "Bellevue", "KY"},
-};
+const std::vector<Row> kRows = [] {
+  std::vector<Row> rows;
+  for (const auto& r : testing::kSeedRows) rows.push_back({r[0], r[1], r[2]});
+  return rows;
+}();
 
 }  // namespace
 
