@@ -445,7 +445,9 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
   try {
     pqxx::connection conn(conninfo_);
     pqxx::nontransaction tx(conn);
-    tx.exec_params("SELECT pg_notify($1, $2)", kRefreshChannel, std::string(verb) + " " + table);
+    // "<verb> <group> <table>": only this group's builder answers.
+    tx.exec_params("SELECT pg_notify($1, $2)", kRefreshChannel,
+                   fmt::format("{} {} {}", verb, replica_group(policies()), table));
   } catch (const std::exception& e) {
     publish(table, nullptr, std::string("cannot ask the builder for a refresh: ") + e.what());
     return false;
@@ -674,14 +676,17 @@ void PolicyStore::on_stored(const std::vector<std::string>& payloads) {
 
 void PolicyStore::on_asked(const std::vector<std::string>& payloads) {
   if (!lead()) return;
+  const std::string group = std::to_string(replica_group(policies()));
   {
     std::lock_guard lock(run_mu_);
     for (const auto& payload : payloads) {
-      const auto space = payload.find(' ');
-      if (space == std::string::npos) continue;
-      const std::string table = payload.substr(space + 1);
+      const auto first = payload.find(' ');
+      const auto second = first == std::string::npos ? first : payload.find(' ', first + 1);
+      if (second == std::string::npos) continue;
+      if (payload.compare(first + 1, second - first - 1, group) != 0) continue;  // another group's
+      const std::string table = payload.substr(second + 1);
       requested_.insert(table);
-      if (payload.compare(0, space, "reanonymize") == 0) reanonymize_requested_.insert(table);
+      if (payload.compare(0, first, "reanonymize") == 0) reanonymize_requested_.insert(table);
     }
   }
   wake_.notify_all();

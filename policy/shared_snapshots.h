@@ -20,7 +20,8 @@
 // guarantee covers both groups' releases. A stored
 // snapshot is announced with NOTIFY kanon_snapshot (payload: the table);
 // the others load it. A replica that is not the builder asks for a refresh
-// with NOTIFY kanon_refresh ("refresh <table>" or "reanonymize <table>").
+// with NOTIFY kanon_refresh ("refresh <group> <table>" or
+// "reanonymize <group> <table>").
 // Writes also take a transaction advisory lock per table, so two builders
 // (a lost leader connection) never store the same version twice.
 #pragma once
