@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <pqxx/pqxx>
 
+#include "base/stopwatch.h"
 #include "base/text.h"
 #include "policy/history_refresh.h"
 #include "policy/release_store.h"
@@ -57,6 +58,19 @@ EncodedTable load_keyed(pqxx::transaction_base& tx, const TablePolicy& policy,
   }
   return table;
 }
+
+// Times the phases of a build one after the other.
+class PhaseClock {
+ public:
+  void end(double& ms, double& cpu_ms) {
+    ms = watch_.ms();
+    cpu_ms = watch_.cpu_ms();
+    watch_.restart();
+  }
+
+ private:
+  base::Stopwatch watch_;
+};
 
 void lock_table_history(pqxx::transaction_base& tx, const std::string& name) {
   tx.exec_params("SELECT pg_advisory_xact_lock(hashtext('kanon.releases:' || $1))", name);
@@ -127,13 +141,17 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
                                          const TreeOptions& options, bool baseline, bool live) {
   HistoryBuildResult out;
   out.release.key = key;
+  HistoryTimings& time = out.release.timings;
+  PhaseClock clock;
   pqxx::work tx(conn);
   ensure_release_tables(tx);
   lock_table_history(tx, policy.name());
   ReleaseHistory history;
   if (!baseline) history = load_release_history(tx, policy.name(), policy.quasi_identifiers);
+  clock.end(time.history_ms, time.history_cpu_ms);
   std::vector<uint32_t> rows;
   const EncodedTable table = load_keyed(tx, policy, info, key, history, rows);
+  clock.end(time.rows_ms, time.rows_cpu_ms);
   uint64_t version = next_release_version(tx, policy.name());
   if (live && !history.empty()) {
     if (auto leaves = catch_up(history, table, rows)) {
@@ -160,10 +178,12 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
   out.release.check = refresh.check;
   out.release.check.below.clear();
   out.release.check.below_candidates.clear();
+  clock.end(time.compute_ms, time.compute_cpu_ms);
   store_release(tx, policy.name(), history, history.versions().size() - 1,
                 {options.k, table.total_rows(), out.release.released_fraction, out.release.check,
                  refresh.held});
   tx.commit();
+  clock.end(time.write_ms, time.write_cpu_ms);
   out.tree = std::move(refresh.tree);
   return out;
 }

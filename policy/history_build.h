@@ -41,6 +41,17 @@ std::string key_expression(const RowKey& key);
 // neither a quasi-identifier nor a direct identifier; none: not linkable.
 RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const TableInfo& info);
 
+// Where a history-aware build spent its time: wall and kanon CPU
+// milliseconds (the database's share is roughly wall minus CPU) of reading the
+// release history, reading the current rows with their history, computing
+// the release (catch-up, history_refresh) and storing it.
+struct HistoryTimings {
+  double history_ms = 0, history_cpu_ms = 0;
+  double rows_ms = 0, rows_cpu_ms = 0;
+  double compute_ms = 0, compute_cpu_ms = 0;
+  double write_ms = 0, write_cpu_ms = 0;
+};
+
 // What a history-aware build released (kept in the TableSnapshot).
 struct ReleaseInfo {
   RowKey key;
@@ -52,6 +63,7 @@ struct ReleaseInfo {
   uint64_t held = 0;  // keys whose quasi-identifiers the copy masks (materialized)
   double released_fraction = 0;
   HistoryCheck check;
+  HistoryTimings timings;
 };
 
 struct HistoryBuildResult {
