@@ -64,6 +64,9 @@ struct ReleaseInfo {
   double released_fraction = 0;
   HistoryCheck check;
   HistoryTimings timings;
+  // Set when the stored history could not be continued and this release
+  // started a new baseline for that reason (a sentence for the log).
+  std::string note;
 };
 
 struct HistoryBuildResult {

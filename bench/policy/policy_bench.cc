@@ -337,8 +337,9 @@ void history_section(const Sandbox& sb, long postmaster, int copies, bool quick)
     pqxx::nontransaction tx(admin);
     tx.exec(
         fmt::format("DROP TABLE IF EXISTS {0}; CREATE TABLE {0} AS TABLE {1}; "
-                    "ALTER TABLE {0} ADD PRIMARY KEY (id); VACUUM ANALYZE {0}",
+                    "ALTER TABLE {0} ADD PRIMARY KEY (id)",
                     keyed, big));
+    tx.exec("VACUUM ANALYZE " + keyed);
   }
   const long rows =
       pqxx::nontransaction(admin).exec("SELECT count(*) FROM " + keyed)[0][0].as<long>();
