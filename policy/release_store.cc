@@ -396,6 +396,9 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
     // with part of its keys held, the first keys in key order are the part
     // held. The key's previous current row ends at its first new one.
     const std::string rows = qualified(tx, kReleaseRowsTable);
+    // The planner cannot estimate the arrays and the keys written: a nested
+    // loop over them would compare every pair.
+    tx.exec("SET LOCAL enable_nestloop = off");
     tx.exec_params(
         fmt::format(
             "WITH c AS (SELECT * FROM unnest($2::text[], $3::bigint[]) AS c(cls, n_held)), "
