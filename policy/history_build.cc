@@ -18,29 +18,54 @@ namespace {
 
 using base::join;
 
-// Every row key of the table and of its stored release rows with the class
-// it falls in: `key`, `cls` (the class label: the stored history id, whether
-// the key is in the table now, its current quasi-identifiers and sensitive
-// value, as one record's text), `history`, `here`, `null_key`, q0.., s.
-std::string keyed_sql(pqxx::transaction_base& tx, const TablePolicy& policy, const TableInfo& info,
-                      const RowKey& key) {
+// The table's rows as `t` (`key`, `here`, `null_key`, its current
+// quasi-identifiers q0.. and sensitive value s) and the keys' current stored
+// rows as `r` (`key`, `history`: its stored history id), `r_filter` an extra
+// condition on them.
+struct KeyedSql {
+  std::string t, r;
+  std::string values;  // ", t.q0, ..."
+};
+
+KeyedSql keyed_parts(pqxx::transaction_base& tx, const TablePolicy& policy, const TableInfo& info,
+                     const RowKey& key) {
   const std::string k = key_expression(key);
   std::string select = k + " AS key, true AS here, (" + k + ") IS NULL AS null_key";
-  std::string values;
+  KeyedSql out;
   for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) {
-    select += fmt::format(", ({})::text AS q{}",
-                          loaded_expression(*info.find(policy.quasi_identifiers[i])), i);
-    values += fmt::format(", t.q{}", i);
+    select +=
+        fmt::format(", {} AS q{}", loaded_expression(*info.find(policy.quasi_identifiers[i])), i);
+    out.values += fmt::format(", t.q{}", i);
   }
   if (policy.sensitive) {
-    select += ", (" + loaded_expression(*info.find(policy.sensitive->column)) + ")::text AS s";
-    values += ", t.s";
+    select += ", " + loaded_expression(*info.find(policy.sensitive->column)) + " AS s";
+    out.values += ", t.s";
   }
+  out.t = fmt::format("SELECT {} FROM {}", select, qualified_name(policy.schema, policy.table));
+  out.r = fmt::format(
+      "SELECT key, history FROM kanon.release_rows WHERE table_name = {} AND until_version IS "
+      "NULL",
+      tx.quote(policy.name()));
+  return out;
+}
+
+// Every row key of the table and of its stored release rows: `key`,
+// `history`, `here` (in the table now), `null_key`, q0.., s.
+std::string keyed_sql(const KeyedSql& k) {
   return fmt::format(
-      "SELECT coalesce(t.key, r.key) AS key, ROW(r.history, t.here{0})::text AS cls, r.history, "
-      "t.here, t.null_key{0} FROM (SELECT {1} FROM {2}) t FULL JOIN (SELECT key, history FROM "
-      "kanon.release_rows WHERE table_name = {3} AND until_version IS NULL) r ON r.key = t.key",
-      values, select, qualified_name(policy.schema, policy.table), tx.quote(policy.name()));
+      "SELECT coalesce(t.key, r.key) AS key, r.history, t.here, t.null_key{} FROM ({}) t FULL "
+      "JOIN ({}) r ON r.key = t.key",
+      k.values, k.t, k.r);
+}
+
+// The label of a class as SQL over keyed_sql's columns: the text of one
+// record of its stored history, presence, quasi-identifiers and sensitive
+// value (the same text for the same values wherever it is computed).
+std::string class_label(const TablePolicy& policy) {
+  std::string label = "ROW(history, here";
+  for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) label += fmt::format(", q{}", i);
+  if (policy.sensitive) label += ", s";
+  return label + ")::text";
 }
 
 // The current rows with their release histories, one class per (stored
@@ -52,7 +77,10 @@ struct KeyedClasses {
   EncodedTable table;
   std::vector<uint32_t> rows;
   std::vector<int64_t> ids;
-  std::string keys_sql;
+  // Per class without a stored history (keys new since the last release),
+  // when there is a stored history: its keys.
+  std::vector<std::vector<std::string>> new_keys;
+  std::string keys_sql, stored_keys_sql;  // as in ReleaseWrite
 };
 
 KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
@@ -64,7 +92,7 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
     const ColumnInfo* c = info.find(policy.sensitive->column);
     sensitive = EncodedColumn{c->name, c->type, {}};
   }
-  KeyedClasses out{EncodedTable(std::move(attrs), std::move(sensitive)), {}, {}, {}};
+  KeyedClasses out{EncodedTable(std::move(attrs), std::move(sensitive)), {}, {}, {}, {}, {}};
   const size_t width = out.table.width();
   if (key.source != RowKey::Source::kPrimaryKey) {
     const auto dup = tx.exec(fmt::format(
@@ -76,16 +104,29 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
           "{}: two rows share the key {} ({}); history-aware refresh needs a unique key",
           policy.name(), dup[0][0].as<std::string>(), join(key.columns)));
   }
-  out.keys_sql = keyed_sql(tx, policy, info, key);
-  std::string groups = "cls, history, here, null_key";
+  const KeyedSql parts = keyed_parts(tx, policy, info, key);
+  const std::string keyed = keyed_sql(parts);
+  const std::string label = class_label(policy);
+  out.keys_sql = fmt::format("SELECT key, {} AS cls FROM ({}) x", label, keyed);
+  out.stored_keys_sql = fmt::format(
+      "SELECT key, {} AS cls FROM (SELECT r.key, r.history, t.here{} FROM ({} AND history = "
+      "ANY({{ids}})) r LEFT JOIN ({}) t ON t.key = r.key) x",
+      label, parts.values, parts.r, parts.t);
+  std::string groups = "history, here, null_key";
   for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) groups += fmt::format(", q{}", i);
   if (policy.sensitive) groups += ", s";
   tx.exec(aggregate_settings(tx, policy, LoadOptions{}));
   ReleaseHistory& history = stored.history();
   const size_t versions = history.versions().size();
   copy_rows(
-      tx, fmt::format("SELECT {0}, count(*) FROM ({1}) x GROUP BY {0}", groups, out.keys_sql),
-      5 + width, policy.name(), [&](auto& f) {
+      tx,
+      fmt::format("SELECT {0}, {1}, n{3} FROM (SELECT {1}, count(*) AS n{4} FROM ({2}) x GROUP BY "
+                  "{1}) g",
+                  label, groups, keyed, history.empty() ? "" : ", new_keys",
+                  history.empty() ? ""
+                                  : ", array_agg(key) FILTER (WHERE history IS NULL AND here) "
+                                    "AS new_keys"),
+      5 + width + (history.empty() ? 0 : 1), policy.name(), [&](auto& f) {
         if (f[3] && *f[3] == "t")
           throw std::runtime_error(fmt::format(
               "{}: a row's key ({}) is NULL; history-aware refresh needs a key on every row",
@@ -99,6 +140,10 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
         out.ids.push_back(id);
         out.rows.push_back(
             f[2] ? out.table.add_row(std::span(f).subspan(4, width), history.weight(c)) : kNoRow);
+        auto& keys = out.new_keys.emplace_back();
+        if (f.size() > 5 + width && f[5 + width])
+          for (auto& k : parse_text_array(std::string(*f[5 + width])))
+            keys.push_back(std::move(*k));
         const auto& entries = stored.entries(id);
         for (size_t v = 0; v < versions; ++v)
           if (entries[v] != kAbsent) history.set_leaf(v, c, entries[v]);
@@ -269,7 +314,7 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
   clock.end(time.compute_ms, time.compute_cpu_ms);
   store_releases(tx, policy.name(), stored,
                  {is_baseline ? 0 : first, std::move(figures), loaded.ids, refresh.held_keys,
-                  loaded.keys_sql});
+                  loaded.keys_sql, loaded.stored_keys_sql, loaded.new_keys});
   tx.commit();
   clock.end(time.write_ms, time.write_cpu_ms);
   out.tree = std::move(refresh.tree);

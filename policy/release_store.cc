@@ -17,9 +17,11 @@ std::string qualified(pqxx::transaction_base& tx, const char* table) {
   return tx.quote_name("kanon") + "." + tx.quote_name(table);
 }
 
+}  // namespace
+
 // Parses a text[] value as PostgreSQL prints it (elements quoted when
 // needed, NULL unquoted).
-std::vector<std::optional<std::string>> parse_array(const std::string& text) {
+std::vector<std::optional<std::string>> parse_text_array(const std::string& text) {
   std::vector<std::optional<std::string>> out;
   if (text.size() < 2 || text.front() != '{' || text.back() != '}')
     throw std::runtime_error("kanon.release_rows: malformed released array " + text);
@@ -47,6 +49,8 @@ std::vector<std::optional<std::string>> parse_array(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 std::string tuple_key(const std::vector<std::optional<std::string>>& t) {
   std::string s;
@@ -277,7 +281,7 @@ const std::vector<int32_t>& StoredHistory::entries(int64_t id) {
     if (at == chain.size()) break;
     const Node& node = *chain[at];
     if (!node.released) continue;
-    const auto leaf = leaf_of_[v].find(tuple_key(parse_array(*node.released)));
+    const auto leaf = leaf_of_[v].find(tuple_key(parse_text_array(*node.released)));
     if (leaf == leaf_of_[v].end())
       throw std::runtime_error(fmt::format(
           "kanon.release_rows: {}: the tuple {} at version {} names no leaf of its tree",
@@ -324,6 +328,10 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
   std::vector<std::optional<std::string>> class_label, row_class, row_released;
   std::vector<std::optional<int64_t>> class_held, row_version, row_history, row_until;
   std::vector<bool> row_part, row_held;
+  // The stored history ids of the classes listed, and the keys of those
+  // without one.
+  std::vector<std::optional<int64_t>> changed_ids;
+  std::vector<std::optional<std::string>> new_key, new_key_class;
   uint64_t held_now = 0;
   for (uint32_t c = 0; c < h.key_count(); ++c) {
     const uint64_t weight = h.weight(c);
@@ -365,6 +373,15 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
         listed = true;
         class_label.push_back(h.key(c));
         class_held.push_back(split ? static_cast<int64_t>(held) : 0);
+        const int64_t stored_id = c < write.history_ids.size() ? write.history_ids[c] : 0;
+        if (stored_id != 0) {
+          changed_ids.push_back(stored_id);
+        } else if (c < write.new_keys.size()) {
+          for (const auto& k : write.new_keys[c]) {
+            new_key.push_back(k);
+            new_key_class.push_back(h.key(c));
+          }
+        }
       }
     }
   }
@@ -399,6 +416,26 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
     // The planner cannot estimate the arrays and the keys written: a nested
     // loop over them would compare every pair.
     tx.exec("SET LOCAL enable_nestloop = off");
+    // A baseline lists every key (no earlier rows); a later release the
+    // keys of the classes listed: by their stored history id, or the new
+    // keys the load returned.
+    const bool baseline = write.first == 0;
+    std::string keys = write.keys_sql;
+    if (!baseline) {
+      std::string stored_keys = write.stored_keys_sql;
+      const size_t at = stored_keys.find("{ids}");
+      if (at == std::string::npos)
+        throw std::logic_error("store_releases: stored_keys_sql without {ids}");
+      stored_keys.replace(at, 5, tx.quote(bigint_array(changed_ids)) + "::bigint[]");
+      keys = fmt::format("{} UNION ALL SELECT * FROM unnest({}::text[], {}::text[]) AS n(key, cls)",
+                         stored_keys, tx.quote(text_array(new_key)),
+                         tx.quote(text_array(new_key_class)));
+    }
+    const std::string insert = fmt::format(
+        "INSERT INTO {0} (table_name, key, since_version, released, held, history, "
+        "until_version) SELECT $1, k.key, m.version, m.released::text[], m.held, m.history, "
+        "m.until_version FROM k JOIN m ON m.cls = k.cls AND m.held_part = k.held_part",
+        rows);
     tx.exec_params(
         fmt::format(
             "WITH c AS (SELECT * FROM unnest($2::text[], $3::bigint[]) AS c(cls, n_held)), "
@@ -409,15 +446,16 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
             "j.cls), "
             "k AS (SELECT key, cls, false AS held_part FROM j WHERE n_held = 0 UNION ALL "
             "SELECT key, cls, row_number() OVER (PARTITION BY cls ORDER BY key) <= n_held "
-            "FROM j WHERE n_held > 0), "
-            "ins AS (INSERT INTO {1} (table_name, key, since_version, released, held, history, "
-            "until_version) SELECT $1, k.key, m.version, m.released::text[], m.held, m.history, "
-            "m.until_version FROM k JOIN m ON m.cls = k.cls AND m.held_part = k.held_part "
-            "RETURNING key, since_version) "
-            "UPDATE {1} r SET until_version = i.first FROM (SELECT key, min(since_version) AS "
-            "first FROM ins GROUP BY key) i WHERE r.table_name = $1 AND r.key = i.key AND "
-            "r.until_version IS NULL AND r.since_version < $11",
-            write.keys_sql, rows),
+            "FROM j WHERE n_held > 0){1}",
+            keys,
+            baseline
+                ? " " + insert + " AND $11::bigint IS NOT NULL"
+                : fmt::format(", ins AS ({0} RETURNING key, since_version) "
+                              "UPDATE {1} r SET until_version = i.first FROM (SELECT key, "
+                              "min(since_version) AS first FROM ins GROUP BY key) i WHERE "
+                              "r.table_name = $1 AND r.key = i.key AND r.until_version IS NULL "
+                              "AND r.since_version < $11",
+                              insert, rows)),
         table_name, text_array(class_label), bigint_array(class_held), text_array(row_class),
         bool_array(row_part), bigint_array(row_version), text_array(row_released),
         bool_array(row_held), bigint_array(row_history), bigint_array(row_until),

@@ -134,8 +134,13 @@ struct ReleaseWrite {
   // (history_refresh.h; empty: as the entries say).
   std::span<const uint64_t> held_keys;
   // SQL with columns `key` (text) and `cls` (text, a key index's label
-  // ReleaseHistory::key) for every row key of the loaded classes.
+  // ReleaseHistory::key) for every row key of the loaded classes (used for
+  // a baseline); the same for the row keys whose stored history id is in
+  // the bigint[] that replaces "{ids}" (the others); and per key index
+  // without a stored history, its row keys (new since the last release).
   std::string keys_sql;
+  std::string stored_keys_sql;
+  std::span<const std::vector<std::string>> new_keys;
 };
 
 // Appends the releases (kanon.releases rows) and, set-based, a
@@ -154,6 +159,9 @@ DisclosureTree tree_from_json(const std::string& json, const TreeOptions& option
 
 // The released tuple a leaf names: the values of its path's "a = v" splits.
 std::vector<std::optional<std::string>> leaf_tuple(const DisclosureTree& tree, int leaf);
+
+// The elements of a text[] as PostgreSQL prints it (nullopt for NULL).
+std::vector<std::optional<std::string>> parse_text_array(const std::string& text);
 
 // A text[] literal of a tuple ("{\"a\",NULL,\"b c\"}"), as stored in
 // release_rows.released.

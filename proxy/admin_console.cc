@@ -201,7 +201,7 @@ class Commands {
   void policies() {
     ResultSet r{{"database", "table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh",
                  "status", "built_at", "rows", "tree_nodes", "version", "grants", "row_key",
-                 "release_version", "released_fraction"}};
+                 "release_version", "released_fraction", "held"}};
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
     for (const auto& p : all) {
@@ -226,6 +226,10 @@ class Commands {
                                    : std::nullopt,
            t && t->release.version
                ? std::optional(fmt::format("{:.4f}", t->release.released_fraction))
+               : std::nullopt,
+           // The keys whose quasi-identifiers the copy masks (kanon.held_keys).
+           t && t->release.version && p.mode == policy::EnforcementMode::kMaterialized
+               ? std::optional(std::to_string(t->release.held))
                : std::nullopt});
     }
     emit(r);
