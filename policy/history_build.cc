@@ -43,17 +43,19 @@ KeyedSql keyed_parts(pqxx::transaction_base& tx, const TablePolicy& policy, cons
   }
   out.t = fmt::format("SELECT {} FROM {}", select, qualified_name(policy.schema, policy.table));
   out.r = fmt::format(
-      "SELECT key, history FROM kanon.release_rows WHERE table_name = {} AND until_version IS "
-      "NULL",
+      "SELECT key, history, released IS NOT NULL AS live FROM kanon.release_rows WHERE "
+      "table_name = {} AND until_version IS NULL",
       tx.quote(policy.name()));
   return out;
 }
 
 // Every row key of the table and of its stored release rows: `key`,
-// `history`, `here` (in the table now), `null_key`, q0.., s.
+// `history`, `live` (its current stored row releases a tuple), `here` (in
+// the table now), `null_key`, q0.., s.
 std::string keyed_sql(const KeyedSql& k) {
   return fmt::format(
-      "SELECT coalesce(t.key, r.key) AS key, r.history, t.here, t.null_key{} FROM ({}) t FULL "
+      "SELECT coalesce(t.key, r.key) AS key, r.history, r.live, t.here, t.null_key{} FROM ({}) t "
+      "FULL "
       "JOIN ({}) r ON r.key = t.key",
       k.values, k.t, k.r);
 }
@@ -77,8 +79,9 @@ struct KeyedClasses {
   EncodedTable table;
   std::vector<uint32_t> rows;
   std::vector<int64_t> ids;
-  // Per class without a stored history (keys new since the last release),
-  // when there is a stored history: its keys.
+  // Per class of keys new since the last release (no stored history) or
+  // that left the table since (not in it, still in the last release), when
+  // there is a stored history: its keys (few: what changed).
   std::vector<std::vector<std::string>> new_keys;
   std::string keys_sql, stored_keys_sql;  // as in ReleaseWrite
 };
@@ -110,7 +113,7 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
   out.keys_sql = fmt::format("SELECT key, {} AS cls FROM ({}) x", label, keyed);
   out.stored_keys_sql = fmt::format(
       "SELECT key, {} AS cls FROM (SELECT r.key, r.history, t.here{} FROM ({} AND history = "
-      "ANY({{ids}})) r LEFT JOIN ({}) t ON t.key = r.key) x",
+      "ANY({{ids}})) r JOIN ({}) t ON t.key = r.key) x",
       label, parts.values, parts.r, parts.t);
   std::string groups = "history, here, null_key";
   for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) groups += fmt::format(", q{}", i);
@@ -124,8 +127,8 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
                   "{1}) g",
                   label, groups, keyed, history.empty() ? "" : ", new_keys",
                   history.empty() ? ""
-                                  : ", array_agg(key) FILTER (WHERE history IS NULL AND here) "
-                                    "AS new_keys"),
+                                  : ", array_agg(key) FILTER (WHERE history IS NULL AND here "
+                                    "OR here IS NULL AND live) AS new_keys"),
       5 + width + (history.empty() ? 0 : 1), policy.name(), [&](auto& f) {
         if (f[3] && *f[3] == "t")
           throw std::runtime_error(fmt::format(

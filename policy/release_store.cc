@@ -374,13 +374,13 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
         class_label.push_back(h.key(c));
         class_held.push_back(split ? static_cast<int64_t>(held) : 0);
         const int64_t stored_id = c < write.history_ids.size() ? write.history_ids[c] : 0;
-        if (stored_id != 0) {
-          changed_ids.push_back(stored_id);
-        } else if (c < write.new_keys.size()) {
+        if (c < write.new_keys.size() && !write.new_keys[c].empty()) {
           for (const auto& k : write.new_keys[c]) {
             new_key.push_back(k);
             new_key_class.push_back(h.key(c));
           }
+        } else if (stored_id != 0) {
+          changed_ids.push_back(stored_id);
         }
       }
     }

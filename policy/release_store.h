@@ -135,9 +135,11 @@ struct ReleaseWrite {
   std::span<const uint64_t> held_keys;
   // SQL with columns `key` (text) and `cls` (text, a key index's label
   // ReleaseHistory::key) for every row key of the loaded classes (used for
-  // a baseline); the same for the row keys whose stored history id is in
-  // the bigint[] that replaces "{ids}" (the others); and per key index
-  // without a stored history, its row keys (new since the last release).
+  // a baseline); the same for the row keys in the table whose stored
+  // history id is in the bigint[] that replaces "{ids}" (the others); and
+  // per key index,
+  // its row keys when the load listed them (keys new since the last release
+  // or that left the table since).
   std::string keys_sql;
   std::string stored_keys_sql;
   std::span<const std::vector<std::string>> new_keys;
