@@ -431,6 +431,8 @@ class Commands {
                                      e == snapshot->errors.end() ? "unknown error" : e->second));
     }
     const auto t = built(p);
+    // E.g. a history stored by an earlier kanon: this release is a baseline.
+    if (!t->release.note.empty()) channel_.notice("kanon admin: " + t->release.note);
     ResultSet r{{"table", "rows", "tree_nodes", "load_ms", "tree_ms", "version"}};
     r.add({p.name(), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
            fmt::format("{:.1f}", t->stats.load_ms), fmt::format("{:.1f}", t->stats.tree_ms),
