@@ -364,10 +364,9 @@ TEST_CASE(
   CHECK(t->release.version == 2);
   CHECK(t->release.note.find("stored by an earlier kanon") != std::string::npos);
   CHECK(t->release.note.find("starts a new baseline") != std::string::npos);
-  pqxx::nontransaction tx(conn);
   // The old rows are gone; every key has one row of the new baseline, its
   // current one.
-  const auto rows = tx.exec(
+  const auto rows = pqxx::nontransaction(conn).exec(
       "SELECT count(*), count(*) FILTER (WHERE since_version = 2 AND until_version IS NULL AND "
       "history IS NOT NULL) FROM kanon.release_rows WHERE table_name = 'public.adult_keyed'")[0];
   CHECK(rows[0].as<long>() == 30162);
