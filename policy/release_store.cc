@@ -414,7 +414,9 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
     // held. The key's previous current row ends at its first new one.
     const std::string rows = qualified(tx, kReleaseRowsTable);
     // The planner cannot estimate the arrays and the keys written: a nested
-    // loop over them would compare every pair.
+    // loop over them would compare every pair. The previous rows are found
+    // through the primary key (key = ANY of the keys written), not by a
+    // scan of the table's rows.
     tx.exec("SET LOCAL enable_nestloop = off");
     // A baseline lists every key (no earlier rows); a later release the
     // keys of the classes listed: by their stored history id, or the new
@@ -448,14 +450,14 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
             "SELECT key, cls, row_number() OVER (PARTITION BY cls ORDER BY key) <= n_held "
             "FROM j WHERE n_held > 0){1}",
             keys,
-            baseline
-                ? " " + insert + " AND $11::bigint IS NOT NULL"
-                : fmt::format(", ins AS ({0} RETURNING key, since_version) "
-                              "UPDATE {1} r SET until_version = i.first FROM (SELECT key, "
-                              "min(since_version) AS first FROM ins GROUP BY key) i WHERE "
-                              "r.table_name = $1 AND r.key = i.key AND r.until_version IS NULL "
-                              "AND r.since_version < $11",
-                              insert, rows)),
+            baseline ? " " + insert + " AND $11::bigint IS NOT NULL"
+                     : fmt::format(", ins AS ({0} RETURNING key, since_version) "
+                                   "UPDATE {1} r SET until_version = i.first FROM (SELECT key, "
+                                   "min(since_version) AS first FROM ins GROUP BY key) i WHERE "
+                                   "r.table_name = $1 AND r.key = ANY (ARRAY(SELECT key FROM ins)) "
+                                   "AND r.key = i.key AND r.until_version IS NULL AND "
+                                   "r.since_version < $11",
+                                   insert, rows)),
         table_name, text_array(class_label), bigint_array(class_held), text_array(row_class),
         bool_array(row_part), bigint_array(row_version), text_array(row_released),
         bool_array(row_held), bigint_array(row_history), bigint_array(row_until),
