@@ -1,8 +1,11 @@
 // The history-aware build of one table over kanon's service connection:
-// how its rows are keyed, loading them with their keys, the release history
-// from the database (release_store.h), history_refresh, and the new release
-// stored — all in one transaction holding a per-table advisory lock, so two
-// kanon instances refreshing the same table take turns. And VERIFY HISTORY.
+// how its rows are keyed, the release history from the database
+// (release_store.h), the current rows loaded as classes — one per (stored
+// history, current quasi-identifiers and sensitive value), with its number
+// of keys — history_refresh on them, and the new release stored set-based
+// — all in one repeatable-read transaction under a per-table advisory lock
+// (taken for the session before it), so two kanon instances refreshing the
+// same table take turns. And VERIFY HISTORY.
 #pragma once
 
 #include <cstdint>
