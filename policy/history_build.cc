@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <pqxx/pqxx>
 
+#include "base/stopwatch.h"
 #include "base/text.h"
 #include "policy/history_refresh.h"
 #include "policy/release_store.h"
@@ -17,50 +18,183 @@ namespace {
 
 using base::join;
 
-// The current rows with their keys: the key's distinct row per history key
-// index in `rows` (kNoRow when absent); keys interned into `history`.
-EncodedTable load_keyed(pqxx::transaction_base& tx, const TablePolicy& policy,
-                        const TableInfo& info, const RowKey& key, ReleaseHistory& history,
-                        std::vector<uint32_t>& rows) {
-  std::vector<EncodedColumn> attrs;
-  std::string select = key_expression(key);
-  for (const auto& q : policy.quasi_identifiers) {
-    const ColumnInfo* c = info.find(q);
-    attrs.push_back({q, c->type, {}});
-    select += ", " + loaded_expression(*c);
+// The table's rows as `t` (`key`, `here`, `null_key`, its current
+// quasi-identifiers q0.. and sensitive value s) and the keys' current stored
+// rows as `r` (`key`, `history`: its stored history id), `r_filter` an extra
+// condition on them.
+struct KeyedSql {
+  std::string t, r;
+  std::string values;  // ", t.q0, ..."
+};
+
+KeyedSql keyed_parts(pqxx::transaction_base& tx, const TablePolicy& policy, const TableInfo& info,
+                     const RowKey& key) {
+  const std::string k = key_expression(key);
+  std::string select = k + " AS key, true AS here, (" + k + ") IS NULL AS null_key";
+  KeyedSql out;
+  for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) {
+    select +=
+        fmt::format(", {} AS q{}", loaded_expression(*info.find(policy.quasi_identifiers[i])), i);
+    out.values += fmt::format(", t.q{}", i);
   }
+  if (policy.sensitive) {
+    select += ", " + loaded_expression(*info.find(policy.sensitive->column)) + " AS s";
+    out.values += ", t.s";
+  }
+  out.t = fmt::format("SELECT {} FROM {}", select, qualified_name(policy.schema, policy.table));
+  out.r = fmt::format(
+      "SELECT key, history, released IS NOT NULL AS live FROM kanon.release_rows WHERE "
+      "table_name = {} AND until_version IS NULL",
+      tx.quote(policy.name()));
+  return out;
+}
+
+// Every row key of the table and of its stored release rows: `key`,
+// `history`, `live` (its current stored row releases a tuple), `here` (in
+// the table now), `null_key`, q0.., s.
+std::string keyed_sql(const KeyedSql& k) {
+  return fmt::format(
+      "SELECT coalesce(t.key, r.key) AS key, r.history, r.live, t.here, t.null_key{} FROM ({}) t "
+      "FULL "
+      "JOIN ({}) r ON r.key = t.key",
+      k.values, k.t, k.r);
+}
+
+// The label of a class as SQL over keyed_sql's columns: the text of one
+// record of its stored history, presence, quasi-identifiers and sensitive
+// value (the same text for the same values wherever it is computed).
+std::string class_label(const TablePolicy& policy) {
+  std::string label = "ROW(history, here";
+  for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) label += fmt::format(", q{}", i);
+  if (policy.sensitive) label += ", s";
+  return label + ")::text";
+}
+
+// The current rows with their release histories, one class per (stored
+// history, current quasi-identifiers and sensitive value): interned into
+// `stored.history()` with its number of keys as weight and its entries in
+// every stored version; `rows` per class its distinct row in the table
+// (kNoRow: its keys left the table), `ids` its stored history id (0: none).
+struct KeyedClasses {
+  EncodedTable table;
+  std::vector<uint32_t> rows;
+  std::vector<int64_t> ids;
+  // Per class of keys new since the last release (no stored history) or
+  // that left the table since (not in it, still in the last release), when
+  // there is a stored history: its keys (few: what changed).
+  std::vector<std::vector<std::string>> new_keys;
+  std::string keys_sql, stored_keys_sql;  // as in ReleaseWrite
+};
+
+KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
+                          const TableInfo& info, const RowKey& key, StoredHistory& stored) {
+  std::vector<EncodedColumn> attrs;
+  for (const auto& q : policy.quasi_identifiers) attrs.push_back({q, info.find(q)->type, {}});
   std::optional<EncodedColumn> sensitive;
   if (policy.sensitive) {
     const ColumnInfo* c = info.find(policy.sensitive->column);
     sensitive = EncodedColumn{c->name, c->type, {}};
-    select += ", " + loaded_expression(*c);
   }
-  EncodedTable table(std::move(attrs), std::move(sensitive));
-  std::vector<std::pair<uint32_t, uint32_t>> placed;
-  const std::string query =
-      fmt::format("SELECT {} FROM {}", select, qualified_name(policy.schema, policy.table));
-  copy_rows(tx, query, 1 + table.width(), policy.name(), [&](auto& fields) {
-    if (!fields[0])
-      throw std::runtime_error(fmt::format(
-          "{}: a row's key ({}) is NULL; history-aware refresh needs a key on every row",
-          policy.name(), join(key.columns)));
-    const uint32_t k = history.intern(*fields[0]);
-    placed.push_back({k, table.add_row(std::span(fields).subspan(1))});
-  });
-  rows.assign(history.key_count(), kNoRow);
-  for (auto [k, r] : placed) {
-    if (rows[k] != kNoRow)
+  KeyedClasses out{EncodedTable(std::move(attrs), std::move(sensitive)), {}, {}, {}, {}, {}};
+  const size_t width = out.table.width();
+  if (key.source != RowKey::Source::kPrimaryKey) {
+    const auto dup = tx.exec(fmt::format(
+        "SELECT key FROM (SELECT {} AS key FROM {}) t WHERE key IS NOT NULL GROUP BY key "
+        "HAVING count(*) > 1 LIMIT 1",
+        key_expression(key), qualified_name(policy.schema, policy.table)));
+    if (!dup.empty())
       throw std::runtime_error(fmt::format(
           "{}: two rows share the key {} ({}); history-aware refresh needs a unique key",
-          policy.name(), history.key(k), join(key.columns)));
-    rows[k] = r;
+          policy.name(), dup[0][0].as<std::string>(), join(key.columns)));
   }
-  return table;
+  const KeyedSql parts = keyed_parts(tx, policy, info, key);
+  const std::string keyed = keyed_sql(parts);
+  const std::string label = class_label(policy);
+  out.keys_sql = fmt::format("SELECT key, {} AS cls FROM ({}) x", label, keyed);
+  out.stored_keys_sql = fmt::format(
+      "SELECT key, {} AS cls FROM (SELECT r.key, r.history, t.here{} FROM ({} AND history = "
+      "ANY({{ids}})) r JOIN ({}) t ON t.key = r.key) x",
+      label, parts.values, parts.r, parts.t);
+  std::string groups = "history, here, null_key";
+  for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) groups += fmt::format(", q{}", i);
+  if (policy.sensitive) groups += ", s";
+  tx.exec(aggregate_settings(tx, policy, LoadOptions{}));
+  ReleaseHistory& history = stored.history();
+  const size_t versions = history.versions().size();
+  copy_rows(
+      tx,
+      fmt::format("SELECT {0}, {1}, n{3} FROM (SELECT {1}, count(*) AS n{4} FROM ({2}) x GROUP BY "
+                  "{1}) g",
+                  label, groups, keyed, history.empty() ? "" : ", new_keys",
+                  history.empty() ? ""
+                                  : ", array_agg(key) FILTER (WHERE history IS NULL AND here "
+                                    "OR here IS NULL AND live) AS new_keys"),
+      5 + width + (history.empty() ? 0 : 1), policy.name(), [&](auto& f) {
+        if (f[3] && *f[3] == "t")
+          throw std::runtime_error(fmt::format(
+              "{}: a row's key ({}) is NULL; history-aware refresh needs a key on every row",
+              policy.name(), join(key.columns)));
+        const uint32_t c = history.intern(*f[0]);
+        if (c != out.rows.size())
+          throw std::runtime_error(
+              fmt::format("{}: the class {} was loaded twice", policy.name(), *f[0]));
+        history.set_weight(c, std::stoull(std::string(*f[4 + width])));
+        const int64_t id = f[1] ? std::stoll(std::string(*f[1])) : 0;
+        out.ids.push_back(id);
+        out.rows.push_back(
+            f[2] ? out.table.add_row(std::span(f).subspan(4, width), history.weight(c)) : kNoRow);
+        auto& keys = out.new_keys.emplace_back();
+        if (f.size() > 5 + width && f[5 + width])
+          for (auto& k : parse_text_array(std::string(*f[5 + width])))
+            keys.push_back(std::move(*k));
+        const auto& entries = stored.entries(id);
+        for (size_t v = 0; v < versions; ++v)
+          if (entries[v] != kAbsent) history.set_leaf(v, c, entries[v]);
+      });
+  return out;
 }
 
-void lock_table_history(pqxx::transaction_base& tx, const std::string& name) {
-  tx.exec_params("SELECT pg_advisory_xact_lock(hashtext('kanon.releases:' || $1))", name);
-}
+// Times the phases of a build one after the other.
+class PhaseClock {
+ public:
+  void end(double& ms, double& cpu_ms) {
+    ms = watch_.ms();
+    cpu_ms = watch_.cpu_ms();
+    watch_.restart();
+  }
+
+ private:
+  base::Stopwatch watch_;
+};
+
+// The per-table lock two kanon instances building the same table take in
+// turns, held for the session around the build's repeatable-read
+// transaction (so its snapshot is taken after the lock, seeing the other's
+// release).
+class TableLock {
+ public:
+  TableLock(pqxx::connection_base& conn, const std::string& name) : conn_(conn), name_(name) {
+    pqxx::nontransaction tx(conn_);
+    tx.exec_params(
+        "SELECT pg_catalog.pg_advisory_lock(pg_catalog.hashtext('kanon.releases:' || $1))", name_);
+  }
+  ~TableLock() {
+    try {
+      pqxx::nontransaction tx(conn_);
+      tx.exec_params(
+          "SELECT pg_catalog.pg_advisory_unlock(pg_catalog.hashtext('kanon.releases:' || $1))",
+          name_);
+    } catch (const std::exception&) {
+      // A broken connection has released it.
+    }
+  }
+  TableLock(const TableLock&) = delete;
+  TableLock& operator=(const TableLock&) = delete;
+
+ private:
+  pqxx::connection_base& conn_;
+  std::string name_;
+};
 
 }  // namespace
 
@@ -127,22 +261,40 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
                                          const TreeOptions& options, bool baseline, bool live) {
   HistoryBuildResult out;
   out.release.key = key;
-  pqxx::work tx(conn);
-  ensure_release_tables(tx);
-  lock_table_history(tx, policy.name());
-  ReleaseHistory history;
-  if (!baseline) history = load_release_history(tx, policy.name(), policy.quasi_identifiers);
-  std::vector<uint32_t> rows;
-  const EncodedTable table = load_keyed(tx, policy, info, key, history, rows);
+  HistoryTimings& time = out.release.timings;
+  PhaseClock clock;
+  {
+    pqxx::work tx(conn);
+    ensure_release_tables(tx);
+    tx.commit();
+  }
+  const TableLock lock(conn, policy.name());
+  pqxx::transaction<pqxx::repeatable_read> tx(conn);
+  StoredHistory stored;
+  if (!baseline) stored = StoredHistory::load(tx, policy.name(), policy.quasi_identifiers);
+  if (stored.old_format())
+    out.release.note = fmt::format(
+        "{}: the release history was stored by an earlier kanon (kanon.releases.row_format < "
+        "{}); this release starts a new baseline",
+        policy.name(), kReleaseRowFormat);
+  ReleaseHistory& history = stored.history();
+  if (history.empty()) forget_release_rows(tx, policy.name());
+  clock.end(time.history_ms, time.history_cpu_ms);
+  const KeyedClasses loaded = load_classes(tx, policy, info, key, stored);
+  const EncodedTable& table = loaded.table;
+  const auto& rows = loaded.rows;
+  clock.end(time.rows_ms, time.rows_cpu_ms);
   uint64_t version = next_release_version(tx, policy.name());
+  const size_t first = history.versions().size();
+  std::vector<ReleaseFigures> figures;
   if (live && !history.empty()) {
     if (auto leaves = catch_up(history, table, rows)) {
       history.append({version, false, std::chrono::system_clock::now(), history.last().tree,
                       std::move(*leaves)});
       auto columns = history.columns();
-      ReleaseFigures f{options.k, table.total_rows(), released_fraction(history.last().tree, table),
-                       check_history(columns, options.k, false, history.moved_keys())};
-      store_release(tx, policy.name(), history, history.versions().size() - 1, f);
+      figures.push_back(
+          {options.k, table.total_rows(), released_fraction(history.last().tree, table),
+           check_history(columns, options.k, false, history.moved_keys(), history.weights())});
       ++version;
       out.release.catch_up = 1;
     }
@@ -160,10 +312,14 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
   out.release.check = refresh.check;
   out.release.check.below.clear();
   out.release.check.below_candidates.clear();
-  store_release(tx, policy.name(), history, history.versions().size() - 1,
-                {options.k, table.total_rows(), out.release.released_fraction, out.release.check,
-                 refresh.held});
+  figures.push_back({options.k, table.total_rows(), out.release.released_fraction,
+                     out.release.check, refresh.held});
+  clock.end(time.compute_ms, time.compute_cpu_ms);
+  store_releases(tx, policy.name(), stored,
+                 {is_baseline ? 0 : first, std::move(figures), loaded.ids, refresh.held_keys,
+                  loaded.keys_sql, loaded.stored_keys_sql, loaded.new_keys});
   tx.commit();
+  clock.end(time.write_ms, time.write_cpu_ms);
   out.tree = std::move(refresh.tree);
   return out;
 }
@@ -176,17 +332,28 @@ HistoryVerification verify_history(pqxx::connection_base& conn, const TablePolic
   HistoryVerification out;
   out.key = row_key(conn, policy, info);
   if (!out.key.linkable()) return out;
-  pqxx::work tx(conn);
+  pqxx::transaction<pqxx::repeatable_read> tx(conn);
   // Read only: nothing stored yet when the tables are missing.
-  if (tx.exec("SELECT to_regclass('kanon.releases') IS NULL OR "
-              "to_regclass('kanon.release_rows') IS NULL")[0][0]
-          .as<bool>())
-    return out;
-  ReleaseHistory history = load_release_history(tx, policy.name(), policy.quasi_identifiers);
-  std::vector<uint32_t> rows;
-  const EncodedTable table = load_keyed(tx, policy, info, out.key, history, rows);
-  tx.commit();
+  const auto tables = tx.exec(
+      "SELECT to_regclass('kanon.releases') IS NULL OR "
+      "to_regclass('kanon.release_rows') IS NULL, NOT EXISTS (SELECT FROM "
+      "pg_catalog.pg_attribute WHERE attrelid = to_regclass('kanon.release_rows') AND "
+      "attname = 'until_version' AND NOT attisdropped)")[0];
+  if (tables[0].as<bool>()) return out;
+  StoredHistory stored;
+  if (!tables[1].as<bool>())
+    stored = StoredHistory::load(tx, policy.name(), policy.quasi_identifiers);
+  if (tables[1].as<bool>() || stored.old_format())
+    throw std::runtime_error(fmt::format(
+        "{}: the release history was stored by an earlier kanon (kanon.releases.row_format < {}) "
+        "and is not read; the next refresh starts a new baseline",
+        policy.name(), kReleaseRowFormat));
+  ReleaseHistory& history = stored.history();
   if (history.empty()) return out;
+  const KeyedClasses loaded = load_classes(tx, policy, info, out.key, stored);
+  const EncodedTable& table = loaded.table;
+  const auto& rows = loaded.rows;
+  tx.commit();
   out.last_version = history.last().version;
   const size_t from = since ? history.index_of(*since) : 0;
   if (from >= history.versions().size()) {
@@ -209,7 +376,7 @@ HistoryVerification verify_history(pqxx::connection_base& conn, const TablePolic
     columns.push_back(std::move(now));
   }
   out.releases = columns.size();
-  out.check = check_history(columns, policy.k, false, updated);
+  out.check = check_history(columns, policy.k, false, updated, history.weights());
   return out;
 }
 

@@ -1,8 +1,11 @@
 // The history-aware build of one table over kanon's service connection:
-// how its rows are keyed, loading them with their keys, the release history
-// from the database (release_store.h), history_refresh, and the new release
-// stored — all in one transaction holding a per-table advisory lock, so two
-// kanon instances refreshing the same table take turns. And VERIFY HISTORY.
+// how its rows are keyed, the release history from the database
+// (release_store.h), the current rows loaded as classes — one per (stored
+// history, current quasi-identifiers and sensitive value), with its number
+// of keys — history_refresh on them, and the new release stored set-based
+// — all in one repeatable-read transaction under a per-table advisory lock
+// (taken for the session before it), so two kanon instances refreshing the
+// same table take turns. And VERIFY HISTORY.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +44,17 @@ std::string key_expression(const RowKey& key);
 // neither a quasi-identifier nor a direct identifier; none: not linkable.
 RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const TableInfo& info);
 
+// Where a history-aware build spent its time: wall and kanon CPU
+// milliseconds (the database's share is roughly wall minus CPU) of reading the
+// release history, reading the current rows with their history, computing
+// the release (catch-up, history_refresh) and storing it.
+struct HistoryTimings {
+  double history_ms = 0, history_cpu_ms = 0;
+  double rows_ms = 0, rows_cpu_ms = 0;
+  double compute_ms = 0, compute_cpu_ms = 0;
+  double write_ms = 0, write_cpu_ms = 0;
+};
+
 // What a history-aware build released (kept in the TableSnapshot).
 struct ReleaseInfo {
   RowKey key;
@@ -52,6 +66,10 @@ struct ReleaseInfo {
   uint64_t held = 0;  // keys whose quasi-identifiers the copy masks (materialized)
   double released_fraction = 0;
   HistoryCheck check;
+  HistoryTimings timings;
+  // Set when the stored history could not be continued and this release
+  // started a new baseline for that reason (a sentence for the log).
+  std::string note;
 };
 
 struct HistoryBuildResult {

@@ -19,7 +19,8 @@ namespace {
 
 // Per key: linked with fewer than k candidates (candidates in `count`).
 std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint64_t k,
-                             HistoryCheck& out, std::vector<uint64_t>& count) {
+                             std::span<const uint64_t> weights, HistoryCheck& out,
+                             std::vector<uint64_t>& count) {
   std::vector<uint8_t> below;
   const size_t v = columns.size();
   const size_t keys = columns.front().size();
@@ -43,7 +44,7 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
       groups.push_back({sigs.size(), 0, earlier && columns[v - 1][key] != kAbsent});
       for (size_t i = 0; i < v; ++i) sigs.push_back(columns[i][key]);
     }
-    ++groups[it->second].count;
+    groups[it->second].count += key < weights.size() ? weights[key] : 1;
     group_of[key] = it->second;
   }
 
@@ -96,10 +97,12 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
 }  // namespace
 
 HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64_t k,
-                           bool list_below, std::span<const uint8_t> updated) {
+                           bool list_below, std::span<const uint8_t> updated,
+                           std::span<const uint64_t> weights) {
   HistoryCheck out;
   std::vector<uint64_t> count;
-  const auto below = below_k(columns, k, out, count);
+  const auto below = below_k(columns, k, weights, out, count);
+  auto weight = [&](size_t key) -> uint64_t { return key < weights.size() ? weights[key] : 1; };
   // Below k only through updates: the updated keys themselves, and keys that
   // reach k when the updated keys match any target in every release (as if
   // they had been held, so their moves told nothing).
@@ -114,7 +117,7 @@ HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64
         if (updated[key] && shown(c[key])) c[key] = held_leaf(c[key]);
     HistoryCheck ignored;
     std::vector<uint64_t> ignored_count;
-    const auto still = below_k(held, k, ignored, ignored_count);
+    const auto still = below_k(held, k, weights, ignored, ignored_count);
     for (size_t key = 0; key < below.size(); ++key)
       if (below[key] && !still[key]) through_updates[key] = 1;
   }
@@ -122,9 +125,9 @@ HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64
   for (size_t key = 0; key < below.size(); ++key) {
     if (!below[key]) continue;
     if (through_updates[key]) {
-      ++out.updated_rows_below_k;
+      out.updated_rows_below_k += weight(key);
     } else {
-      ++out.rows_below_k;
+      out.rows_below_k += weight(key);
       std::string sig;
       for (const auto& c : columns)
         sig.append(reinterpret_cast<const char*>(&c[key]), sizeof(int32_t));

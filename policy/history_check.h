@@ -48,8 +48,11 @@ struct HistoryCheck {
 // `columns`: per release, oldest first, the entry of every key index (a
 // leaf, kAbsent, or held); all of one length. The last column is the
 // release checked. `updated` (empty, or one flag per key): keys counted in
-// updated_rows_below_k instead of rows_below_k. REQUIRES: columns non-empty.
+// updated_rows_below_k instead of rows_below_k. `weights` (empty, or one per
+// key): how many row keys each key index stands for (release_history.h);
+// candidates and row counts are sums of weights. REQUIRES: columns non-empty.
 HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64_t k,
-                           bool list_below = false, std::span<const uint8_t> updated = {});
+                           bool list_below = false, std::span<const uint8_t> updated = {},
+                           std::span<const uint64_t> weights = {});
 
 }  // namespace kanon::policy

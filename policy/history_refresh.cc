@@ -75,16 +75,19 @@ std::optional<std::vector<int32_t>> catch_up(const ReleaseHistory& history,
 }
 
 double released_fraction(const DisclosureTree& tree, const EncodedTable& table,
-                         std::span<const uint32_t> rows, std::span<const int32_t> leaves) {
+                         std::span<const uint32_t> rows, std::span<const int32_t> leaves,
+                         std::span<const uint64_t> held_keys) {
   const size_t attrs = table.attribute_count();
   if (attrs == 0 || table.total_rows() == 0) return 0;
   double fraction = released_fraction(tree, table);
   uint64_t held_cells = 0;
   for (size_t key = 0; key < leaves.size() && key < rows.size(); ++key) {
-    if (!is_held(leaves[key]) || rows[key] == kNoRow) continue;
+    const uint64_t held = held_keys.empty() ? (is_held(leaves[key]) ? 1 : 0)
+                                            : (key < held_keys.size() ? held_keys[key] : 0);
+    if (held == 0 || rows[key] == kNoRow) continue;
     const uint64_t released = tree.nodes()[static_cast<size_t>(true_leaf(leaves[key]))].released;
     for (size_t a = 0; a < attrs; ++a)
-      if ((released >> a & 1) && table.code(rows[key], a) != kNullCode) ++held_cells;
+      if ((released >> a & 1) && table.code(rows[key], a) != kNullCode) held_cells += held;
   }
   return fraction -
          static_cast<double>(held_cells) / static_cast<double>(table.total_rows() * attrs);
@@ -97,15 +100,19 @@ namespace {
 // held. `cost` per key: what holding it costs (held in the previous release
 // first, a target keeps needing its helpers; then the fewest released cells).
 // Works on groups of keys with the same entries in every release (few next
-// to the keys); returns the keys held.
+// to the keys). A key index standing for several row keys (`weights`) is
+// held whole or split: the part held is appended as a new index (to every
+// column, `weights`, `cost` and `origin`, which names the index it came
+// from). Returns the row keys held.
 uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
-                      std::span<const uint32_t> cost) {
+                      std::vector<uint32_t>& cost, std::vector<uint64_t>& weights,
+                      std::vector<uint32_t>& origin) {
   const size_t v = columns.size();
   auto& now = columns.back();
-  const size_t keys = now.size();
   uint64_t held = 0;
   for (;;) {
-    const HistoryCheck check = check_history(columns, k, true);
+    const size_t keys = now.size();
+    const HistoryCheck check = check_history(columns, k, true, {}, weights);
     if (check.below.empty()) break;
     // Groups: signature -> keys (the last entry decides what holding does).
     std::unordered_map<std::string, uint32_t> index;
@@ -125,16 +132,17 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
       members[it->second].push_back(key);
       group_of[key] = it->second;
     }
-    // A representative key per group reads its entries; counts change as
-    // keys are held (a held key moves to no group: it matches any target now
-    // and the earlier entries of its group).
+    // A representative key per group reads its entries; counts (of row
+    // keys) change as keys are held (a held key moves to no group: it
+    // matches any target now and the earlier entries of its group).
     std::vector<uint32_t> rep(members.size());
-    std::vector<uint64_t> shown_count(members.size()), held_count(members.size(), 0);
+    std::vector<uint64_t> shown_count(members.size(), 0), held_count(members.size(), 0);
+    std::vector<size_t> next_shown(members.size());  // members still shown: [0, next_shown)
     for (size_t g = 0; g < members.size(); ++g) {
       rep[g] = members[g].front();
-      shown_count[g] = shown(now[rep[g]]) ? members[g].size() : 0;
-      held_count[g] = shown(now[rep[g]]) ? 0 : members[g].size();
-      // Cheapest first within the group is all alike; keep key order.
+      for (uint32_t key : members[g])
+        (shown(now[key]) ? shown_count : held_count)[g] += weights[key];
+      next_shown[g] = shown(now[rep[g]]) ? members[g].size() : 0;
     }
     std::vector<uint8_t> done(members.size(), 0);
     bool progress = false;
@@ -169,13 +177,25 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
         const uint32_t g = options[o];
         // Hold the group's keys still shown, last first.
         auto& m = members[g];
-        while (c < k && shown_count[g] > 0) {
-          const uint32_t key = m[m.size() - held_count[g] - 1];
-          now[key] = held_leaf(now[key]);
-          --shown_count[g];
-          ++held_count[g];
-          ++held;
-          ++c;
+        while (c < k && next_shown[g] > 0) {
+          const uint32_t key = m[next_shown[g] - 1];
+          const uint64_t n = std::min<uint64_t>(weights[key], k - c);
+          if (n == weights[key]) {
+            now[key] = held_leaf(now[key]);
+            --next_shown[g];
+          } else {
+            // Hold n of the row keys `key` stands for: a new index.
+            for (size_t i = 0; i + 1 < v; ++i) columns[i].push_back(columns[i][key]);
+            now.push_back(held_leaf(now[key]));
+            weights[key] -= n;
+            weights.push_back(n);
+            cost.push_back(cost[key]);
+            origin.push_back(origin[key]);
+          }
+          shown_count[g] -= n;
+          held_count[g] += n;
+          held += n;
+          c += n;
           progress = true;
         }
       }
@@ -199,6 +219,8 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
   }
   auto columns = history.columns();
   for (auto& c : columns) c.resize(rows.size(), kAbsent);
+  std::vector<uint64_t> weights(history.weights().begin(), history.weights().end());
+  weights.resize(rows.size(), 1);
   // Updated keys: moved in an earlier release with an unchanged tree (a
   // live mode's catch-up), or placed elsewhere by the last tree now.
   std::vector<uint8_t> updated = history.moved_keys();
@@ -220,7 +242,7 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
     for (size_t key = 0; key < rows.size(); ++key)
       if (rows[key] != kNoRow) root[key] = 0;
     columns.push_back(std::move(root));
-    for (uint32_t key : check_history(columns, options.k, true).below) skip[key] = 1;
+    for (uint32_t key : check_history(columns, options.k, true, {}, weights).below) skip[key] = 1;
     columns.pop_back();
   }
   out.tree = DisclosureTree::regrow(table, options, history.last().tree);
@@ -233,7 +255,7 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
       for (size_t key = 0; key < rows.size(); ++key)
         if ((updated[key] || is_held(last_release[key])) && shown(columns.back()[key]))
           columns.back()[key] = held_leaf(columns.back()[key]);
-    out.check = check_history(columns, options.k, true);
+    out.check = check_history(columns, options.k, true, {}, weights);
     columns.pop_back();
     if (out.check.below.empty() || out.tree.size() == 1) break;
     // The parent of each offending key's leaf; a parent whose ancestor is
@@ -264,11 +286,24 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
       for (size_t a = 0; a < attrs; ++a) cells += released >> a & 1;
       cost[key] = is_held(last_release[key]) ? 0 : 1 + cells;
     }
-    out.held = hold_below_k(columns, options.k, cost);
+    std::vector<uint32_t> origin(rows.size());
+    for (uint32_t key = 0; key < rows.size(); ++key) origin[key] = key;
+    auto split_weights = weights;
+    out.held = hold_below_k(columns, options.k, cost, split_weights, origin);
+    out.check = check_history(columns, options.k, true, {}, split_weights);
+    // Fold the parts held back into the keys they came from.
+    auto& now = columns.back();
+    out.held_keys.assign(rows.size(), 0);
+    for (size_t key = 0; key < now.size(); ++key)
+      if (is_held(now[key])) out.held_keys[origin[key]] += split_weights[key];
+    now.resize(rows.size());
+    for (size_t key = 0; key < rows.size(); ++key)
+      if (out.held_keys[key] == weights[key] && shown(now[key])) now[key] = held_leaf(now[key]);
+  } else {
+    out.check = check_history(columns, options.k, true, updated, weights);
   }
-  out.check = check_history(columns, options.k, true, hold ? std::span<const uint8_t>() : updated);
   out.leaves = std::move(columns.back());
-  out.released_fraction = released_fraction(out.tree, table, rows, out.leaves);
+  out.released_fraction = released_fraction(out.tree, table, rows, out.leaves, out.held_keys);
   return out;
 }
 

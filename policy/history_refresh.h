@@ -67,21 +67,28 @@ struct HistoryRefresh {
   // Per key index: its leaf, kAbsent for keys not in the table, or
   // held_leaf(leaf) for the keys step 4 held.
   std::vector<int32_t> leaves;
-  HistoryCheck check;            // of the history with this release appended
-  uint32_t rounds = 0;           // fix-up rounds that collapsed nodes
-  uint32_t collapsed = 0;        // nodes collapsed by them
-  uint64_t held = 0;             // keys held
+  HistoryCheck check;      // of the history with this release appended
+  uint32_t rounds = 0;     // fix-up rounds that collapsed nodes
+  uint32_t collapsed = 0;  // nodes collapsed by them
+  uint64_t held = 0;       // row keys held
+  // With holds, per key index: how many of the row keys it stands for are
+  // held (release_history.h: weights). `leaves` shows the held entry only
+  // when all of them are; a part held has the held entry of the same leaf.
+  std::vector<uint64_t> held_keys;
   double released_fraction = 0;  // of the current rows, held keys' cells masked
 };
 
 // The tree to release next (a fresh build when the history is empty).
-// `rows` as for leaves_of, indexed like the history's keys.
+// `rows` as for leaves_of, indexed like the history's keys (each standing for
+// history.weight(key) row keys).
 HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable& table,
                                std::span<const uint32_t> rows, const TreeOptions& options,
                                bool hold = false);
 
-// released_fraction with the held keys' cells masked too.
+// released_fraction with the held keys' cells masked too: `held_keys` as in
+// HistoryRefresh (empty: a held entry in `leaves` holds one row key).
 double released_fraction(const DisclosureTree& tree, const EncodedTable& table,
-                         std::span<const uint32_t> rows, std::span<const int32_t> leaves);
+                         std::span<const uint32_t> rows, std::span<const int32_t> leaves,
+                         std::span<const uint64_t> held_keys = {});
 
 }  // namespace kanon::policy

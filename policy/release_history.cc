@@ -7,8 +7,17 @@ namespace kanon::policy {
 uint32_t ReleaseHistory::intern(std::string_view key) {
   const auto [it, inserted] =
       index_.try_emplace(std::string(key), static_cast<uint32_t>(keys_.size()));
-  if (inserted) keys_.emplace_back(key);
+  if (inserted) {
+    keys_.emplace_back(key);
+    weights_.push_back(1);
+  }
   return it->second;
+}
+
+void ReleaseHistory::set_leaf(size_t index, uint32_t key, int32_t entry) {
+  auto& l = versions_[index].leaves;
+  if (l.size() <= key) l.resize(key + 1, kAbsent);
+  l[key] = entry;
 }
 
 std::optional<uint32_t> ReleaseHistory::find(std::string_view key) const {

@@ -11,6 +11,11 @@
 // themselves. Keys are interned to dense indexes; versions are kept oldest
 // first, the first one a baseline.
 //
+// A "key" may stand for a class of row keys that behave alike (the
+// history-aware build loads, per current quasi-identifier tuple and stored
+// release history, one class with its number of keys): its weight. Keys
+// interned one by one weigh 1.
+//
 // Not thread-safe; a value type (copy it to branch off a tentative release).
 #pragma once
 
@@ -65,6 +70,12 @@ class ReleaseHistory {
   std::optional<uint32_t> find(std::string_view key) const;
   size_t key_count() const { return keys_.size(); }
   const std::string& key(uint32_t index) const { return keys_[index]; }
+  // How many row keys `index` stands for (1 unless set).
+  uint64_t weight(uint32_t index) const { return weights_[index]; }
+  void set_weight(uint32_t index, uint64_t weight) { weights_[index] = weight; }
+  const std::vector<uint64_t>& weights() const { return weights_; }
+  // Sets the entry of `key` in versions()[index] (for loaders).
+  void set_leaf(size_t index, uint32_t key, int32_t entry);
 
   bool empty() const { return versions_.empty(); }
   const std::vector<ReleasedVersion>& versions() const { return versions_; }
@@ -91,6 +102,7 @@ class ReleaseHistory {
 
  private:
   std::vector<std::string> keys_;
+  std::vector<uint64_t> weights_;
   std::unordered_map<std::string, uint32_t> index_;
   std::vector<ReleasedVersion> versions_;
 };

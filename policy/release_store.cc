@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <pqxx/pqxx>
 #include <stdexcept>
@@ -16,46 +17,11 @@ std::string qualified(pqxx::transaction_base& tx, const char* table) {
   return tx.quote_name("kanon") + "." + tx.quote_name(table);
 }
 
-// A text[] literal of a tuple ("{a,NULL,\"b c\"}").
-std::string array_literal(const std::vector<std::optional<std::string>>& tuple) {
-  std::string out = "{";
-  for (size_t i = 0; i < tuple.size(); ++i) {
-    if (i) out += ',';
-    if (!tuple[i]) {
-      out += "NULL";
-      continue;
-    }
-    out += '"';
-    for (char c : *tuple[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
-// One release_rows line for pqxx::stream_to (libpqxx 6.4 joins a row's
-// fields with an unqualified separated_list call; this overload, found by
-// argument-dependent lookup, writes a row of strings, nullptr as \N).
-struct ReleaseRow {
-  std::vector<const std::string*> fields;
-};
-
-template <typename Escaper>
-std::string separated_list(const std::string& separator, const ReleaseRow& row,
-                           const Escaper& escape) {
-  std::string line;
-  for (size_t i = 0; i < row.fields.size(); ++i) {
-    if (i) line += separator;
-    line += row.fields[i] ? escape(row.fields[i]) : std::string("\\N");
-  }
-  return line;
-}
+}  // namespace
 
 // Parses a text[] value as PostgreSQL prints it (elements quoted when
 // needed, NULL unquoted).
-std::vector<std::optional<std::string>> parse_array(const std::string& text) {
+std::vector<std::optional<std::string>> parse_text_array(const std::string& text) {
   std::vector<std::optional<std::string>> out;
   if (text.size() < 2 || text.front() != '{' || text.back() != '}')
     throw std::runtime_error("kanon.release_rows: malformed released array " + text);
@@ -84,13 +50,54 @@ std::vector<std::optional<std::string>> parse_array(const std::string& text) {
   return out;
 }
 
+namespace {
+
 std::string tuple_key(const std::vector<std::optional<std::string>>& t) {
   std::string s;
   for (const auto& v : t) s += v ? "=" + *v + '\x1f' : std::string("*\x1f");
   return s;
 }
 
+// A text[] literal of any strings (every element quoted; nullopt as NULL).
+std::string text_array(const std::vector<std::optional<std::string>>& values) {
+  return array_literal(values);
+}
+
+std::string bigint_array(const std::vector<std::optional<int64_t>>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += values[i] ? std::to_string(*values[i]) : std::string("NULL");
+  }
+  return out + "}";
+}
+
+std::string bool_array(const std::vector<bool>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? "," : "") + std::string(values[i] ? "t" : "f");
+  return out + "}";
+}
+
 }  // namespace
+
+std::string array_literal(const std::vector<std::optional<std::string>>& tuple) {
+  std::string out = "{";
+  for (size_t i = 0; i < tuple.size(); ++i) {
+    if (i) out += ',';
+    if (!tuple[i]) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (char c : *tuple[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
 
 void ensure_release_tables(pqxx::transaction_base& tx) {
   // Only what is missing is created: CREATE ... IF NOT EXISTS checks the
@@ -98,7 +105,11 @@ void ensure_release_tables(pqxx::transaction_base& tx) {
   // have been given the tables without that right.
   const char* const check =
       "SELECT to_regnamespace('kanon') IS NULL, to_regclass('kanon.releases') IS NULL, "
-      "to_regclass('kanon.release_rows') IS NULL, to_regclass('kanon.held_keys') IS NULL";
+      "to_regclass('kanon.release_rows') IS NULL, to_regclass('kanon.held_keys') IS NULL, "
+      "NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = "
+      "to_regclass('kanon.releases') AND attname = 'histories' AND NOT attisdropped), "
+      "NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = "
+      "to_regclass('kanon.release_rows') AND attname = 'until_version' AND NOT attisdropped)";
   auto missing = tx.exec(check)[0];
   bool any = false;
   for (const auto& field : missing) any = any || field.as<bool>();
@@ -118,14 +129,25 @@ void ensure_release_tables(pqxx::transaction_base& tx) {
         "released_fraction double precision NOT NULL, linked_rows bigint NOT NULL, "
         "min_candidates bigint NOT NULL, rows_below_k bigint NOT NULL, "
         "updated_rows_below_k bigint NOT NULL, held_rows bigint NOT NULL, "
+        "row_format integer NOT NULL DEFAULT 1, histories jsonb, "
         "PRIMARY KEY (table_name, version))",
         qualified(tx, kReleasesTable)));
+  else if (missing[4].as<bool>())
+    tx.exec(
+        fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS row_format integer NOT NULL "
+                    "DEFAULT 1, ADD COLUMN IF NOT EXISTS histories jsonb",
+                    qualified(tx, kReleasesTable)));
   if (missing[2].as<bool>())
     tx.exec(
         fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
                     "since_version bigint NOT NULL, released text[], "
-                    "held boolean NOT NULL DEFAULT false, "
+                    "held boolean NOT NULL DEFAULT false, history bigint, until_version bigint, "
                     "PRIMARY KEY (table_name, key, since_version))",
+                    qualified(tx, kReleaseRowsTable)));
+  else if (missing[5].as<bool>())
+    tx.exec(
+        fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS history bigint, "
+                    "ADD COLUMN IF NOT EXISTS until_version bigint",
                     qualified(tx, kReleaseRowsTable)));
   if (missing[3].as<bool>())
     tx.exec(
@@ -183,17 +205,19 @@ uint64_t next_release_version(pqxx::transaction_base& tx, const std::string& tab
       .as<uint64_t>();
 }
 
-ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::string& table_name,
-                                    const std::vector<std::string>& attributes) {
-  ReleaseHistory history;
+StoredHistory StoredHistory::load(pqxx::transaction_base& tx, const std::string& table_name,
+                                  const std::vector<std::string>& attributes) {
+  StoredHistory out;
+  out.table_name_ = table_name;
   const auto releases = tx.exec_params(
       fmt::format("SELECT version, baseline, tree::text, k, "
-                  "extract(epoch FROM built_at)::float8 FROM {} WHERE table_name = $1 AND "
+                  "extract(epoch FROM built_at)::float8, row_format, histories::text FROM {} "
+                  "WHERE table_name = $1 AND "
                   "version >= (SELECT coalesce(max(version), 0) FROM {} WHERE table_name = $1 "
                   "AND baseline) ORDER BY version",
                   qualified(tx, kReleasesTable), qualified(tx, kReleasesTable)),
       table_name);
-  if (releases.empty()) return history;
+  if (releases.empty()) return out;
   std::vector<ReleasedVersion> versions;
   for (const auto& r : releases) {
     ReleasedVersion v;
@@ -203,104 +227,250 @@ ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::strin
     v.built_at = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
             std::chrono::duration<double>(r[4].as<double>())));
-    if (v.tree.attributes() != attributes) return ReleaseHistory{};
+    if (v.tree.attributes() != attributes) return out;
+    if (r[5].as<int>() < kReleaseRowFormat) {
+      out.old_format_ = true;
+      return out;
+    }
+    if (!r[6].is_null())
+      for (const auto& n : nlohmann::json::parse(r[6].as<std::string>())) {
+        Node node;
+        const int64_t id = n.at(0).get<int64_t>();
+        node.parent = n.at(1).get<int64_t>();
+        node.since = v.version;
+        if (!n.at(2).is_null()) node.released = n.at(2).get<std::string>();
+        node.held = n.at(3).get<bool>();
+        out.nodes_[id] = std::move(node);
+        out.next_id_ = std::max(out.next_id_, id + 1);
+      }
     versions.push_back(std::move(v));
   }
-  if (!versions.front().baseline) return ReleaseHistory{};
-  // Per version, released tuple text -> leaf.
-  std::vector<std::map<std::string, int32_t>> leaf_of(versions.size());
-  for (size_t i = 0; i < versions.size(); ++i)
-    for (int leaf : versions[i].tree.leaves())
-      leaf_of[i][tuple_key(leaf_tuple(versions[i].tree, leaf))] = leaf;
-  const uint64_t first = versions.front().version;
-  std::vector<std::vector<int32_t>> columns(versions.size());
-  const auto rows = tx.exec_params(
-      fmt::format(
-          "SELECT key, since_version, released::text, held FROM {} WHERE table_name = $1 AND "
-          "since_version >= $2 ORDER BY key, since_version",
-          qualified(tx, kReleaseRowsTable)),
-      table_name, static_cast<int64_t>(first));
-  // Each row holds from its version up to the key's next row.
-  for (pqxx::result::size_type i = 0; i < rows.size(); ++i) {
-    const auto key = rows[i][0].as<std::string>();
-    const uint64_t since = rows[i][1].as<uint64_t>();
-    const bool next_same = i + 1 < rows.size() && rows[i + 1][0].as<std::string>() == key;
-    const uint64_t until = next_same ? rows[i + 1][1].as<uint64_t>() : UINT64_MAX;
-    if (rows[i][2].is_null()) continue;
-    const uint32_t index = history.intern(key);
-    const std::string tk = tuple_key(parse_array(rows[i][2].as<std::string>()));
-    const bool held = rows[i][3].as<bool>();
-    for (size_t v = 0; v < versions.size(); ++v) {
-      if (versions[v].version < since || versions[v].version >= until) continue;
-      const auto leaf = leaf_of[v].find(tk);
-      if (leaf == leaf_of[v].end())
-        throw std::runtime_error(fmt::format(
-            "kanon.release_rows: the tuple of key {} at version {} names no leaf of its tree", key,
-            versions[v].version));
-      auto& col = columns[v];
-      if (col.size() <= index) col.resize(index + 1, kAbsent);
-      col[index] = held ? held_leaf(leaf->second) : leaf->second;
-    }
+  if (!versions.front().baseline) {
+    out.nodes_.clear();
+    out.next_id_ = 1;
+    return out;
   }
-  for (size_t v = 0; v < versions.size(); ++v) {
-    versions[v].leaves = std::move(columns[v]);
-    history.append(std::move(versions[v]));
+  for (auto& v : versions) {
+    auto& leaf_of = out.leaf_of_.emplace_back();
+    for (int leaf : v.tree.leaves()) leaf_of[tuple_key(leaf_tuple(v.tree, leaf))] = leaf;
+    out.history_.append(std::move(v));
   }
-  return history;
+  return out;
 }
 
-void store_release(pqxx::transaction_base& tx, const std::string& table_name,
-                   const ReleaseHistory& history, size_t index, const ReleaseFigures& figures) {
-  const ReleasedVersion& v = history.versions()[index];
-  const ReleasedVersion* prev = index > 0 ? &history.versions()[index - 1] : nullptr;
-  if (v.baseline)
-    tx.exec_params(
-        fmt::format("DELETE FROM {} WHERE table_name = $1", qualified(tx, kReleaseRowsTable)),
-        table_name);
-  tx.exec_params(
-      fmt::format("INSERT INTO {} (table_name, version, baseline, k, tree, rows, "
-                  "released_fraction, linked_rows, min_candidates, rows_below_k, "
-                  "updated_rows_below_k, held_rows) VALUES "
-                  "($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12)",
-                  qualified(tx, kReleasesTable)),
-      table_name, static_cast<int64_t>(v.version), v.baseline, static_cast<int64_t>(figures.k),
-      tree_json(v.tree), static_cast<int64_t>(figures.rows), figures.released_fraction,
-      static_cast<int64_t>(figures.check.linked_rows),
-      static_cast<int64_t>(figures.check.min_candidates),
-      static_cast<int64_t>(figures.check.rows_below_k),
-      static_cast<int64_t>(figures.check.updated_rows_below_k), static_cast<int64_t>(figures.held));
-  std::vector<std::string> literal(v.tree.size());
-  for (int leaf : v.tree.leaves()) literal[leaf] = array_literal(leaf_tuple(v.tree, leaf));
-  std::vector<std::string> prev_literal(prev ? prev->tree.size() : 0);
-  if (prev)
-    for (int leaf : prev->tree.leaves())
-      prev_literal[leaf] = array_literal(leaf_tuple(prev->tree, leaf));
-  pqxx::stream_to copy(
-      tx, "kanon." + std::string(kReleaseRowsTable),
-      std::vector<std::string>{"table_name", "key", "since_version", "released", "held"});
-  const std::string version = std::to_string(v.version);
-  const std::string yes = "t", no = "f";
-  std::vector<const std::string*> held_keys;
-  for (uint32_t key = 0; key < history.key_count(); ++key) {
-    const int32_t now = history.leaf(index, key);
-    const int32_t before = prev && !v.baseline ? history.leaf(index - 1, key) : kAbsent;
-    if (is_held(now)) held_keys.push_back(&history.key(key));
-    const std::string* a = now == kAbsent ? nullptr : &literal[true_leaf(now)];
-    const std::string* b = before == kAbsent ? nullptr : &prev_literal[true_leaf(before)];
-    if (a == nullptr && b == nullptr) continue;
-    if (a && b && *a == *b && is_held(now) == is_held(before)) continue;
-    copy << ReleaseRow{{&table_name, &history.key(key), &version, a, is_held(now) ? &yes : &no}};
+const std::vector<int32_t>& StoredHistory::entries(int64_t id) {
+  if (const auto it = entries_.find(id); it != entries_.end()) return it->second;
+  const auto& versions = history_.versions();
+  // The history's nodes, latest first: each holds from its version up to
+  // the next one's.
+  std::vector<const Node*> chain;
+  for (int64_t n = id; n != 0;) {
+    const auto node = nodes_.find(n);
+    if (node == nodes_.end() || chain.size() > versions.size())
+      throw std::runtime_error(
+          fmt::format("kanon.release_rows: {} names release history {}, which no release since the "
+                      "baseline stores",
+                      table_name_, n));
+    chain.push_back(&node->second);
+    n = node->second.parent;
   }
-  copy.complete();
+  std::vector<int32_t> e(versions.size(), kAbsent);
+  size_t at = 0;  // chain[at]: the latest node at or before the version
+  for (size_t v = versions.size(); v-- > 0;) {
+    while (at < chain.size() && chain[at]->since > versions[v].version) ++at;
+    if (at == chain.size()) break;
+    const Node& node = *chain[at];
+    if (!node.released) continue;
+    const auto leaf = leaf_of_[v].find(tuple_key(parse_text_array(*node.released)));
+    if (leaf == leaf_of_[v].end())
+      throw std::runtime_error(fmt::format(
+          "kanon.release_rows: {}: the tuple {} at version {} names no leaf of its tree",
+          table_name_, *node.released, versions[v].version));
+    e[v] = node.held ? held_leaf(leaf->second) : leaf->second;
+  }
+  return entries_.emplace(id, std::move(e)).first->second;
+}
+
+int64_t StoredHistory::extend(int64_t parent, uint64_t since_version,
+                              const std::optional<std::string>& released, bool held) {
+  const auto [it, inserted] = made_.try_emplace({parent, since_version, released, held}, next_id_);
+  if (inserted) {
+    nodes_[next_id_] = Node{parent, since_version, released, held};
+    new_ids_.push_back(next_id_);
+    ++next_id_;
+  }
+  return it->second;
+}
+
+void forget_release_rows(pqxx::transaction_base& tx, const std::string& table_name) {
+  for (const char* t : {kReleaseRowsTable, kHeldKeysTable})
+    tx.exec_params(fmt::format("DELETE FROM {} WHERE table_name = $1", qualified(tx, t)),
+                   table_name);
+}
+
+void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
+                    StoredHistory& stored, const ReleaseWrite& write) {
+  const ReleaseHistory& h = stored.history_;
+  const auto& versions = h.versions();
+  const size_t last = versions.size() - 1;
+  // The tuple text of every leaf of the versions compared.
+  const size_t from = write.first > 0 ? write.first - 1 : 0;
+  std::vector<std::vector<std::string>> literal(versions.size());
+  for (size_t i = from; i <= last; ++i) {
+    literal[i].resize(versions[i].tree.size());
+    for (int leaf : versions[i].tree.leaves())
+      literal[i][leaf] = array_literal(leaf_tuple(versions[i].tree, leaf));
+  }
+  auto text_of = [&](size_t i, int32_t e) -> const std::string* {
+    return e == kAbsent ? nullptr : &literal[i][static_cast<size_t>(true_leaf(e))];
+  };
+  // Rows to write, per class part: arrays for unnest().
+  std::vector<std::optional<std::string>> class_label, row_class, row_released;
+  std::vector<std::optional<int64_t>> class_held, row_version, row_history, row_until;
+  std::vector<bool> row_part, row_held;
+  // The stored history ids of the classes listed, and the keys of those
+  // without one.
+  std::vector<std::optional<int64_t>> changed_ids;
+  std::vector<std::optional<std::string>> new_key, new_key_class;
+  uint64_t held_now = 0;
+  for (uint32_t c = 0; c < h.key_count(); ++c) {
+    const uint64_t weight = h.weight(c);
+    const uint64_t held = write.held_keys.empty()
+                              ? (is_held(h.leaf(last, c)) ? weight : 0)
+                              : (c < write.held_keys.size() ? write.held_keys[c] : 0);
+    held_now += held;
+    const bool split = held > 0 && held < weight;
+    bool listed = false;
+    for (const bool part : {false, true}) {
+      if (part && !split) break;
+      int32_t prev = write.first > 0 ? h.leaf(write.first - 1, c) : kAbsent;
+      const std::string* prev_text = write.first > 0 ? text_of(write.first - 1, prev) : nullptr;
+      int64_t id = c < write.history_ids.size() ? write.history_ids[c] : 0;
+      const size_t start = row_class.size();
+      for (size_t i = write.first; i <= last; ++i) {
+        int32_t e = h.leaf(i, c);
+        if (part && i == last) e = held_leaf(true_leaf(e));
+        const std::string* text = text_of(i, e);
+        const bool same = text == nullptr ? prev_text == nullptr
+                                          : prev_text != nullptr && *text == *prev_text &&
+                                                is_held(e) == is_held(prev);
+        prev = e;
+        prev_text = text;
+        if (same) continue;
+        const std::optional<std::string> released =
+            text ? std::optional<std::string>(*text) : std::nullopt;
+        id = stored.extend(id, versions[i].version, released, is_held(e));
+        row_class.push_back(h.key(c));
+        row_part.push_back(part);
+        row_version.push_back(static_cast<int64_t>(versions[i].version));
+        row_released.push_back(released);
+        row_held.push_back(is_held(e));
+        row_history.push_back(id);
+        row_until.push_back(std::nullopt);
+        if (row_class.size() - 1 > start) row_until[row_class.size() - 2] = row_version.back();
+      }
+      if (row_class.size() > start && !listed) {
+        listed = true;
+        class_label.push_back(h.key(c));
+        class_held.push_back(split ? static_cast<int64_t>(held) : 0);
+        const int64_t stored_id = c < write.history_ids.size() ? write.history_ids[c] : 0;
+        if (c < write.new_keys.size() && !write.new_keys[c].empty()) {
+          for (const auto& k : write.new_keys[c]) {
+            new_key.push_back(k);
+            new_key_class.push_back(h.key(c));
+          }
+        } else if (stored_id != 0) {
+          changed_ids.push_back(stored_id);
+        }
+      }
+    }
+  }
+  for (size_t i = write.first; i <= last; ++i) {
+    const ReleasedVersion& v = versions[i];
+    const ReleaseFigures& f = write.figures[i - write.first];
+    base::Json nodes = base::Json::array();
+    for (int64_t id : stored.new_ids_) {
+      const auto& n = stored.nodes_.at(id);
+      if (n.since != v.version) continue;
+      nodes.push_back(
+          {id, n.parent, n.released ? base::Json(*n.released) : base::Json(nullptr), n.held});
+    }
+    tx.exec_params(
+        fmt::format("INSERT INTO {} (table_name, version, baseline, k, tree, rows, "
+                    "released_fraction, linked_rows, min_candidates, rows_below_k, "
+                    "updated_rows_below_k, held_rows, row_format, histories) VALUES "
+                    "($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11, $12, $13, $14::jsonb)",
+                    qualified(tx, kReleasesTable)),
+        table_name, static_cast<int64_t>(v.version), v.baseline, static_cast<int64_t>(f.k),
+        tree_json(v.tree), static_cast<int64_t>(f.rows), f.released_fraction,
+        static_cast<int64_t>(f.check.linked_rows), static_cast<int64_t>(f.check.min_candidates),
+        static_cast<int64_t>(f.check.rows_below_k),
+        static_cast<int64_t>(f.check.updated_rows_below_k), static_cast<int64_t>(f.held),
+        kReleaseRowFormat, nodes.dump());
+  }
+  if (!row_class.empty()) {
+    // Every row key of a class listed gets the class's rows; of a class
+    // with part of its keys held, the first keys in key order are the part
+    // held. The key's previous current row ends at its first new one.
+    const std::string rows = qualified(tx, kReleaseRowsTable);
+    // The planner cannot estimate the arrays and the keys written: a nested
+    // loop over them would compare every pair. The previous rows are found
+    // through the primary key (key = ANY of the keys written), not by a
+    // scan of the table's rows.
+    tx.exec("SET LOCAL enable_nestloop = off");
+    // A baseline lists every key (no earlier rows); a later release the
+    // keys of the classes listed: by their stored history id, or the new
+    // keys the load returned.
+    const bool baseline = write.first == 0;
+    std::string keys = write.keys_sql;
+    if (!baseline) {
+      std::string stored_keys = write.stored_keys_sql;
+      const size_t at = stored_keys.find("{ids}");
+      if (at == std::string::npos)
+        throw std::logic_error("store_releases: stored_keys_sql without {ids}");
+      stored_keys.replace(at, 5, tx.quote(bigint_array(changed_ids)) + "::bigint[]");
+      keys = fmt::format("{} UNION ALL SELECT * FROM unnest({}::text[], {}::text[]) AS n(key, cls)",
+                         stored_keys, tx.quote(text_array(new_key)),
+                         tx.quote(text_array(new_key_class)));
+    }
+    const std::string insert = fmt::format(
+        "INSERT INTO {0} (table_name, key, since_version, released, held, history, "
+        "until_version) SELECT $1, k.key, m.version, m.released::text[], m.held, m.history, "
+        "m.until_version FROM k JOIN m ON m.cls = k.cls AND m.held_part = k.held_part",
+        rows);
+    tx.exec_params(
+        fmt::format(
+            "WITH c AS (SELECT * FROM unnest($2::text[], $3::bigint[]) AS c(cls, n_held)), "
+            "m AS (SELECT * FROM unnest($4::text[], $5::bool[], $6::bigint[], $7::text[], "
+            "$8::bool[], $9::bigint[], $10::bigint[]) AS m(cls, held_part, version, released, "
+            "held, history, until_version)), "
+            "j AS MATERIALIZED (SELECT j.key, j.cls, c.n_held FROM ({0}) j JOIN c ON c.cls = "
+            "j.cls), "
+            "k AS (SELECT key, cls, false AS held_part FROM j WHERE n_held = 0 UNION ALL "
+            "SELECT key, cls, row_number() OVER (PARTITION BY cls ORDER BY key) <= n_held "
+            "FROM j WHERE n_held > 0){1}",
+            keys,
+            baseline ? " " + insert + " AND $11::bigint IS NOT NULL"
+                     : fmt::format(", ins AS ({0} RETURNING key, since_version) "
+                                   "UPDATE {1} r SET until_version = i.first FROM (SELECT key, "
+                                   "min(since_version) AS first FROM ins GROUP BY key) i WHERE "
+                                   "r.table_name = $1 AND r.key = ANY (ARRAY(SELECT key FROM ins)) "
+                                   "AND r.key = i.key AND r.until_version IS NULL AND "
+                                   "r.since_version < $11",
+                                   insert, rows)),
+        table_name, text_array(class_label), bigint_array(class_held), text_array(row_class),
+        bool_array(row_part), bigint_array(row_version), text_array(row_released),
+        bool_array(row_held), bigint_array(row_history), bigint_array(row_until),
+        static_cast<int64_t>(versions[write.first].version));
+  }
   // The keys the materialized copy masks (materializer.h), this release's only.
   tx.exec_params(fmt::format("DELETE FROM {} WHERE table_name = $1", qualified(tx, kHeldKeysTable)),
                  table_name);
-  if (!held_keys.empty()) {
-    pqxx::stream_to held(tx, "kanon." + std::string(kHeldKeysTable),
-                         std::vector<std::string>{"table_name", "key"});
-    for (const std::string* key : held_keys) held << ReleaseRow{{&table_name, key}};
-    held.complete();
-  }
+  if (held_now > 0)
+    tx.exec_params(fmt::format("INSERT INTO {} (table_name, key) SELECT table_name, key FROM {} "
+                               "WHERE table_name = $1 AND until_version IS NULL AND held",
+                               qualified(tx, kHeldKeysTable), qualified(tx, kReleaseRowsTable)),
+                   table_name);
 }
 
 }  // namespace kanon::policy

@@ -1,27 +1,48 @@
 // The release history of protected tables in the database, schema `kanon`:
 //
-//   kanon.releases(table_name, version, built_at, baseline, k, tree, ...)
-//     one row per release: the disclosure tree (JSON: attributes and nodes)
-//     and what it left (released fraction, linked rows, min candidates);
-//   kanon.release_rows(table_name, key, since_version, released, held)
+//   kanon.releases(table_name, version, built_at, baseline, k, tree, ...,
+//                  row_format, histories)
+//     one row per release: the disclosure tree (JSON: attributes and nodes),
+//     what it left (released fraction, linked rows, min candidates), and the
+//     release histories it started (below);
+//   kanon.release_rows(table_name, key, since_version, released, held,
+//                      history, until_version)
 //     per key, delta encoded: a row only when the key's released tuple
 //     changes; `released` is the tuple (text[], NULL elements for masked
 //     attributes) from since_version on, or SQL NULL when the key left the
 //     table; `held`: the tuple is the key's true one but the release masked
-//     every quasi-identifier of it (release_history.h). Written with COPY.
+//     every quasi-identifier of it (release_history.h); `until_version` the
+//     version of the key's next row (NULL: its current row); `history` the
+//     id of the key's whole sequence of rows up to this one;
 //   kanon.held_keys(table_name, key)
 //     the keys the table's last release holds: the materializer's SQL masks
 //     their quasi-identifiers (materializer.h).
 //
+// Release histories: keys whose rows are the same sequence of (since_version,
+// released, held) share one history id. A history is a node (parent id,
+// since_version, released, held) stored in the `histories` JSON of the
+// release numbered since_version ([[id, parent, released, held], ...],
+// released as the text of the text[] or null), so the ids a build meets are
+// few — one per distinct sequence, not per key — and a build loads the
+// current keys grouped by (history id, current quasi-identifiers) rather
+// than one per key (history_build.h). Releases stored before row_format 2
+// have no histories: load_stored_history reports them (the next build is a
+// baseline).
+//
 // A baseline (the first build, REANONYMIZE) deletes the table's earlier
 // release_rows and lists every key; its earlier releases rows stay, marked
-// superseded by the baseline. Read back by load_release_history, so the
+// superseded by the baseline. Read back by load_stored_history, so the
 // history survives restarts and is shared by every kanon on the database.
 // Functions take the caller's transaction; pqxx errors pass through.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "policy/history_check.h"
@@ -36,16 +57,59 @@ namespace kanon::policy {
 inline constexpr const char* kReleasesTable = "releases";
 inline constexpr const char* kReleaseRowsTable = "release_rows";
 inline constexpr const char* kHeldKeysTable = "held_keys";
+// kanon.releases.row_format of what this kanon writes.
+inline constexpr int kReleaseRowFormat = 2;
 
-// CREATE SCHEMA / TABLE IF NOT EXISTS.
+// CREATE SCHEMA / TABLE IF NOT EXISTS; adds the columns of row_format 2 to
+// tables an earlier kanon made.
 void ensure_release_tables(pqxx::transaction_base& tx);
 
-// The releases of `table_name` ("schema.table") since its last baseline,
-// with every key they listed; empty when there is none or the stored trees
-// are over other attributes than `attributes` (the policy changed: the next
-// release is a baseline).
-ReleaseHistory load_release_history(pqxx::transaction_base& tx, const std::string& table_name,
-                                    const std::vector<std::string>& attributes);
+// The releases of one table since its last baseline (trees, no keys) and
+// the release histories stored with them.
+class StoredHistory {
+ public:
+  // Empty when there is none, the stored trees are over other attributes
+  // than `attributes` (the policy changed: the next release is a baseline),
+  // or they were stored in an earlier format (old_format()).
+  static StoredHistory load(pqxx::transaction_base& tx, const std::string& table_name,
+                            const std::vector<std::string>& attributes);
+
+  ReleaseHistory& history() { return history_; }
+  const ReleaseHistory& history() const { return history_; }
+  // Releases since the baseline stored before row_format 2 (no histories).
+  bool old_format() const { return old_format_; }
+
+  // The entry of history `id` in each version loaded (0: no history, every
+  // entry kAbsent). Throws naming the table when `id` is unknown or its tuple
+  // names no leaf of a tree.
+  const std::vector<int32_t>& entries(int64_t id);
+
+  // The history that continues `parent` (0: none) with (since_version,
+  // released, held); new ones are numbered on and stored by store_releases.
+  int64_t extend(int64_t parent, uint64_t since_version, const std::optional<std::string>& released,
+                 bool held);
+
+ private:
+  struct Node {
+    int64_t parent = 0;
+    uint64_t since = 0;
+    std::optional<std::string> released;  // text of the text[]; nullopt: left the table
+    bool held = false;
+  };
+  std::string table_name_;
+  ReleaseHistory history_;
+  bool old_format_ = false;
+  std::unordered_map<int64_t, Node> nodes_;
+  std::unordered_map<int64_t, std::vector<int32_t>> entries_;
+  std::map<std::tuple<int64_t, uint64_t, std::optional<std::string>, bool>, int64_t> made_;
+  std::vector<int64_t> new_ids_;
+  int64_t next_id_ = 1;
+  // Per version index, the text of a leaf's tuple -> leaf.
+  std::vector<std::unordered_map<std::string, int32_t>> leaf_of_;
+
+  friend void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
+                             StoredHistory& stored, const struct ReleaseWrite& write);
+};
 
 // Figures stored beside a release (kanon.releases columns).
 struct ReleaseFigures {
@@ -56,11 +120,37 @@ struct ReleaseFigures {
   uint64_t held = 0;  // keys held (mode: materialized)
 };
 
-// Appends `history.versions()[index]` (whose predecessor, if any, is
-// versions()[index - 1]) to the tables: its releases row and the keys whose
-// tuple differs from the predecessor's.
-void store_release(pqxx::transaction_base& tx, const std::string& table_name,
-                   const ReleaseHistory& history, size_t index, const ReleaseFigures& figures);
+// Deletes the table's release_rows and held_keys (a new baseline follows).
+void forget_release_rows(pqxx::transaction_base& tx, const std::string& table_name);
+
+// What store_releases writes: versions()[first..] of `stored.history()`,
+// whose keys are classes of row keys (ReleaseHistory::weight).
+struct ReleaseWrite {
+  size_t first = 0;
+  std::vector<ReleaseFigures> figures;  // one per version stored
+  // Per key index, the stored history id its row keys had (0: none).
+  std::span<const int64_t> history_ids;
+  // Per key index, of the last version: how many of its row keys are held
+  // (history_refresh.h; empty: as the entries say).
+  std::span<const uint64_t> held_keys;
+  // SQL with columns `key` (text) and `cls` (text, a key index's label
+  // ReleaseHistory::key) for every row key of the loaded classes (used for
+  // a baseline); the same for the row keys in the table whose stored
+  // history id is in the bigint[] that replaces "{ids}" (the others); and
+  // per key index,
+  // its row keys when the load listed them (keys new since the last release
+  // or that left the table since).
+  std::string keys_sql;
+  std::string stored_keys_sql;
+  std::span<const std::vector<std::string>> new_keys;
+};
+
+// Appends the releases (kanon.releases rows) and, set-based, a
+// release_rows row for every row key whose tuple or hold changes (the rows
+// of a class with part of its keys held: the first keys in key order), the
+// previous rows' until_version, and the last release's held keys.
+void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
+                    StoredHistory& stored, const ReleaseWrite& write);
 
 // The next free version number of `table_name` (1 when none).
 uint64_t next_release_version(pqxx::transaction_base& tx, const std::string& table_name);
@@ -71,5 +161,12 @@ DisclosureTree tree_from_json(const std::string& json, const TreeOptions& option
 
 // The released tuple a leaf names: the values of its path's "a = v" splits.
 std::vector<std::optional<std::string>> leaf_tuple(const DisclosureTree& tree, int leaf);
+
+// The elements of a text[] as PostgreSQL prints it (nullopt for NULL).
+std::vector<std::optional<std::string>> parse_text_array(const std::string& text);
+
+// A text[] literal of a tuple ("{\"a\",NULL,\"b c\"}"), as stored in
+// release_rows.released.
+std::string array_literal(const std::vector<std::optional<std::string>>& tuple);
 
 }  // namespace kanon::policy

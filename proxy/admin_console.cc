@@ -206,7 +206,7 @@ class Commands {
   void policies() {
     ResultSet r{{"database", "table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh",
                  "status", "built_at", "rows", "tree_nodes", "version", "grants", "row_key",
-                 "release_version", "released_fraction"}};
+                 "release_version", "released_fraction", "held"}};
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
     for (const auto& p : all) {
@@ -231,6 +231,10 @@ class Commands {
                                    : std::nullopt,
            t && t->release.version
                ? std::optional(fmt::format("{:.4f}", t->release.released_fraction))
+               : std::nullopt,
+           // The keys whose quasi-identifiers the copy masks (kanon.held_keys).
+           t && t->release.version && p.mode == policy::EnforcementMode::kMaterialized
+               ? std::optional(std::to_string(t->release.held))
                : std::nullopt});
     }
     emit(r);
@@ -475,6 +479,8 @@ class Commands {
                                      e == snapshot->errors.end() ? "unknown error" : e->second));
     }
     const auto t = built(p);
+    // E.g. a history stored by an earlier kanon: this release is a baseline.
+    if (!t->release.note.empty()) channel_.notice("kanon admin: " + t->release.note);
     ResultSet r{{"table", "rows", "tree_nodes", "load_ms", "tree_ms", "version"}};
     r.add({p.name(), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
            fmt::format("{:.1f}", t->stats.load_ms), fmt::format("{:.1f}", t->stats.tree_ms),

@@ -2,13 +2,13 @@
 // ADULT x N (--copies, default 32; the table is made inside PostgreSQL)
 // including the COPY, with wall time, kanon's and the cluster's CPU time and
 // kanon's peak RSS, and where the time goes (the server's GROUP BY under
-// several settings, the COPY, the encoding, the tree; the history-aware
-// build beside it); then the masked-scan overhead of each compiled form on
-// ADULT x 32 against raw queries measured in the same run. Starts its own
+// several settings, the COPY, the encoding, the tree); the history-aware
+// build and refreshes of a keyed ADULT x N beside the fresh tree; then the masked-scan overhead of
+// each compiled form on ADULT x 32 against raw queries measured in the same run. Starts its own
 // throwaway PostgreSQL with scripts/pg-sandbox.sh. Prints figures and
 // ratios; never fails.
 //
-//   policy_bench [--reps N] [--copies N] [--tree-only] [--quick]
+//   policy_bench [--reps N] [--copies N] [--tree-only] [--history-only] [--quick]
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -145,7 +145,7 @@ void print_cost_row(const std::string& name, const Cost& c, const std::string& e
 
 // Section 1: the fresh tree (history off, what a table without a row key
 // gets) including reading the table, then where the time of ADULT x copies
-// goes, then the history-aware build for comparison.
+// goes (the history-aware build: history_section).
 void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps) {
   const std::string big = fmt::format("adult{}", copies);
   const uint32_t big_k = 10u * static_cast<uint32_t>(copies);
@@ -317,22 +317,90 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
     print_cost_row("DisclosureTree::build alone", median_cost(costs),
                    fmt::format("{} nodes", nodes));
   }
-  if (copies <= 64) {
-    // The history-aware build (what a linkable table gets by default): a
-    // keyed COPY of every row, the history read, the release stored. The
-    // first is a baseline (every key written), the next ones refreshes of
-    // unchanged data.
+}
+
+// Section 1b: the history-aware build (the default for a table with a row
+// key) at ADULT x copies with a primary key, against the fresh tree, in one
+// run: the fresh tree, the first history-aware build (a baseline: every key
+// stored), a refresh of unchanged rows, a refresh after inserting 1% new
+// rows, after deleting 1% and after updating 1% of rows' quasi-identifiers;
+// for mode: inline (a live mode: catch-up releases) and, unless `quick`,
+// mode: materialized (holds; the copy itself is not written here). Each
+// with wall ms, kanon's and the cluster's CPU seconds, and the build's own
+// phase timings (history_build.h: HistoryTimings).
+void history_section(const Sandbox& sb, long postmaster, int copies, bool quick) {
+  const std::string big = fmt::format("adult{}", copies);
+  const std::string keyed = big + "_pk";
+  const uint32_t k = 10u * static_cast<uint32_t>(copies);
+  pqxx::connection admin(sb.conninfo());
+  {
+    pqxx::nontransaction tx(admin);
+    tx.exec(
+        fmt::format("DROP TABLE IF EXISTS {0}; CREATE TABLE {0} AS TABLE {1}; "
+                    "ALTER TABLE {0} ADD PRIMARY KEY (id)",
+                    keyed, big));
+    tx.exec("VACUUM ANALYZE " + keyed);
+  }
+  const long rows =
+      pqxx::nontransaction(admin).exec("SELECT count(*) FROM " + keyed)[0][0].as<long>();
+  fmt::print(
+      "\n== History-aware build and refresh, ADULTx{} with a primary key ({} rows, k={}) ==\n"
+      "load average {}\n"
+      "phases (ms wall / kanon cpu): history = reading kanon.releases/release_rows, rows = the "
+      "current rows with their keys, compute = catch-up + history_refresh, write = storing the "
+      "release\n\n"
+      "| mode | step | wall ms | kanon cpu s | cluster cpu s | history | rows | compute | write | "
+      "version, held, linked rows, min candidates, rows below k (through updates) |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n",
+      copies, rows, k, kanon::bench::load_average());
+  std::vector<EnforcementMode> modes = {EnforcementMode::kInline};
+  if (!quick) modes.push_back(EnforcementMode::kMaterialized);
+  for (const EnforcementMode mode : modes) {
+    TablePolicy policy = adult_policy(keyed, k);
+    policy.mode = mode;
+    const std::string m = to_string(mode);
+    auto step = [&](const std::string& name, const BuildOptions& o) {
+      pqxx::connection conn(sb.conninfo());
+      std::shared_ptr<const TableSnapshot> snap;
+      const Cost c =
+          measure_cost(postmaster, [&] { snap = build_table_snapshot(conn, policy, o); });
+      const auto& r = snap->release;
+      const auto& t = r.timings;
+      auto phase = [](double ms, double cpu) { return fmt::format("{:.0f} / {:.0f}", ms, cpu); };
+      fmt::print(
+          "| {} | {} | {:.0f} | {:.2f} | {:.2f} | {} | {} | {} | {} | {}, {}, {}, {}, {} ({}) |\n",
+          m, name, c.wall_ms, c.self_cpu_s, c.cluster_cpu_s, phase(t.history_ms, t.history_cpu_ms),
+          phase(t.rows_ms, t.rows_cpu_ms), phase(t.compute_ms, t.compute_cpu_ms),
+          phase(t.write_ms, t.write_cpu_ms), r.version, r.held, r.check.linked_rows,
+          r.check.min_candidates, r.check.rows_below_k, r.check.updated_rows_below_k);
+      std::fflush(stdout);
+    };
+    auto change = [&](const std::string& sql) {
+      pqxx::nontransaction tx(admin);
+      tx.exec(sql);
+      tx.exec("VACUUM ANALYZE " + keyed);
+    };
+    BuildOptions fresh;
+    fresh.history = false;
+    step("fresh tree (history off)", fresh);
     BuildOptions first;
     first.baseline = true;
-    print_cost_row("history-aware build, baseline (keyed COPY, every key stored)",
-                   measure_cost(postmaster, [&] { build_table_snapshot(conn, policy, first); }),
-                   "");
-    std::vector<Cost> costs;
-    for (int i = 0; i < std::min(reps, 3); ++i)
-      costs.push_back(
-          measure_cost(postmaster, [&] { build_table_snapshot(conn, policy, BuildOptions{}); }));
-    print_cost_row("history-aware refresh, unchanged rows (keyed COPY, history read, stored)",
-                   median_cost(costs), "");
+    step("history-aware first build (baseline)", first);
+    step("refresh, rows unchanged", BuildOptions{});
+    step("refresh, rows unchanged (again)", BuildOptions{});
+    change(
+        fmt::format("INSERT INTO {0} SELECT id + (SELECT max(id) FROM {0}), sex, age, race, "
+                    "\"marital-status\", education, \"native-country\", workclass, occupation, "
+                    "\"salary-class\" FROM {0} WHERE id % 100 = 7",
+                    keyed));
+    step("refresh after inserting 1%", BuildOptions{});
+    change(fmt::format("DELETE FROM {} WHERE id % 100 = 11", keyed));
+    step("refresh after deleting 1%", BuildOptions{});
+    change(fmt::format("UPDATE {} SET age = age + 1 WHERE id % 100 = 13", keyed));
+    step("refresh after updating 1% (age + 1)", BuildOptions{});
+    step("fresh tree (history off), after the changes", fresh);
+    // Put the rows back for the next mode.
+    change(fmt::format("TRUNCATE {0}; INSERT INTO {0} SELECT * FROM {1}", keyed, big));
   }
 }
 
@@ -341,12 +409,13 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
 int main(int argc, char** argv) {
   int reps = 5;
   int copies = 32;
-  bool quick = false, tree_only = false;
+  bool quick = false, tree_only = false, history_only = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--copies") && i + 1 < argc) copies = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--tree-only")) tree_only = true;
+    if (!std::strcmp(argv[i], "--history-only")) history_only = true;
   }
   if (copies < 1) copies = 1;
   try {
@@ -373,9 +442,11 @@ int main(int argc, char** argv) {
       fmt::print("tables made in {:.1f} s\n", ms_since(t0) / 1000);
     }
 
-    // 1. Tree build, fresh (history off), including reading the table.
-    tree_build_section(sb, postmaster, copies, reps);
-    if (tree_only) return 0;
+    // 1. Tree build, fresh (history off), including reading the table, and
+    // the history-aware build beside it.
+    if (!history_only) tree_build_section(sb, postmaster, copies, reps);
+    history_section(sb, postmaster, copies, quick);
+    if (tree_only || history_only) return 0;
 
     // 2. Masked-scan overhead on ADULT x 32 with k=320 (the tree of k=10 on ADULT).
     pqxx::connection conn(sb.conninfo());

@@ -6,7 +6,9 @@
 // below k through updates of quasi-identifiers are reported apart, and in
 // mode: materialized the copy masks every quasi-identifier of the held keys.
 // Without rights on schema kanon a refresh fails naming the cause and the
-// previous snapshot stays.
+// previous snapshot stays. A history stored by an earlier kanon is reported
+// by VERIFY HISTORY and replaced by a new baseline; a refresh of unchanged
+// rows writes no key's row.
 #include <doctest/doctest.h>
 
 #include <pqxx/pqxx>
@@ -320,4 +322,76 @@ TEST_CASE("without rights on schema kanon a refresh fails naming the cause; othe
   CHECK(snap->find(kTable)->release.version == first);
   CHECK(store.refresh("public.hist_unkeyed"));
   pg.psql("DROP TABLE hist_unkeyed; DROP OWNED BY hist_service; DROP ROLE hist_service;");
+}
+
+TEST_CASE(
+    "a history stored by an earlier kanon: VERIFY HISTORY says so, the next build is a "
+    "baseline") {
+  pqxx::connection conn(conninfo());
+  {
+    pqxx::work tx(conn);
+    ensure_release_tables(tx);
+    tx.commit();
+  }
+  load_adult(conn);
+  // The tables as kanon made them before row format 2, holding one release
+  // of the root alone with every key's (all masked) tuple.
+  exec(conn,
+       "ALTER TABLE kanon.releases DROP COLUMN row_format, DROP COLUMN histories; "
+       "ALTER TABLE kanon.release_rows DROP COLUMN history, DROP COLUMN until_version");
+  exec(conn,
+       "INSERT INTO kanon.releases (table_name, version, baseline, k, tree, rows, "
+       "released_fraction, linked_rows, min_candidates, rows_below_k, updated_rows_below_k, "
+       "held_rows) VALUES ('public.adult_keyed', 1, true, 5, '{\"attributes\": [\"sex\", \"age\", "
+       "\"race\", \"marital_status\", \"education\", \"native_country\", \"workclass\", "
+       "\"occupation\"], \"nodes\": [{\"rows\": 30162}]}', 30162, 0, 0, 0, 0, 0, 0); "
+       "INSERT INTO kanon.release_rows (table_name, key, since_version, released) SELECT "
+       "'public.adult_keyed', id::text, 1, '{NULL,NULL,NULL,NULL,NULL,NULL,NULL,NULL}' FROM "
+       "adult_keyed");
+  {
+    pqxx::connection service(conninfo());
+    try {
+      verify_history(service, adult_policy(), std::nullopt);
+      FAIL("VERIFY HISTORY read a history of the earlier format");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()).find("public.adult_keyed: the release history was stored by "
+                                       "an earlier kanon") != std::string::npos);
+    }
+  }
+  PolicyStore store(conninfo(), {adult_policy()});
+  REQUIRE(store.refresh(kTable));
+  const auto* t = store.current()->find(kTable);
+  REQUIRE(t != nullptr);
+  CHECK(t->release.baseline);
+  CHECK(t->release.version == 2);
+  CHECK(t->release.note.find("stored by an earlier kanon") != std::string::npos);
+  CHECK(t->release.note.find("starts a new baseline") != std::string::npos);
+  // The old rows are gone; every key has one row of the new baseline, its
+  // current one.
+  const auto rows = pqxx::nontransaction(conn).exec(
+      "SELECT count(*), count(*) FILTER (WHERE since_version = 2 AND until_version IS NULL AND "
+      "history IS NOT NULL) FROM kanon.release_rows WHERE table_name = 'public.adult_keyed'")[0];
+  CHECK(rows[0].as<long>() == 30162);
+  CHECK(rows[1].as<long>() == 30162);
+  // A refresh of unchanged rows stores a release and no key's row (delta
+  // encoded: nothing changed for any key).
+  REQUIRE(store.refresh(kTable));
+  CHECK(store.current()->find(kTable)->release.version == 3);
+  CHECK(pqxx::nontransaction(conn)
+            .exec("SELECT count(*) FROM kanon.release_rows WHERE table_name = "
+                  "'public.adult_keyed'")[0][0]
+            .as<long>() == 30162);
+  // A refresh after an insert continues it; VERIFY HISTORY reads it.
+  exec(conn, insert_sql(30, 9));
+  REQUIRE(store.refresh(kTable));
+  CHECK_FALSE(store.current()->find(kTable)->release.baseline);
+  CHECK(store.current()->find(kTable)->release.note.empty());
+  pqxx::connection service(conninfo());
+  const auto v = verify_history(service, adult_policy(), std::nullopt);
+  CHECK(v.since == 2);
+  CHECK(v.check.linked_rows > 30000);
+  CHECK(v.check.rows_below_k == 0);
+  const auto [below, min, linked] = sql_check(conn, 5);
+  CHECK(below == 0);
+  CHECK(min >= 5);
 }
