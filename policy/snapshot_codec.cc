@@ -197,6 +197,7 @@ std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body, const Ta
     snap->release.held = r.at("held").get<uint64_t>();
     snap->release.released_fraction = r.at("released_fraction").get<double>();
     snap->release.check = check_from(r.at("check"));
+    snap->release.note = r.value("note", std::string());
     // The masked copy or view has a name fixed by the policy: never read
     // from the stored body.
     if (policy.mode != EnforcementMode::kInline)

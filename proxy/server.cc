@@ -96,6 +96,8 @@ void Server::build_policies() {
                 ? fmt::format(", snapshot version {} built by {}", t->shared_version, t->built_by)
                 : "");
         for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
+        if (!t->release.note.empty())
+          log(LogLevel::kWarning, "policy {}: {}", name, t->release.note);
       } else {
         log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
             name, snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
