@@ -360,7 +360,7 @@ SharingState PolicyStore::sharing_state() const {
     std::lock_guard lock(sharing_mu_);
     s.error = sharing_error_;
   }
-  std::unique_lock lock(const_cast<std::mutex&>(leader_mu_), std::try_to_lock);
+  std::unique_lock lock(leader_mu_, std::try_to_lock);  // not while lead() asks the database
   s.leading = lock.owns_lock() && leader_ && leader_->leading();
   return s;
 }

@@ -229,7 +229,7 @@ class PolicyStore {
   std::thread watcher_;
 
   const SharingOptions sharing_;
-  std::mutex leader_mu_;
+  mutable std::mutex leader_mu_;
   std::unique_ptr<LeaderLock> leader_;
   int32_t leader_group_ = 0;
   mutable std::mutex sharing_mu_;
