@@ -83,6 +83,23 @@ bool is_shutdown_message(const std::string& m) {
   return m.find("terminating connection because kanon is shutting down") != std::string::npos;
 }
 
+// `sql` on a session the drain ended fails with 57P01 (in the answer, or in
+// the notices libpq took it as).
+void check_ended(PGconn* conn, const char* sql, const std::string& notices) {
+  const Query q = exec(conn, sql);
+  CHECK_FALSE(q.ok);
+  CHECK_MESSAGE((is_shutdown_message(q.message) || is_shutdown_message(notices)),
+                q.message << notices);
+}
+
+// The open transaction goes on and commits; then its session is ended too
+// (a query sent meanwhile is discarded).
+void check_commits_then_ends(PGconn* busy, const std::string& notices) {
+  CHECK(exec(busy, "SELECT 4").value == "4");
+  CHECK(exec(busy, "COMMIT").ok);
+  check_ended(busy, "SELECT 5", notices);
+}
+
 // libpq hands an ErrorResponse that arrives while the connection is idle
 // (e.g. in the same read as the ReadyForQuery before it) to the notice
 // processor, and the next query then only sees the closed connection.
@@ -161,18 +178,8 @@ TEST_CASE("SIGTERM drains: an open transaction may COMMIT, idle clients end at o
   CHECK(PQstatus(late) == CONNECTION_BAD);
   PQfinish(late);
   // The idle client was ended with 57P01.
-  const Query ended = exec(idle, "SELECT 3");
-  CHECK_FALSE(ended.ok);
-  CHECK_MESSAGE((is_shutdown_message(ended.message) || is_shutdown_message(idle_notices)),
-                ended.message << idle_notices);
-  // The transaction goes on and commits; then its session ends too.
-  CHECK(exec(busy, "SELECT 4").value == "4");
-  CHECK(exec(busy, "COMMIT").ok);
-  // Ended right after its transaction (a query sent meanwhile is discarded).
-  const Query after = exec(busy, "SELECT 5");
-  CHECK_FALSE(after.ok);
-  CHECK_MESSAGE((is_shutdown_message(after.message) || is_shutdown_message(busy_notices)),
-                after.message << busy_notices);
+  check_ended(idle, "SELECT 3", idle_notices);
+  check_commits_then_ends(busy, busy_notices);
   stopper.join();
   CHECK(exit_code == 0);
   CHECK(Clock::now() - t0 < std::chrono::seconds(10));  // well before the grace period
@@ -222,17 +229,9 @@ TEST_CASE("shutdown_lame_duck: /readyz 503 at once, new clients served, then the
   PGconn* late = PQconnectdb(proxy.conninfo("analyst").c_str());
   CHECK(PQstatus(late) == CONNECTION_BAD);
   PQfinish(late);
-  const Query fresh_ended = exec(fresh, "SELECT 43");
-  CHECK_FALSE(fresh_ended.ok);
-  CHECK_MESSAGE((is_shutdown_message(fresh_ended.message) || is_shutdown_message(fresh_notices)),
-                fresh_ended.message << fresh_notices);
+  check_ended(fresh, "SELECT 43", fresh_notices);
   CHECK_FALSE(exec(idle, "SELECT 3").ok);
-  CHECK(exec(busy, "SELECT 4").value == "4");
-  CHECK(exec(busy, "COMMIT").ok);
-  const Query after = exec(busy, "SELECT 5");
-  CHECK_FALSE(after.ok);
-  CHECK_MESSAGE((is_shutdown_message(after.message) || is_shutdown_message(busy_notices)),
-                after.message << busy_notices);
+  check_commits_then_ends(busy, busy_notices);
   stopper.join();
   CHECK(exit_code == 0);
   PQfinish(fresh);
