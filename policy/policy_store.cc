@@ -271,8 +271,9 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     // Whoever asked for it stops waiting.
     try {
       pqxx::connection conn(conninfo_);
-      pqxx::nontransaction tx(conn);
-      tx.exec_params("SELECT pg_notify($1, $2)", kSnapshotChannel, table + "\t" + error);
+      pqxx::work tx(conn);
+      fail_refresh_requests(tx, replica_group(policies()), table, error);
+      tx.commit();
     } catch (const std::exception&) {
     }
   }
@@ -438,39 +439,38 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
 
 bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
   const uint64_t before = served_version(table);
-  {
-    std::lock_guard lock(mu_);
-    failures_.erase(table);
-  }
+  uint64_t id = 0;
+  std::unique_ptr<pqxx::connection> conn;
   try {
-    pqxx::connection conn(conninfo_);
-    pqxx::nontransaction tx(conn);
-    // "<verb> <group> <table>": only this group's builder answers.
-    tx.exec_params("SELECT pg_notify($1, $2)", kRefreshChannel,
-                   fmt::format("{} {} {}", verb, replica_group(policies()), table));
+    conn = std::make_unique<pqxx::connection>(conninfo_);
+    pqxx::work tx(*conn);
+    id = ask_refresh(tx, replica_group(policies()), verb, table, sharing_.replica);
+    tx.commit();
   } catch (const std::exception& e) {
     publish(table, nullptr, std::string("cannot ask the builder for a refresh: ") + e.what());
     return false;
   }
-  // The builder answers with a stored version (or a failure); when no
-  // builder holds the lock any more, this replica takes over.
+  // The builder answers with a stored version (or an error in the request);
+  // when no builder holds the lock any more, this replica takes over.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(15);
   for (;;) {
     {
       std::unique_lock lock(mu_);
       published_.wait_for(lock, std::chrono::seconds(1), [&] {
         const auto* t = current_->find(table);
-        return (t && t->shared_version > before) || failures_.count(table) > 0;
+        return t && t->shared_version > before;
       });
-      if (const auto it = failures_.find(table); it != failures_.end()) {
-        auto next = std::make_shared<PolicySnapshot>(*current_);
-        next->version = current_->version + 1;
-        next->errors[table] = "the builder's refresh failed: " + it->second;
-        current_ = std::move(next);
-        return false;
-      }
       const auto* t = current_->find(table);
       if (t && t->shared_version > before) return true;
+    }
+    try {
+      pqxx::nontransaction tx(*conn);
+      if (const auto error = refresh_error(tx, id)) {
+        publish(table, nullptr, "the builder's refresh failed: " + *error);
+        return false;
+      }
+    } catch (const std::exception&) {
+      // Asked again below if this replica becomes the builder.
     }
     if (lead()) return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
     if (std::chrono::steady_clock::now() > deadline) {
@@ -616,7 +616,10 @@ void PolicyStore::watch_catalog() {
         if (!conn.is_open())
           throw pqxx::broken_connection("the catalog watcher lost its connection");
         if (stored && !stored->payloads.empty()) on_stored(std::exchange(stored->payloads, {}));
-        if (asked && !asked->payloads.empty()) on_asked(std::exchange(asked->payloads, {}));
+        if (asked && !asked->payloads.empty()) {
+          asked->payloads.clear();
+          on_asked();
+        }
         if (received > before) {
           const auto now = Clock::now();
           if (before == handled) first = now;
@@ -663,30 +666,30 @@ void PolicyStore::watch_catalog() {
 }
 
 void PolicyStore::on_stored(const std::vector<std::string>& payloads) {
-  for (const auto& payload : payloads) {
-    if (const auto tab = payload.find('\t'); tab != std::string::npos) {
-      std::lock_guard lock(mu_);
-      failures_[payload.substr(0, tab)] = payload.substr(tab + 1);
-      published_.notify_all();
-    } else {
-      adopt(payload);
-    }
-  }
+  // The payload names a table; anyone may send one, and adopt() only loads
+  // what the service account stored.
+  std::vector<std::string> tables(payloads.begin(), payloads.end());
+  adopt(tables);
 }
 
-void PolicyStore::on_asked(const std::vector<std::string>& payloads) {
+void PolicyStore::on_asked() {
   if (!lead()) return;
-  const std::string group = std::to_string(replica_group(policies()));
+  std::vector<RefreshRequest> taken;
+  try {
+    pqxx::connection conn(conninfo_);
+    pqxx::work tx(conn);
+    taken = take_refresh_requests(tx, replica_group(policies()));
+    tx.commit();
+  } catch (const std::exception& e) {
+    note_sharing_error(std::string("cannot read the refresh requests: ") + e.what());
+    return;
+  }
+  if (taken.empty()) return;
   {
     std::lock_guard lock(run_mu_);
-    for (const auto& payload : payloads) {
-      const auto first = payload.find(' ');
-      const auto second = first == std::string::npos ? first : payload.find(' ', first + 1);
-      if (second == std::string::npos) continue;
-      if (payload.compare(first + 1, second - first - 1, group) != 0) continue;  // another group's
-      const std::string table = payload.substr(second + 1);
-      requested_.insert(table);
-      if (payload.compare(0, first, "reanonymize") == 0) reanonymize_requested_.insert(table);
+    for (const auto& r : taken) {
+      requested_.insert(r.table);
+      if (r.verb == "reanonymize") reanonymize_requested_.insert(r.table);
     }
   }
   wake_.notify_all();

@@ -180,13 +180,14 @@ class PolicyStore {
   std::set<std::string> adopt(const std::vector<std::string>& tables);
   // Builds, stores (when sharing) and publishes one table.
   bool build_table(const std::string& table, bool with_catalog);
-  // Not the builder: NOTIFY kanon_refresh and wait for a newer version.
+  // Not the builder: a request in kanon.refresh_requests, then wait for a
+  // newer version or the builder's error.
   bool ask_builder(const std::string& table, const char* verb);
   uint64_t served_version(const std::string& table) const;
   void note_sharing_error(const std::string& error);
   // The watcher's kanon_snapshot and kanon_refresh notifications.
   void on_stored(const std::vector<std::string>& payloads);
-  void on_asked(const std::vector<std::string>& payloads);
+  void on_asked();
   bool take_baseline(const std::string& table);  // reanonymize() asked for one
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
@@ -237,8 +238,7 @@ class PolicyStore {
   std::condition_variable published_;  // with mu_: a table snapshot was published
   std::set<std::string> requested_;    // with run_mu_: refreshes other replicas asked for
   std::set<std::string> reanonymize_requested_;
-  std::map<std::string, std::string> failures_;  // with mu_: the builder said a refresh failed
-  std::mutex adopt_mu_;                          // one adopt() at a time, in version order
+  std::mutex adopt_mu_;  // one adopt() at a time, in version order
 };
 
 }  // namespace kanon::policy

@@ -35,6 +35,51 @@ void ensure_snapshot_tables(pqxx::transaction_base& tx) {
       "CREATE TABLE IF NOT EXISTS kanon.snapshot_servers ("
       "replica text NOT NULL, table_name text NOT NULL, version bigint NOT NULL, "
       "since timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (replica, table_name))");
+  tx.exec(
+      "CREATE TABLE IF NOT EXISTS kanon.refresh_requests ("
+      "id bigserial PRIMARY KEY, grp integer NOT NULL, verb text NOT NULL, "
+      "table_name text NOT NULL, asked_by text NOT NULL, asked_at timestamptz NOT NULL DEFAULT "
+      "now(), taken boolean NOT NULL DEFAULT false, error text)");
+}
+
+uint64_t ask_refresh(pqxx::transaction_base& tx, int32_t group, const std::string& verb,
+                     const std::string& table, const std::string& replica) {
+  ensure_snapshot_tables(tx);
+  tx.exec("DELETE FROM kanon.refresh_requests WHERE asked_at < now() - interval '1 day'");
+  const auto id = tx.exec_params(
+                        "INSERT INTO kanon.refresh_requests (grp, verb, table_name, asked_by) "
+                        "VALUES ($1, $2, $3, $4) RETURNING id",
+                        group, verb, table, replica)[0][0]
+                      .as<uint64_t>();
+  tx.exec_params("SELECT pg_notify($1, '')", kRefreshChannel);
+  return id;
+}
+
+std::vector<RefreshRequest> take_refresh_requests(pqxx::transaction_base& tx, int32_t group) {
+  std::vector<RefreshRequest> out;
+  if (tx.exec("SELECT to_regclass('kanon.refresh_requests') IS NULL")[0][0].as<bool>()) return out;
+  for (const auto& r :
+       tx.exec_params("UPDATE kanon.refresh_requests SET taken = true WHERE grp = $1 AND NOT taken "
+                      "RETURNING id, verb, table_name",
+                      group))
+    out.push_back({r[0].as<uint64_t>(), r[1].as<std::string>(), r[2].as<std::string>()});
+  return out;
+}
+
+void fail_refresh_requests(pqxx::transaction_base& tx, int32_t group, const std::string& table,
+                           const std::string& error) {
+  if (tx.exec("SELECT to_regclass('kanon.refresh_requests') IS NULL")[0][0].as<bool>()) return;
+  tx.exec_params(
+      "UPDATE kanon.refresh_requests SET error = $3 WHERE grp = $1 AND table_name = $2 AND taken "
+      "AND error IS NULL",
+      group, table, error);
+}
+
+std::optional<std::string> refresh_error(pqxx::transaction_base& tx, uint64_t id) {
+  const auto r = tx.exec_params("SELECT error FROM kanon.refresh_requests WHERE id = $1",
+                                static_cast<int64_t>(id));
+  if (r.empty() || r[0][0].is_null()) return std::nullopt;
+  return r[0][0].as<std::string>();
 }
 
 uint64_t store_snapshot(pqxx::transaction_base& tx, const TableSnapshot& snapshot,

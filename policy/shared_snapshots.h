@@ -20,8 +20,11 @@
 // guarantee covers both groups' releases. A stored
 // snapshot is announced with NOTIFY kanon_snapshot (payload: the table);
 // the others load it. A replica that is not the builder asks for a refresh
-// with NOTIFY kanon_refresh ("refresh <group> <table>" or
-// "reanonymize <group> <table>").
+// with a row in kanon.refresh_requests and NOTIFY kanon_refresh; the builder
+// takes the rows of its group and writes a failed build's error back. Any
+// role may NOTIFY any channel, so no payload is trusted: a notification only
+// makes the builder look at the table, which only the service account can
+// write.
 // Writes also take a transaction advisory lock per table, so two builders
 // (a lost leader connection) never store the same version twice.
 #pragma once
@@ -72,6 +75,24 @@ std::optional<StoredSnapshot> latest_snapshot(pqxx::transaction_base& tx, const 
 // The group of replicas serving `policies` (one database's): equal for
 // equal policies (policy_hash), in any order.
 int32_t replica_group(const std::vector<TablePolicy>& policies);
+
+// A refresh asked of `group`'s builder ("refresh" or "reanonymize"): the
+// request's id. NOTIFY kanon_refresh at commit.
+uint64_t ask_refresh(pqxx::transaction_base& tx, int32_t group, const std::string& verb,
+                     const std::string& table, const std::string& replica);
+
+struct RefreshRequest {
+  uint64_t id = 0;
+  std::string verb;
+  std::string table;
+};
+// The requests of `group` not taken yet, now taken.
+std::vector<RefreshRequest> take_refresh_requests(pqxx::transaction_base& tx, int32_t group);
+// The builder's failure of `table`, written into the requests it took.
+void fail_refresh_requests(pqxx::transaction_base& tx, int32_t group, const std::string& table,
+                           const std::string& error);
+// The error written into request `id`; nullopt while there is none.
+std::optional<std::string> refresh_error(pqxx::transaction_base& tx, uint64_t id);
 
 // Records that `replica` serves `version` of `table`.
 void note_served(pqxx::transaction_base& tx, const std::string& replica, const std::string& table,

@@ -13,6 +13,7 @@
 #include <pqxx/pqxx>
 #include <thread>
 
+#include "policy/shared_snapshots.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/statement_outcome.h"
@@ -241,4 +242,44 @@ TEST_CASE("replicas: both serve the builder's history-aware release; one release
   CHECK(verified.out.ends_with("|0|0|ok\n"));  // rows_below_k, ..._through_updates, verdict
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
+}
+
+TEST_CASE("replicas: a restricted role cannot make the builder build, nor fail a refresh") {
+  Fixture f;
+  auto a = f.start("b1");
+  auto b = f.start("b2");
+  INFO("b1's log: " << log_of(a));
+  INFO("b2's log: " << log_of(b));
+  REQUIRE(f.stored() == "1:b1\n");
+  // Any role may NOTIFY any channel, and pg_locks shows the builder's group.
+  pqxx::connection analyst(f.pg.conninfo("analyst", "postgres"));
+  pqxx::nontransaction tx(analyst);
+  const auto group =
+      tx.exec("SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = " +
+              std::to_string(kanon::policy::kLeaderLockClass))[0][0]
+          .as<std::string>();
+  for (const char* verb : {"refresh", "reanonymize"})
+    tx.exec_params("SELECT pg_notify('kanon_refresh', $1 || ' ' || $2 || ' public.cities')", verb,
+                   group);
+  tx.exec("SELECT pg_notify('kanon_refresh', 'refresh public.cities')");
+  tx.exec("SELECT pg_notify('kanon_refresh', '')");
+  // A forged failure for a table, and a forged announcement.
+  tx.exec("SELECT pg_notify('kanon_snapshot', E'public.cities\\tforged failure')");
+  tx.exec("SELECT pg_notify('kanon_snapshot', 'public.cities')");
+  // The rows it would need are not writable to it.
+  CHECK_THROWS(
+      tx.exec_params("INSERT INTO kanon.refresh_requests (grp, verb, table_name, asked_by) "
+                     "VALUES ($1::int, 'refresh', 'public.cities', 'x')",
+                     group));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // what a builder would need to start
+  CHECK(f.stored() == "1:b1\n");                         // nothing built
+  // A real REFRESH asked of b2 still works: it is not failed by the forged
+  // notice, and the builder builds once.
+  f.pg.psql("INSERT INTO cities VALUES ('Y'), ('Y')");
+  const auto refreshed = console(*b, "REFRESH public.cities");
+  CHECK(refreshed.exit_code == 0);
+  CHECK(refreshed.err == "");
+  CHECK(f.stored() == "1:b1 2:b1\n");
+  CHECK(masked(*b) == kReleased);
+  f.pg.psql("DROP TABLE cities; DELETE FROM kanon.snapshots; DELETE FROM kanon.snapshot_servers");
 }
