@@ -35,8 +35,10 @@ else
   command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 fi
 
+# Prints nothing (and succeeds) for a package dpkg does not know: under
+# `set -e` a failing `var="$(...)"` would end the script.
 installed_version() {
-  dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null |
+  { dpkg-query -W -f='${Status} ${Version}' "$1" 2>/dev/null || true; } |
     sed -n 's/^install ok installed //p'
 }
 
