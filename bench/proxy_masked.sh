@@ -50,19 +50,29 @@ QIS='[sex, age, race, marital-status, education, native-country, workclass, occu
                  INSERT INTO public.occupation_group SELECT DISTINCT occupation,
                    left(occupation, 1) FROM public.adult;
                  GRANT SELECT ON public.occupation_group TO analyst;"
+# ADULT x COPIES with a unique id (the primary key links releases over time,
+# docs/policy.md "Refresh": without one, the copies' duplicate rows would
+# fail every build).
+COLS="$("${PSQL[@]}" -Atc "SELECT string_agg(CASE attname WHEN 'id'
+          THEN '(g - 1) * 1000000 + a.id AS id' ELSE 'a.' || quote_ident(attname) END,
+          ', ' ORDER BY attnum) FROM pg_attribute
+          WHERE attrelid = 'public.adult'::regclass AND attnum > 0 AND NOT attisdropped")"
+copy_adult() {
+  "${PSQL[@]}" -c "CREATE TABLE public.$1 AS SELECT $COLS FROM public.adult a,
+                   generate_series(1, $COPIES) g; ALTER TABLE public.$1 ADD PRIMARY KEY (id);
+                   ANALYZE public.$1;"
+}
 {
   echo "tables:"
   for mode in $MODES; do
-    "${PSQL[@]}" -c "CREATE TABLE public.adult_$mode AS SELECT a.* FROM public.adult a,
-                     generate_series(1, $COPIES); ANALYZE public.adult_$mode;
-                     GRANT SELECT ON public.adult_$mode TO analyst;"
+    copy_adult "adult_$mode"
+    "${PSQL[@]}" -c "GRANT SELECT ON public.adult_$mode TO analyst;"
     printf '  - {table: public.adult_%s, k: %s, quasi_identifiers: %s,\n' "$mode" "$K" "$QIS"
     printf '     exempt: [postgres], max_nodes: 8192, mode: %s}\n' "$mode"
   done
 } >"$WORK/policy.yaml"
 # The reference's copy: the same rows, never protected.
-"${PSQL[@]}" -c "CREATE TABLE public.adult_direct AS SELECT a.* FROM public.adult a,
-                 generate_series(1, $COPIES); ANALYZE public.adult_direct;"
+copy_adult adult_direct
 KANON_PORT="$(free_port)"
 {
   echo "listen: {host: 127.0.0.1, port: $KANON_PORT}"
@@ -81,11 +91,14 @@ wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.lo
 # Wait until every table's snapshot is built (readyz on the metrics port is
 # not configured here: poll a masked count instead).
 for mode in $MODES; do
-  for _ in $(seq 600); do
+  built=""
+  for _ in $(seq 900); do
     psql -X -At -h 127.0.0.1 -p "$KANON_PORT" -U analyst -d postgres \
-      -c "SELECT count(*) FROM public.adult_$mode" >/dev/null 2>&1 && break
+      -c "SELECT count(*) FROM public.adult_$mode" >/dev/null 2>&1 && { built=1; break; }
+    grep -q "policy public.adult_$mode: not built" "$WORK/kanon.log" && break
     sleep 0.2
   done
+  [ -n "$built" ] || { echo "adult_$mode was not built:" >&2; grep -v denied "$WORK/kanon.log" >&2; exit 1; }
 done
 PGOPTS_RS=""
 for s in $SETTINGS; do PGOPTS_RS+="-c ${s} "; done

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Proxy throughput benchmark (not a test): pgbench -S on unprotected tables
-# against PostgreSQL directly, through kanon, and through PgBouncer in session
-# mode, all in one run on loopback. kanon runs with the demo policies loaded;
-# it is measured twice: as an exempt login (postgres: relayed untouched) and
-# as a restricted one (analyst: every statement goes through the rewriter,
-# which passes pgbench's statements unchanged). Prints TPS, average latency
-# and the ratios kanon/direct and kanon/PgBouncer for each cell.
+# Proxy throughput benchmark (not a test): pgbench's built-in scripts on
+# unprotected tables against PostgreSQL directly, through kanon, and through
+# PgBouncer in session mode, all in one run on loopback. kanon runs with the
+# demo policies loaded; it is measured twice: as an exempt login (postgres:
+# relayed untouched) and as a restricted one (analyst: every statement goes
+# through the rewriter, which passes pgbench's statements unchanged). Prints
+# TPS, the ratios kanon/PgBouncer, and the CPU seconds PgBouncer and kanon
+# (user + system, all threads, from /proc) spent per 10,000 transactions in
+# each cell: on two shared cores CPU time is steadier than throughput.
 #
 #   bench/proxy_pgbench.sh [--seconds N] [--clients "1 8 32"] [--modes "simple extended"]
+#                          [--scripts "select-only tpcb-like"] [--threads N]
 #                          [--audit file|table]
+#
+# --scripts: pgbench -b names (select-only is pgbench -S; tpcb-like is
+# pgbench's default script, 7 statements per transaction). --threads: kanon's
+# I/O threads (default: its own, one per core).
 #
 # --audit measures the audit trail's cost instead: the restricted login
 # through a kanon without audit: and through a second kanon writing every
@@ -24,12 +31,16 @@ CLIENTS="1 8 32"
 MODES="simple extended"
 SCALE=10
 AUDIT=""
+SCRIPTS="select-only"
+THREADS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_PER_CELL="$2"; shift 2 ;;
     --clients) CLIENTS="$2"; shift 2 ;;
     --modes) MODES="$2"; shift 2 ;;
     --audit) AUDIT="$2"; shift 2 ;;
+    --scripts) SCRIPTS="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +57,7 @@ PG_PORT="$KANON_PG_PORT"
 psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABASE bench"
 pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres bench >/dev/null 2>&1
 psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench \
-  -c "GRANT SELECT ON ALL TABLES IN SCHEMA public TO analyst"
+  -c "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO analyst"
 
 KANON_PORT="$(free_port)"
 cat >"$WORK/kanon.yaml" <<YAML
@@ -56,6 +67,7 @@ log_level: warning
 policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
 databases: [bench]  # restricted sessions: statement rules only (no protected table there)
 YAML
+[ -z "$THREADS" ] || echo "threads: $THREADS" >>"$WORK/kanon.yaml"
 "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
 KANON_PID=$!
 PIDS+=($!)
@@ -88,7 +100,7 @@ pool_mode = session
 max_client_conn = 500
 default_pool_size = 100
 logfile = $WORK/pgbouncer.log
-pidfile =
+pidfile = $WORK/pgbouncer.pid
 log_connections = 0
 log_disconnections = 0
 INI
@@ -102,16 +114,22 @@ fi
 PIDS+=($!)
 wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
 wait_port "$BOUNCER_PORT" || { echo "pgbouncer did not start" >&2; exit 1; }
+for _ in $(seq 100); do [ -s "$WORK/pgbouncer.pid" ] && break; sleep 0.05; done
+BOUNCER_PID="$(cat "$WORK/pgbouncer.pid")"
 
-run_cell() {  # port mode clients [user] -> "tps latency_ms"
-  local jobs=$(($3 < 2 ? 1 : 2))
-  local out
-  out="$(pgbench -n -S -M "$2" -c "$3" -j "$jobs" -T "$SECONDS_PER_CELL" -h 127.0.0.1 -p "$1" \
-    -U "${4:-postgres}" bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0"; return; }
-  local tps lat
+# run_cell port script mode clients user [pid] -> "tps latency_ms cpu_s_per_10k_tx"
+# (the CPU of process pid during the cell; 0 without one)
+run_cell() {
+  local jobs=$(($4 < 2 ? 1 : 2)) before=0 after=0 out tps lat tx
+  [ -z "${6:-}" ] || before="$(cpu_ticks "$6")"
+  out="$(pgbench -n -b "$2" -M "$3" -c "$4" -j "$jobs" -T "$SECONDS_PER_CELL" -h 127.0.0.1 \
+    -p "$1" -U "$5" bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0 0"; return; }
+  [ -z "${6:-}" ] || after="$(cpu_ticks "$6")"
   tps="$(sed -nE 's/^tps = ([0-9.]+) .*/\1/p' <<<"$out" | tail -n 1)"
   lat="$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$out")"
-  echo "$tps $lat"
+  tx="$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")"
+  awk -v t="$tps" -v l="$lat" -v c=$((after - before)) -v hz="$(getconf CLK_TCK)" -v n="$tx" \
+    'BEGIN { printf "%s %s %.3f\n", t, l, (n > 0 ? c / hz * 1e4 / n : 0) }'
 }
 
 cpu_ticks() {  # utime + stime of process $1, in clock ticks
@@ -160,21 +178,32 @@ if [ -n "$AUDIT" ]; then
   exit 0
 fi
 
-echo "pgbench -S, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback"
+echo "pgbench, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg), kanon threads ${THREADS:-default}," \
+  "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "kanon exempt: postgres (relayed untouched); kanon restricted: analyst (every statement rewritten-or-passed)"
-printf '| %-8s | %7s | %11s | %11s | %11s | %11s | %11s | %11s | %10s | %10s |\n' \
-  mode clients "direct tps" "bouncer tps" "exempt tps" "restr. tps" "exempt ms" "restr. ms" \
-  "ex/bouncer" "re/bouncer"
-printf '|%s|\n' "----------|---------|-------------|-------------|-------------|-------------|-------------|-------------|------------|-----------"
-for mode in $MODES; do
-  for c in $CLIENTS; do
-    read -r dt dl <<<"$(run_cell "$PG_PORT" "$mode" "$c")"
-    read -r bt bl <<<"$(run_cell "$BOUNCER_PORT" "$mode" "$c")"
-    read -r et el <<<"$(run_cell "$KANON_PORT" "$mode" "$c" postgres)"
-    read -r rt rl <<<"$(run_cell "$KANON_PORT" "$mode" "$c" analyst)"
-    re="$(awk -v a="$et" -v b="$bt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
-    rr="$(awk -v a="$rt" -v b="$bt" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }')"
-    printf '| %-8s | %7s | %11.0f | %11.0f | %11.0f | %11.0f | %11.3f | %11.3f | %10s | %10s |\n' \
-      "$mode" "$c" "$dt" "$bt" "$et" "$rt" "$el" "$rl" "$re" "$rr"
+echo "cpu: CPU seconds of PgBouncer / kanon per 10,000 transactions in that cell"
+printf '| %-11s | %-8s | %7s | %8s | %8s | %8s | %8s | %8s | %8s | %8s | %8s | %8s |\n' \
+  script mode clients "direct" "bouncer" "exempt" "restr." "ex/bnc" "re/bnc" "bnc cpu" \
+  "ex cpu" "re cpu"
+printf '|%s|\n' "-------------|----------|---------|----------|----------|----------|----------|----------|----------|----------|----------|----------"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf (b > 0 ? "%.2f" : "n/a"), a / b }'; }
+for script in $SCRIPTS; do
+  if [ "$script" = tpcb-like ]; then
+    # Every run starts from the same tables (tpcb-like updates and inserts).
+    pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres bench >/dev/null 2>&1
+    psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench \
+      -c "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO analyst"
+  fi
+  for mode in $MODES; do
+    for c in $CLIENTS; do
+      read -r dt _ _ <<<"$(run_cell "$PG_PORT" "$script" "$mode" "$c" postgres)"
+      read -r bt _ bc <<<"$(run_cell "$BOUNCER_PORT" "$script" "$mode" "$c" postgres "$BOUNCER_PID")"
+      read -r et _ ec <<<"$(run_cell "$KANON_PORT" "$script" "$mode" "$c" postgres "$KANON_PID")"
+      read -r rt _ rc <<<"$(run_cell "$KANON_PORT" "$script" "$mode" "$c" analyst "$KANON_PID")"
+      printf '| %-11s | %-8s | %7s | %8.0f | %8.0f | %8.0f | %8.0f | %8s | %8s | %8s | %8s | %8s |\n' \
+        "$script" "$mode" "$c" "$dt" "$bt" "$et" "$rt" "$(ratio "$et" "$bt")" "$(ratio "$rt" "$bt")" \
+        "$bc" "$ec" "$rc"
+    done
   done
 done
