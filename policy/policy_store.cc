@@ -100,13 +100,14 @@ std::string PolicyStore::database_name() const {
 void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableSnapshot> built,
                           const std::string& error, std::shared_ptr<const CatalogFacts> catalog,
                           const std::string* catalog_error) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (built && built->shared_version > 0)
     if (const auto* served = current_->find(table);
-        served && served->shared_version > built->shared_version)
-      return;  // a newer stored version is served already
+        served && served->shared_version >= built->shared_version)
+      return;  // this stored version (loaded meanwhile) or a newer one is served already
   auto next = std::make_shared<PolicySnapshot>(*current_);
   next->version = current_->version + 1;
+  const bool failed = !built;  // `error` means nothing after a success
   if (built) {
     next->tables[table] = std::move(built);
     next->errors.erase(table);
@@ -121,6 +122,19 @@ void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableS
   }
   current_ = std::move(next);
   published_.notify_all();
+  if (!listener_) return;
+  const auto listener = listener_;
+  const auto snapshot = current_;  // keeps the table's snapshot alive for the call
+  lock.unlock();
+  listener(table, snapshot->find(table),
+           !failed         ? std::string()
+           : error.empty() ? std::string("unknown error")
+                           : error);
+}
+
+void PolicyStore::set_publish_listener(PublishListener listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
 }
 
 void PolicyStore::publish_catalog(std::shared_ptr<const CatalogFacts> catalog,

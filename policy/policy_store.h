@@ -163,6 +163,15 @@ class PolicyStore {
 
   CatalogWatchState catalog_watch_state() const;
 
+  // Called after each table's build, load or failure is published, on the
+  // thread that published it and outside the store's locks (so it may call
+  // current()): the table, the snapshot now in force for it (after a
+  // failure, the previous one, or null) and the error ("" on success). The
+  // proxy logs with it; not called for what is published before it is set.
+  using PublishListener = std::function<void(
+      const std::string& table, const TableSnapshot* in_force, const std::string& error)>;
+  void set_publish_listener(PublishListener listener);
+
   SharingState sharing_state() const;
   // Every stored snapshot of the database, who serves it, and the builder's
   // name (""). Throws when the database cannot be asked.
@@ -208,6 +217,7 @@ class PolicyStore {
   Builder builder_;
   mutable std::mutex mu_;
   std::shared_ptr<const PolicySnapshot> current_;
+  PublishListener listener_;  // with mu_
   std::mutex run_mu_;
   std::condition_variable wake_;
   bool stopping_ = false;

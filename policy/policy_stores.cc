@@ -21,6 +21,7 @@ PolicyStores::PolicyStores(std::string default_database, std::vector<TablePolicy
     : default_(std::move(default_database)), factory_(std::move(factory)) {
   for (const auto& db : databases_of(policies, default_))
     stores_[db] = factory_(db, policies_of(policies, db));
+  several_->store(stores_.size() > 1);
 }
 
 PolicyStores::~PolicyStores() {
@@ -96,7 +97,9 @@ bool PolicyStores::reload(std::vector<TablePolicy> policies, Factory factory) {
       if (!stores_.count(db)) {
         // Serves at once: its tables are listed, so denied until built.
         auto store = factory_(db, policies_of(policies, db));
+        listen_to(store);
         stores_[db] = store;
+        several_->store(stores_.size() > 1);
         created.push_back(std::move(store));
       }
     for (const auto& [db, store] : stores_)
@@ -119,6 +122,26 @@ void PolicyStores::start() {
     started_ = true;  // first: a store RELOAD makes meanwhile is started too
   }
   for (const auto& store : all()) store->start();  // again is harmless
+}
+
+void PolicyStores::set_publish_listener(PublishListener listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
+  for (const auto& [db, store] : stores_) listen_to(store);
+}
+
+void PolicyStores::listen_to(const std::shared_ptr<PolicyStore>& store) {
+  if (!listener_) return;
+  // The store owns the callback, so it outlives every call.
+  store->set_publish_listener(
+      [listener = listener_, several = several_, s = store.get()](
+          const std::string& table, const TableSnapshot* in_force, const std::string& error) {
+        std::string name = table;
+        if (several->load())
+          for (const auto& p : s->policies())
+            if (p.name() == table) name = database_qualified_name(p);
+        listener(name, in_force, error);
+      });
 }
 
 void PolicyStores::stop() {

@@ -15,6 +15,7 @@
 // Thread-safety: every public member may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -73,10 +74,23 @@ class PolicyStores {
   void start();
   void stop();
 
+  // PolicyStore::set_publish_listener on every store, those RELOAD makes
+  // included (set before their first build); the table is named as name_of
+  // names its policy.
+  using PublishListener = std::function<void(const std::string& name, const TableSnapshot* in_force,
+                                             const std::string& error)>;
+  void set_publish_listener(PublishListener listener);
+
  private:
+  void listen_to(const std::shared_ptr<PolicyStore>& store);  // mu_ held
+
   const std::string default_;
   mutable std::mutex mu_;
   Factory factory_;
+  PublishListener listener_;
+  // stores_.size() > 1, for listeners, which must not reach this object
+  // (a store may outlive it).
+  std::shared_ptr<std::atomic<bool>> several_ = std::make_shared<std::atomic<bool>>(false);
   std::map<std::string, std::shared_ptr<PolicyStore>> stores_;  // by database
   bool started_ = false;
 };

@@ -124,6 +124,28 @@ void Server::build_policies() {
   log(LogLevel::kInfo, "policies built in {} ms",
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
           .count());
+  // From now on, every refresh, load of another replica's snapshot and
+  // failure gets a line (the start-up ones are above).
+  context_.policies->set_publish_listener(
+      [](const std::string& name, const policy::TableSnapshot* in_force, const std::string& error) {
+        if (!error.empty()) {
+          if (in_force)
+            log(LogLevel::kWarning,
+                "policy {}: build failed, the previous snapshot stays in force: {}", name, error);
+          else
+            log(LogLevel::kError,
+                "policy {}: not built, restricted sessions are denied the table: {}", name, error);
+          return;
+        }
+        if (!in_force) return;
+        log(LogLevel::kInfo, "policy {}: now serving a tree of {} nodes ({} rows){}", name,
+            in_force->tree.size(), in_force->stats.rows,
+            in_force->shared_version ? fmt::format(", snapshot version {} built by {}",
+                                                   in_force->shared_version, in_force->built_by)
+                                     : "");
+        if (!in_force->release.note.empty())
+          log(LogLevel::kWarning, "policy {}: {}", name, in_force->release.note);
+      });
 }
 
 std::string Server::reload() {

@@ -96,6 +96,15 @@ std::string eventually(KanonProxy& proxy, const std::string& want) {
   return got;
 }
 
+// Polls (no timing asserted) until `proxy`'s log holds `line`.
+bool logged(KanonProxy& proxy, const std::string& line) {
+  for (int i = 0; i < 100; ++i) {
+    if (proxy.log().find(line) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("replicas: one builds, both serve its version; refresh, failover, restart") {
@@ -126,6 +135,22 @@ TEST_CASE("replicas: one builds, both serve its version; refresh, failover, rest
   CHECK(f.stored() == "1:alpha 2:alpha\n");
   CHECK(masked(*b) == kReleased);
   CHECK(eventually(*a, kReleased) == kReleased);
+  // Both say which version they serve now: the builder after building it,
+  // beta after loading it.
+  CHECK(logged(*a, "policy public.cities: now serving a tree of"));
+  CHECK(logged(*a, "snapshot version 2 built by alpha"));
+  CHECK(logged(*b, "snapshot version 2 built by alpha"));
+  // Once each: alpha's watcher hears its own NOTIFY, and loading the version
+  // it serves already publishes nothing. (A late duplicate could only make
+  // this pass wrongly, never fail wrongly.)
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto count = [](const std::string& log, const std::string& line) {
+    size_t n = 0;
+    for (size_t at = log.find(line); at != std::string::npos; at = log.find(line, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count(a->log(), "snapshot version 2 built by alpha") == 1);
+  CHECK(count(b->log(), "snapshot version 2 built by alpha") == 1);
 
   // The builder is killed: beta's next refresh takes over (version 3 by beta).
   REQUIRE(a->process().signal_and_wait(SIGKILL, 10) == -SIGKILL);

@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 using namespace kanon::policy;
 
@@ -105,6 +107,55 @@ TEST_CASE("RELOAD: new databases get a store that denies until built; removed on
   CHECK_FALSE(stores.only_default_protects());  // archive has policies
   REQUIRE(stores.reload({policy("main", "people", 6)}));
   CHECK(stores.only_default_protects());  // shop and archive stay, empty
+}
+
+TEST_CASE("the publish listener hears every build and failure, of stores RELOAD makes too") {
+  // A table whose policy asks for k = 99 fails to build.
+  PolicyStores::Factory failing = [](const std::string&, std::vector<TablePolicy> tables) {
+    return std::make_shared<PolicyStore>(std::move(tables), [](const TablePolicy& p) {
+      if (p.k == 99) throw std::runtime_error("relation is gone");
+      auto s = std::make_shared<TableSnapshot>();
+      s->policy = p;
+      return std::shared_ptr<const TableSnapshot>(std::move(s));
+    });
+  };
+  PolicyStores stores("main", {policy("main", "people", 5), policy("shop", "orders", 3)}, failing);
+  std::vector<std::string> heard;
+  stores.set_publish_listener([&](const std::string& name, const TableSnapshot* in_force,
+                                  const std::string& error) {
+    heard.push_back(name + " k=" + std::to_string(in_force ? in_force->policy.k : 0) + " " + error);
+  });
+  REQUIRE(stores.refresh_all());
+  std::sort(heard.begin(), heard.end());
+  // Named as name_of names them (several databases: with the database).
+  CHECK(heard == std::vector<std::string>{"main.public.people k=5 ", "shop.public.orders k=3 "});
+
+  // A failed rebuild: the previous tree stays in force and is reported with
+  // the error; a store RELOAD makes is heard from its first build.
+  heard.clear();
+  CHECK_FALSE(stores.reload({policy("main", "people", 99), policy("archive", "old", 4)}, failing));
+  std::sort(heard.begin(), heard.end());
+  CHECK(heard == std::vector<std::string>{"archive.public.old k=4 ",
+                                          "main.public.people k=5 relation is gone"});
+  CHECK(built_k(*stores.find("main"), "public.people") == 5);
+}
+
+TEST_CASE("a stored version already served is not published again") {
+  // As when a replica's watcher loads the version its own build just stored.
+  PolicyStore store({policy("main", "people", 5)}, [](const TablePolicy& p) {
+    auto s = std::make_shared<TableSnapshot>();
+    s->policy = p;
+    s->shared_version = 7;
+    return std::shared_ptr<const TableSnapshot>(std::move(s));
+  });
+  int heard = 0;
+  store.set_publish_listener(
+      [&](const std::string&, const TableSnapshot*, const std::string&) { ++heard; });
+  REQUIRE(store.refresh("public.people"));
+  const auto version = store.current()->version;
+  REQUIRE(store.refresh("public.people"));
+  CHECK(heard == 1);
+  CHECK(store.current()->version == version);
 }
 
 TEST_CASE("a store whose database is not configured serves the one its catalog names") {
