@@ -1,5 +1,7 @@
 // Quoting for SQL text that kanon generates: identifiers and typed literals
-// that mean the same under any standard_conforming_strings setting.
+// in printable ASCII only, which mean the same under any
+// standard_conforming_strings setting and in every client encoding
+// PostgreSQL accepts (all of them keep ASCII as ASCII).
 #pragma once
 
 #include <string>
@@ -8,10 +10,12 @@
 
 namespace kanon::policy {
 
-// "name" with embedded quotes doubled.
+// "name" with embedded quotes doubled; a name with non-ASCII characters
+// (valid UTF-8, as the catalog gives them) as U&"..." with those escaped.
 std::string quote_identifier(std::string_view name);
-// 'text' with quotes doubled; E'...' with backslashes doubled when the text
-// has a backslash, so the value is the same whatever standard_conforming_strings says.
+// 'text' with quotes doubled; E'...' when the text has a backslash, a
+// control character or a byte above ASCII: backslashes doubled, the others
+// as \xHH escapes of the same bytes.
 std::string quote_literal(std::string_view text);
 // quote_literal(text)::type
 std::string typed_literal(std::string_view text, std::string_view type);
