@@ -69,11 +69,13 @@ class Emitter {
   void equals(int attribute, const std::vector<std::string>& values, std::string& out) const {
     const auto& col = attrs_[static_cast<size_t>(attribute)];
     out += quoted_[static_cast<size_t>(attribute)];
+    out += ' ';
+    out += col.equals_operator();
     if (values.size() == 1) {
-      out += " = ";
+      out += ' ';
       out += typed_literal(values[0], col.type);
     } else {
-      out += " = ANY (";
+      out += " ANY (";
       out += typed_array_literal(values, col.type);
       out += ")";
     }
@@ -132,9 +134,9 @@ std::string switch_sql(const ReleasePredicate& p, const std::vector<SqlColumn>& 
   if (arms.empty()) return otherwise;
   std::string out = "CASE";
   for (const auto& [sql, vals] : arms) {
-    out += " WHEN " + quote_identifier(col.name);
-    out += vals.size() == 1 ? " = " + typed_literal(vals[0], col.type)
-                            : " = ANY (" + typed_array_literal(vals, col.type) + ")";
+    out += " WHEN " + quote_identifier(col.name) + " " + col.equals_operator();
+    out += vals.size() == 1 ? " " + typed_literal(vals[0], col.type)
+                            : " ANY (" + typed_array_literal(vals, col.type) + ")";
     out += " THEN " + sql;
   }
   return out + " ELSE " + otherwise + " END";

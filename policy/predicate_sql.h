@@ -4,10 +4,13 @@
 // conditions (a NULL comparison falls through to the next arm, i.e. the
 // "not equal" branch) and every result is a constant or another CASE.
 // Literals are cast to the column's type, so integers, dates and numerics
-// compare as values, not as text.
+// compare as values, not as text. Operators and types are written
+// schema-qualified (`"city" OPERATOR(pg_catalog.=) 'v'::"pg_catalog"."text"`):
+// the masks see raw values, and no operator, function or type a session can
+// put on its search_path may be chosen for them.
 //
-//   kNestedCase  CASE WHEN a = 'v' THEN <eq> ELSE <ne> END, recursively.
-//   kFlatCase    right-hand chains become one CASE with many arms, and arms of
+//   kNestedCase  CASE WHEN a = 'v' (every = written OPERATOR(pg_catalog.=)) THEN <eq> ELSE <ne>
+//   END, recursively. kFlatCase    right-hand chains become one CASE with many arms, and arms of
 //                a run of tests on the same attribute that lead to the same
 //                result are merged into `a = ANY('{...}'::type[])`, which
 //                PostgreSQL evaluates with a hash table from 9 elements on.
@@ -44,7 +47,15 @@ inline constexpr size_t kSwitchMaxValues = 8;
 
 struct SqlColumn {
   std::string name;
-  std::string type;  // type name without modifiers
+  std::string type;  // type name without modifiers, schema-qualified
+  // The equality operator, qualified (ColumnInfo::equality); empty means
+  // OPERATOR(pg_catalog.=). Nothing kanon writes resolves through the
+  // session's search_path.
+  std::string equality;
+
+  std::string equals_operator() const {
+    return equality.empty() ? std::string("OPERATOR(pg_catalog.=)") : equality;
+  }
 };
 
 // One arm of the flat form: WHEN attribute = ANY(values) THEN <result>.

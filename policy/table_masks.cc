@@ -30,10 +30,14 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
                        const std::vector<ReleasePredicate>& predicates,
                        const std::vector<PredicateForm>& forms) {
   std::vector<SqlColumn> attrs;
-  for (const auto& q : policy.quasi_identifiers) attrs.push_back({q, info.find(q)->type});
+  for (const auto& q : policy.quasi_identifiers) {
+    const ColumnInfo* c = info.find(q);
+    attrs.push_back({q, c->written_type(), c->equality});
+  }
   TableMasks masks;
   for (const auto& col : info.columns) {
-    ColumnMask m{col.name, col.full_type, quote_identifier(col.name), ColumnMask::Role::kOther};
+    const std::string& type = col.written_full_type();
+    ColumnMask m{col.name, type, quote_identifier(col.name), ColumnMask::Role::kOther};
     const auto qi =
         std::find(policy.quasi_identifiers.begin(), policy.quasi_identifiers.end(), col.name);
     if (qi != policy.quasi_identifiers.end()) {
@@ -41,16 +45,14 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
       m.role = ColumnMask::Role::kQuasiIdentifier;
       const PredicateForm form =
           forms[i] == PredicateForm::kCostBased ? PredicateForm::kFlatCase : forms[i];
-      m.expression =
-          form == PredicateForm::kFlatValue
-              ? masked_column_sql(predicates[i], attrs, col.name, col.full_type)
-              : mask_sql(col.name, col.full_type, predicate_sql(predicates[i], attrs, form));
+      m.expression = form == PredicateForm::kFlatValue
+                         ? masked_column_sql(predicates[i], attrs, col.name, type)
+                         : mask_sql(col.name, type, predicate_sql(predicates[i], attrs, form));
     }
     for (const auto& d : policy.direct_identifiers) {
       if (d.column != col.name) continue;
       m.role = ColumnMask::Role::kDirectIdentifier;
-      m.expression =
-          d.constant ? typed_literal(*d.constant, col.full_type) : "NULL::" + col.full_type;
+      m.expression = d.constant ? typed_literal(*d.constant, type) : "NULL::" + type;
     }
     if (policy.sensitive && policy.sensitive->column == col.name)
       m.role = ColumnMask::Role::kSensitive;

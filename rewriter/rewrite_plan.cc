@@ -581,7 +581,7 @@ class Planner {
   // The FROM item that replaces the reference: the masked derived table (or
   // the materialized copy), aliased as the reference was (or by its name).
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,
-                          const policy::RelationFacts* child, std::string_view name_text) const {
+                          const policy::RelationFacts* child, std::string_view) const {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
     if (!snap.materialized_name.empty() && !child && !t.child &&
@@ -591,7 +591,11 @@ class Planner {
     s += child ? child_select_list(snap.masks, *child) : t.select_list;
     s += " FROM ";
     if (!r.inh) s += "ONLY ";
-    s += name_text;
+    // The relation kanon decided on, by its schema-qualified name (the
+    // catalog's current one): PostgreSQL reads exactly that table whatever
+    // the session's search_path.
+    s += child ? policy::qualified_name(child->schema, child->name)
+               : policy::qualified_name(t.schema, t.table);
     s += ')';
     s += alias;
     return s;

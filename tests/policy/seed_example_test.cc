@@ -62,9 +62,10 @@ TEST_CASE("seed example: attribute disclosure rules") {
   CHECK(preds[2].rule_text(tree.attributes()) == "(state = OH)");
   const std::vector<SqlColumn> cols = {{"occupation", "text"}, {"city", "text"}, {"state", "text"}};
   CHECK(predicate_sql(preds[2], cols) ==
-        "CASE WHEN \"state\" = 'OH'::text THEN true ELSE false END");
+        "CASE WHEN \"state\" OPERATOR(pg_catalog.=) 'OH'::text THEN true ELSE false END");
   CHECK(predicate_sql(preds[1], cols, PredicateForm::kNestedCase) ==
-        "CASE WHEN \"state\" = 'OH'::text THEN CASE WHEN \"city\" = 'Hamlet'::text THEN true "
+        "CASE WHEN \"state\" OPERATOR(pg_catalog.=) 'OH'::text THEN CASE WHEN \"city\" "
+        "OPERATOR(pg_catalog.=) 'Hamlet'::text THEN true "
         "ELSE false END ELSE false END");
 }
 

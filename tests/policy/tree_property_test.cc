@@ -141,7 +141,7 @@ TEST_CASE("NULL never matches and is never released") {
   const auto preds = compile_release_predicates(tree);
   CHECK(!preds[0].evaluate(std::vector<std::optional<std::string_view>>{std::nullopt}));
   CHECK(predicate_sql(preds[0], {{"x", "integer"}}) ==
-        "CASE WHEN \"x\" = 'v'::integer THEN true ELSE false END");
+        "CASE WHEN \"x\" OPERATOR(pg_catalog.=) 'v'::integer THEN true ELSE false END");
 }
 
 TEST_CASE("l-diversity: a NULL sensitive value is not a distinct value") {
@@ -177,10 +177,12 @@ TEST_CASE("flat form merges same-result arms into ANY") {
   const auto tree = DisclosureTree::build(t, {.k = 2, .l = 0, .max_nodes = 100});
   const auto preds = compile_release_predicates(tree);
   CHECK(predicate_sql(preds[0], {{"x", "text"}}) ==
-        "CASE WHEN \"x\" = ANY ('{\"v0\",\"v1\",\"v2\",\"v3\",\"v4\",\"v5\",\"v6\",\"v7\",\"v8\"}'"
+        "CASE WHEN \"x\" OPERATOR(pg_catalog.=) ANY "
+        "('{\"v0\",\"v1\",\"v2\",\"v3\",\"v4\",\"v5\",\"v6\",\"v7\",\"v8\"}'"
         "::text[]) THEN true ELSE false END");
   CHECK(masked_column_sql(preds[0], {{"x", "text"}}, "x", "text") ==
-        "CASE WHEN \"x\" = ANY ('{\"v0\",\"v1\",\"v2\",\"v3\",\"v4\",\"v5\",\"v6\",\"v7\",\"v8\"}'"
+        "CASE WHEN \"x\" OPERATOR(pg_catalog.=) ANY "
+        "('{\"v0\",\"v1\",\"v2\",\"v3\",\"v4\",\"v5\",\"v6\",\"v7\",\"v8\"}'"
         "::text[]) THEN \"x\" ELSE NULL END");
   CHECK(preds[0].size() == 9);
 }
@@ -205,9 +207,12 @@ TEST_CASE("switch form: one arm per value of the own attribute, cofactors flat")
   CHECK(preds[0].attribute() == 0);
   CHECK(preds[0].tested_values(0) == std::vector<std::string>{"Accountant", "Farmer"});
   CHECK(predicate_sql(preds[0], attrs, PredicateForm::kSwitchCase) ==
-        "CASE WHEN \"occupation\" = 'Accountant'::text THEN CASE WHEN \"state\" = 'OH'::text "
-        "THEN false ELSE true END WHEN \"occupation\" = 'Farmer'::text THEN CASE WHEN "
-        "\"state\" = 'OH'::text THEN CASE WHEN \"city\" = 'Hamlet'::text THEN true ELSE false "
+        "CASE WHEN \"occupation\" OPERATOR(pg_catalog.=) 'Accountant'::text THEN CASE WHEN "
+        "\"state\" OPERATOR(pg_catalog.=) 'OH'::text "
+        "THEN false ELSE true END WHEN \"occupation\" OPERATOR(pg_catalog.=) 'Farmer'::text THEN "
+        "CASE WHEN "
+        "\"state\" OPERATOR(pg_catalog.=) 'OH'::text THEN CASE WHEN \"city\" "
+        "OPERATOR(pg_catalog.=) 'Hamlet'::text THEN true ELSE false "
         "END ELSE false END ELSE false END");
   // A predicate that never tests its own attribute keeps the flat form.
   CHECK(predicate_sql(preds[2], attrs, PredicateForm::kSwitchCase) ==

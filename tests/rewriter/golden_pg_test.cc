@@ -16,10 +16,12 @@
 
 #include "policy/materializer.h"
 #include "policy/policy_file.h"
+#include "policy/sql_text.h"
 #include "policy/table_snapshot.h"
 #include "rewriter/rewriter.h"
 #include "tests/rewriter/golden_env.h"
 #include "tests/rewriter/golden_file.h"
+#include "tests/rewriter/qualification.h"
 #include "tests/support/pg_sandbox.h"
 
 using namespace kanon;
@@ -64,9 +66,19 @@ struct PgEnvs {
   std::set<std::string> forbidden;
 };
 
-PgEnvs build_envs() {
+// The golden tables, created once per process in the shared sandbox.
+PgSandbox& golden_sandbox() {
   auto& pg = PgSandbox::shared();
-  pg.psql(read_file(testing::golden_dir() + "/setup.sql"));
+  static const bool created = [&] {
+    pg.psql(read_file(testing::golden_dir() + "/setup.sql"));
+    return true;
+  }();
+  (void)created;
+  return pg;
+}
+
+PgEnvs build_envs() {
+  auto& pg = golden_sandbox();
   pqxx::connection conn(pg.conninfo());
   auto people_policy = load_policy("people");
   auto hr_policy = people_policy;
@@ -226,4 +238,31 @@ TEST_CASE("every golden output runs on PostgreSQL and returns only masked values
   PQfinish(conn);
   MESSAGE(executed << " golden outputs executed");
   CHECK(executed >= 100);
+}
+
+TEST_CASE("masks built from the real catalog are schema-qualified") {
+  // Every form, from the demo tables' own column types (text, integer,
+  // varchar(n), ...) as read_table_info reads them: nothing in the masks may
+  // resolve through a search_path.
+  pqxx::connection conn(golden_sandbox().conninfo());
+  for (const char* name : {"people", "adult"}) {
+    const auto policy = load_policy(name);
+    for (const auto form : {policy::PredicateForm::kNestedCase, policy::PredicateForm::kFlatCase,
+                            policy::PredicateForm::kFlatValue, policy::PredicateForm::kSwitchCase,
+                            policy::PredicateForm::kCostBased}) {
+      policy::BuildOptions options;
+      options.form = form;
+      options.history = false;
+      const auto snap = policy::build_table_snapshot(conn, policy, options);
+      const std::string sql = "SELECT " + snap->masks.select_list() + " FROM " +
+                              policy::qualified_name(policy.schema, policy.table);
+      CAPTURE(name);
+      CAPTURE(sql.substr(0, 2000));
+      const auto found = testing::unqualified_names(sql);
+      std::string text;
+      for (const auto& f : found) text += f + "; ";
+      CHECK_MESSAGE(found.empty(), text);
+      CHECK(sql.find("OPERATOR(pg_catalog.=)") != std::string::npos);
+    }
+  }
 }

@@ -153,8 +153,9 @@ TEST_CASE(
   CHECK(r.sql.find("CASE WHEN \"city\" = 'Hamlet' THEN \"city\" END AS \"city\"") !=
         std::string::npos);
   CAPTURE(r.sql);
-  CHECK(r.sql.find(", \"note\" FROM ONLY public.people_late") == std::string::npos);
-  CHECK(r.sql.find(", \"note\" FROM public.people_late) AS \"people_late\"") != std::string::npos);
+  CHECK(r.sql.find(", \"note\" FROM ONLY \"public\".\"people_late\"") == std::string::npos);
+  CHECK(r.sql.find(", \"note\" FROM \"public\".\"people_late\") AS \"people_late\"") !=
+        std::string::npos);
   CHECK(e.run("SELECT ctid FROM public.people_late").rule == "system-column");
   CHECK(e.run("DELETE FROM public.people_late").verdict == Verdict::kDenied);
 }
