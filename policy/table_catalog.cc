@@ -72,6 +72,12 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
     col.equality = "OPERATOR(" + schema + ".=)";
     info.columns.push_back(std::move(col));
   }
+  info.oid = tx.exec_params1(
+                   "SELECT c.oid FROM pg_catalog.pg_class c "
+                   "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+                   "WHERE n.nspname = $1 AND c.relname = $2",
+                   policy.schema, policy.table)[0]
+                 .as<uint32_t>();
   const auto children = tx.exec_params(
       "WITH RECURSIVE tree(oid) AS ("
       "  SELECT i.inhrelid FROM pg_catalog.pg_inherits i"

@@ -2,6 +2,7 @@
 // policy against it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct TableInfo {
   // Every inheritance child and partition, recursively, as "schema.table"
   // (unquoted, like policy names). The rewriter masks references to them too.
   std::vector<std::string> children;
+  // pg_class.oid when read from the catalog (0 for hand-made infos): the
+  // rewriter follows the table by it when it is renamed or moved.
+  uint32_t oid = 0;
 
   const ColumnInfo* find(const std::string& name) const;
 };

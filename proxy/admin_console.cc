@@ -19,6 +19,7 @@
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
 #include "publish/export_request.h"
+#include "rewriter/protected_index.h"
 
 namespace kanon::proxy {
 
@@ -217,6 +218,12 @@ class Commands {
       if (snapshot)
         if (auto e = snapshot->errors.find(p.name()); e != snapshot->errors.end())
           status = (t ? "stale: " : "failed: ") + e->second;
+      // Followed by OID: served under its new name, the old one denied.
+      const auto renamed =
+          snapshot ? rewriter::renamed_tables(*snapshot) : std::map<std::string, std::string>{};
+      if (const auto moved = renamed.find(p.name()); moved != renamed.end())
+        status += "; renamed to " + moved->second + " (served masked under that name; " + p.name() +
+                  " denied until the policy names it)";
       r.add(
           {owner ? owner->database_name() : p.database, p.name(), std::to_string(p.k),
            p.sensitive ? std::optional(std::to_string(p.sensitive->l)) : std::nullopt,

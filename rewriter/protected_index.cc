@@ -13,10 +13,25 @@ std::pair<std::string, std::string> split_qualified(const std::string& qualified
 
 }  // namespace
 
+std::map<std::string, std::string> renamed_tables(const policy::PolicySnapshot& snapshot) {
+  std::map<std::string, std::string> out;
+  if (!snapshot.catalog) return out;
+  for (const auto& [name, table] : snapshot.tables) {
+    if (!table || table->info.oid == 0) continue;
+    const policy::RelationFacts* now = snapshot.catalog->relation(table->info.oid);
+    if (!now) continue;  // dropped (or the catalog is older than the build)
+    std::string current = now->schema + "." + now->name;
+    if (current != name) out.emplace(name, std::move(current));
+  }
+  return out;
+}
+
 ProtectedIndex::ProtectedIndex(const policy::PolicySnapshot& snapshot,
                                const std::vector<std::string>& listed) {
+  const auto renamed = renamed_tables(snapshot);
   for (const auto& [name, table] : snapshot.tables) {
-    auto [schema, rel] = split_qualified(name);
+    const auto moved = renamed.find(name);
+    auto [schema, rel] = split_qualified(moved == renamed.end() ? name : moved->second);
     const std::string masks = table ? table->masks.select_list() : std::string();
     add({name, schema, rel, table, false, masks});
     if (!table) continue;
@@ -30,6 +45,7 @@ ProtectedIndex::ProtectedIndex(const policy::PolicySnapshot& snapshot,
     auto [schema, rel] = split_qualified(name);
     add({name, schema, rel, nullptr, false, {}});
   };
+  for (const auto& [name, current] : renamed) add_unbuilt(name);
   for (const auto& [name, error] : snapshot.errors) add_unbuilt(name);
   for (const auto& name : listed) add_unbuilt(name);
 }

@@ -1,6 +1,8 @@
 // ProtectedIndex: the protected tables of one policy snapshot, looked up the
 // way the rewriter meets them in SQL — by qualified name, or by bare name
-// whatever the search_path (conservative). Inheritance children and
+// whatever the search_path (conservative). Each table under the name the
+// catalog gives its OID now (renamed_tables); a renamed table's policy name
+// is listed without a snapshot, so it is denied. Inheritance children and
 // partitions of a protected table are protected with the parent's masks.
 // Tables listed in the policies without a built snapshot are in the index
 // with a null snapshot, so references to them are denied (fail closed).
@@ -56,6 +58,13 @@ class ProtectedIndex {
   std::map<std::string, ProtectedTable, std::less<>> by_qualified_;
   std::map<std::string, std::vector<std::string>, std::less<>> by_name_;  // name -> qualified
 };
+
+// Tables of the snapshot whose relation (by the OID bound at build) the
+// snapshot's catalog now knows under another name: policy name -> current
+// "schema.table". A protected table renamed or moved to another schema stays
+// protected under its new name; its old name is denied until a build covers
+// it (another object may take it).
+std::map<std::string, std::string> renamed_tables(const policy::PolicySnapshot& snapshot);
 
 // The schemas of a search_path setting, in order, unquoted; "$user" and
 // empty entries left out.

@@ -41,6 +41,9 @@ struct Rewriter::Impl {
       if (policies.catalog) {
         std::vector<std::string> protected_tables = listed_tables;
         for (const auto& [name, table] : policies.tables) protected_tables.push_back(name);
+        // A renamed table under its current name too (protected_index.h).
+        for (const auto& [name, current] : renamed_tables(policies))
+          protected_tables.push_back(current);
         for (const auto& [name, error] : policies.errors) protected_tables.push_back(name);
         b.indexes.catalog =
             std::make_shared<const ObjectCatalog>(policies.catalog, protected_tables);

@@ -53,6 +53,9 @@ INSERT INTO public.events
   SELECT g, date '2024-01-01' + (g % 3), timestamptz '2024-03-01 10:00:00+00' + (g % 2) * interval '90 minutes',
          (g % 4) / 3.0, (g % 3) * interval '1 day 2 hours', (ARRAY['Bern', 'Chur', 'Sion'])[1 + g % 3]
   FROM generate_series(1, 40) g;
+CREATE TABLE public.people2 AS SELECT * FROM public.people;
+ALTER TABLE public.people2 ADD PRIMARY KEY (id);
+CREATE SCHEMA moved;
 INSERT INTO public.events VALUES (41, '2031-12-31', '2031-12-31 23:59:59.5+05', 0.1, '7 years', 'Zug');
 )";
 
@@ -60,6 +63,12 @@ std::string policy_file() {
   const std::string path = "/tmp/kanon-state-policy-" + std::to_string(getpid()) + ".yaml";
   std::ofstream(path) << "tables:\n"
                          "  - table: public.people\n"
+                         "    k: 2\n"
+                         "    quasi_identifiers: [occupation, city, state]\n"
+                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
+                         "    exempt: [postgres]\n"
+                         "    refresh: 1h\n"
+                         "  - table: public.people2\n"
                          "    k: 2\n"
                          "    quasi_identifiers: [occupation, city, state]\n"
                          "    direct_identifiers: {name: null, ssn: \"***\"}\n"
@@ -77,7 +86,9 @@ struct Fixture {
   Fixture() {
     auto& pg = PgSandbox::shared();
     pg.psql(kPlanted);
-    proxy = std::make_unique<KanonProxy>(pg.port(), "policies: [" + policy_file() + "]\n");
+    proxy = std::make_unique<KanonProxy>(
+        pg.port(),
+        "policies: [" + policy_file() + "]\nadmin: {database: kanon, users: [postgres]}\n");
   }
   std::unique_ptr<KanonProxy> proxy;
 };
@@ -239,5 +250,70 @@ TEST_CASE("session state: date, time, number and string settings release the sam
   for (const auto& setup : setups) {
     pqxx::connection analyst(f.proxy->conninfo("analyst"));
     check_session(analyst, setup, true, false);
+  }
+}
+
+TEST_CASE(
+    "object identity: a protected table renamed or moved stays protected; its old name is "
+    "denied") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  const std::string read2 = "SELECT id, occupation, city, state, name, ssn FROM ";
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  const std::string before = run(analyst, read2 + "people2 ORDER BY id").rows;
+  REQUIRE(before == reference().people);  // the same rows, the same tree
+  const auto masked_or_denied = [&](const std::string& sql, bool extended) {
+    CAPTURE(sql);
+    CAPTURE(extended);
+    const Outcome o = run(analyst, sql, extended);
+    if (o.sqlstate.empty()) {
+      CHECK(o.rows == before);
+    } else {
+      CHECK_MESSAGE(o.sqlstate == "42501", o.message);
+    }
+    for (const auto& v : kForbidden) CHECK(o.rows.find(v) == std::string::npos);
+    return o;
+  };
+  // Renamed: the first statement after the DDL committed, in both protocols,
+  // and through a new session.
+  pg.psql("ALTER TABLE public.people2 RENAME TO people3");
+  for (bool extended : {false, true}) {
+    const Outcome o = masked_or_denied(read2 + "people3 ORDER BY id", extended);
+    CHECK_MESSAGE(o.sqlstate.empty(), o.message);  // served, masked, under the new name
+    masked_or_denied(read2 + "public.people3 ORDER BY id", extended);
+  }
+  // The admin console says what happened.
+  {
+    pqxx::connection admin(f.proxy->conninfo("postgres", "kanon"));
+    pqxx::nontransaction tx(admin);
+    bool seen = false;
+    for (const auto& row : tx.exec("SHOW POLICIES"))
+      if (std::string(row["table"].c_str()) == "public.people2") {
+        CHECK(std::string(row["status"].c_str()).find("renamed to public.people3") !=
+              std::string::npos);
+        seen = true;
+      }
+    CHECK(seen);
+  }
+  // Moved to another schema.
+  pg.psql("ALTER TABLE public.people3 SET SCHEMA moved");
+  for (bool extended : {false, true}) {
+    const Outcome o = masked_or_denied(read2 + "moved.people3 ORDER BY id", extended);
+    CHECK_MESSAGE(o.sqlstate.empty(), o.message);
+  }
+  // Another object takes the protected name: denied until a build covers it.
+  pg.psql("CREATE TABLE public.people2 AS SELECT * FROM public.people");
+  for (bool extended : {false, true}) {
+    const Outcome o = run(analyst, read2 + "people2 ORDER BY id", extended);
+    CHECK(o.sqlstate == "42501");
+    CHECK_MESSAGE(o.message.find("public.people2") != std::string::npos, o.message);
+    CHECK(o.rows.empty());
+  }
+  // A renamed quasi-identifier column stays masked (or the read fails).
+  pg.psql("ALTER TABLE moved.people3 RENAME COLUMN city TO town");
+  for (bool extended : {false, true}) {
+    const Outcome o = run(analyst, "SELECT * FROM moved.people3 ORDER BY id", extended);
+    CAPTURE(o.message);
+    for (const auto& v : kForbidden) CHECK(o.rows.find(v) == std::string::npos);
   }
 }
