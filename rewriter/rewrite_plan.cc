@@ -594,6 +594,9 @@ class Planner {
     // The relation kanon decided on, by its schema-qualified name (the
     // catalog's current one): PostgreSQL reads exactly that table whatever
     // the session's search_path.
+    // A database name the user wrote stays: PostgreSQL refuses any but the
+    // session's own, as it would have.
+    if (!r.catalog.empty()) s += policy::quote_identifier(r.catalog) + ".";
     s += child ? policy::qualified_name(child->schema, child->name)
                : policy::qualified_name(t.schema, t.table);
     s += ')';
