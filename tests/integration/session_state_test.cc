@@ -159,6 +159,21 @@ void check_session(pqxx::connection& c, const std::string& setup, bool same_mess
   CHECK(recorded.find("Hamlet") == std::string::npos);  // not even released values
 }
 
+// Each setup in a new session: before the reads (simple, then extended
+// protocol), and in the same Query message as the read.
+void check_setups(const std::vector<std::string>& setups) {
+  for (bool extended : {false, true}) {
+    for (const auto& setup : setups) {
+      pqxx::connection analyst(fixture().proxy->conninfo("analyst"));
+      check_session(analyst, setup, false, extended);
+    }
+  }
+  for (const auto& setup : setups) {
+    pqxx::connection analyst(fixture().proxy->conninfo("analyst"));
+    check_session(analyst, setup, true, false);
+  }
+}
+
 const std::string kEvilPath = "evil, pg_catalog, public";
 
 }  // namespace
@@ -175,16 +190,7 @@ TEST_CASE("session state: an operator planted on the search_path never sees a ra
           kEvilPath,
       "BEGIN; SET LOCAL search_path = " + kEvilPath + "; ROLLBACK; SET search_path = " + kEvilPath,
   };
-  for (bool extended : {false, true}) {
-    for (const auto& setup : setups) {
-      pqxx::connection analyst(f.proxy->conninfo("analyst"));
-      check_session(analyst, setup, false, extended);
-    }
-  }
-  for (const auto& setup : setups) {
-    pqxx::connection analyst(f.proxy->conninfo("analyst"));
-    check_session(analyst, setup, true, false);
-  }
+  check_setups(setups);
   // Inside a transaction, with SET LOCAL.
   {
     pqxx::connection analyst(f.proxy->conninfo("analyst"));
@@ -224,7 +230,6 @@ TEST_CASE("session state: an operator planted on the search_path never sees a ra
 }
 
 TEST_CASE("session state: date, time, number and string settings release the same rows") {
-  auto& f = fixture();
   const std::vector<std::string> setups = {
       "SET DateStyle = 'SQL, DMY'",
       "SET DateStyle = 'German'",
@@ -241,16 +246,7 @@ TEST_CASE("session state: date, time, number and string settings release the sam
       "SET ROLE state_analyst",
       "SELECT set_config('role', 'state_analyst', false)",
   };
-  for (bool extended : {false, true}) {
-    for (const auto& setup : setups) {
-      pqxx::connection analyst(f.proxy->conninfo("analyst"));
-      check_session(analyst, setup, false, extended);
-    }
-  }
-  for (const auto& setup : setups) {
-    pqxx::connection analyst(f.proxy->conninfo("analyst"));
-    check_session(analyst, setup, true, false);
-  }
+  check_setups(setups);
 }
 
 TEST_CASE(
