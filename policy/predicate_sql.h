@@ -5,12 +5,13 @@
 // "not equal" branch) and every result is a constant or another CASE.
 // Literals are cast to the column's type, so integers, dates and numerics
 // compare as values, not as text. Operators and types are written
-// schema-qualified (`"city" OPERATOR(pg_catalog.=) 'v'::"pg_catalog"."text"`):
+// schema-qualified (`"city" OPERATOR(pg_catalog.=) 'v'::pg_catalog.text`):
 // the masks see raw values, and no operator, function or type a session can
-// put on its search_path may be chosen for them.
+// put on its search_path may be chosen for them. Below, `a = 'v'` is short
+// for that.
 //
-//   kNestedCase  CASE WHEN a = 'v' (every = written OPERATOR(pg_catalog.=)) THEN <eq> ELSE <ne>
-//   END, recursively. kFlatCase    right-hand chains become one CASE with many arms, and arms of
+//   kNestedCase  CASE WHEN a = 'v' THEN <eq> ELSE <ne> END, recursively.
+//   kFlatCase    right-hand chains become one CASE with many arms, and arms of
 //                a run of tests on the same attribute that lead to the same
 //                result are merged into `a = ANY('{...}'::type[])`, which
 //                PostgreSQL evaluates with a hash table from 9 elements on.

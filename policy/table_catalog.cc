@@ -46,7 +46,8 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
       "  WHERE o.oprname = '=' AND o.oprleft = b.oid AND o.oprright = b.oid "
       "  AND (n2.nspname = 'pg_catalog' OR (o.oprnamespace = b.typnamespace "
       "       AND o.oprowner = b.typowner)) "
-      "  ORDER BY n2.nspname = 'pg_catalog' DESC LIMIT 1) "
+      "  ORDER BY n2.nspname = 'pg_catalog' DESC LIMIT 1), "
+      "c.oid "
       "FROM pg_catalog.pg_attribute a "
       "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
       "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
@@ -60,6 +61,7 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
   if (rows.empty())
     fail(policy.where, fmt::format("table {} does not exist (or has no columns)", policy.name()));
   TableInfo info{policy.schema, policy.table, {}, {}};
+  info.oid = rows[0][7].as<uint32_t>();
   for (const auto& r : rows) {
     ColumnInfo col{r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>()};
     const bool array = r[5].as<bool>();
@@ -72,12 +74,6 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
     col.equality = "OPERATOR(" + schema + ".=)";
     info.columns.push_back(std::move(col));
   }
-  info.oid = tx.exec_params1(
-                   "SELECT c.oid FROM pg_catalog.pg_class c "
-                   "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-                   "WHERE n.nspname = $1 AND c.relname = $2",
-                   policy.schema, policy.table)[0]
-                 .as<uint32_t>();
   const auto children = tx.exec_params(
       "WITH RECURSIVE tree(oid) AS ("
       "  SELECT i.inhrelid FROM pg_catalog.pg_inherits i"

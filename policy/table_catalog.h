@@ -21,12 +21,12 @@ struct ColumnInfo {
   std::string full_type;  // with modifiers, e.g. "character varying(20)"
   // The same types as kanon writes them into SQL a restricted session runs:
   // schema-qualified, so no search_path can make them mean another type
-  // ("pg_catalog"."varchar", "pg_catalog"."varchar"(20), "public"."mood"[]).
+  // (pg_catalog."varchar", pg_catalog."varchar"(20), public.mood[]).
   // Empty when unknown (hand-made infos): then type / full_type are written.
   std::string sql_type;
   std::string sql_full_type;
   // The equality operator the masks compare this column with, qualified:
-  // OPERATOR("pg_catalog".=), or the type's own schema's `=` for a type
+  // OPERATOR(pg_catalog.=), or the type's own schema's `=` for a type
   // whose owner defines one there (citext, ...). Empty: pg_catalog's.
   std::string equality;
 

@@ -99,8 +99,7 @@ class Planner {
     // Statistics views: only the rows of the session's own temporary tables,
     // in a query (a view or a write over them would keep them unfiltered).
     for (const RelationRef* r : statistics) {
-      if (write || r->role != RelationRef::Role::kRead ||
-          !splice_from_item(*r, [&](std::string_view) {
+      if (write || r->role != RelationRef::Role::kRead || !splice_from_item(*r, [&] {
             return statistics_filter(r->name) +
                    (r->has_alias ? "" : " AS " + policy::quote_identifier(r->name));
           }))
@@ -138,9 +137,7 @@ class Planner {
 
     for (const auto& p : refs) {
       bool ok = true;
-      const auto make_item = [&](std::string_view name_text) {
-        return masked_item(*p.ref, *p.table, p.child, name_text);
-      };
+      const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child); };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
           ok = splice_from_item(*p.ref, make_item);
@@ -419,7 +416,7 @@ class Planner {
     if (effective(rel.read).opaque) return deny(rules::kOpaqueRelation, describe(rel, false));
     std::string body;
     if (!expand_view(rel, body)) return false;
-    const auto make_item = [&](std::string_view) {
+    const auto make_item = [&] {
       return body + (r.has_alias ? "" : " AS " + policy::quote_identifier(r.name));
     };
     bool ok = false;
@@ -581,7 +578,7 @@ class Planner {
   // The FROM item that replaces the reference: the masked derived table (or
   // the materialized copy), aliased as the reference was (or by its name).
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,
-                          const policy::RelationFacts* child, std::string_view) const {
+                          const policy::RelationFacts* child) const {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
     if (!snap.materialized_name.empty() && !child && !t.child &&
@@ -631,16 +628,14 @@ class Planner {
     return true;
   }
 
-  // `make_item(name_text)`: the FROM item that replaces the reference.
+  // `make_item()`: the FROM item that replaces the reference.
   template <typename MakeItem>
   bool splice_from_item(const RelationRef& r, MakeItem make_item) {
     std::vector<NameToken> parts;
     if (!locate_name(r, parts)) return false;
     size_t begin = 0, end = 0;
     if (!reference_span(r, parts, begin, end)) return false;
-    const std::string_view name_text =
-        sql_.substr(parts.front().begin, parts.back().end - parts.front().begin);
-    std::string item = make_item(name_text);
+    std::string item = make_item();
     if (r.table_form) {
       size_t word = 0;
       if (word_before(sql_, begin, word) != "table") return false;
@@ -666,10 +661,8 @@ class Planner {
       columns = std::string(sql_.substr(open + 1, close - open - 2));
       end = close;
     }
-    const std::string_view name_text =
-        sql_.substr(parts.front().begin, parts.back().end - parts.front().begin);
     plan_.edits.push_back(
-        {parts.front().begin, end, "(SELECT " + columns + " FROM " + make_item(name_text) + ")"});
+        {parts.front().begin, end, "(SELECT " + columns + " FROM " + make_item() + ")"});
     return true;
   }
 
