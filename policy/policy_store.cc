@@ -54,6 +54,23 @@ std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySna
   return s;
 }
 
+std::string renamed_to(const TableSnapshot& served, const CatalogFacts& catalog) {
+  if (served.info.oid == 0) return {};
+  const RelationFacts* now = catalog.relation(served.info.oid);
+  if (!now || (now->schema == served.info.schema && now->name == served.info.table)) return {};
+  return now->schema + "." + now->name;
+}
+
+std::string refused_rename(const TableSnapshot& served, const CatalogFacts& catalog) {
+  const std::string now = renamed_to(served, catalog);
+  if (now.empty()) return {};
+  return fmt::format(
+      "the table this policy protected (OID {}) was renamed to {} and stays protected under "
+      "that name with the previous tree; {}.{} is not built again until the policy names the "
+      "table it means (RELOAD)",
+      served.info.oid, now, served.info.schema, served.info.table);
+}
+
 PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies,
                          BuildOptions options, std::string database, SharingOptions sharing)
     : conninfo_(conninfo),
@@ -105,6 +122,15 @@ void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableS
     if (const auto* served = current_->find(table);
         served && served->shared_version >= built->shared_version)
       return;  // this stored version (loaded meanwhile) or a newer one is served already
+  // Backstop for a catalog read after the build began: a build of whatever
+  // holds the name now never replaces the tree of a renamed table.
+  std::string refused;
+  const CatalogFacts* facts = catalog ? catalog.get() : current_->catalog.get();
+  if (built && facts)
+    if (const auto* served = current_->find(table); served && served->info.oid != built->info.oid)
+      refused = refused_rename(*served, *facts);
+  if (!refused.empty()) built.reset();
+  const std::string& why = refused.empty() ? error : refused;
   auto next = std::make_shared<PolicySnapshot>(*current_);
   next->version = current_->version + 1;
   const bool failed = !built;  // `error` means nothing after a success
@@ -112,7 +138,7 @@ void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableS
     next->tables[table] = std::move(built);
     next->errors.erase(table);
   } else {
-    next->errors[table] = error;
+    next->errors[table] = why;
   }
   if (catalog) {
     next->catalog = std::move(catalog);
@@ -127,9 +153,9 @@ void PolicyStore::publish(const std::string& table, std::shared_ptr<const TableS
   const auto snapshot = current_;  // keeps the table's snapshot alive for the call
   lock.unlock();
   listener(table, snapshot->find(table),
-           !failed         ? std::string()
-           : error.empty() ? std::string("unknown error")
-                           : error);
+           !failed       ? std::string()
+           : why.empty() ? std::string("unknown error")
+                         : why);
 }
 
 void PolicyStore::set_publish_listener(PublishListener listener) {
@@ -254,6 +280,14 @@ bool PolicyStore::take_baseline(const std::string& table) {
 bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
   std::shared_ptr<const TableSnapshot> built;
   std::string error = "no policy for table " + table;
+  const auto served = current();
+  const TableSnapshot* before = served->find(table);
+  if (const std::string refused =
+          before && served->catalog ? refused_rename(*before, *served->catalog) : std::string();
+      !refused.empty()) {
+    publish(table, nullptr, refused);
+    return false;
+  }
   for (const auto& p : policies()) {
     if (p.name() != table) continue;
     try {

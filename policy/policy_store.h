@@ -89,6 +89,15 @@ struct CatalogWatchState {
   uint64_t refreshes = 0;          // catalog refreshes the watcher made
 };
 
+// The name the catalog now gives the relation `served` was built from (its
+// OID), when it is not the policy's: the table was renamed or moved. Empty
+// otherwise, and when the relation is gone.
+std::string renamed_to(const TableSnapshot& served, const CatalogFacts& catalog);
+// Why a refresh of a renamed table is not built (empty: it may be): the
+// policy's name may now hold another relation, whose tree must not replace
+// the one that protects the renamed table (rewriter/protected_index.h).
+std::string refused_rename(const TableSnapshot& served, const CatalogFacts& catalog);
+
 class PolicyStore {
  public:
   // Builds one table; the default opens a service connection to `conninfo`,

@@ -16,13 +16,10 @@ std::pair<std::string, std::string> split_qualified(const std::string& qualified
 std::map<std::string, std::string> renamed_tables(const policy::PolicySnapshot& snapshot) {
   std::map<std::string, std::string> out;
   if (!snapshot.catalog) return out;
-  for (const auto& [name, table] : snapshot.tables) {
-    if (!table || table->info.oid == 0) continue;
-    const policy::RelationFacts* now = snapshot.catalog->relation(table->info.oid);
-    if (!now) continue;  // dropped (or the catalog is older than the build)
-    std::string current = now->schema + "." + now->name;
-    if (current != name) out.emplace(name, std::move(current));
-  }
+  for (const auto& [name, table] : snapshot.tables)
+    if (table)
+      if (std::string now = policy::renamed_to(*table, *snapshot.catalog); !now.empty())
+        out.emplace(name, std::move(now));
   return out;
 }
 
