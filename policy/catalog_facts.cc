@@ -78,6 +78,7 @@ std::string columns_sql() {
 //   o  ref is the function of the operator `owner` created after initdb
 //      (its "schema.name" in the last column)
 //   c  ref is the function of a cast created after initdb
+//   d  a CHECK constraint of a domain created after initdb calls ref
 // Expressions are read twice: pg_depend (references to operators become their
 // function, oprcode), and the stored node trees, whose :relid, :funcid,
 // :opfuncid, ... fields also name the objects initdb created, which are
@@ -113,7 +114,11 @@ std::string edges_sql(bool atomic_bodies) {
       // triggers' WHEN conditions (their function is below)
       " UNION ALL SELECT 'w', t.tgrelid, "
       "   'pg_catalog.pg_trigger'::pg_catalog.regclass::pg_catalog.oid, t.oid "
-      " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL";
+      " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL"
+      // domains' CHECK constraints
+      " UNION ALL SELECT 'd', 0::pg_catalog.oid, "
+      "   'pg_catalog.pg_constraint'::pg_catalog.regclass::pg_catalog.oid, c.oid "
+      " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384";
   if (atomic_bodies)
     s +=
         // BEGIN ATOMIC / RETURN bodies (PostgreSQL 14+)
@@ -134,7 +139,9 @@ std::string edges_sql(bool atomic_bodies) {
        "   COALESCE(i.indpred::pg_catalog.text, '') FROM pg_catalog.pg_index i "
        " WHERE i.indrelid >= 16384 AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)"
        " UNION ALL SELECT 'w', t.tgrelid, t.tgqual::pg_catalog.text "
-       " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL";
+       " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL"
+       " UNION ALL SELECT 'd', 0::pg_catalog.oid, c.conbin::pg_catalog.text "
+       " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384 AND c.conbin IS NOT NULL";
   if (atomic_bodies)
     s += " UNION ALL SELECT 'f', p.oid, p.prosqlbody::pg_catalog.text "
          " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.prosqlbody IS NOT NULL";
@@ -411,6 +418,10 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
     }
     if (what == 'c') {
       add_unique(facts.cast_functions, ref);
+      continue;
+    }
+    if (what == 'd') {
+      if (!is_relation) add_unique(facts.domain_functions, ref);
       continue;
     }
     if (what == 'f') {

@@ -102,6 +102,11 @@ struct CatalogFacts {
   // in reads_functions as its function.
   std::vector<OperatorFacts> operators;
   std::vector<uint32_t> cast_functions;
+  // The functions the CHECK constraints of domains created after initdb call
+  // (pg_depend and the stored expression, so built-in ones too): PostgreSQL
+  // runs them whenever a value becomes one of the domain, e.g. in a cast,
+  // with neither the function's nor always the domain's name in the text.
+  std::vector<uint32_t> domain_functions;
   // Relations outside `relations` (pg_catalog's, information_schema's) that a
   // view, rule, row security policy or atomic body references, as
   // "schema.name", so that e.g. a view over pg_catalog.pg_stats is known.

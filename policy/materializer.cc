@@ -63,7 +63,7 @@ char existing_object(pqxx::work& tx, const TablePolicy& policy, const std::strin
   const auto row = tx.exec_params1(
       "SELECT coalesce(obj_description(to_regclass($1), 'pg_class'), ''), "
       "coalesce((SELECT relkind::text FROM pg_catalog.pg_class WHERE oid = to_regclass($1)), '')",
-      target);
+      qualified_name_value(kMaterializedSchema, materialized_table(policy)));
   const std::string kind = row[1].as<std::string>();
   if (kind.empty()) return '\0';
   const std::string comment = row[0].as<std::string>();
@@ -78,7 +78,8 @@ char existing_object(pqxx::work& tx, const TablePolicy& policy, const std::strin
 // Mirrors the base table's SELECT rights onto `target` (see materializer.h):
 // table-level SELECT (the owner's default rights when the ACL was never set)
 // and column-level SELECT, plus USAGE on the schema for those roles.
-void mirror_select_rights(pqxx::work& tx, const std::string& base, const std::string& target) {
+void mirror_select_rights(pqxx::work& tx, const TablePolicy& policy, const std::string& target) {
+  const std::string base = qualified_name_value(policy.schema, policy.table);
   const auto grants = tx.exec_params(
       "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
       "END, NULL::text "
@@ -126,7 +127,7 @@ std::vector<std::string> manage_grants(pqxx::work& tx, const TablePolicy& policy
   std::vector<std::string> warnings;
   const std::string schema = quote_identifier(kMaterializedSchema);
   for (const auto& name : policy.grant_to) {
-    if (tx.exec_params1("SELECT to_regrole($1) IS NULL", quote_identifier(name))[0].as<bool>()) {
+    if (tx.exec_params1("SELECT to_regrole($1) IS NULL", name_value(name))[0].as<bool>()) {
       warnings.push_back(fmt::format("role {} does not exist: nothing granted", name));
       continue;
     }
@@ -144,7 +145,7 @@ std::vector<std::string> manage_grants(pqxx::work& tx, const TablePolicy& policy
         "    OR has_any_column_privilege(r.oid, c.oid, 'SELECT') "
         "FROM pg_catalog.pg_roles r, pg_catalog.pg_class c "
         "WHERE r.rolname = $1 AND c.oid = $2::regclass",
-        name, base);
+        name, qualified_name_value(policy.schema, policy.table));
     std::vector<std::string> why;
     if (r[0].as<bool>()) why.push_back("it is a superuser");
     if (r[1].as<bool>()) why.push_back("it is a member of pg_read_all_data");
@@ -236,7 +237,7 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
                         quote_identifier(fresh_name(index_key(policy, column))), fresh,
                         quote_identifier(column)));
 
-  mirror_select_rights(tx, base, fresh);
+  mirror_select_rights(tx, policy, fresh);
 
   // The view of mode: view, when the table switched modes.
   if (existing == 'v') tx.exec("DROP VIEW " + target);
@@ -286,11 +287,11 @@ MaskedView build_masked_view(pqxx::connection_base& conn, const TableSnapshot& s
         "ELSE quote_ident(pg_get_userbyid(a.grantee)) END "
         "FROM pg_catalog.pg_class c, LATERAL aclexplode(c.relacl) a "
         "WHERE c.oid = $1::regclass AND a.grantee <> c.relowner",
-        target);
+        qualified_name_value(kMaterializedSchema, materialized_table(policy)));
     for (const auto& h : holders)
       tx.exec("REVOKE ALL ON " + target + " FROM " + h[0].as<std::string>());
   }
-  mirror_select_rights(tx, base, target);
+  mirror_select_rights(tx, policy, target);
   MaskedView out{target, {}};
   if (policy.grants == GrantPolicy::kManage) out.warnings = manage_grants(tx, policy, base, target);
   tx.commit();

@@ -125,4 +125,17 @@ std::string qualified_name(std::string_view schema, std::string_view table) {
   return quote_identifier(schema) + "." + quote_identifier(table);
 }
 
+std::string name_value(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string qualified_name_value(std::string_view schema, std::string_view table) {
+  return name_value(schema) + "." + name_value(table);
+}
+
 }  // namespace kanon::policy

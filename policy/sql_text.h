@@ -23,5 +23,11 @@ std::string typed_literal(std::string_view text, std::string_view type);
 std::string typed_array_literal(const std::vector<std::string>& values, std::string_view type);
 // "schema"."table"
 std::string qualified_name(std::string_view schema, std::string_view table);
+// For the name input functions (::regclass, to_regclass, to_regrole) given a
+// bound parameter, never for SQL text: "name" with quotes doubled and every
+// other character as it is. They do not read U&"..." (quote_identifier).
+std::string name_value(std::string_view name);
+// name_value(schema).name_value(table)
+std::string qualified_name_value(std::string_view schema, std::string_view table);
 
 }  // namespace kanon::policy

@@ -47,7 +47,7 @@ std::string aggregate_settings(pqxx::transaction_base& tx, const TablePolicy& po
   if (!options.tuned) return sql;
   sql += "; SET LOCAL enable_sort = off; SET LOCAL jit = off";
   const auto size = tx.exec_params1("SELECT pg_catalog.pg_relation_size($1::pg_catalog.regclass)",
-                                    qualified_name(policy.schema, policy.table))[0]
+                                    qualified_name_value(policy.schema, policy.table))[0]
                         .as<int64_t>();
   if (size >= 0 && static_cast<uint64_t>(size) >= options.parallel_bytes)
     sql += "; SET LOCAL parallel_tuple_cost = 0";

@@ -50,8 +50,10 @@ void AuditTracker::received() {
   received_steady_ = std::chrono::steady_clock::now();
 }
 
-void AuditTracker::decided(const rewriter::RewriteResult& result, uint64_t snapshot_version) {
+void AuditTracker::decided(const rewriter::RewriteResult& result, uint64_t snapshot_version,
+                           std::optional<std::string> text) {
   Decided d;
+  d.text = std::move(text);
   d.decision = decision_of(result);
   d.fingerprint = result.fingerprint;
   if (d.decision == AuditDecision::kDenied) {
@@ -114,7 +116,7 @@ void AuditTracker::on_message(const wire::Frame& frame) {
   size_t at = 0;
   switch (frame.type) {
     case wire::frontend::kQuery: {
-      owed_.push_back({Owes::kCycle, start("simple", std::string(cstring(body, &at)))});
+      owed_.push_back({Owes::kCycle, start("simple", statement_text(cstring(body, &at)))});
       break;
     }
     case wire::frontend::kFunctionCall: {
@@ -129,7 +131,7 @@ void AuditTracker::on_message(const wire::Frame& frame) {
       const std::string_view sql = cstring(body, &at);
       if (decision_ && decision_->decision == AuditDecision::kDenied) {
         statements_.erase(name);
-        owed_.push_back({Owes::kAnswer, start("extended", std::string(sql))});
+        owed_.push_back({Owes::kAnswer, start("extended", statement_text(sql))});
         break;
       }
       auto prepared = std::make_shared<Prepared>();
@@ -140,7 +142,7 @@ void AuditTracker::on_message(const wire::Frame& frame) {
         prepared->tables = decision_->tables;
       }
       prepared->snapshot_version = decision_version_;
-      if (trail_.keep_text()) prepared->text = std::string(sql);
+      if (trail_.keep_text()) prepared->text = statement_text(sql);
       statements_[name] = std::move(prepared);
       owed_.push_back({Owes::kAnswer, std::nullopt});
       break;
@@ -195,6 +197,10 @@ void AuditTracker::on_message(const wire::Frame& frame) {
   if (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse ||
       frame.type == wire::frontend::kFunctionCall)
     decision_.reset();
+}
+
+std::string AuditTracker::statement_text(std::string_view sent) const {
+  return decision_ && decision_->text ? *decision_->text : std::string(sent);
 }
 
 void AuditTracker::probe_was_mismatch() {

@@ -53,7 +53,10 @@ class AuditTracker {
   // A client frame arrived (call before the gate sees it).
   void received();
   // What the gate decided for the Query, Parse or FunctionCall being handled.
-  void decided(const rewriter::RewriteResult& result, uint64_t snapshot_version);
+  // `text`: the statement as kanon read it (UTF-8), when that is not the
+  // message's bytes as they are (another client encoding).
+  void decided(const rewriter::RewriteResult& result, uint64_t snapshot_version,
+               std::optional<std::string> text = std::nullopt);
   // The client frame and what the gate did with it.
   void on_client_frame(const wire::Frame& frame, StatementGate::Action action);
   // A backend frame as the client gets it: `error_sqlstate` is the SQLSTATE
@@ -90,6 +93,8 @@ class AuditTracker {
   // Queues what the backend owes for the frame (a record when it is one).
   void on_message(const wire::Frame& frame);
   Pending start(const char* protocol, std::optional<std::string> text);
+  // A Query's or Parse's text for its record: as kanon read it, or as sent.
+  std::string statement_text(std::string_view sent) const;
   void finish(Pending& p, std::string_view sqlstate = {});
   void on_error(std::string_view sqlstate);
   void on_ready();
@@ -107,6 +112,7 @@ class AuditTracker {
     std::string rule;
     std::string object;
     std::vector<std::string> tables;
+    std::optional<std::string> text;
   };
   std::optional<Decided> decision_;
   uint64_t decision_version_ = 0;

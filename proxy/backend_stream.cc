@@ -54,14 +54,22 @@ BackendStream::Verdict BackendStream::on_frame(const wire::Frame& frame) {
     case wire::backend::kParameterStatus: {
       auto status = wire::decode_parameter_status(frame.body);
       if (!status.ok()) return Verdict::kMalformed;
-      if (status.value().name == "standard_conforming_strings")
+      const auto& name = status.value().name;
+      if (name == "standard_conforming_strings")
         standard_conforming_strings_ = status.value().value == "on";
+      else if (name == "client_encoding")
+        client_encoding_ = status.value().value;
+      else if (name == "server_encoding")
+        server_encoding_ = status.value().value;
       return Verdict::kForward;
     }
     case wire::backend::kReadyForQuery:
-      phase_ = Phase::kReady;
       if (frame.body.size() != 1) return Verdict::kMalformed;
+      if (phase_ == Phase::kStartup) startup_client_encoding_ = client_encoding_;
+      phase_ = Phase::kReady;
       transaction_status_ = static_cast<char>(frame.body[0]);
+      ++ready_count_;
+      if (transaction_status_ == wire::kTxIdle) last_idle_ready_ = ready_count_;
       return Verdict::kForward;
     default:
       return Verdict::kForward;

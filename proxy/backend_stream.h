@@ -8,7 +8,9 @@
 // SCRAM's channel-binding mechanisms (-PLUS) from the server's offer.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include "proxy/cancel_registry.h"
 #include "proxy/wire/backend_messages.h"
@@ -41,6 +43,17 @@ class BackendStream {
   // The transaction status of the last ReadyForQuery ('I', 'T' or 'E'; 0
   // before the first).
   char transaction_status() const { return transaction_status_; }
+  // ReadyForQuery messages so far (1 once start-up is over), and the ordinal
+  // of the last one that said 'I' (0: none yet). A ParameterStatus comes
+  // before the ReadyForQuery of the cycle that changed the setting.
+  uint64_t ready_count() const { return ready_count_; }
+  uint64_t last_idle_ready() const { return last_idle_ready_; }
+  // client_encoding and server_encoding as the server last reported them,
+  // and client_encoding as it was when start-up ended (what RESET, RESET ALL
+  // and DISCARD ALL return to); empty before the server reported them.
+  const std::string& client_encoding() const { return client_encoding_; }
+  const std::string& server_encoding() const { return server_encoding_; }
+  const std::string& startup_client_encoding() const { return startup_client_encoding_; }
 
  private:
   CancelRegistry& registry_;
@@ -48,6 +61,11 @@ class BackendStream {
   bool fatal_ = false;
   bool standard_conforming_strings_ = true;
   char transaction_status_ = 0;
+  uint64_t ready_count_ = 0;
+  uint64_t last_idle_ready_ = 0;
+  std::string client_encoding_;
+  std::string server_encoding_;
+  std::string startup_client_encoding_;
   std::optional<wire::BackendKeyData> backend_key_;
   std::optional<wire::BackendKeyData> client_key_;
   wire::Buffer replacement_;

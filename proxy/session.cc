@@ -16,6 +16,7 @@
 #include "base/sqlstate.h"
 #include "proxy/backend_tls_negotiator.h"
 #include "proxy/blocking.h"
+#include "proxy/client_text.h"
 #include "proxy/log.h"
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
@@ -229,6 +230,7 @@ awaitable<void> Session::run_client() {
       add_restricted_settings(startup, config.restricted_settings);
       std::random_device random;
       const uint64_t nonce = (uint64_t{random()} << 32) ^ random();
+      encoding_.emplace(backend_stream_);
       gate_.emplace(
           [this](std::string_view sql, const char* protocol) { return rewrite(sql, protocol); },
           [this](uint32_t oid) { return function_call(oid); }, denials_, nonce);
@@ -347,34 +349,68 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
   }
 }
 
+rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version) {
+  rewriter::RewriteResult result;
+  if (text.find('\\') != std::string_view::npos) {
+    // A backslash: decide, and send, the text with plain constants that hold
+    // one spelled E'...', which the server reads alike whatever
+    // standard_conforming_strings is by then (rewriter/string_literals.h).
+    const auto respelled =
+        rewriter::standard_text(text, backend_stream_.standard_conforming_strings());
+    if (!respelled)
+      return rewriter::make_denial(
+          rewriter::rules::kStandardConformingStrings,
+          "a string constant kanon cannot respell (N'...' with a backslash)");
+    if (prepared_ && prepared_sql_ == *respelled) {
+      result = std::move(*prepared_);
+    } else {
+      const auto current = snapshot();
+      result = context_.rewriter.rewrite(*respelled, *current, access_);
+      version = current->version;
+    }
+    if (result.verdict == rewriter::Verdict::kPass && *respelled != text) {
+      result.verdict = rewriter::Verdict::kRewritten;
+      result.sql = *respelled;
+    }
+    return result;
+  }
+  if (prepared_ && prepared_sql_ == text) return std::move(*prepared_);
+  const auto current = snapshot();
+  result = context_.rewriter.rewrite(text, *current, access_);
+  version = current->version;
+  return result;
+}
+
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
   rewriter::RewriteResult result;
   uint64_t version = 0;
   const auto t0 = std::chrono::steady_clock::now();
-  if (sql.find('\\') != std::string_view::npos) {
-    // A backslash: decide, and send, the text with plain constants that hold
-    // one spelled E'...', which the server reads alike whatever
-    // standard_conforming_strings is by then (rewriter/string_literals.h).
-    if (const auto text =
-            rewriter::standard_text(sql, backend_stream_.standard_conforming_strings())) {
-      const auto current = snapshot();
-      result = context_.rewriter.rewrite(*text, *current, access_);
-      version = current->version;
-      if (result.verdict == rewriter::Verdict::kPass && *text != sql) {
-        result.verdict = rewriter::Verdict::kRewritten;
-        result.sql = *text;
-      }
-    } else {
-      result =
-          rewriter::make_denial(rewriter::rules::kStandardConformingStrings,
-                                "a string constant kanon cannot respell (N'...' with a backslash)");
-    }
-  } else if (prepared_ && prepared_sql_ == sql) {
-    result = std::move(*prepared_);
+  // The text as PostgreSQL will read it (encoding_guard.h): the client's
+  // bytes, or their UTF-8 conversion in another client encoding, or nothing
+  // kanon may rely on.
+  const EncodingGuard::Text read = encoding_->read(sql);
+  std::optional<std::string> read_text;  // for the audit trail, when it is not `sql`
+  if (read.read == EncodingGuard::Read::kRefused) {
+    result = rewriter::make_denial(rewriter::rules::kClientEncoding, read.refusal);
+    if (!is_valid_utf8(sql)) read_text = printable_utf8(sql);
+  } else if (read.read == EncodingGuard::Read::kAsIs) {
+    result = decide(sql, version);
   } else {
-    const auto current = snapshot();
-    result = context_.rewriter.rewrite(sql, *current, access_);
-    version = current->version;
+    read_text = read.utf8;
+    result = decide(read.utf8, version);
+    if (result.verdict == rewriter::Verdict::kRewritten) {
+      // Sent in the client's encoding; kPass sends the client's own bytes.
+      if (auto back = encoding_->write(result.sql)) {
+        result.sql = std::move(*back);
+      } else {
+        const uint64_t fingerprint = result.fingerprint;
+        result = rewriter::make_denial(
+            rewriter::rules::kClientEncoding,
+            fmt::format("a rewritten text that does not convert back to {} (client_encoding)",
+                        backend_stream_.client_encoding()));
+        result.fingerprint = fingerprint;
+      }
+    }
   }
   prepared_.reset();
   access_.absent_names.clear();
@@ -387,8 +423,12 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   if (audit_) {
     refuse_unless_audited(result);
     if (version == 0) version = snapshot()->version;
-    audit_->decided(result, version);
+    audit_->decided(result, version, std::move(read_text));
   }
+  if (result.verdict == rewriter::Verdict::kDenied)
+    result.message = encoding_->message(result.message);  // the client reads it in its encoding
+  else
+    forwarded_effect_ = result.encoding_effect;
   const double micros =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   if (result.verdict == rewriter::Verdict::kDenied && result.rule == rewriter::rules::kSyntax.id) {
@@ -663,7 +703,10 @@ awaitable<void> Session::relay_client_to_backend() {
       if (gate_ && !gate_->discarding() &&
           (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
         co_await look_up_unknown_names(frame);
+      forwarded_effect_.reset();
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
+      if (encoding_ && action != StatementGate::Action::kDrop)
+        encoding_->on_client_frame(frame, forwarded_effect_, gate_->cycle());
       if (audit_) audit_->on_client_frame(frame, action);
       note_client_frame(frame.type, action == StatementGate::Action::kDrop);
       if (action == StatementGate::Action::kForward) {

@@ -36,6 +36,7 @@
 #include "proxy/backend_stream.h"
 #include "proxy/byte_stream.h"
 #include "proxy/console_session.h"
+#include "proxy/encoding_guard.h"
 #include "proxy/receive_buffer.h"
 #include "proxy/server_context.h"
 #include "proxy/startup_handshake.h"
@@ -84,6 +85,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<policy::PolicyStore> store() const;
   std::shared_ptr<const policy::PolicySnapshot> snapshot();
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
+  // The rewriter's decision on `text` (UTF-8), respelled when it holds a
+  // backslash; sets `version` to the snapshot version it used (0: a decision
+  // look_up_unknown_names() prepared).
+  rewriter::RewriteResult decide(std::string_view text, uint64_t& version);
   // session_lookup.cc: before the gate decides a Query or Parse, names the
   // snapshot's catalog does not know are looked up in the database; the
   // catalog is re-read when one of them now exists.
@@ -156,6 +161,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string prepared_sql_;
   std::optional<rewriter::RewriteResult> prepared_;
   DenialQueue denials_;
+  std::optional<EncodingGuard> encoding_;
+  // What the Query or Parse the gate is deciding may do to client_encoding,
+  // when it goes to the backend (rewrite() sets it).
+  std::optional<rewriter::EncodingEffect> forwarded_effect_;
   std::optional<StatementGate> gate_;
   std::optional<ResponseFilter> filter_;
   std::optional<AuditTracker> audit_;  // restricted sessions, when audit: is configured

@@ -28,6 +28,11 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
     if (!p.ok()) co_return;
     sql = std::move(p.value().query);
   }
+  // In another client encoding, Session::rewrite decides the text converted
+  // to UTF-8 (encoding_guard.h); text it refuses needs no look-up.
+  auto read = encoding_->read(sql);
+  if (read.read == EncodingGuard::Read::kRefused) co_return;
+  if (read.read == EncodingGuard::Read::kConverted) sql = std::move(read.utf8);
   // With a backslash, Session::rewrite decides the text with E'...'
   // constants (rewriter/string_literals.h): look its names up.
   if (sql.find('\\') != std::string::npos)

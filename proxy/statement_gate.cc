@@ -92,6 +92,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   switch (frame.type) {
     case wire::frontend::kSync:
       ++ready_expected_;
+      cycle_ = ready_expected_;
       answers_in_cycle_ = 0;
       discarding_ = false;
       return Action::kForward;
@@ -100,6 +101,9 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
     default:
       break;
   }
+  // Extended-protocol messages belong to the cycle of the next Sync; a
+  // Query or FunctionCall is a cycle of its own (below).
+  cycle_ = ready_expected_ + 1;
   // After a failed Parse PostgreSQL ignores everything up to Sync, Query
   // and FunctionCall included (they get no answer at all).
   if (discarding_) return Action::kDrop;
@@ -108,6 +112,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
     case wire::frontend::kQuery: {
       // A Query is one cycle of its own and ends an open extended one.
       ++ready_expected_;
+      cycle_ = ready_expected_;
       answers_in_cycle_ = 0;
       auto q = wire::decode_query(frame.body);
       const auto result = q.ok() ? rewrite_(q.value().sql, "simple") : malformed("Query");
@@ -133,6 +138,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
     }
     case wire::frontend::kFunctionCall: {
       ++ready_expected_;
+      cycle_ = ready_expected_;
       answers_in_cycle_ = 0;
       auto call = wire::decode_function_call(frame.body);
       const auto result =

@@ -100,6 +100,10 @@ class StatementGate {
   const wire::Buffer& replacement() const { return replacement_; }
 
   bool discarding() const { return discarding_; }
+  // The ReadyForQuery ordinal (1 = start-up's) that ends the cycle of the
+  // frame on_frame() last saw; while a Query or Parse is being decided (the
+  // rewrite callback), that statement's.
+  uint64_t cycle() const { return cycle_; }
 
  private:
   // Queues the denial for the cycle ending with ReadyForQuery `ordinal`;
@@ -117,6 +121,7 @@ class StatementGate {
   wire::Buffer replacement_;
   uint64_t ready_expected_ = 1;    // ReadyForQuery messages the backend owes so far
   uint64_t answers_in_cycle_ = 0;  // extended messages forwarded since the cycle began
+  uint64_t cycle_ = 1;
   bool discarding_ = false;
 };
 

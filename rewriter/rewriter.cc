@@ -161,6 +161,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     result.sql = apply_edits(sql, std::move(plan.edits));
     result.tables = std::move(plan.tables);
   }
+  if (result.verdict != Verdict::kDenied)
+    result.encoding_effect = encoding_effect(parsed, sql, indexes.catalog.get());
   // A plan that relied on names being absent holds only as long as they are.
   if (context.absent_names.empty()) impl_->cache.put(key, result);
   return result;

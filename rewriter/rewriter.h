@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "policy/policy_store.h"
+#include "rewriter/encoding_effect.h"
 #include "rewriter/statement_rules.h"
 
 namespace kanon::rewriter {
@@ -82,6 +83,8 @@ struct RewriteResult {
   std::vector<std::string> unknown;  // kLookup: the names to look up (sorted, unique)
   // kRewritten: "schema.table" of the protected tables the masks read (sorted, unique).
   std::vector<std::string> tables;
+  // kPass, kRewritten: what running it may do to the session's client_encoding.
+  EncodingEffect encoding_effect;
 };
 
 // A kDenied result for `rule`, its message built by denial_message().

@@ -46,6 +46,10 @@ class StatementWalker {
       const int32_t n = t_.member(body, "name");
       if (n >= 0) out_.setting = std::string(t_.at(n).text);
     }
+    if (out_.kind == "VariableSetStmt" || out_.kind == "TransactionStmt")
+      out_.subkind = std::string(string_member(body, "kind"));
+    if (out_.kind == "DiscardStmt") out_.subkind = std::string(string_member(body, "target"));
+    if (out_.kind == "VariableSetStmt") read_setting_values(body);
     visit_node(stmt, {}, {});
     out_.fingerprint = hash_;
   }
@@ -79,6 +83,16 @@ class StatementWalker {
       }
     }
     if (out_.function_language.empty() && out_.function_sql_body) out_.function_language = "sql";
+  }
+
+  // The arguments of SET: {"A_Const": {"sval": {"sval": "LATIN1"}}}, ...
+  void read_setting_values(int32_t body) {
+    const int32_t args = t_.member(body, "args");
+    if (args < 0) return;
+    for (int32_t a = t_.at(args).first_child; a >= 0; a = t_.at(a).next_sibling) {
+      const int32_t sval = t_.member(t_.member(a, "A_Const"), "sval");
+      out_.setting_values.emplace_back(sval >= 0 ? string_member(sval, "sval") : "");
+    }
   }
 
   bool bool_member(int32_t obj, std::string_view key) const {

@@ -64,6 +64,13 @@ struct Statement {
   bool copy_has_attlist = false;
   // VariableSetStmt / VariableShowStmt
   std::string setting;
+  // VariableSetStmt and TransactionStmt: their "kind" ("VAR_SET_VALUE",
+  // "VAR_RESET_ALL", "TRANS_STMT_COMMIT", ...); DiscardStmt: its "target"
+  // ("DISCARD_ALL", ...).
+  std::string subkind;
+  // VariableSetStmt: its values, one per argument; a string constant as
+  // written, anything else (a number, an interval) empty.
+  std::vector<std::string> setting_values;
   // CreateFunctionStmt: LANGUAGE, lower case ("sql" when there is a BEGIN
   // ATOMIC / RETURN body and no LANGUAGE); the string body of AS '...' when it
   // is one string (two for C: file and symbol, left empty); whether the body

@@ -78,6 +78,13 @@ const Rule kStandardConformingStrings{"standard-conforming-strings",
                                       "restricted sessions may only send string constants with "
                                       "backslashes that kanon can spell as E'...' constants, "
                                       "which read alike under any standard_conforming_strings"};
+const Rule kClientEncoding{"client-encoding",
+                           "restricted sessions may send non-ASCII statement text only in a "
+                           "client encoding kanon reads as PostgreSQL does (UTF8, SQL_ASCII "
+                           "holding UTF-8, LATIN1 to LATIN10, ISO_8859_5 to ISO_8859_8, WIN866, "
+                           "WIN874, WIN1250 to WIN1258, KOI8R, KOI8U, EUC_JP, EUC_CN, EUC_KR, "
+                           "EUC_TW) with server_encoding UTF8, and not while a change of "
+                           "client_encoding may be under way"};
 const Rule kMalformedMessage{"malformed-message", "the message could not be decoded",
                              sqlstate::kProtocolViolation};
 const Rule kAuditUnavailable{"audit-unavailable",

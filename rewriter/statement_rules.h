@@ -71,6 +71,11 @@ extern const Rule kReplicationConnection;
 extern const Rule kDatabaseNotProtected;
 extern const Rule kFunctionCall;
 extern const Rule kStandardConformingStrings;
+// Non-ASCII statement text kanon cannot read as PostgreSQL will: an
+// encoding that is not ASCII-safe or that kanon does not convert, text that
+// does not convert, a server encoding other than UTF8, or a change of
+// client_encoding still under way (proxy/encoding_guard.h).
+extern const Rule kClientEncoding;
 extern const Rule kMalformedMessage;
 // The audit trail cannot take records (a sink is down or the queue is full)
 // and audit.on_failure is deny.

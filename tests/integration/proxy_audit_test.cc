@@ -318,6 +318,49 @@ TEST_CASE("one JSON line per statement of a restricted session, with what was de
   CHECK(sorted == expected);
 }
 
+// The trail is UTF-8 (a JSON file, a table written over a UTF-8 connection):
+// a statement of a session in another client encoding is recorded as kanon
+// read it, converted; bytes kanon could not read are written as \xHH. Raw
+// LATIN1 bytes would make the table's COPY fail (the sink down, every
+// restricted statement denied meanwhile).
+TEST_CASE("statements in other client encodings are recorded in UTF-8, in the file and the table") {
+  auto& a = audited();
+  {
+    Client latin1(with_app(a.proxy->conninfo("analyst"), "audit-latin1") +
+                  " client_encoding=LATIN1");
+    CHECK(latin1.simple("SELECT city FROM people WHERE city <> 'Z\xFCrich'").sqlstate == "");
+    CHECK(latin1.extended("SELECT count(*) FROM people WHERE city <> 'K\xF6ln'", {}).sqlstate ==
+          "");
+    Client sjis(with_app(a.proxy->conninfo("analyst"), "audit-sjis") + " client_encoding=SJIS");
+    CHECK(sjis.simple("SELECT '\x82\xA0'").sqlstate == "42501");
+  }
+  std::vector<Json> latin1;
+  std::vector<Json> sjis;
+  CHECK(eventually([&] {
+    const auto all = read_records(a.file);
+    latin1 = records_of(all, "audit-latin1");
+    sjis = records_of(all, "audit-sjis");
+    return latin1.size() >= 2 && !sjis.empty();
+  }));
+  REQUIRE(latin1.size() == 2);
+  CHECK(latin1[0]["text"] == "SELECT city FROM people WHERE city <> 'Z\xC3\xBCrich'");
+  CHECK(latin1[0]["decision"] == "rewritten");
+  CHECK(latin1[1]["text"] == "SELECT count(*) FROM people WHERE city <> 'K\xC3\xB6ln'");
+  CHECK(latin1[1]["protocol"] == "extended");
+  REQUIRE(sjis.size() == 1);
+  CHECK(sjis[0]["text"] == "SELECT '\\x82\\xA0'");
+  CHECK(sjis[0]["rule"] == "client-encoding");
+  auto& pg = PgSandbox::shared();
+  CHECK(eventually([&] {
+    return pg.psql(
+               "SELECT string_agg(statement, ' | ' ORDER BY application_name, statement) FROM "
+               "public.kanon_audit_trail WHERE application_name IN ('audit-latin1', "
+               "'audit-sjis')") ==
+           "SELECT city FROM people WHERE city <> 'Z\xC3\xBCrich' | SELECT count(*) FROM people "
+           "WHERE city <> 'K\xC3\xB6ln' | SELECT '\\x82\\xA0'\n";
+  }));
+}
+
 TEST_CASE("extended protocol: one record per Execute, one per denied Parse; syntax; fast path") {
   auto& a = audited();
   const std::string app = "audit-extended";

@@ -88,3 +88,33 @@ TEST_CASE("client keys are unique and unguessable across many sessions") {
     equal_secrets += keys[i].secret_key == keys[i - 1].secret_key;
   CHECK(equal_secrets == 0);
 }
+
+TEST_CASE("client_encoding and server_encoding as reported; ReadyForQuery counted") {
+  proxy::CancelRegistry registry;
+  BackendStream stream(registry);
+  const auto feed = [&](const auto& message) {
+    wire::Buffer b;
+    wire::encode(message, b);
+    REQUIRE(stream.on_frame(frame_of(b)) == BackendStream::Verdict::kForward);
+  };
+  CHECK(stream.client_encoding().empty());
+  CHECK(stream.ready_count() == 0);
+  feed(wire::ParameterStatus{"server_encoding", "UTF8"});
+  feed(wire::ParameterStatus{"client_encoding", "LATIN1"});
+  feed(wire::ReadyForQuery{'I'});
+  CHECK(stream.server_encoding() == "UTF8");
+  CHECK(stream.client_encoding() == "LATIN1");
+  CHECK(stream.startup_client_encoding() == "LATIN1");
+  CHECK(stream.ready_count() == 1);
+  CHECK(stream.last_idle_ready() == 1);
+  // SET client_encoding in a transaction block.
+  feed(wire::ParameterStatus{"client_encoding", "WIN1252"});
+  feed(wire::ReadyForQuery{'T'});
+  CHECK(stream.client_encoding() == "WIN1252");
+  CHECK(stream.startup_client_encoding() == "LATIN1");  // what RESET returns to
+  CHECK(stream.ready_count() == 2);
+  CHECK(stream.last_idle_ready() == 1);
+  feed(wire::ReadyForQuery{'I'});
+  CHECK(stream.ready_count() == 3);
+  CHECK(stream.last_idle_ready() == 3);
+}

@@ -457,3 +457,35 @@ TEST_CASE("SCRAM's -PLUS mechanism is not offered to clients") {
   const auto plain = bytes_of(wire::Authentication::sasl({"SCRAM-SHA-256"}));
   CHECK(stream.on_frame(frame_of(wire::Bytes(plain))) == proxy::BackendStream::Verdict::kForward);
 }
+
+TEST_CASE("cycle(): the ReadyForQuery that ends each frame's cycle, also while deciding") {
+  proxy::DenialQueue denials;
+  std::vector<uint64_t> seen;  // cycle() inside the rewrite callback
+  StatementGate* gate_ptr = nullptr;
+  StatementGate gate(
+      [&](std::string_view sql, const char* protocol) {
+        seen.push_back(gate_ptr->cycle());
+        return fake_rewrite(sql, protocol);
+      },
+      fast_path, denials, 1);
+  gate_ptr = &gate;
+  const auto cycle_of = [&](const auto& message) {
+    const auto bytes = bytes_of(message);
+    gate.on_frame(frame_of(wire::Bytes(bytes)));
+    return gate.cycle();
+  };
+  // ReadyForQuery 1 ends start-up: the first Query is cycle 2.
+  CHECK(cycle_of(wire::Query{"SELECT 1"}) == 2);
+  CHECK(cycle_of(wire::Query{"SELECT 2"}) == 3);
+  // Extended messages belong to the next Sync's cycle.
+  CHECK(cycle_of(wire::Parse{"", "SELECT 3", {}}) == 4);
+  CHECK(cycle_of(wire::Bind{"", "", {}, {}, {}}) == 4);
+  CHECK(cycle_of(wire::Execute{"", 0}) == 4);
+  CHECK(cycle_of(wire::Sync{}) == 4);
+  CHECK(cycle_of(wire::FunctionCall{952, {}, {}, wire::kFormatText}) == 5);
+  // A denied Parse: dropped messages up to Sync, which still ends cycle 6.
+  CHECK(cycle_of(wire::Parse{"", "SELECT secret", {}}) == 6);
+  CHECK(cycle_of(wire::Execute{"", 0}) == 6);
+  CHECK(cycle_of(wire::Sync{}) == 6);
+  CHECK(seen == std::vector<uint64_t>{2, 3, 4, 6});
+}
