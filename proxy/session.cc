@@ -233,7 +233,8 @@ awaitable<void> Session::run_client() {
       encoding_.emplace(backend_stream_);
       gate_.emplace(
           [this](std::string_view sql, const char* protocol) { return rewrite(sql, protocol); },
-          [this](uint32_t oid) { return function_call(oid); }, denials_, nonce);
+          [this](uint32_t oid) { return function_call(oid); }, denials_, nonce,
+          [this](const wire::Frame& frame) { return use_prepared(frame); });
       filter_.emplace(denials_, [this](const Denial& probe, ResponseFilter::ProbeOutcome outcome,
                                        std::string_view sqlstate) {
         probe_answered(probe, outcome, sqlstate);
@@ -412,6 +413,9 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
       }
     }
   }
+  if (read.read != EncodingGuard::Read::kRefused)  // session_prepared.cc
+    track_decided(read.read == EncodingGuard::Read::kAsIs ? sql : std::string_view(read.utf8),
+                  protocol, result);
   prepared_.reset();
   access_.absent_names.clear();
   if (result.verdict == rewriter::Verdict::kLookup) {
@@ -425,6 +429,7 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     if (version == 0) version = snapshot()->version;
     audit_->decided(result, version, std::move(read_text));
   }
+  if (result.verdict == rewriter::Verdict::kDenied) staged_.clear();  // nothing is prepared
   if (result.verdict == rewriter::Verdict::kDenied)
     result.message = encoding_->message(result.message);  // the client reads it in its encoding
   else
@@ -705,6 +710,7 @@ awaitable<void> Session::relay_client_to_backend() {
         co_await look_up_unknown_names(frame);
       forwarded_effect_.reset();
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
+      if (gate_) note_sent(frame, action);  // session_prepared.cc
       if (encoding_ && action != StatementGate::Action::kDrop)
         encoding_->on_client_frame(frame, forwarded_effect_, gate_->cycle());
       if (audit_) audit_->on_client_frame(frame, action);
@@ -750,6 +756,7 @@ awaitable<void> Session::run_backend() {
           log(LogLevel::kError, "client {}: malformed message from the backend", peer_);
           throw boost::system::system_error(asio::error::invalid_argument);
         }
+        if (gate_) registry_.on_backend(frame.type, backend_stream_.transaction_status());
         if (frame.type == wire::backend::kReadyForQuery) {
           // Counted once the batch reached the client (below).
           if (ready_status) note_ready_for_query(*ready_status);
@@ -764,6 +771,11 @@ awaitable<void> Session::run_backend() {
           continue;
         }
         const auto action = filter_ ? filter_->on_frame(frame) : ResponseFilter::Action::kForward;
+        if (action == ResponseFilter::Action::kDrop) {  // an answer to kanon's own message
+          co_await flush();
+          from_backend_.consume(frame.size);
+          continue;
+        }
         if (audit_) audit_frame(frame, action == ResponseFilter::Action::kReplace);
         if (action == ResponseFilter::Action::kReplace) {
           co_await flush();

@@ -37,6 +37,7 @@
 #include "proxy/byte_stream.h"
 #include "proxy/console_session.h"
 #include "proxy/encoding_guard.h"
+#include "proxy/prepared_registry.h"
 #include "proxy/receive_buffer.h"
 #include "proxy/server_context.h"
 #include "proxy/startup_handshake.h"
@@ -93,6 +94,30 @@ class Session : public std::enable_shared_from_this<Session> {
   // snapshot's catalog does not know are looked up in the database; the
   // catalog is re-read when one of them now exists.
   boost::asio::awaitable<void> look_up_unknown_names(const wire::Frame& frame);
+  // session_prepared.cc: prepared statements, cursors and portals
+  // (prepared_registry.h). track_decided: after rewrite() allowed `text`
+  // (UTF-8), an EXECUTE/FETCH/MOVE of a stale or unknown name turns
+  // `result` into a denial; what the text prepares or removes is staged for
+  // note_sent. use_prepared: the gate's UseFn (Bind, Execute, Close).
+  // note_sent: what went to the backend for a client frame.
+  void track_decided(std::string_view text, const char* protocol, rewriter::RewriteResult& result);
+  StatementGate::Use use_prepared(const wire::Frame& frame);
+  void note_sent(const wire::Frame& frame, StatementGate::Action action);
+  DecidedAt decided_now();
+  // The decision on `entry`'s text now (with its search_path); `sent` is
+  // the text that would be sent when it is allowed.
+  rewriter::RewriteResult decide_again(const PreparedEntry& entry, std::string& sent);
+  // An entry for `text` decided now; nullopt when it is not allowed.
+  std::optional<PreparedEntry> entry_now(std::string_view text);
+  // A denial unless every candidate was decided now or decides the same now.
+  std::optional<rewriter::RewriteResult> check_use(
+      Space space, const std::string& name, const std::vector<const PreparedEntry*>& candidates);
+  // The statements of `text` that name prepared statements or cursors:
+  // checks uses (a denial), fills `changes` per statement; with
+  // `runs_names`, only says whether there is any.
+  std::optional<rewriter::RewriteResult> track_names(std::string_view text,
+                                                     std::vector<std::vector<Change>>& changes,
+                                                     bool* runs_names);
   // The fast-path FunctionCall of function `oid`: allowed for the
   // large-object functions, denied otherwise; counted and logged.
   rewriter::RewriteResult function_call(uint32_t oid);
@@ -167,6 +192,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::optional<rewriter::EncodingEffect> forwarded_effect_;
   std::optional<StatementGate> gate_;
   std::optional<ResponseFilter> filter_;
+  PreparedRegistry registry_;
+  // Registry changes of the messages the gate is about to send, by type.
+  std::deque<std::pair<char, std::vector<std::vector<Change>>>> staged_;
   std::optional<AuditTracker> audit_;  // restricted sessions, when audit: is configured
 };
 

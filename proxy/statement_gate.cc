@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -149,6 +150,12 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
     }
     case wire::frontend::kParse:
       break;
+    case wire::frontend::kBind:
+    case wire::frontend::kExecute:
+    case wire::frontend::kClose:
+      if (use_) return on_use(frame);
+      ++answers_in_cycle_;
+      return Action::kForward;
     default:
       if (wire::expects_answer(frame.type)) ++answers_in_cycle_;
       return Action::kForward;
@@ -180,6 +187,40 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   return Action::kReplace;
 }
 
+StatementGate::Action StatementGate::on_use(const wire::Frame& frame) {
+  Use use = use_(frame);
+  const uint64_t ordinal = ready_expected_ + 1;
+  if (use.denial.verdict != rewriter::Verdict::kPass &&
+      use.denial.verdict != rewriter::Verdict::kRewritten) {
+    // A Parse of the marker under a name of kanon's own (it fails, so it
+    // stores nothing and leaves the client's statements alone); the backend
+    // then discards up to Sync, as after a denied Parse.
+    const std::string sql = deny(use.denial, ordinal, "extended");
+    wire::encode(wire::Parse{denials_.back().token, sql, {}}, replacement_);
+    discarding_ = true;
+    return Action::kReplace;
+  }
+  if (use.prefix.empty()) {
+    ++answers_in_cycle_;
+    return Action::kForward;
+  }
+  Denial d;
+  d.kind = Denial::Kind::kSwallow;
+  d.ready_ordinal = ordinal;
+  d.answers_before = answers_in_cycle_;
+  d.swallow = use.prefix_answers;
+  denials_.push_back(std::move(d));
+  answers_in_cycle_ += use.prefix_answers + 1;
+  replacement_ = std::move(use.prefix);
+  // The client's message as it came: type, length, body.
+  const uint32_t length = static_cast<uint32_t>(frame.body.size() + 4);
+  replacement_.push_back(static_cast<uint8_t>(frame.type));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    replacement_.push_back(static_cast<uint8_t>(length >> shift));
+  replacement_.insert(replacement_.end(), frame.body.begin(), frame.body.end());
+  return Action::kReplace;
+}
+
 ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame) {
   auto decoded = wire::decode_error_response(frame.body);
   if (!decoded.ok()) return Action::kForward;  // BackendStream rejects it first
@@ -200,10 +241,12 @@ ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame) {
     denials_.erase(denials_.begin(), it + 1);
     return Action::kReplace;
   }
-  if (denials_.empty() || denials_.front().ready_ordinal != ready_seen_ + 1 ||
-      denials_.front().kind != Denial::Kind::kSyntaxProbe)
+  const auto next = std::find_if(denials_.begin(), denials_.end(),
+                                 [](const Denial& d) { return d.kind != Denial::Kind::kSwallow; });
+  if (next == denials_.end() || next->ready_ordinal != ready_seen_ + 1 ||
+      next->kind != Denial::Kind::kSyntaxProbe)
     return Action::kForward;  // PostgreSQL never looked at a denied message here
-  const Denial& due = denials_.front();
+  const Denial& due = *next;
   const bool is_marker = quotes(due);
   // A syntax probe.
   const auto report = [&](ProbeOutcome outcome) {
@@ -253,7 +296,13 @@ ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
         denials_.pop_front();
       return Action::kForward;
     default:
-      if (wire::is_extended_answer(frame.type)) ++answers_in_cycle_;
+      if (!wire::is_extended_answer(frame.type)) return Action::kForward;
+      ++answers_in_cycle_;
+      for (const Denial& d : denials_)
+        if (d.kind == Denial::Kind::kSwallow && d.ready_ordinal == ready_seen_ + 1 &&
+            answers_in_cycle_ > d.answers_before &&
+            answers_in_cycle_ <= d.answers_before + d.swallow)
+          return Action::kDrop;
       return Action::kForward;
   }
 }

@@ -59,6 +59,10 @@ struct Denial {
   enum class Kind {
     kMarker,       // the marker ran instead of a denied message
     kSyntaxProbe,  // "<marker>;\n<text>" for text kanon cannot parse
+    // Not a denial: answers to messages kanon sent before the client's own
+    // (a prepared statement prepared again, StatementGate::UseFn), which the
+    // client must not see: `swallow` answers from the `answers_before`th on.
+    kSwallow,
   };
   Kind kind = Kind::kMarker;
   uint64_t ready_ordinal = 0;  // the ReadyForQuery that ends its cycle (1 = start-up's)
@@ -67,7 +71,8 @@ struct Denial {
   // kSyntaxProbe: answers the backend owes, in the same cycle, to messages
   // forwarded before the probe; an error before that many belongs to them.
   uint64_t answers_before = 0;
-  wire::Buffer error;  // kanon's ErrorResponse: the denial, or parser-mismatch
+  uint64_t swallow = 0;  // kSwallow
+  wire::Buffer error;    // kanon's ErrorResponse: the denial, or parser-mismatch
   const char* protocol = "simple";
 };
 
@@ -84,13 +89,25 @@ class StatementGate {
   // Called for every FunctionCall: kPass forwards it, anything else denies it.
   using FunctionCallFn = std::function<rewriter::RewriteResult(uint32_t function_oid)>;
 
+  // Called for every Bind, Execute and Close (the session's prepared
+  // statements and portals, proxy/prepared_registry.h): forward the message,
+  // deny it (`denial`), or send `prefix` first, whose `prefix_answers`
+  // answers the client does not see.
+  struct Use {
+    rewriter::RewriteResult denial;  // kDenied: the message is denied
+    wire::Buffer prefix;
+    uint64_t prefix_answers = 0;
+  };
+  using UseFn = std::function<Use(const wire::Frame& frame)>;
+
   enum class Action { kForward, kReplace, kDrop };
 
   // `nonce` makes the session's marker tokens unguessable.
   StatementGate(RewriteFn rewrite, FunctionCallFn function_call, DenialQueue& denials,
-                uint64_t nonce)
+                uint64_t nonce, UseFn use = {})
       : rewrite_(std::move(rewrite)),
         function_call_(std::move(function_call)),
+        use_(std::move(use)),
         denials_(denials),
         nonce_(nonce) {}
 
@@ -112,9 +129,12 @@ class StatementGate {
   // Queues the probe; returns the probe's text.
   std::string probe(std::string_view sql, uint64_t ordinal, const char* protocol);
   std::string next_token();
+  // use_'s answer for a Bind, Execute or Close (the default branch of on_frame).
+  Action on_use(const wire::Frame& frame);
 
   RewriteFn rewrite_;
   FunctionCallFn function_call_;
+  UseFn use_;
   DenialQueue& denials_;
   uint64_t nonce_;
   uint64_t sequence_ = 0;
@@ -127,7 +147,8 @@ class StatementGate {
 
 class ResponseFilter {
  public:
-  enum class Action { kForward, kReplace };
+  // kDrop: the client does not get the frame (a kSwallow answer).
+  enum class Action { kForward, kReplace, kDrop };
   // What became of a syntax probe.
   enum class ProbeOutcome {
     kServerError,     // PostgreSQL's own error reached the client (a syntax error, mostly)

@@ -50,6 +50,7 @@ class StatementWalker {
       out_.subkind = std::string(string_member(body, "kind"));
     if (out_.kind == "DiscardStmt") out_.subkind = std::string(string_member(body, "target"));
     if (out_.kind == "VariableSetStmt") read_setting_values(body);
+    read_object_name(body);
     visit_node(stmt, {}, {});
     out_.fingerprint = hash_;
   }
@@ -59,6 +60,21 @@ class StatementWalker {
     std::string_view parent_type;
     std::string_view parent_key;
   };
+
+  // The name of the prepared statement or cursor a statement acts on.
+  void read_object_name(int32_t body) {
+    const std::string_view kind = out_.kind;
+    if (kind == "PrepareStmt" || kind == "ExecuteStmt" || kind == "DeallocateStmt")
+      out_.object_name = std::string(string_member(body, "name"));
+    if (kind == "DeclareCursorStmt" || kind == "FetchStmt" || kind == "ClosePortalStmt")
+      out_.object_name = std::string(string_member(body, "portalname"));
+    if (kind == "DeclareCursorStmt") {
+      constexpr int kCursorOptHold = 0x0020;  // PostgreSQL's CURSOR_OPT_HOLD
+      const int32_t options = t_.member(body, "options");
+      out_.cursor_hold = options >= 0 && t_.at(options).kind == Kind::kNumber &&
+                         (t_.at(options).number & kCursorOptHold) != 0;
+    }
+  }
 
   // LANGUAGE and AS of CREATE FUNCTION / PROCEDURE (DefElems in "options").
   void read_function(int32_t body) {
@@ -172,6 +188,7 @@ class StatementWalker {
         depth_ >= 0)
       out_.nested_writes.emplace_back(type);
     if (type == "SelectStmt" && t_.member(body, "intoClause") >= 0) out_.select_into = true;
+    if (type == "ExecuteStmt") out_.executed.emplace_back(string_member(body, "name"));
     const bool table_form = type == "SelectStmt" && is_table_command(body);
 
     ++depth_;

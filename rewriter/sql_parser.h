@@ -79,6 +79,14 @@ struct Statement {
   std::string function_language;
   std::string function_body;
   bool function_sql_body = false;
+  // The prepared statement or cursor a statement names (folded, unquoted):
+  // PREPARE, EXECUTE, DEALLOCATE (empty for ALL), DECLARE CURSOR, FETCH/MOVE,
+  // CLOSE (empty for ALL).
+  std::string object_name;
+  bool cursor_hold = false;  // DECLARE ... CURSOR WITH HOLD
+  // The prepared statements an EXECUTE runs, at any depth (EXPLAIN ANALYZE
+  // EXECUTE, CREATE TABLE AS EXECUTE).
+  std::vector<std::string> executed;
   uint64_t fingerprint = 0;  // structure without literal values or positions
 };
 

@@ -87,6 +87,10 @@ const Rule kClientEncoding{"client-encoding",
                            "client_encoding may be under way"};
 const Rule kMalformedMessage{"malformed-message", "the message could not be decoded",
                              sqlstate::kProtocolViolation};
+const Rule kStalePrepared{"stale-prepared-statement",
+                          "the prepared statement or cursor was decided under an older policy "
+                          "or catalog, or kanon did not see it prepared; prepare or declare it "
+                          "again"};
 const Rule kAuditUnavailable{"audit-unavailable",
                              "restricted statements are refused while kanon cannot write its "
                              "audit trail"};

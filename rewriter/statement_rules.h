@@ -77,6 +77,10 @@ extern const Rule kStandardConformingStrings;
 // client_encoding still under way (proxy/encoding_guard.h).
 extern const Rule kClientEncoding;
 extern const Rule kMalformedMessage;
+// A prepared statement, cursor or portal decided under an older policy
+// snapshot whose decision now differs, or one kanon never saw prepared
+// (proxy/prepared_registry.h).
+extern const Rule kStalePrepared;
 // The audit trail cannot take records (a sink is down or the queue is full)
 // and audit.on_failure is deny.
 extern const Rule kAuditUnavailable;

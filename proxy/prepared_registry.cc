@@ -1,0 +1,131 @@
+#include "proxy/prepared_registry.h"
+
+#include <algorithm>
+
+#include "proxy/wire/message_types.h"
+
+namespace kanon::proxy {
+
+void PreparedRegistry::remove(const Change& change) {
+  auto& map = confirmed(change.space);
+  const auto matches = [&](const Change& a) {
+    return a.space == change.space &&
+           (change.op == Change::Op::kRemoveAll || a.name == change.name);
+  };
+  if (change.op == Change::Op::kRemoveAll)
+    map.clear();
+  else
+    map.erase(change.name);
+  // An addition still waiting comes before this removal: whatever it does,
+  // the name holds nothing kanon knows afterwards.
+  for (auto& e : expected_) std::erase_if(e.additions, matches);
+}
+
+void PreparedRegistry::push(Expected::Kind kind, std::vector<Change> changes) {
+  Expected e;
+  e.kind = kind;
+  for (auto& c : changes) {
+    if (c.op == Change::Op::kAdd)
+      e.additions.push_back(std::move(c));
+    else
+      remove(c);
+  }
+  expected_.push_back(std::move(e));
+}
+
+void PreparedRegistry::sent(char frontend_type, std::vector<std::vector<Change>> changes) {
+  using K = Expected::Kind;
+  if (ignoring_till_sync_ && frontend_type != wire::frontend::kSync) {
+    // The backend ignores it: only its removals count (forgetting is safe).
+    for (auto& list : changes)
+      for (auto& c : list)
+        if (c.op != Change::Op::kAdd) remove(c);
+    return;
+  }
+  switch (frontend_type) {
+    case wire::frontend::kQuery:
+      for (auto& list : changes) push(K::kStatement, std::move(list));
+      push(K::kQueryReady, {});
+      return;
+    case wire::frontend::kFunctionCall:
+      push(K::kQueryReady, {});
+      return;
+    case wire::frontend::kSync:
+      ignoring_till_sync_ = false;
+      push(K::kSyncReady, {});
+      return;
+    case wire::frontend::kParse:
+    case wire::frontend::kBind:
+    case wire::frontend::kDescribe:
+    case wire::frontend::kExecute:
+    case wire::frontend::kClose:
+      push(K::kAnswer, changes.empty() ? std::vector<Change>{} : std::move(changes.front()));
+      return;
+    default:  // Flush, COPY data: no answer of their own
+      return;
+  }
+}
+
+void PreparedRegistry::confirm_head() {
+  for (auto& c : expected_.front().additions) confirmed(c.space)[c.name] = std::move(c.entry);
+  expected_.pop_front();
+}
+
+bool PreparedRegistry::skip_until(Expected::Kind until) {
+  while (!expected_.empty()) {
+    if (expected_.front().kind == until) return true;
+    expected_.pop_front();
+  }
+  return false;
+}
+
+void PreparedRegistry::on_backend(char backend_type, char status) {
+  using K = Expected::Kind;
+  const K head = expected_.empty() ? K::kQueryReady : expected_.front().kind;
+  switch (backend_type) {
+    case wire::backend::kErrorResponse:
+      // PostgreSQL skips the rest of a Query, or every extended message up
+      // to Sync (a Query included).
+      if (head == K::kStatement) {
+        skip_until(K::kQueryReady);
+      } else if (head == K::kAnswer) {
+        if (!skip_until(K::kSyncReady)) ignoring_till_sync_ = true;
+      }
+      return;
+    case wire::backend::kReadyForQuery:
+      while (!expected_.empty()) {
+        const K k = expected_.front().kind;
+        expected_.pop_front();  // an answer still owed never came: not done
+        if (k == K::kQueryReady || k == K::kSyncReady) break;
+      }
+      // Portals and cursors without HOLD end with their transaction.
+      if (status == wire::kTxIdle)
+        std::erase_if(portals_, [](const auto& p) { return !p.second.hold; });
+      return;
+    case wire::backend::kCommandComplete:
+    case wire::backend::kEmptyQueryResponse:
+      if (head == K::kStatement || head == K::kAnswer) confirm_head();
+      return;
+    default:
+      if (head == K::kAnswer && wire::is_extended_answer(backend_type)) confirm_head();
+      return;
+  }
+}
+
+std::vector<const PreparedEntry*> PreparedRegistry::candidates(Space space,
+                                                               const std::string& name) const {
+  std::vector<const PreparedEntry*> out;
+  const auto& map = confirmed(space);
+  if (auto it = map.find(name); it != map.end()) out.push_back(&it->second);
+  for (const auto& e : expected_)
+    for (const auto& c : e.additions)
+      if (c.space == space && c.name == name) out.push_back(&c.entry);
+  return out;
+}
+
+void PreparedRegistry::confirm_decision(Space space, const std::string& name, DecidedAt at) {
+  auto& map = confirmed(space);
+  if (auto it = map.find(name); it != map.end()) it->second.decided = at;
+}
+
+}  // namespace kanon::proxy

@@ -1,0 +1,347 @@
+// Session's prepared statements, cursors and portals (prepared_registry.h).
+// Every statement kanon saw prepared and every cursor or portal is tied to
+// the policy snapshot it was decided under. A use under another snapshot
+// decides the client's text again: the same text sent passes; otherwise a
+// Bind prepares a Parse's statement again (Close + Parse before it, their
+// answers swallowed), and EXECUTE, FETCH, MOVE, a Bind of a PREPARE'd
+// statement and an Execute are denied (stale-prepared-statement), as is
+// any name kanon does not know.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+#include "proxy/log.h"
+#include "proxy/session.h"
+#include "proxy/wire/frontend_messages.h"
+#include "proxy/wire/message_types.h"
+#include "rewriter/sql_parser.h"
+#include "rewriter/string_literals.h"
+
+namespace kanon::proxy {
+
+namespace {
+
+// Whether a text may hold a statement that names a prepared statement or
+// cursor (else it is not parsed again).
+bool may_name_prepared(std::string_view text) {
+  static constexpr std::string_view kWords[] = {"prepare", "execute", "deallocate", "declare",
+                                                "fetch",   "move",    "close",      "discard"};
+  std::string lower(text);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto w : kWords)
+    if (lower.find(w) != std::string::npos) return true;
+  return false;
+}
+
+bool names_prepared(const rewriter::Statement& st) {
+  return !st.executed.empty() || st.kind == "PrepareStmt" || st.kind == "DeallocateStmt" ||
+         st.kind == "DeclareCursorStmt" || st.kind == "FetchStmt" || st.kind == "ClosePortalStmt" ||
+         st.kind == "DiscardStmt";
+}
+
+bool allowed(const rewriter::RewriteResult& r) {
+  return r.verdict == rewriter::Verdict::kPass || r.verdict == rewriter::Verdict::kRewritten;
+}
+
+rewriter::RewriteResult stale(Space space, std::string_view name) {
+  return rewriter::make_denial(
+      rewriter::rules::kStalePrepared,
+      fmt::format("{} \"{}\"", space == Space::kStatement ? "prepared statement" : "cursor", name));
+}
+
+Change removal(Space space, std::string name, bool all = false) {
+  Change c;
+  c.op = all ? Change::Op::kRemoveAll : Change::Op::kRemove;
+  c.space = space;
+  c.name = std::move(name);
+  return c;
+}
+
+Change addition(Space space, std::string name, PreparedEntry entry) {
+  Change c;
+  c.space = space;
+  c.name = std::move(name);
+  c.entry = std::move(entry);
+  return c;
+}
+
+}  // namespace
+
+DecidedAt Session::decided_now() {
+  const auto s = snapshot();
+  return {s->store, s->version};
+}
+
+rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::string& sent) {
+  rewriter::PlanContext context = access_;
+  context.search_path = entry.search_path;
+  context.absent_names = entry.absent_names;
+  std::string text = entry.text;
+  if (text.find('\\') != std::string::npos) {
+    auto respelled = rewriter::standard_text(text, backend_stream_.standard_conforming_strings());
+    if (!respelled)
+      return rewriter::make_denial(
+          rewriter::rules::kStandardConformingStrings,
+          "a string constant kanon cannot respell (N'...' with a backslash)");
+    text = std::move(*respelled);
+  }
+  auto result = context_.rewriter.rewrite(text, *snapshot(), context);
+  if (result.verdict == rewriter::Verdict::kPass) sent = text;
+  if (result.verdict == rewriter::Verdict::kRewritten) sent = result.sql;
+  if (result.verdict == rewriter::Verdict::kLookup) {
+    const uint64_t fingerprint = result.fingerprint;
+    result = rewriter::make_denial(rewriter::rules::kUnknownObject, result.unknown.front());
+    result.fingerprint = fingerprint;
+  }
+  return result;
+}
+
+std::optional<PreparedEntry> Session::entry_now(std::string_view text) {
+  PreparedEntry entry;
+  entry.text = std::string(text);
+  entry.search_path = access_.search_path;
+  entry.absent_names = access_.absent_names;
+  entry.decided = decided_now();
+  if (!allowed(decide_again(entry, entry.sent))) return std::nullopt;  // unknown: denied at use
+  return entry;
+}
+
+std::optional<rewriter::RewriteResult> Session::check_use(
+    Space space, const std::string& name, const std::vector<const PreparedEntry*>& candidates) {
+  if (candidates.empty()) return stale(space, name);
+  const DecidedAt now = decided_now();
+  for (const PreparedEntry* c : candidates) {
+    if (c->decided == now) continue;
+    std::string sent;
+    if (c->text.empty() || !allowed(decide_again(*c, sent)) || sent != c->sent)
+      return stale(space, name);
+  }
+  if (candidates.size() == 1) registry_.confirm_decision(space, name, now);
+  return std::nullopt;
+}
+
+std::optional<rewriter::RewriteResult> Session::track_names(
+    std::string_view text, std::vector<std::vector<Change>>& changes, bool* runs_names) {
+  if (!may_name_prepared(text)) return std::nullopt;
+  const auto parsed = rewriter::parse_sql(text);
+  if (!parsed.ok) return std::nullopt;  // the rewriter decided it; nothing kanon follows
+  // What earlier statements of the same text did: they ran if this one runs.
+  std::vector<Change> earlier;
+  const auto check = [&](Space space, const std::string& name) {
+    for (auto it = earlier.rbegin(); it != earlier.rend(); ++it) {
+      if (it->space != space) continue;
+      if (it->op == Change::Op::kRemoveAll || (it->op == Change::Op::kRemove && it->name == name))
+        return std::optional(stale(space, name));
+      if (it->op == Change::Op::kAdd && it->name == name)
+        return check_use(space, name, {&it->entry});
+    }
+    return check_use(space, name, registry_.candidates(space, name));
+  };
+  for (const auto& st : parsed.statements) {
+    if (runs_names && names_prepared(st)) *runs_names = true;
+    if (runs_names) continue;  // a Parse: decided at each Execute of it
+    std::vector<Change> list;
+    for (const auto& name : st.executed)
+      if (auto denial = check(Space::kStatement, name)) return denial;
+    const auto statement_text = text.substr(st.location, st.length);
+    if (st.kind == "PrepareStmt" || st.kind == "DeclareCursorStmt") {
+      const Space space = st.kind == "PrepareStmt" ? Space::kStatement : Space::kPortal;
+      if (auto entry = entry_now(statement_text)) {
+        entry->sql_level = true;
+        entry->hold = st.cursor_hold;
+        list.push_back(addition(space, st.object_name, std::move(*entry)));
+      } else {
+        list.push_back(removal(space, st.object_name));
+      }
+    } else if (st.kind == "DeallocateStmt") {
+      list.push_back(removal(Space::kStatement, st.object_name, st.object_name.empty()));
+    } else if (st.kind == "FetchStmt") {
+      if (auto denial = check(Space::kPortal, st.object_name)) return denial;
+    } else if (st.kind == "ClosePortalStmt") {
+      list.push_back(removal(Space::kPortal, st.object_name, st.object_name.empty()));
+    } else if (st.kind == "DiscardStmt" && st.subkind == "DISCARD_ALL") {
+      list.push_back(removal(Space::kStatement, "", true));
+      list.push_back(removal(Space::kPortal, "", true));
+    }
+    earlier.insert(earlier.end(), list.begin(), list.end());
+    changes.push_back(std::move(list));
+  }
+  while (!changes.empty() && changes.back().empty()) changes.pop_back();
+  return std::nullopt;
+}
+
+void Session::track_decided(std::string_view text, const char* protocol,
+                            rewriter::RewriteResult& result) {
+  staged_.clear();
+  if (!allowed(result)) return;
+  if (std::strcmp(protocol, "extended") == 0) {
+    // Named and parameter types when the Parse is sent (note_sent).
+    bool runs_names = false;
+    auto entry = entry_now(text);
+    std::vector<Change> list;
+    if (entry) {
+      std::vector<std::vector<Change>> unused;
+      track_names(text, unused, &runs_names);
+      entry->runs_names = runs_names;
+      list.push_back(addition(Space::kStatement, "", std::move(*entry)));
+    }
+    staged_.push_back({wire::frontend::kParse, {std::move(list)}});
+    return;
+  }
+  std::vector<std::vector<Change>> changes;
+  if (auto denial = track_names(text, changes, nullptr)) {
+    const uint64_t fingerprint = result.fingerprint;
+    result = std::move(*denial);
+    result.fingerprint = fingerprint;
+    return;
+  }
+  staged_.push_back({wire::frontend::kQuery, std::move(changes)});
+}
+
+StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
+  StatementGate::Use use;
+  staged_.clear();
+  if (frame.type == wire::frontend::kClose) {
+    auto close = wire::decode_close(frame.body);
+    if (!close.ok()) return use;
+    const Space space =
+        close.value().target == wire::kTargetStatement ? Space::kStatement : Space::kPortal;
+    staged_.push_back({frame.type, {{removal(space, close.value().name)}}});
+    return use;
+  }
+  if (frame.type == wire::frontend::kExecute) {
+    auto execute = wire::decode_execute(frame.body);
+    if (!execute.ok()) return use;
+    const std::string& portal = execute.value().portal;
+    const auto candidates = registry_.candidates(Space::kPortal, portal);
+    if (auto denial = check_use(Space::kPortal, portal, candidates)) {
+      use.denial = std::move(*denial);
+      return use;
+    }
+    std::vector<std::vector<Change>> changes;
+    for (const PreparedEntry* c : candidates) {
+      if (!c->runs_names) continue;
+      if (candidates.size() > 1) {
+        use.denial = stale(Space::kPortal, portal);
+        return use;
+      }
+      const std::string text = c->text;  // track_names may change the registry's entries
+      if (auto denial = track_names(text, changes, nullptr)) {
+        use.denial = std::move(*denial);
+        return use;
+      }
+    }
+    if (!changes.empty()) staged_.push_back({frame.type, {std::move(changes.front())}});
+    return use;
+  }
+  // Bind.
+  auto bind = wire::decode_bind(frame.body);
+  if (!bind.ok()) return use;
+  const std::string& name = bind.value().statement;
+  const std::string& portal = bind.value().portal;
+  const auto candidates = registry_.candidates(Space::kStatement, name);
+  if (candidates.empty()) {
+    use.denial = stale(Space::kStatement, name);
+    return use;
+  }
+  const DecidedAt now = decided_now();
+  std::optional<rewriter::RewriteResult> again;  // the differing decision
+  std::string again_sent;
+  for (const PreparedEntry* c : candidates) {
+    if (c->decided == now) continue;
+    std::string sent;
+    auto result = c->text.empty() ? stale(Space::kStatement, name) : decide_again(*c, sent);
+    if (allowed(result) && sent == c->sent) continue;
+    again = std::move(result);
+    again_sent = std::move(sent);
+    break;
+  }
+  PreparedEntry bound = *candidates.front();
+  bound.decided = now;
+  for (const PreparedEntry* c : candidates)
+    if (c->text != bound.text || c->sent != bound.sent) bound.text.clear();  // never re-decided
+  std::vector<Change> portal_changes;
+  if (portal.empty()) portal_changes.push_back(removal(Space::kPortal, ""));
+  if (!again) {
+    if (candidates.size() == 1) registry_.confirm_decision(Space::kStatement, name, now);
+    portal_changes.push_back(addition(Space::kPortal, portal, std::move(bound)));
+    staged_.push_back({frame.type, {std::move(portal_changes)}});
+    return use;
+  }
+  const PreparedEntry& old = *candidates.front();
+  if (!allowed(*again) || candidates.size() > 1 || old.sql_level) {
+    use.denial = allowed(*again) ? stale(Space::kStatement, name) : std::move(*again);
+    return use;
+  }
+  // Prepared again under the current snapshot, transparently.
+  // The text in the client's encoding (UTF-8 and ASCII are sent as they are).
+  std::string bytes = again_sent;
+  const bool ascii = std::all_of(bytes.begin(), bytes.end(),
+                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (!ascii && backend_stream_.client_encoding() != "UTF8") {
+    auto back = encoding_->write(again_sent);
+    if (!back) {
+      use.denial = stale(Space::kStatement, name);
+      return use;
+    }
+    bytes = std::move(*back);
+  }
+  PreparedEntry renewed = old;
+  renewed.sent = again_sent;
+  renewed.decided = now;
+  bound = renewed;
+  wire::encode(wire::Close{wire::kTargetStatement, name}, use.prefix);
+  wire::encode(wire::Parse{name, bytes, old.param_types}, use.prefix);
+  use.prefix_answers = 2;
+  staged_.push_back({wire::frontend::kClose, {{removal(Space::kStatement, name)}}});
+  staged_.push_back(
+      {wire::frontend::kParse, {{addition(Space::kStatement, name, std::move(renewed))}}});
+  portal_changes.push_back(addition(Space::kPortal, portal, std::move(bound)));
+  staged_.push_back({frame.type, {std::move(portal_changes)}});
+  log(LogLevel::kInfo, "client {}: statement \"{}\" prepared again under snapshot {}", peer_, name,
+      now.version);
+  return use;
+}
+
+void Session::note_sent(const wire::Frame& frame, StatementGate::Action action) {
+  if (action == StatementGate::Action::kDrop) return staged_.clear();
+  const auto feed = [&](char type, wire::Bytes body) {
+    std::vector<std::vector<Change>> changes;
+    if (!staged_.empty() && staged_.front().first == type) {
+      changes = std::move(staged_.front().second);
+      staged_.pop_front();
+    }
+    if (type == wire::frontend::kParse) {
+      auto parse = wire::decode_parse(body);
+      if (!parse.ok()) return;
+      const std::string& name = parse.value().statement;
+      if (!changes.empty())
+        for (auto& c : changes.front()) {
+          c.name = name;
+          c.entry.param_types = parse.value().param_types;
+        }
+      // A Parse of the unnamed statement drops the one before, even when it fails.
+      if (name.empty()) {
+        if (changes.empty()) changes.emplace_back();
+        changes.front().insert(changes.front().begin(), removal(Space::kStatement, ""));
+      }
+    }
+    registry_.sent(type, std::move(changes));
+  };
+  if (action == StatementGate::Action::kForward) {
+    feed(frame.type, frame.body);
+  } else {
+    wire::Bytes rest(gate_->replacement());
+    for (;;) {
+      const wire::Frame f = wire::frame_typed(rest, UINT32_MAX);
+      if (f.status != wire::FrameStatus::kFrame) break;
+      feed(f.type, f.body);
+      rest = rest.subspan(f.size);
+    }
+  }
+  staged_.clear();
+}
+
+}  // namespace kanon::proxy
