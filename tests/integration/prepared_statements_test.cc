@@ -1,0 +1,321 @@
+// Prepared statements, cursors and portals across a RELOAD (issue 26): a
+// restricted session prepares (SQL PREPARE, a named or unnamed Parse),
+// declares a cursor or suspends a portal while public.people is not
+// protected; RELOAD then puts it under a policy. The next use is decided
+// again under the new snapshot: a Parse'd statement is prepared again
+// transparently and returns masked rows, anything else is denied with
+// rule stale-prepared-statement (42501). Never a raw value, and the session
+// stays usable. A RELOAD that changes nothing for the text passes it.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fstream>
+#include <pqxx/pqxx>
+#include <thread>
+
+#include "proxy/wire/backend_messages.h"
+#include "proxy/wire/frontend_messages.h"
+#include "proxy/wire/startup_messages.h"
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+#include "tests/support/raw_client.h"
+#include "tests/support/statement_outcome.h"
+
+using namespace kanon;
+using namespace kanon::testing;
+
+namespace {
+
+// Values of public.people its tree never releases, and direct identifiers.
+const std::vector<std::string> kForbidden = {"Lawyer",  "Washington",   "Columbus", "Withamsville",
+                                             "Whately", "College Park", "Bellevue", "DC",
+                                             "MA",      "MD",           "KY",       "Ada Quill"};
+
+const std::string kRead = "SELECT occupation, city, state, name FROM people ORDER BY id";
+const std::string kRule = "stale-prepared-statement";
+
+bool raw(const std::string& rows) {
+  for (const auto& v : kForbidden)
+    if (rows.find(v) != std::string::npos) return true;
+  return false;
+}
+
+std::string policy_path() {
+  return "/tmp/kanon-prepared-policy-" + std::to_string(getpid()) + ".yaml";
+}
+
+// public.prep_items is always protected; public.people when `people` (its
+// `exempt` list then names `exempt` too).
+void write_policy(bool people, const std::string& exempt = "postgres") {
+  std::ofstream out(policy_path());
+  out << "tables:\n"
+         "  - table: public.prep_items\n"
+         "    k: 2\n"
+         "    quasi_identifiers: [city]\n"
+         "    exempt: [postgres]\n"
+         "    refresh: 1h\n";
+  if (people)
+    out << "  - table: public.people\n"
+           "    k: 2\n"
+           "    quasi_identifiers: [occupation, city, state]\n"
+           "    direct_identifiers: {name: null, ssn: \"***\"}\n"
+           "    exempt: ["
+        << exempt
+        << "]\n"
+           "    refresh: 1h\n";
+}
+
+struct Fixture {
+  Fixture() {
+    auto& pg = PgSandbox::shared();
+    pg.psql(
+        "CREATE TABLE IF NOT EXISTS public.prep_items AS SELECT g AS id, "
+        "(ARRAY['Bern', 'Chur'])[1 + g % 2] AS city FROM generate_series(1, 10) g");
+    write_policy(false);
+    proxy = std::make_unique<KanonProxy>(
+        pg.port(),
+        "policies: [" + policy_path() + "]\nadmin: {database: kanon, users: [postgres]}\n");
+  }
+  std::unique_ptr<KanonProxy> proxy;
+};
+
+Fixture& fixture() {
+  static Fixture f;
+  return f;
+}
+
+// Rewrites the policy file, RELOADs, and waits until a new session reads
+// public.people as the policy says.
+void reload(bool people, const std::string& exempt = "postgres") {
+  write_policy(people, exempt);
+  {
+    pqxx::connection admin(fixture().proxy->conninfo("postgres", "kanon"));
+    pqxx::nontransaction tx(admin);
+    tx.exec("RELOAD");
+  }
+  const bool masked = people && exempt == "postgres";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (;;) {
+    pqxx::connection c(fixture().proxy->conninfo("analyst"));
+    const Outcome o = run(c, kRead);
+    if (o.sqlstate.empty() && raw(o.rows) != masked) return;
+    REQUIRE_MESSAGE(std::chrono::steady_clock::now() < deadline, "RELOAD did not take effect");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+void check_denied(const Outcome& o) {
+  CHECK(o.sqlstate == "42501");
+  CHECK_MESSAGE(o.message.find(kRule) != std::string::npos, o.message);
+  CHECK_FALSE(raw(o.rows));
+}
+
+void check_masked(const Outcome& o) {
+  CHECK_MESSAGE(o.sqlstate.empty(), o.message);
+  CHECK(!o.rows.empty());
+  CHECK_FALSE(raw(o.rows));
+}
+
+void check_usable(pqxx::connection& c) {
+  const Outcome o = run(c, kRead);
+  check_masked(o);
+}
+
+// A byte-level session as analyst: start-up (trust), then frames.
+class Wire {
+ public:
+  explicit Wire(uint16_t port) : c_(port) {
+    wire::StartupMessage m;
+    m.parameters = {{"user", "analyst"}, {"database", "postgres"}};
+    wire::Buffer b;
+    wire::encode(m, b);
+    c_.send(b);
+    REQUIRE_FALSE(c_.read_until_message('Z', 10).empty());
+  }
+  template <class... M>
+  void send(const M&... messages) {
+    wire::Buffer b;
+    (wire::encode(messages, b), ...);
+    c_.send(b);
+  }
+  // Everything up to the next ReadyForQuery.
+  std::string until_ready() {
+    const auto bytes = c_.read_until_message('Z', 30);
+    REQUIRE_FALSE(bytes.empty());
+    return std::string(bytes.begin(), bytes.end());
+  }
+  std::string query(const std::string& sql) {
+    send(wire::Query{sql});
+    return until_ready();
+  }
+
+ private:
+  RawClient c_;
+};
+
+// The message types of `bytes` in order ('E' followed by its SQLSTATE).
+std::string types(const std::string& bytes) {
+  std::string out;
+  wire::Bytes rest(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  while (!rest.empty()) {
+    const auto f = wire::frame_typed(rest, 1u << 30);
+    REQUIRE(f.status == wire::FrameStatus::kFrame);
+    if (f.type != 'N' && f.type != 'S' && f.type != 'D') {
+      out += f.type;
+      if (f.type == 'E') {
+        auto e = wire::decode_error_response(f.body);
+        REQUIRE(e.ok());
+        out += ':';
+        out += e.value().field('C');
+        out += ' ';
+      }
+    }
+    rest = rest.subspan(f.size);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("prepared: SQL PREPARE before RELOAD, EXECUTE after is denied; prepared again, masked") {
+  fixture();
+  reload(false);
+  pqxx::connection c(fixture().proxy->conninfo("analyst"));
+  REQUIRE(run(c, "PREPARE p AS " + kRead).sqlstate.empty());
+  REQUIRE(run(c, "PREPARE q AS SELECT count(*) FROM prep_items").sqlstate.empty());
+  REQUIRE(raw(run(c, "EXECUTE p").rows));  // not protected yet: the test means something
+  reload(true);
+  check_denied(run(c, "EXECUTE p"));
+  check_denied(run(c, "SELECT 1; EXECUTE p"));
+  check_denied(run(c, "EXPLAIN ANALYZE EXECUTE p"));
+  check_denied(run(c, "CREATE TEMP TABLE loot AS EXECUTE p"));
+  // A statement whose decision did not change still runs.
+  CHECK(run(c, "EXECUTE q").rows == "10|\n");
+  check_usable(c);
+  // DEALLOCATE, then PREPARE again: decided under the new policy.
+  REQUIRE(run(c, "DEALLOCATE p").sqlstate.empty());
+  REQUIRE(run(c, "PREPARE p AS " + kRead).sqlstate.empty());
+  check_masked(run(c, "EXECUTE p"));
+  // In one message: prepared, executed, removed.
+  check_masked(run(c, "DEALLOCATE ALL; PREPARE p AS " + kRead + "; EXECUTE p"));
+  check_denied(run(c, "DEALLOCATE p; EXECUTE p"));
+  // A name kanon never saw prepared is not passed.
+  check_denied(run(c, "EXECUTE never_prepared"));
+  check_usable(c);
+}
+
+TEST_CASE("prepared: a named extended-protocol statement is prepared again transparently") {
+  fixture();
+  reload(false);
+  pqxx::connection c(fixture().proxy->conninfo("analyst"));
+  c.prepare("s1", kRead);
+  c.prepare("s2", "SELECT city FROM people WHERE id = $1");
+  {
+    pqxx::nontransaction tx(c);
+    REQUIRE(raw(render(tx.exec_prepared("s1"))));
+  }
+  reload(true);
+  for (int i = 0; i < 2; ++i) {  // prepared again once, then current
+    pqxx::nontransaction tx(c);
+    const std::string rows = render(tx.exec_prepared("s1"));
+    CHECK(!rows.empty());
+    CHECK_FALSE(raw(rows));
+    CHECK_FALSE(raw(render(tx.exec_prepared("s2", 3))));
+  }
+  // The same name through SQL EXECUTE (one namespace): current now.
+  check_masked(run(c, "EXECUTE s1"));
+  check_usable(c);
+}
+
+TEST_CASE("prepared: the unnamed statement and a suspended portal") {
+  fixture();
+  reload(false);
+  Wire w(fixture().proxy->port());
+  // The unnamed statement, parsed before RELOAD, bound after it.
+  w.send(wire::Parse{"", kRead, {}}, wire::Sync{});
+  CHECK(types(w.until_ready()) == "1Z");
+  // A portal in a transaction, executed with a row limit.
+  w.query("BEGIN");
+  w.send(wire::Parse{"s", kRead, {}}, wire::Bind{"por", "s", {}, {}, {}}, wire::Execute{"por", 2},
+         wire::Sync{});
+  const std::string first = w.until_ready();
+  CHECK(types(first) == "12sZ");
+  CHECK(raw(first));  // not protected yet
+  reload(true);
+  // The portal holds rows of the old decision: denied.
+  w.send(wire::Execute{"por", 2}, wire::Sync{});
+  const std::string rest = w.until_ready();
+  CHECK(types(rest) == "E:42501 Z");
+  CHECK(rest.find(kRule) != std::string::npos);
+  CHECK_FALSE(raw(rest));
+  w.query("ROLLBACK");
+  // The unnamed statement: prepared again, masked rows.
+  w.send(wire::Bind{"", "", {}, {}, {}}, wire::Execute{"", 0}, wire::Sync{});
+  const std::string unnamed = w.until_ready();
+  CHECK(types(unnamed) == "2CZ");
+  CHECK_FALSE(raw(unnamed));
+  // The named statement too, after the transaction ended.
+  w.send(wire::Bind{"", "s", {}, {}, {}}, wire::Execute{"", 0}, wire::Sync{});
+  const std::string named = w.until_ready();
+  CHECK(types(named) == "2CZ");
+  CHECK_FALSE(raw(named));
+  const std::string after = w.query(kRead);
+  CHECK(types(after).find('E') == std::string::npos);
+  CHECK_FALSE(raw(after));
+}
+
+TEST_CASE("prepared: cursors declared before RELOAD are not fetched after it") {
+  fixture();
+  reload(false);
+  pqxx::connection c(fixture().proxy->conninfo("analyst"));
+  REQUIRE(run(c, "BEGIN").sqlstate.empty());
+  REQUIRE(run(c, "DECLARE cur CURSOR FOR " + kRead).sqlstate.empty());
+  REQUIRE(raw(run(c, "FETCH 3 FROM cur").rows));
+  REQUIRE(run(c, "COMMIT").sqlstate.empty());
+  REQUIRE(run(c, "DECLARE held CURSOR WITH HOLD FOR " + kRead).sqlstate.empty());
+  REQUIRE(raw(run(c, "FETCH 3 FROM held").rows));
+  REQUIRE(run(c, "BEGIN").sqlstate.empty());
+  REQUIRE(run(c, "DECLARE cur2 CURSOR FOR " + kRead).sqlstate.empty());
+  reload(true);
+  check_denied(run(c, "FETCH 3 FROM cur2"));
+  REQUIRE(run(c, "ROLLBACK").sqlstate.empty());
+  check_denied(run(c, "FETCH 3 FROM held"));
+  check_denied(run(c, "MOVE 1 IN held"));
+  check_denied(run(c, "FETCH 1 FROM cur"));  // ended with its transaction: unknown
+  REQUIRE(run(c, "CLOSE held").sqlstate.empty());
+  REQUIRE(run(c, "DECLARE held CURSOR WITH HOLD FOR " + kRead).sqlstate.empty());
+  check_masked(run(c, "FETCH ALL FROM held"));
+  REQUIRE(run(c, "CLOSE ALL").sqlstate.empty());
+  check_usable(c);
+}
+
+TEST_CASE("prepared: a RELOAD that leaves the decision alone passes; unprotected prepares again") {
+  fixture();
+  reload(true);
+  pqxx::connection c(fixture().proxy->conninfo("analyst"));
+  REQUIRE(run(c, "PREPARE p AS " + kRead).sqlstate.empty());
+  c.prepare("s1", kRead);
+  REQUIRE(run(c, "DECLARE held CURSOR WITH HOLD FOR " + kRead).sqlstate.empty());
+  const std::string before = run(c, "EXECUTE p").rows;
+  check_masked(run(c, "EXECUTE p"));
+  reload(true);  // the same policy again
+  CHECK(run(c, "EXECUTE p").rows == before);
+  {
+    pqxx::nontransaction tx(c);
+    CHECK(render(tx.exec_prepared("s1")) == before);
+  }
+  check_masked(run(c, "FETCH 2 FROM held"));
+  // Exempt from people for new sessions; this one keeps its decisions.
+  reload(true, "postgres, analyst");
+  CHECK(run(c, "EXECUTE p").rows == before);
+  // Not protected any more: the Parse'd statement is prepared again (raw
+  // rows are what the login may read now); the SQL one decides differently
+  // now, so it is denied.
+  reload(false);
+  {
+    pqxx::nontransaction tx(c);
+    CHECK(raw(render(tx.exec_prepared("s1"))));
+  }
+  check_denied(run(c, "EXECUTE p"));
+  CHECK(run(c, "SELECT 1").rows == "1|\n");
+}
