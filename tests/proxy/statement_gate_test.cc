@@ -489,3 +489,69 @@ TEST_CASE("cycle(): the ReadyForQuery that ends each frame's cycle, also while d
   CHECK(cycle_of(wire::Sync{}) == 6);
   CHECK(seen == std::vector<uint64_t>{2, 3, 4, 6});
 }
+
+TEST_CASE("UseFn: a prefix's answers are swallowed; a denied Bind becomes a marker Parse") {
+  proxy::DenialQueue denials;
+  int calls = 0;
+  const auto use = [&](const wire::Frame& f) {
+    StatementGate::Use u;
+    if (f.type != wire::frontend::kBind) return u;
+    auto b = wire::decode_bind(f.body);
+    REQUIRE(b.ok());
+    ++calls;
+    if (b.value().statement == "stale") {
+      u.denial =
+          rewriter::make_denial(rewriter::rules::kStalePrepared, "prepared statement \"stale\"");
+    } else if (b.value().statement == "renew") {
+      wire::encode(wire::Close{wire::kTargetStatement, "renew"}, u.prefix);
+      wire::encode(wire::Parse{"renew", "SELECT masked FROM people", {}}, u.prefix);
+      u.prefix_answers = 2;
+    }
+    return u;
+  };
+  StatementGate gate{fake_rewrite, fast_path, denials, 1, use};
+  ResponseFilter filter{denials};
+  const auto client = [&](const wire::Buffer& b) {
+    return gate.on_frame(frame_of(wire::Bytes(b)));
+  };
+  const auto backend = [&](const wire::Buffer& b) {
+    return filter.on_frame(frame_of(wire::Bytes(b)));
+  };
+  CHECK(backend(kReady) == ResponseFilter::Action::kForward);
+  // Prepared again: Close + Parse + the client's Bind, in that order.
+  CHECK(client(bytes_of(wire::Parse{"other", "SELECT 1", {}})) == StatementGate::Action::kForward);
+  const auto bind = bytes_of(wire::Bind{"", "renew", {}, {}, {}});
+  REQUIRE(client(bind) == StatementGate::Action::kReplace);
+  const auto sent = frames_of(gate.replacement());
+  REQUIRE(sent.size() == 3);
+  CHECK(sent[0].type == wire::frontend::kClose);
+  CHECK(sent[1].type == wire::frontend::kParse);
+  CHECK(sent[2].type == wire::frontend::kBind);
+  CHECK(wire::Buffer(gate.replacement().end() - bind.size(), gate.replacement().end()) == bind);
+  CHECK(client(bytes_of(wire::Execute{"", 0})) == StatementGate::Action::kForward);
+  CHECK(client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+  CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kForward);  // other
+  CHECK(backend(bytes_of(wire::CloseComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kForward);
+  CHECK(backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
+  CHECK(backend(kReady) == ResponseFilter::Action::kForward);
+  CHECK(denials.empty());
+  // Denied: a Parse of the marker under a name of kanon's own; the rest is
+  // discarded until Sync and the marker's error replaced by the denial.
+  REQUIRE(client(bytes_of(wire::Bind{"", "stale", {}, {}, {}})) == StatementGate::Action::kReplace);
+  const auto marker = frame_of(wire::Bytes(gate.replacement()));
+  REQUIRE(marker.type == wire::frontend::kParse);
+  auto parse = wire::decode_parse(marker.body);
+  REQUIRE(parse.ok());
+  CHECK(parse.value().statement.rfind("kanon denial ", 0) == 0);
+  CHECK(gate.discarding());
+  CHECK(client(bytes_of(wire::Execute{"", 0})) == StatementGate::Action::kDrop);
+  CHECK(client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+  REQUIRE(backend(marker_error(token_of(parse.value().query))) == ResponseFilter::Action::kReplace);
+  const auto e = error_of(filter.replacement());
+  CHECK(e.field('C') == "42501");
+  CHECK(e.field('M').find("stale-prepared-statement") != std::string_view::npos);
+  CHECK(backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(calls == 2);
+}
