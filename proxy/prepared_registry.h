@@ -83,6 +83,10 @@ class PreparedRegistry {
   // The confirmed entry was decided again under `at` with the same result.
   void confirm_decision(Space space, const std::string& name, DecidedAt at);
 
+  // The backend ignores every message up to the next Sync (an extended
+  // message failed): nothing sent now runs.
+  bool ignoring_till_sync() const { return ignoring_till_sync_; }
+
   size_t size(Space space) const { return confirmed(space).size(); }
   size_t pending() const { return expected_.size(); }
 

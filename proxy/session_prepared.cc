@@ -124,9 +124,19 @@ std::optional<rewriter::RewriteResult> Session::check_use(
 
 std::optional<rewriter::RewriteResult> Session::track_names(
     std::string_view text, std::vector<std::vector<Change>>& changes, bool* runs_names) {
-  if (!may_name_prepared(text)) return std::nullopt;
+  // Skipped by the backend, so nothing to check (and nothing it changes).
+  if (!may_name_prepared(text) || registry_.ignoring_till_sync()) return std::nullopt;
+  // With a backslash the rewriter decided the respelled text (decide()).
+  std::string respelled;
+  if (text.find('\\') != std::string_view::npos) {
+    auto standard = rewriter::standard_text(text, backend_stream_.standard_conforming_strings());
+    if (!standard) return stale(Space::kStatement, "(a text kanon cannot respell)");
+    respelled = std::move(*standard);
+    text = respelled;
+  }
   const auto parsed = rewriter::parse_sql(text);
-  if (!parsed.ok) return std::nullopt;  // the rewriter decided it; nothing kanon follows
+  // The rewriter allowed it, so it parses; if not, fail closed.
+  if (!parsed.ok) return stale(Space::kStatement, "(a text kanon cannot parse)");
   // What earlier statements of the same text did: they ran if this one runs.
   std::vector<Change> earlier;
   const auto check = [&](Space space, const std::string& name) {
@@ -183,7 +193,8 @@ void Session::track_decided(std::string_view text, const char* protocol,
     std::vector<Change> list;
     if (entry) {
       std::vector<std::vector<Change>> unused;
-      track_names(text, unused, &runs_names);
+      // Unreadable here: decided (and denied) at each Execute.
+      if (track_names(text, unused, &runs_names)) runs_names = true;
       entry->runs_names = runs_names;
       list.push_back(addition(Space::kStatement, "", std::move(*entry)));
     }
@@ -203,6 +214,7 @@ void Session::track_decided(std::string_view text, const char* protocol,
 StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   StatementGate::Use use;
   staged_.clear();
+  if (registry_.ignoring_till_sync()) return use;  // the backend skips it: nothing runs
   if (frame.type == wire::frontend::kClose) {
     auto close = wire::decode_close(frame.body);
     if (!close.ok()) return use;

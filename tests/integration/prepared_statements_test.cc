@@ -192,6 +192,9 @@ TEST_CASE("prepared: SQL PREPARE before RELOAD, EXECUTE after is denied; prepare
   // A statement whose decision did not change still runs.
   CHECK(run(c, "EXECUTE q").rows == "10|\n");
   check_usable(c);
+  // A PREPARE of the name that fails (it exists) leaves the old statement.
+  CHECK(run(c, "PREPARE p AS SELECT 1").sqlstate == "42P05");
+  check_denied(run(c, "EXECUTE p"));
   // DEALLOCATE, then PREPARE again: decided under the new policy.
   REQUIRE(run(c, "DEALLOCATE p").sqlstate.empty());
   REQUIRE(run(c, "PREPARE p AS " + kRead).sqlstate.empty());
