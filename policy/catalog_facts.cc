@@ -1,10 +1,14 @@
 #include "policy/catalog_facts.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <pqxx/pqxx>
 #include <unordered_map>
+
+#include "policy/catalog_watch.h"
 
 namespace kanon::policy {
 namespace {
@@ -278,6 +282,42 @@ void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
   conn.prepare("kanon_catalog_user_functions", functions_sql(atomic_bodies, true));
 }
 
+// kanon's generation lock (catalog_watch.h), taken for one read of the facts
+// when the generation sequence exists, and released when the read is over.
+// Taken outside the read's transaction: its snapshot must be newer than
+// every DDL that advanced the generation it reads.
+class GenerationLock {
+ public:
+  explicit GenerationLock(pqxx::connection_base& conn) : conn_(conn) {
+    pqxx::nontransaction tx(conn);
+    // Not forever: an administrator's DDL transaction left open holds it.
+    tx.exec("SET lock_timeout = '5s'");
+    held_ = !tx.exec(fmt::format(
+                         "SELECT pg_catalog.pg_advisory_lock({}, {}) FROM pg_catalog.pg_class c "
+                         "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('{}')",
+                         kGenerationLockKey1, kGenerationLockKey2, kGenerationSequence))
+                 .empty();
+    tx.exec("RESET lock_timeout");
+  }
+  ~GenerationLock() {
+    if (!held_) return;
+    try {
+      pqxx::nontransaction tx(conn_);
+      tx.exec(fmt::format("SELECT pg_catalog.pg_advisory_unlock({}, {})", kGenerationLockKey1,
+                          kGenerationLockKey2));
+    } catch (const std::exception&) {
+      // A broken connection released it.
+    }
+  }
+  GenerationLock(const GenerationLock&) = delete;
+  GenerationLock& operator=(const GenerationLock&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  pqxx::connection_base& conn_;
+  bool held_ = false;
+};
+
 }  // namespace
 
 const RelationFacts* CatalogFacts::relation(uint32_t oid) const {
@@ -324,8 +364,14 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
   const bool atomic_bodies = conn.server_version() >= 140000;
   prepare(conn, atomic_bodies);
   CatalogFacts facts;
-  // One snapshot for every query, so the facts agree with each other.
+  const GenerationLock lock(conn);
+  // One snapshot for every query, so the facts agree with each other; taken
+  // by the first one, which reads the generation when the lock is held.
   pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
+  if (lock.held()) {
+    const auto g = tx.exec(fmt::format("SELECT s.last_value FROM {} s", kGenerationSequence));
+    facts.generation = g[0][0].as<int64_t>();
+  }
   // pg_get_viewdef and format_type qualify every name that is not visible:
   // with an empty search_path, everything outside pg_catalog (which is always
   // searched, so the queries need not qualify operators either).

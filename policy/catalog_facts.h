@@ -115,6 +115,10 @@ struct CatalogFacts {
   // the statement uses that is only one of these needs no look-up.
   std::set<std::string, std::less<>> system_relation_names;
   double read_ms = 0;  // how long read_catalog_facts took
+  // The catalog generation these facts hold every DDL of (catalog_watch.h);
+  // 0 when the database has no generation sequence (no event trigger):
+  // then restricted statements carry no guard.
+  int64_t generation = 0;
   // The built-in functions' count and newest change; while it stays the
   // same, read_catalog_facts reuses the previous facts' built-in functions.
   std::string builtin_fingerprint;

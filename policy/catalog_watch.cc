@@ -9,7 +9,8 @@ namespace {
 // trigger that raised would fail every DDL command in the database.
 constexpr const char* kFunction = R"sql(
 CREATE OR REPLACE FUNCTION kanon.catalog_changed() RETURNS event_trigger
-LANGUAGE plpgsql SET search_path = pg_catalog AS $kanon$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog SET lock_timeout = 0
+AS $kanon$
 DECLARE
   persistent boolean;
 BEGIN
@@ -29,12 +30,43 @@ BEGIN
     persistent := true;
   END;
   IF persistent IS NOT FALSE THEN
+    -- Held until this transaction ends, so kanon's catalog reader (which
+    -- takes the lock exclusively before reading the generation) never reads
+    -- a generation whose DDL has not committed yet.
+    BEGIN
+      PERFORM pg_advisory_xact_lock_shared(7306355, 2);
+    EXCEPTION WHEN OTHERS THEN
+      NULL;  -- a deadlock with the reader: it read the generation before this bump
+    END;
+    BEGIN
+      PERFORM nextval('kanon.catalog_generation'::regclass);
+    EXCEPTION WHEN OTHERS THEN
+      NULL;  -- without the sequence every guard fails: fail closed
+    END;
     BEGIN
       PERFORM pg_notify('kanon_catalog', TG_EVENT);
     EXCEPTION WHEN OTHERS THEN
       NULL;
     END;
   END IF;
+END
+$kanon$)sql";
+
+// The guard kanon splices into restricted statements (rewriter/catalog_guard.h).
+// Everything is schema-qualified: the caller's search_path is in force.
+constexpr const char* kGuardFunction = R"sql(
+CREATE OR REPLACE FUNCTION kanon.catalog_is(decided pg_catalog.int8) RETURNS pg_catalog.bool
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED AS $kanon$
+DECLARE
+  now_at pg_catalog.int8;
+BEGIN
+  SELECT g.last_value INTO now_at FROM kanon.catalog_generation g;
+  IF now_at OPERATOR(pg_catalog.=) decided THEN
+    RETURN true;
+  END IF;
+  RAISE EXCEPTION USING ERRCODE = 'KN001',
+    MESSAGE = pg_catalog.concat('kanon: the catalog changed (generation ', now_at,
+                                ', decided under ', decided, ')');
 END
 $kanon$)sql";
 
@@ -56,7 +88,17 @@ bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* err
     // Two kanon instances starting together must not both create the triggers.
     tx.exec("SELECT pg_catalog.pg_advisory_xact_lock(7306355, 1)");
     tx.exec("CREATE SCHEMA IF NOT EXISTS kanon");
+    tx.exec("CREATE SEQUENCE IF NOT EXISTS kanon.catalog_generation");
+    // last_value reads alike before and after the first nextval: start past it.
+    tx.exec(
+        "SELECT pg_catalog.nextval('kanon.catalog_generation'::pg_catalog.regclass) "
+        "FROM kanon.catalog_generation WHERE NOT is_called");
     tx.exec(kFunction);
+    tx.exec(kGuardFunction);
+    // Restricted logins run the guard; the generation is no secret.
+    tx.exec("GRANT USAGE ON SCHEMA kanon TO PUBLIC");
+    tx.exec("GRANT SELECT ON SEQUENCE kanon.catalog_generation TO PUBLIC");
+    tx.exec("GRANT EXECUTE ON FUNCTION kanon.catalog_is(pg_catalog.int8) TO PUBLIC");
     const auto existing = tx.exec(
         "SELECT evtname FROM pg_catalog.pg_event_trigger "
         "WHERE evtname IN ('kanon_catalog_ddl', 'kanon_catalog_drop')");

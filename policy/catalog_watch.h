@@ -15,11 +15,26 @@ namespace kanon::policy {
 // The NOTIFY channel the event trigger uses.
 inline constexpr const char* kCatalogChannel = "kanon_catalog";
 
-// Creates, idempotently, in schema `kanon`: the plpgsql function
+// The catalog generation: a sequence the event trigger advances inside the
+// DDL's own transaction (sequences are not transactional, so the new value
+// is visible before the DDL commits). Restricted statements carry a guard,
+// kanon.catalog_is(<generation kanon decided with>), which fails with
+// SQLSTATE KN001 when the generation moved (rewriter/catalog_guard.h).
+inline constexpr const char* kGenerationSequence = "kanon.catalog_generation";
+inline constexpr const char* kGuardSqlState = "KN001";
+// The advisory lock (two int4 keys) the trigger holds shared from its bump
+// to its commit and the catalog reader takes exclusively before reading the
+// generation: facts read under generation G hold every DDL bumped up to G.
+inline constexpr int kGenerationLockKey1 = 7306355;
+inline constexpr int kGenerationLockKey2 = 2;
+
+// Creates, idempotently, in schema `kanon`: the sequence above, the guard
+// function kanon.catalog_is(int8) (usable by PUBLIC), the plpgsql function
 // kanon.catalog_changed() and the event triggers kanon_catalog_ddl (ON
-// ddl_command_end) and kanon_catalog_drop (ON sql_drop) that run it. The
-// function calls pg_notify('kanon_catalog', <event>) unless every object the
-// command touched is temporary, and never fails the user's command.
+// ddl_command_end) and kanon_catalog_drop (ON sql_drop) that run it. Unless
+// every object the command touched is temporary, the function takes the
+// lock above, advances the generation and calls pg_notify('kanon_catalog',
+// <event>); it never fails the user's command.
 // Needs a superuser (event triggers do); returns false, with the reason in
 // `error` when given, when the account is not one or a statement fails.
 bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* error = nullptr);

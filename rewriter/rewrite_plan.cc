@@ -706,8 +706,10 @@ RewritePlan plan_rewrite(std::string_view sql, const ParseOutcome& parsed,
 }
 
 std::string apply_edits(std::string_view sql, std::vector<Edit> edits) {
-  std::sort(edits.begin(), edits.end(),
-            [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
+  // An insertion goes before a replacement that begins where it is.
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
   std::string out;
   size_t reserve = sql.size();
   for (const auto& e : edits) reserve += e.text.size();

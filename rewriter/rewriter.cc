@@ -1,8 +1,10 @@
 #include "rewriter/rewriter.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
+#include "rewriter/catalog_guard.h"
 #include "rewriter/object_catalog.h"
 #include "rewriter/protected_index.h"
 #include "rewriter/rewrite_cache.h"
@@ -14,6 +16,30 @@ namespace {
 
 uint64_t combine(uint64_t seed, uint64_t v) {
   return (seed ^ (v + 0x9E3779B97F4A7C15ULL + (seed << 6) + (seed >> 2))) * 1099511628211ULL;
+}
+
+// Adds the catalog guard's edits for every statement that needs one; false
+// when one needs it and kanon cannot place it, or the edits would overlap.
+bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
+           std::vector<Edit>& edits) {
+  std::vector<SqlToken> tokens;
+  bool scanned = false;
+  const size_t before = edits.size();
+  for (const auto& st : parsed.statements) {
+    if (st.run.kind == RunShape::Kind::kNone) continue;
+    if (!scanned && !scan_tokens(sql, tokens)) return false;
+    scanned = true;
+    if (place_catalog_guard(tokens, st, generation, edits) == GuardPlacement::kNoPlace)
+      return false;
+  }
+  if (edits.size() == before) return true;
+  // Insertions sort before a replacement that begins where they are.
+  std::sort(edits.begin(), edits.end(), [](const Edit& a, const Edit& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+  });
+  for (size_t i = 1; i < edits.size(); ++i)
+    if (edits[i].begin < edits[i - 1].end) return false;
+  return true;
 }
 
 }  // namespace
@@ -156,10 +182,20 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     result.verdict = Verdict::kLookup;
     result.unknown = std::move(plan.unknown);
     return result;
-  } else if (!plan.edits.empty()) {
-    result.verdict = Verdict::kRewritten;
-    result.sql = apply_edits(sql, std::move(plan.edits));
-    result.tables = std::move(plan.tables);
+  } else {
+    result.masked = !plan.edits.empty();
+    const int64_t generation =
+        indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
+    if (generation > 0 && !guard(sql, parsed, generation, plan.edits)) {
+      const uint64_t fingerprint = result.fingerprint;
+      result = make_denial(rules::kCatalogGuard, "");
+      result.fingerprint = fingerprint;
+    } else if (!plan.edits.empty()) {
+      result.verdict = Verdict::kRewritten;
+      result.sql = apply_edits(sql, std::move(plan.edits));
+      result.tables = std::move(plan.tables);
+      if (generation > 0 && result.sql.size() != sql.size()) result.guard_generation = generation;
+    }
   }
   if (result.verdict != Verdict::kDenied)
     result.encoding_effect = encoding_effect(parsed, sql, indexes.catalog.get());

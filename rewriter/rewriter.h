@@ -85,6 +85,11 @@ struct RewriteResult {
   std::vector<std::string> tables;
   // kPass, kRewritten: what running it may do to the session's client_encoding.
   EncodingEffect encoding_effect;
+  // kRewritten: the catalog generation the statement's guard holds it to
+  // (catalog_guard.h); 0 when it carries none. A statement kanon only
+  // guarded is kRewritten with `masked` false.
+  int64_t guard_generation = 0;
+  bool masked = false;  // kRewritten: some protected reference was replaced
 };
 
 // A kDenied result for `rule`, its message built by denial_message().

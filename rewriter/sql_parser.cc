@@ -4,6 +4,7 @@
 #include <pg_query/pg_query.pb-c.h>
 
 #include <cstring>
+#include <tuple>
 
 #include "rewriter/json_tree.h"
 
@@ -51,6 +52,7 @@ class StatementWalker {
     if (out_.kind == "DiscardStmt") out_.subkind = std::string(string_member(body, "target"));
     if (out_.kind == "VariableSetStmt") read_setting_values(body);
     read_object_name(body);
+    read_run_shape(body);
     visit_node(stmt, {}, {});
     out_.fingerprint = hash_;
   }
@@ -74,6 +76,65 @@ class StatementWalker {
       out_.cursor_hold = options >= 0 && t_.at(options).kind == Kind::kNumber &&
                          (t_.at(options).number & kCursorOptHold) != 0;
     }
+  }
+
+  // {"SelectStmt": {...}} -> its type and body.
+  std::pair<std::string_view, int32_t> node_of(int32_t wrapper) const {
+    if (wrapper < 0 || t_.at(wrapper).kind != Kind::kObject || t_.at(wrapper).first_child < 0)
+      return {{}, -1};
+    const int32_t first = t_.at(wrapper).first_child;
+    return {t_.at(first).key, first};
+  }
+
+  bool has_current_of(int32_t body) const {
+    return t_.member(t_.member(body, "whereClause"), "CurrentOfExpr") >= 0;
+  }
+
+  void read_select_shape(int32_t select) {
+    const std::string_view op = string_member(select, "op");
+    out_.run.has_from = t_.member(select, "fromClause") >= 0;
+    out_.run.simple = (op.empty() || op == "SETOP_NONE") && t_.member(select, "valuesLists") < 0;
+  }
+
+  // What the statement runs (RunShape).
+  void read_run_shape(int32_t body) {
+    std::string_view type = out_.kind;
+    int32_t node = body;
+    RunShape& run = out_.run;
+    if (type == "ExplainStmt" || type == "PrepareStmt" || type == "DeclareCursorStmt" ||
+        type == "CopyStmt" || type == "CreateTableAsStmt") {
+      if (type == "CreateTableAsStmt" && string_member(body, "objtype") != "OBJECT_TABLE") return;
+      if (type == "ExplainStmt" && !explain_analyze(body)) return;
+      run.in_parens = type == "CopyStmt";
+      std::tie(type, node) = node_of(t_.member(body, "query"));
+      if (node < 0) return;
+    }
+    if (type == "SelectStmt") {
+      run.kind = RunShape::Kind::kSelect;
+      read_select_shape(node);
+    } else if (type == "InsertStmt") {
+      run.kind = RunShape::Kind::kInsert;
+      const auto [inner, select] = node_of(t_.member(node, "selectStmt"));
+      if (inner == "SelectStmt") read_select_shape(select);
+    } else if (type == "UpdateStmt") {
+      run.kind = RunShape::Kind::kUpdate;
+      run.has_from = t_.member(node, "fromClause") >= 0;
+      run.current_of = has_current_of(node);
+    } else if (type == "DeleteStmt") {
+      run.kind = RunShape::Kind::kDelete;
+      run.has_from = t_.member(node, "usingClause") >= 0;
+      run.current_of = has_current_of(node);
+    }
+  }
+
+  // EXPLAIN ANALYZE, or an ANALYZE option (whatever its value: a guard too
+  // many costs nothing).
+  bool explain_analyze(int32_t body) const {
+    const int32_t options = t_.member(body, "options");
+    if (options < 0) return false;
+    for (int32_t o = t_.at(options).first_child; o >= 0; o = t_.at(o).next_sibling)
+      if (string_member(t_.member(o, "DefElem"), "defname") == "analyze") return true;
+    return false;
   }
 
   // LANGUAGE and AS of CREATE FUNCTION / PROCEDURE (DefElems in "options").
@@ -383,6 +444,95 @@ bool literals_read_alike(std::string_view sql) {
   if (scan) pg_query__scan_result__free_unpacked(scan, nullptr);
   pg_query_free_scan_result(result);
   return alike;
+}
+
+namespace {
+
+SqlToken::Kind token_kind(PgQuery__Token token) {
+  using K = SqlToken::Kind;
+  switch (token) {
+    case PG_QUERY__TOKEN__ASCII_40:
+      return K::kOpen;
+    case PG_QUERY__TOKEN__ASCII_41:
+      return K::kClose;
+    case PG_QUERY__TOKEN__ASCII_59:
+      return K::kSemicolon;
+    case PG_QUERY__TOKEN__AS:
+      return K::kAs;
+    case PG_QUERY__TOKEN__CONFLICT:
+      return K::kConflict;
+    case PG_QUERY__TOKEN__DATA_P:
+      return K::kData;
+    case PG_QUERY__TOKEN__DISTINCT:
+      return K::kDistinct;
+    case PG_QUERY__TOKEN__FETCH:
+      return K::kFetch;
+    case PG_QUERY__TOKEN__FOR:
+      return K::kFor;
+    case PG_QUERY__TOKEN__FROM:
+      return K::kFrom;
+    case PG_QUERY__TOKEN__GROUP_P:
+      return K::kGroup;
+    case PG_QUERY__TOKEN__HAVING:
+      return K::kHaving;
+    case PG_QUERY__TOKEN__LIMIT:
+      return K::kLimit;
+    case PG_QUERY__TOKEN__NO:
+      return K::kNo;
+    case PG_QUERY__TOKEN__OFFSET:
+      return K::kOffset;
+    case PG_QUERY__TOKEN__ON:
+      return K::kOn;
+    case PG_QUERY__TOKEN__ORDER:
+      return K::kOrder;
+    case PG_QUERY__TOKEN__RETURNING:
+      return K::kReturning;
+    case PG_QUERY__TOKEN__SELECT:
+      return K::kSelect;
+    case PG_QUERY__TOKEN__USING:
+      return K::kUsing;
+    case PG_QUERY__TOKEN__WHERE:
+      return K::kWhere;
+    case PG_QUERY__TOKEN__WINDOW:
+      return K::kWindow;
+    case PG_QUERY__TOKEN__WITH:
+      return K::kWith;
+    case PG_QUERY__TOKEN__ANALYZE:
+    case PG_QUERY__TOKEN__ANALYSE:
+      return K::kAnalyze;
+    case PG_QUERY__TOKEN__VERBOSE:
+      return K::kVerbose;
+    default:
+      return K::kOther;
+  }
+}
+
+}  // namespace
+
+bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out) {
+  out.clear();
+  const std::string text(sql);
+  PgQueryScanResult result = pg_query_scan(text.c_str());
+  if (result.error != nullptr) {
+    pg_query_free_scan_result(result);
+    return false;
+  }
+  PgQuery__ScanResult* scan = pg_query__scan_result__unpack(
+      nullptr, result.pbuf.len, reinterpret_cast<const uint8_t*>(result.pbuf.data));
+  if (scan) {
+    out.reserve(scan->n_tokens);
+    for (size_t i = 0; i < scan->n_tokens; ++i) {
+      const PgQuery__ScanToken* t = scan->tokens[i];
+      // Comments are tokens too: they are no part of the statement's syntax.
+      if (t->token == PG_QUERY__TOKEN__SQL_COMMENT || t->token == PG_QUERY__TOKEN__C_COMMENT)
+        continue;
+      out.push_back(
+          {token_kind(t->token), static_cast<size_t>(t->start), static_cast<size_t>(t->end)});
+    }
+    pg_query__scan_result__free_unpacked(scan, nullptr);
+  }
+  pg_query_free_scan_result(result);
+  return scan != nullptr;
 }
 
 bool raw_parse_json(std::string_view sql) {

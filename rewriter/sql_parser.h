@@ -47,6 +47,20 @@ struct FunctionReference {
   int location = -1;
 };
 
+// The query a statement runs, for kanon's catalog guard (catalog_guard.h):
+// the statement's own, or the one EXPLAIN ANALYZE, PREPARE, DECLARE,
+// COPY (...) TO and CREATE TABLE AS run. kNone for everything else.
+struct RunShape {
+  enum class Kind { kNone, kSelect, kInsert, kUpdate, kDelete };
+  Kind kind = Kind::kNone;
+  // SELECT (an INSERT's too): a FROM list; UPDATE: FROM; DELETE: USING.
+  bool has_from = false;
+  // SELECT (an INSERT's too): one SELECT, no set operation, no VALUES.
+  bool simple = false;
+  bool current_of = false;  // UPDATE/DELETE ... WHERE CURRENT OF
+  bool in_parens = false;   // COPY (query): the query is the first parenthesis
+};
+
 struct Statement {
   std::string kind;        // PostgreSQL's node name, e.g. "SelectStmt", "CopyStmt"
   std::string inner_kind;  // EXPLAIN/PREPARE/DECLARE/COPY/CREATE TABLE AS/VIEW: the wrapped query's
@@ -87,6 +101,7 @@ struct Statement {
   // The prepared statements an EXECUTE runs, at any depth (EXPLAIN ANALYZE
   // EXECUTE, CREATE TABLE AS EXECUTE).
   std::vector<std::string> executed;
+  RunShape run;
   uint64_t fingerprint = 0;  // structure without literal values or positions
 };
 
@@ -107,6 +122,45 @@ ParseOutcome parse_sql(std::string_view sql);
 // a server with standard_conforming_strings off cuts the text into the same
 // tokens (string_literals.h). False when the text does not scan.
 bool literals_read_alike(std::string_view sql);
+
+// A token of libpg_query's scanner, reduced to the kinds the catalog guard
+// (catalog_guard.h) looks for; byte offsets into the scanned text.
+struct SqlToken {
+  enum class Kind {
+    kOther,
+    kOpen,   // (
+    kClose,  // )
+    kSemicolon,
+    kAs,
+    kConflict,
+    kData,
+    kDistinct,
+    kFetch,
+    kFor,
+    kFrom,
+    kGroup,
+    kHaving,
+    kLimit,
+    kNo,
+    kOffset,
+    kOn,
+    kOrder,
+    kReturning,
+    kSelect,
+    kUsing,
+    kWhere,
+    kWindow,
+    kWith,
+    kAnalyze,  // ANALYZE or ANALYSE
+    kVerbose,
+  };
+  Kind kind = Kind::kOther;
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// The tokens of `sql`; false when it does not scan.
+bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out);
 
 // The time of libpg_query's own parse alone, for benchmarks: the JSON or the
 // protobuf form (unpacked with protobuf-c). Returns false on a syntax error.

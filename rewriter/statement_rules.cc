@@ -85,6 +85,9 @@ const Rule kClientEncoding{"client-encoding",
                            "WIN874, WIN1250 to WIN1258, KOI8R, KOI8U, EUC_JP, EUC_CN, EUC_KR, "
                            "EUC_TW) with server_encoding UTF8, and not while a change of "
                            "client_encoding may be under way"};
+const Rule kCatalogGuard{"catalog-guard",
+                         "kanon cannot find where to put the check that the catalog is still the "
+                         "one it decided the statement with"};
 const Rule kMalformedMessage{"malformed-message", "the message could not be decoded",
                              sqlstate::kProtocolViolation};
 const Rule kStalePrepared{"stale-prepared-statement",

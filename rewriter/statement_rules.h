@@ -76,6 +76,7 @@ extern const Rule kStandardConformingStrings;
 // does not convert, a server encoding other than UTF8, or a change of
 // client_encoding still under way (proxy/encoding_guard.h).
 extern const Rule kClientEncoding;
+extern const Rule kCatalogGuard;
 extern const Rule kMalformedMessage;
 // A prepared statement, cursor or portal decided under an older policy
 // snapshot whose decision now differs, or one kanon never saw prepared

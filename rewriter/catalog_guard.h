@@ -1,0 +1,57 @@
+// The catalog guard: a restricted statement never runs against a catalog
+// newer than the one kanon decided it with.
+//
+// kanon decides with the catalog facts it read at generation G (policy/
+// catalog_watch.h: an event trigger advances the generation inside every
+// DDL's transaction, before it commits, and the facts of generation G hold
+// every DDL advanced up to G). The query the statement runs carries, as the
+// first conjunct of its WHERE clause,
+//
+//   "kanon"."catalog_is"(G::pg_catalog.int8)
+//
+// A pseudo-constant qualification: PostgreSQL's planner puts it in a gating
+// Result at the top of that query level, evaluated once before any row is
+// read, so after PostgreSQL parsed the statement (and took its locks) and
+// before anything ran. A DDL that the parse saw committed had advanced the
+// generation before it committed, so the guard sees a generation other than
+// G and fails (SQLSTATE KN001) and nothing of the statement's result leaves
+// the server.
+//
+// Where it goes, by what the statement runs (sql_parser.h, RunShape):
+//   SELECT, UPDATE, DELETE  WHERE <guard> AND (<the user's condition>), or
+//                           WHERE <guard> where there was none
+//   set operations, VALUES  SELECT * FROM (<query>) AS "kanon query"
+//                           WHERE <guard>
+//   INSERT ... SELECT       as its SELECT (INSERT ... VALUES: not guarded)
+// EXPLAIN ANALYZE, PREPARE, DECLARE, COPY (query) TO and CREATE TABLE AS get
+// the guard in the query they run. WHERE CURRENT OF, INSERT ... VALUES,
+// COPY of a table and statements naming no relation or function are not
+// guarded (docs/security.md says what that leaves).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rewriter/rewrite_plan.h"
+#include "rewriter/sql_parser.h"
+
+namespace kanon::rewriter {
+
+// The guard's call for generation `generation`.
+std::string catalog_guard_call(int64_t generation);
+
+enum class GuardPlacement {
+  kPlaced,     // edits appended to `out`
+  kNotNeeded,  // the statement runs nothing the guard covers
+  kNoPlace,    // it should have one, and kanon cannot find where: deny
+};
+
+// Appends to `out` the edits that put the guard into `st`, one of the
+// statements of a text whose tokens are `tokens` (scan_tokens of the whole
+// text, as parse_sql's offsets are).
+GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
+                                   int64_t generation, std::vector<Edit>& out);
+
+}  // namespace kanon::rewriter

@@ -1,0 +1,68 @@
+// Statements and where the catalog guard goes in each (generation 5), shared
+// by the unit test (the text) and the PostgreSQL test (it runs both forms).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace kanon::testing {
+
+struct GuardCase {
+  const char* sql;
+  const char* guarded;  // nullptr: no guard
+};
+
+// @G is "kanon"."catalog_is"(5::pg_catalog.int8).
+inline const std::vector<GuardCase>& guard_cases() {
+  static const std::vector<GuardCase> cases = {
+      {"SELECT * FROM t", "SELECT * FROM t WHERE @G"},
+      {"SELECT a FROM t WHERE a > 1 ORDER BY a", "SELECT a FROM t WHERE @G AND (a > 1) ORDER BY a"},
+      {"SELECT a FROM t JOIN u ON t.a = u.b WHERE a IS DISTINCT FROM 2 GROUP BY a",
+       "SELECT a FROM t JOIN u ON t.a = u.b WHERE @G AND (a IS DISTINCT FROM 2) GROUP BY a"},
+      {"SELECT count(*) FROM t GROUP BY a HAVING count(*) > 1",
+       "SELECT count(*) FROM t WHERE @G GROUP BY a HAVING count(*) > 1"},
+      {"SELECT a FROM t LIMIT 1 -- trailing", "SELECT a FROM t WHERE @G LIMIT 1 -- trailing"},
+      {"SELECT a FROM t FOR UPDATE", "SELECT a FROM t WHERE @G FOR UPDATE"},
+      {"SELECT length('x')", "SELECT length('x') WHERE @G"},
+      {"SELECT 1", nullptr},
+      {"WITH w AS (SELECT a FROM t WHERE a = 1) SELECT * FROM w",
+       "WITH w AS (SELECT a FROM t WHERE a = 1) SELECT * FROM w WHERE @G"},
+      {"SELECT a FROM t UNION SELECT b FROM u ORDER BY 1",
+       "SELECT * FROM (SELECT a FROM t UNION SELECT b FROM u ORDER BY 1) AS \"kanon query\" "
+       "WHERE @G"},
+      {"VALUES (1), (length('x'))",
+       "SELECT * FROM (VALUES (1), (length('x'))) AS \"kanon query\" WHERE @G"},
+      {"TABLE t", "SELECT * FROM (TABLE t) AS \"kanon query\" WHERE @G"},
+      {"SELECT a INTO TEMP v FROM t", "SELECT a INTO TEMP v FROM t WHERE @G"},
+      {"INSERT INTO t SELECT b FROM u WHERE b > 0 ON CONFLICT DO NOTHING",
+       "INSERT INTO t SELECT b FROM u WHERE @G AND (b > 0) ON CONFLICT DO NOTHING"},
+      {"INSERT INTO t (a) SELECT length('x') RETURNING a",
+       "INSERT INTO t (a) SELECT length('x') WHERE @G RETURNING a"},
+      {"INSERT INTO t VALUES (length('x'))", nullptr},
+      {"UPDATE t SET a = a + 1 WHERE a = 1 RETURNING a",
+       "UPDATE t SET a = a + 1 WHERE @G AND (a = 1) RETURNING a"},
+      {"UPDATE t SET a = u.b FROM u", "UPDATE t SET a = u.b FROM u WHERE @G"},
+      {"DELETE FROM t USING u WHERE t.a = u.b", "DELETE FROM t USING u WHERE @G AND (t.a = u.b)"},
+      {"DELETE FROM t", "DELETE FROM t WHERE @G"},
+      {"EXPLAIN SELECT * FROM t", nullptr},
+      {"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT a FROM t",
+       "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT a FROM t WHERE @G"},
+      {"PREPARE p (int) AS SELECT a FROM t WHERE a = $1",
+       "PREPARE p (int) AS SELECT a FROM t WHERE @G AND (a = $1)"},
+      {"DECLARE c CURSOR WITH HOLD FOR SELECT a FROM t UNION ALL SELECT 2",
+       "DECLARE c CURSOR WITH HOLD FOR SELECT * FROM (SELECT a FROM t UNION ALL SELECT 2) AS "
+       "\"kanon query\" WHERE @G"},
+      {"COPY (SELECT a FROM t) TO STDOUT", "COPY (SELECT a FROM t WHERE @G) TO STDOUT"},
+      {"COPY (SELECT a FROM t UNION SELECT 3) TO STDOUT",
+       "COPY (SELECT * FROM (SELECT a FROM t UNION SELECT 3) AS \"kanon query\" WHERE @G) TO "
+       "STDOUT"},
+      {"COPY t TO STDOUT", nullptr},
+      {"CREATE TEMP TABLE x AS SELECT a FROM t UNION SELECT 3 WITH NO DATA",
+       "CREATE TEMP TABLE x AS SELECT * FROM (SELECT a FROM t UNION SELECT 3) AS \"kanon "
+       "query\" WHERE @G WITH NO DATA"},
+      {"SELECT 1 FROM t; SELECT 2 FROM u", "SELECT 1 FROM t WHERE @G; SELECT 2 FROM u WHERE @G"},
+  };
+  return cases;
+}
+
+}  // namespace kanon::testing
