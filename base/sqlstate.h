@@ -14,6 +14,7 @@ inline constexpr const char kInvalidTextRepresentation[] = "22P02";
 inline constexpr const char kInvalidAuthorizationSpecification[] = "28000";
 inline constexpr const char kInvalidPassword[] = "28P01";
 inline constexpr const char kInFailedSqlTransaction[] = "25P02";
+inline constexpr const char kSerializationFailure[] = "40001";
 inline constexpr const char kSyntaxError[] = "42601";
 inline constexpr const char kInsufficientPrivilege[] = "42501";
 inline constexpr const char kUndefinedObject[] = "42704";

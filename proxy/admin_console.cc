@@ -325,6 +325,7 @@ class Commands {
     add("statements_passed", std::to_string(s.statements_passed.load()));
     add("statements_rewritten", std::to_string(s.statements_rewritten.load()));
     add("statements_denied", std::to_string(s.denied_total()));
+    add("guard_retries", std::to_string(s.guard_retries.load()));
     for (const auto& [rule, n] : s.denied_by_rule()) add("denied: " + rule, std::to_string(n));
     add("cache_hits", std::to_string(cache.hits));
     add("cache_misses", std::to_string(cache.misses));

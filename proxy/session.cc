@@ -88,6 +88,7 @@ Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
       backend_(client_.socket().get_executor()),
       backend_stream_(context.cancels),
       backend_done_(client_.socket().get_executor(), asio::steady_timer::time_point::max()),
+      retry_done_(client_.socket().get_executor(), asio::steady_timer::time_point::max()),
       over_capacity_(over_capacity),
       peer_(describe_peer(client_.socket())) {
   if (!over_capacity_) ++context_.active_clients;
@@ -233,12 +234,16 @@ awaitable<void> Session::run_client() {
       encoding_.emplace(backend_stream_);
       gate_.emplace(
           [this](std::string_view sql, const char* protocol) { return rewrite(sql, protocol); },
-          [this](uint32_t oid) { return function_call(oid); }, denials_, nonce,
+          [this](uint32_t oid) { return function_call(oid); }, denials_, guarded_, nonce,
           [this](const wire::Frame& frame) { return use_prepared(frame); });
-      filter_.emplace(denials_, [this](const Denial& probe, ResponseFilter::ProbeOutcome outcome,
-                                       std::string_view sqlstate) {
-        probe_answered(probe, outcome, sqlstate);
-      });
+      filter_.emplace(
+          denials_, guarded_,
+          [this](const Denial& probe, ResponseFilter::ProbeOutcome outcome,
+                 std::string_view sqlstate) { probe_answered(probe, outcome, sqlstate); },
+          [this](const GuardedQuery& q) {
+            return !stopping_ && gate_->frames_seen() == q.frames_seen;
+          },
+          [this](int64_t generation) { catalog_behind(generation); });
     }
     if (context_.audit && (gate_ || context_.audit->audit_exempt()))
       audit_.emplace(
@@ -462,6 +467,49 @@ rewriter::RewriteResult Session::function_call(uint32_t oid) {
         peer_, name, oid);
   log_denial(result, "function-call");
   return result;
+}
+
+void Session::catalog_behind(int64_t generation) {
+  needed_generation_ = std::max<int64_t>(needed_generation_, generation > 0 ? generation : 1);
+}
+
+awaitable<void> Session::catch_up_catalog() {
+  if (needed_generation_ == 0) co_return;
+  const auto own = store();
+  const auto current = own ? own->current() : nullptr;
+  if (!own || (current->catalog && current->catalog->generation >= needed_generation_)) {
+    needed_generation_ = 0;  // the watcher was there first
+    co_return;
+  }
+  // Not inside a transaction block: a DDL of its own holds the generation
+  // lock until it ends, and the read would wait for it.
+  if (backend_stream_.transaction_status() != wire::kTxIdle) co_return;
+  bool ok = false;
+  try {
+    ok = co_await run_blocking(context_.blocking, [&] { return own->refresh_catalog(); });
+  } catch (const std::exception&) {
+    ok = false;
+  }
+  if (!ok) {
+    log(LogLevel::kWarning, "client {}: re-reading the catalog failed: {}", peer_,
+        own->current()->catalog_error);
+    co_return;  // still behind: statements keep failing their guard (40001)
+  }
+  needed_generation_ = 0;
+}
+
+awaitable<void> Session::retry_guarded(GuardedQuery query) {
+  retrying_ = true;
+  retry_done_.expires_at(asio::steady_timer::time_point::max());
+  co_await catch_up_catalog();
+  prepared_.reset();
+  gate_->redo_query(query);
+  ++context_.stats.guard_retries;
+  log(LogLevel::kDebug, "client {}: the catalog changed under a statement; sent again", peer_);
+  boost::system::error_code ec;
+  co_await backend_.write(asio::buffer(gate_->replacement()), ec);
+  retrying_ = false;
+  retry_done_.cancel();
 }
 
 void Session::refuse_unless_audited(rewriter::RewriteResult& result) {
@@ -706,8 +754,15 @@ awaitable<void> Session::relay_client_to_backend() {
       quiet_ = false;  // before any co_await: a drain must not end the session now
       if (audit_) audit_->received();
       if (gate_ && !gate_->discarding() &&
-          (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
+          (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse)) {
+        co_await catch_up_catalog();
         co_await look_up_unknown_names(frame);
+      }
+      // A guarded Query being sent again goes first (retry_guarded).
+      while (retrying_) {
+        boost::system::error_code wait;
+        co_await retry_done_.async_wait(asio::redirect_error(use_awaitable, wait));
+      }
       forwarded_effect_.reset();
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
       if (gate_) note_sent(frame, action);  // session_prepared.cc
@@ -756,8 +811,18 @@ awaitable<void> Session::run_backend() {
           log(LogLevel::kError, "client {}: malformed message from the backend", peer_);
           throw boost::system::system_error(asio::error::invalid_argument);
         }
-        if (gate_) registry_.on_backend(frame.type, backend_stream_.transaction_status());
-        if (frame.type == wire::backend::kReadyForQuery) {
+        const auto action = verdict == BackendStream::Verdict::kReplace || !filter_
+                                ? ResponseFilter::Action::kForward
+                                : filter_->on_frame(frame);
+        const bool dropped =
+            action == ResponseFilter::Action::kDrop || action == ResponseFilter::Action::kRetry;
+        // A guarded Query's failed attempt (its error and ReadyForQuery) is
+        // not the registry's: the attempt sent again is answered instead.
+        const bool failed_attempt = action == ResponseFilter::Action::kRetry ||
+                                    (dropped && frame.type == wire::backend::kReadyForQuery);
+        if (gate_ && !failed_attempt)
+          registry_.on_backend(frame.type, backend_stream_.transaction_status());
+        if (frame.type == wire::backend::kReadyForQuery && !dropped) {
           // Counted once the batch reached the client (below).
           if (ready_status) note_ready_for_query(*ready_status);
           ready_status = backend_stream_.transaction_status();
@@ -770,10 +835,10 @@ awaitable<void> Session::run_backend() {
           from_backend_.consume(frame.size);
           continue;
         }
-        const auto action = filter_ ? filter_->on_frame(frame) : ResponseFilter::Action::kForward;
-        if (action == ResponseFilter::Action::kDrop) {  // an answer to kanon's own message
+        if (dropped) {  // held, swallowed, or the failed attempt of a guarded Query
           co_await flush();
           from_backend_.consume(frame.size);
+          if (action == ResponseFilter::Action::kRetry) co_await retry_guarded(filter_->retry());
           continue;
         }
         if (audit_) audit_frame(frame, action == ResponseFilter::Action::kReplace);

@@ -131,6 +131,17 @@ class Session : public std::enable_shared_from_this<Session> {
   // A backend frame (or the filter's replacement of it) for the audit tracker.
   void audit_frame(const wire::Frame& frame, bool replaced);
   boost::asio::awaitable<void> relay_client_to_backend();
+  // A guard failed (rewriter/catalog_guard.h): the database is at
+  // `generation` (0: unknown), newer than the catalog the statement was
+  // decided with.
+  void catalog_behind(int64_t generation);
+  // Before the next decision: re-reads the catalog when a guard found it
+  // behind and the watcher has not caught up yet (outside transaction
+  // blocks only).
+  boost::asio::awaitable<void> catch_up_catalog();
+  // Sends a guarded Query again, decided with the re-read catalog; the
+  // client pump waits meanwhile, so nothing overtakes it.
+  boost::asio::awaitable<void> retry_guarded(GuardedQuery query);
   // Ends the session from the client pump: stops the backend pump, sends the
   // client a FATAL error (unless sqlstate is empty) and closes both sides.
   boost::asio::awaitable<void> finish(std::string_view sqlstate, std::string_view message,
@@ -160,6 +171,9 @@ class Session : public std::enable_shared_from_this<Session> {
   ReceiveBuffer from_backend_;
   BackendStream backend_stream_;
   boost::asio::steady_timer backend_done_;
+  boost::asio::steady_timer retry_done_;  // cancelled when a retry was sent
+  bool retrying_ = false;
+  int64_t needed_generation_ = 0;  // a guard saw this generation; 0: none pending
   bool backend_running_ = false;
   bool client_pump_owns_client_ = false;  // backend pump must not touch the client
   bool stopping_ = false;
@@ -186,6 +200,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string prepared_sql_;
   std::optional<rewriter::RewriteResult> prepared_;
   DenialQueue denials_;
+  GuardedQueue guarded_;
   std::optional<EncodingGuard> encoding_;
   // What the Query or Parse the gate is deciding may do to client_encoding,
   // when it goes to the backend (rewrite() sets it).

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/sqlstate.h"
+#include "policy/catalog_watch.h"
 #include "proxy/wire/error_fields.h"
 #include "proxy/wire/frontend_messages.h"
 #include "proxy/wire/message_types.h"
@@ -89,7 +90,47 @@ std::string StatementGate::probe(std::string_view sql, uint64_t ordinal, const c
   return text;
 }
 
+StatementGate::Action StatementGate::decide_query(std::string_view sql) {
+  const auto result = rewrite_(sql, "simple");
+  switch (result.verdict) {
+    case rewriter::Verdict::kPass:
+      return Action::kForward;
+    case rewriter::Verdict::kRewritten:
+      wire::encode(wire::Query{result.sql}, replacement_);
+      if (result.guard_generation > 0)
+        guarded_.push_back({ready_expected_, frames_seen_, std::string(sql), false});
+      return Action::kReplace;
+    case rewriter::Verdict::kDenied:
+    case rewriter::Verdict::kLookup:  // the session resolves look-ups first: fail closed
+      break;
+  }
+  if (is_syntax(result)) {
+    // A Query uses (and drops) the unnamed statement; so does its probe.
+    wire::encode(wire::Parse{"", probe(sql, ready_expected_, "simple"), {}}, replacement_);
+    wire::encode(wire::Sync{}, replacement_);
+  } else {
+    wire::encode(wire::Query{deny(result, ready_expected_, "simple")}, replacement_);
+  }
+  return Action::kReplace;
+}
+
+void StatementGate::redo_query(const GuardedQuery& query) {
+  const uint64_t expected = ready_expected_, cycle = cycle_, answers = answers_in_cycle_;
+  const size_t before = guarded_.size();
+  ready_expected_ = cycle_ = query.ready_ordinal;
+  answers_in_cycle_ = 0;
+  replacement_.clear();
+  if (decide_query(query.sql) == Action::kForward)
+    wire::encode(wire::Query{query.sql}, replacement_);
+  // The cycle keeps its GuardedQuery (marked retried): no second one.
+  guarded_.resize(before);
+  ready_expected_ = expected;
+  cycle_ = cycle;
+  answers_in_cycle_ = answers;
+}
+
 StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
+  ++frames_seen_;
   switch (frame.type) {
     case wire::frontend::kSync:
       ++ready_expected_;
@@ -116,25 +157,8 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
       cycle_ = ready_expected_;
       answers_in_cycle_ = 0;
       auto q = wire::decode_query(frame.body);
-      const auto result = q.ok() ? rewrite_(q.value().sql, "simple") : malformed("Query");
-      switch (result.verdict) {
-        case rewriter::Verdict::kPass:
-          return Action::kForward;
-        case rewriter::Verdict::kRewritten:
-          wire::encode(wire::Query{result.sql}, replacement_);
-          return Action::kReplace;
-        case rewriter::Verdict::kDenied:
-        case rewriter::Verdict::kLookup:  // the session resolves look-ups first: fail closed
-          break;
-      }
-      if (is_syntax(result)) {
-        // A Query uses (and drops) the unnamed statement; so does its probe.
-        wire::encode(wire::Parse{"", probe(q.value().sql, ready_expected_, "simple"), {}},
-                     replacement_);
-        wire::encode(wire::Sync{}, replacement_);
-      } else {
-        wire::encode(wire::Query{deny(result, ready_expected_, "simple")}, replacement_);
-      }
+      if (q.ok()) return decide_query(q.value().sql);
+      wire::encode(wire::Query{deny(malformed("Query"), ready_expected_, "simple")}, replacement_);
       return Action::kReplace;
     }
     case wire::frontend::kFunctionCall: {
@@ -278,32 +302,104 @@ ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame) {
   return Action::kReplace;
 }
 
+ResponseFilter::Action ResponseFilter::release(const wire::Frame& frame, bool replaced) {
+  answered_in_cycle_ = true;
+  if (held_.empty()) return replaced ? Action::kReplace : Action::kForward;
+  wire::Buffer out = std::move(held_);
+  held_.clear();
+  if (replaced)
+    out.insert(out.end(), replacement_.begin(), replacement_.end());
+  else
+    out.insert(out.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
+  replacement_ = std::move(out);
+  return Action::kReplace;
+}
+
+ResponseFilter::Action ResponseFilter::on_guard_failure(const wire::Frame& frame,
+                                                        std::string_view message) {
+  // "... (generation N, decided under M)"
+  int64_t now_at = 0;
+  if (const size_t at = message.find("generation "); at != std::string_view::npos) {
+    const char* begin = message.data() + at + 11;
+    std::from_chars(begin, message.data() + message.size(), now_at);
+  }
+  if (on_stale_) on_stale_(now_at);
+  const bool due = !guarded_.empty() && guarded_.front().ready_ordinal == ready_seen_ + 1;
+  if (due && !answered_in_cycle_ && status_ == wire::kTxIdle && !guarded_.front().retried &&
+      can_retry_ && can_retry_(guarded_.front())) {
+    guarded_.front().retried = true;
+    retry_ = guarded_.front();
+    held_.clear();
+    swallow_ready_ = true;
+    return Action::kRetry;
+  }
+  wire::Buffer error;
+  wire::encode_error(
+      error, "ERROR", sqlstate::kSerializationFailure,
+      "the catalog changed between kanon's decision on this statement and its execution (a DDL "
+      "statement committed meanwhile, or ran earlier in this transaction): run it again, after "
+      "COMMIT if this transaction changed the catalog");
+  replacement_ = std::move(error);
+  return release(frame, true);
+}
+
 ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
+  const bool guarded_cycle =
+      !guarded_.empty() && guarded_.front().ready_ordinal == ready_seen_ + 1 && !answered_in_cycle_;
   switch (frame.type) {
     case wire::backend::kErrorResponse: {
       // Only the first error of a cycle can be a denial's: the backend
       // discards everything after an error up to the cycle's end.
       const bool first = !error_in_cycle_;
       error_in_cycle_ = true;
-      if (denials_.empty() || !first) return Action::kForward;
-      return on_error(frame);
+      if (first) {
+        auto decoded = wire::decode_error_response(frame.body);
+        if (decoded.ok() &&
+            decoded.value().field(wire::error_field::kSqlState) == policy::kGuardSqlState)
+          return on_guard_failure(frame, decoded.value().field(wire::error_field::kMessage));
+      }
+      if (denials_.empty() || !first) return release(frame, false);
+      const Action a = on_error(frame);
+      return release(frame, a == Action::kReplace);
     }
     case wire::backend::kReadyForQuery:
-      ++ready_seen_;
+      if (!frame.body.empty()) status_ = static_cast<char>(frame.body[0]);
       answers_in_cycle_ = 0;
       error_in_cycle_ = false;
+      if (swallow_ready_) {  // the failed attempt's: the retry's ends the cycle
+        swallow_ready_ = false;
+        answered_in_cycle_ = false;
+        return Action::kDrop;
+      }
+      ++ready_seen_;
+      answered_in_cycle_ = false;
       while (!denials_.empty() && denials_.front().ready_ordinal <= ready_seen_)
         denials_.pop_front();
+      while (!guarded_.empty() && guarded_.front().ready_ordinal <= ready_seen_)
+        guarded_.pop_front();
+      if (!held_.empty()) {  // nothing but held frames in the cycle
+        const Action a = release(frame, false);
+        answered_in_cycle_ = false;
+        return a;
+      }
       return Action::kForward;
+    case wire::backend::kRowDescription:
+    case wire::backend::kNoticeResponse:
+    case wire::backend::kParameterStatus:
+      if (guarded_cycle) {  // sent before the plan runs: held until the guard passed
+        held_.insert(held_.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
+        return Action::kDrop;
+      }
+      [[fallthrough]];
     default:
-      if (!wire::is_extended_answer(frame.type)) return Action::kForward;
+      if (!wire::is_extended_answer(frame.type)) return release(frame, false);
       ++answers_in_cycle_;
       for (const Denial& d : denials_)
         if (d.kind == Denial::Kind::kSwallow && d.ready_ordinal == ready_seen_ + 1 &&
             answers_in_cycle_ > d.answers_before &&
             answers_in_cycle_ <= d.answers_before + d.swallow)
           return Action::kDrop;
-      return Action::kForward;
+      return release(frame, false);
   }
 }
 

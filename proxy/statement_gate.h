@@ -78,6 +78,20 @@ struct Denial {
 
 using DenialQueue = std::deque<Denial>;
 
+// A Query sent with a catalog guard (rewriter/catalog_guard.h). When the
+// guard fails (KN001) before its cycle answered anything the client can
+// see, in an implicit transaction, with nothing sent after it, the session
+// re-reads the catalog, decides the text again and sends it once more; the
+// client sees only the second answer. Otherwise the client gets 40001.
+struct GuardedQuery {
+  uint64_t ready_ordinal = 0;  // the ReadyForQuery that ends its cycle
+  uint64_t frames_seen = 0;    // StatementGate::frames_seen() right after it
+  std::string sql;             // the client's text
+  bool retried = false;
+};
+
+using GuardedQueue = std::deque<GuardedQuery>;
+
 // The marker statement for `token`; its execution fails at once with 22P02.
 std::string marker_statement(std::string_view token);
 
@@ -104,17 +118,25 @@ class StatementGate {
 
   // `nonce` makes the session's marker tokens unguessable.
   StatementGate(RewriteFn rewrite, FunctionCallFn function_call, DenialQueue& denials,
-                uint64_t nonce, UseFn use = {})
+                GuardedQueue& guarded, uint64_t nonce, UseFn use = {})
       : rewrite_(std::move(rewrite)),
         function_call_(std::move(function_call)),
         use_(std::move(use)),
         denials_(denials),
+        guarded_(guarded),
         nonce_(nonce) {}
 
   // REQUIRES: frame.status == kFrame, a frontend message after start-up.
   // On kReplace the backend gets replacement() instead of the frame.
   Action on_frame(const wire::Frame& frame);
   const wire::Buffer& replacement() const { return replacement_; }
+
+  // A guarded Query decided again (GuardedQuery) for the cycle it already
+  // has: replacement() is what to send (the Query, or its denial's marker).
+  void redo_query(const GuardedQuery& query);
+
+  // Frames on_frame() has seen.
+  uint64_t frames_seen() const { return frames_seen_; }
 
   bool discarding() const { return discarding_; }
   // The ReadyForQuery ordinal (1 = start-up's) that ends the cycle of the
@@ -131,11 +153,15 @@ class StatementGate {
   std::string next_token();
   // use_'s answer for a Bind, Execute or Close (the default branch of on_frame).
   Action on_use(const wire::Frame& frame);
+  // A Query's decision made into replacement_; kForward when it passes.
+  Action decide_query(std::string_view sql);
 
   RewriteFn rewrite_;
   FunctionCallFn function_call_;
   UseFn use_;
   DenialQueue& denials_;
+  GuardedQueue& guarded_;
+  uint64_t frames_seen_ = 0;
   uint64_t nonce_;
   uint64_t sequence_ = 0;
   wire::Buffer replacement_;
@@ -147,8 +173,9 @@ class StatementGate {
 
 class ResponseFilter {
  public:
-  // kDrop: the client does not get the frame (a kSwallow answer).
-  enum class Action { kForward, kReplace, kDrop };
+  // kDrop: nothing reaches the client (held or swallowed); kRetry: the same,
+  // and the session sends retry() again (GuardedQuery).
+  enum class Action { kForward, kReplace, kDrop, kRetry };
   // What became of a syntax probe.
   enum class ProbeOutcome {
     kServerError,     // PostgreSQL's own error reached the client (a syntax error, mostly)
@@ -158,19 +185,47 @@ class ResponseFilter {
   using ProbeFn =
       std::function<void(const Denial&, ProbeOutcome outcome, std::string_view sqlstate)>;
 
+  // Whether nothing was sent after the guarded Query (the session's gate).
+  using CanRetryFn = std::function<bool(const GuardedQuery&)>;
+  // A guard failed: the generation the database is at (0: not readable).
+  using StaleFn = std::function<void(int64_t generation)>;
+
+  ResponseFilter(DenialQueue& denials, GuardedQueue& guarded, ProbeFn on_probe = {},
+                 CanRetryFn can_retry = {}, StaleFn on_stale = {})
+      : denials_(denials),
+        guarded_(guarded),
+        on_probe_(std::move(on_probe)),
+        can_retry_(std::move(can_retry)),
+        on_stale_(std::move(on_stale)) {}
   explicit ResponseFilter(DenialQueue& denials, ProbeFn on_probe = {})
-      : denials_(denials), on_probe_(std::move(on_probe)) {}
+      : ResponseFilter(denials, own_guarded_, std::move(on_probe)) {}
 
   // REQUIRES: frame.status == kFrame, a backend message. On kReplace the
   // client gets replacement() instead of the frame.
   Action on_frame(const wire::Frame& frame);
   const wire::Buffer& replacement() const { return replacement_; }
+  // After kRetry: the Query to send again.
+  const GuardedQuery& retry() const { return retry_; }
 
  private:
   Action on_error(const wire::Frame& frame);
+  // A guard's failure (KN001): retried, or 40001.
+  Action on_guard_failure(const wire::Frame& frame, std::string_view message);
+  // Frames held at the start of a guarded cycle, released before `frame`
+  // (or before `replacement_` when `replaced`).
+  Action release(const wire::Frame& frame, bool replaced);
 
   DenialQueue& denials_;
+  GuardedQueue own_guarded_;  // the one-argument constructor's: never filled
+  GuardedQueue& guarded_;
   ProbeFn on_probe_;
+  CanRetryFn can_retry_;
+  StaleFn on_stale_;
+  GuardedQuery retry_;
+  wire::Buffer held_;
+  bool answered_in_cycle_ = false;  // something of this cycle reached the client
+  bool swallow_ready_ = false;      // the failed attempt's ReadyForQuery
+  char status_ = 'I';               // the last ReadyForQuery's transaction status
   wire::Buffer replacement_;
   uint64_t ready_seen_ = 0;
   uint64_t answers_in_cycle_ = 0;  // ParseComplete, BindComplete, CommandComplete, ...

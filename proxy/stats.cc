@@ -49,8 +49,9 @@ void Stats::count(const rewriter::RewriteResult& result) {
     case rewriter::Verdict::kPass:
       statements_passed.fetch_add(1, std::memory_order_relaxed);
       break;
-    case rewriter::Verdict::kRewritten:
-      statements_rewritten.fetch_add(1, std::memory_order_relaxed);
+    case rewriter::Verdict::kRewritten:  // only guarded (catalog_guard.h): passed
+      (result.masked ? statements_rewritten : statements_passed)
+          .fetch_add(1, std::memory_order_relaxed);
       break;
     case rewriter::Verdict::kDenied: {
       const std::lock_guard lock(mu_);
@@ -89,6 +90,9 @@ std::string Stats::prometheus(const rewriter::CacheStats& cache, uint32_t active
           statements_passed.load());
   counter("kanon_statements_rewritten_total",
           "Statements of restricted sessions rewritten with masks.", statements_rewritten.load());
+  counter("kanon_guard_retries_total",
+          "Statements sent again because the catalog changed between decision and execution.",
+          guard_retries.load());
   out +=
       "# HELP kanon_statements_denied_total Statements of restricted sessions denied, by rule.\n"
       "# TYPE kanon_statements_denied_total counter\n";

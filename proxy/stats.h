@@ -38,6 +38,8 @@ class Stats {
   std::atomic<uint64_t> statements_passed{0};
   std::atomic<uint64_t> statements_rewritten{0};
   std::atomic<uint64_t> statements_exempt{0};  // statements of exempt sessions are not counted
+  // Guarded Queries sent again because the catalog changed under them.
+  std::atomic<uint64_t> guard_retries{0};
   LatencyHistogram rewrite_latency;
 
   void record(const rewriter::RewriteResult& result, double micros);

@@ -109,7 +109,8 @@ wire::Buffer backend_error(std::string_view sqlstate, std::string_view message,
 
 struct Harness {
   proxy::DenialQueue denials;
-  StatementGate gate{fake_rewrite, fast_path, denials, 0x0123456789abcdefULL};
+  proxy::GuardedQueue guarded;
+  StatementGate gate{fake_rewrite, fast_path, denials, guarded, 0x0123456789abcdefULL};
   std::vector<std::pair<ResponseFilter::ProbeOutcome, std::string>> probes;
   ResponseFilter filter{
       denials, [this](const Denial&, ResponseFilter::ProbeOutcome o, std::string_view sqlstate) {
@@ -460,6 +461,7 @@ TEST_CASE("SCRAM's -PLUS mechanism is not offered to clients") {
 
 TEST_CASE("cycle(): the ReadyForQuery that ends each frame's cycle, also while deciding") {
   proxy::DenialQueue denials;
+  proxy::GuardedQueue guarded;
   std::vector<uint64_t> seen;  // cycle() inside the rewrite callback
   StatementGate* gate_ptr = nullptr;
   StatementGate gate(
@@ -467,7 +469,7 @@ TEST_CASE("cycle(): the ReadyForQuery that ends each frame's cycle, also while d
         seen.push_back(gate_ptr->cycle());
         return fake_rewrite(sql, protocol);
       },
-      fast_path, denials, 1);
+      fast_path, denials, guarded, 1);
   gate_ptr = &gate;
   const auto cycle_of = [&](const auto& message) {
     const auto bytes = bytes_of(message);

@@ -22,6 +22,9 @@ Outcome run(pqxx::connection& c, const std::string& sql, bool extended) {
   } catch (const pqxx::sql_error& e) {
     o.sqlstate = e.sqlstate();
     o.message = e.what();
+  } catch (const pqxx::serialization_failure& e) {
+    o.sqlstate = "40001";  // libpqxx 6 keeps no SQLSTATE for this class either
+    o.message = e.what();
   }
   return o;
 }
