@@ -223,7 +223,11 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          atomic + ") THEN p.prosrc END, " + atomic +
          ", CASE WHEN g.aggfnoid IS NOT NULL THEN ARRAY[g.aggtransfn, g.aggfinalfn, "
          "g.aggcombinefn, g.aggserialfn, g.aggdeserialfn, g.aggmtransfn, g.aggminvtransfn, "
-         "g.aggmfinalfn]::pg_catalog.oid[] END "
+         "g.aggmfinalfn]::pg_catalog.oid[] END, "
+         "l.lanname = 'plpgsql' AND NOT p.prosecdef AND p.proconfig IS NULL "
+         "AND n.nspname = 'kanon' AND p.proname = 'catalog_is' AND p.prosrc = $kanon_guard$" +
+         catalog_guard_body() +
+         "$kanon_guard$ "
          "FROM pg_catalog.pg_proc p "
          "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
          "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
@@ -424,6 +428,7 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
     f.body = text_of(r[8]);
     f.atomic = bool_of(r[9]);
     f.support_functions = oid_array(r[10]);
+    f.kanon_guard = bool_of(r[11]);
     f.builtin = f.oid < kFirstNormalObjectId;
     facts.functions.push_back(std::move(f));
   }

@@ -1,6 +1,7 @@
 #include "policy/catalog_watch.h"
 
 #include <pqxx/pqxx>
+#include <string>
 
 namespace kanon::policy {
 namespace {
@@ -70,7 +71,54 @@ BEGIN
 END
 $kanon$)sql";
 
+// The body of a CREATE FUNCTION above (what pg_proc.prosrc holds).
+std::string body_of(const char* function) {
+  const std::string text = function;
+  const std::string quote = "$kanon$";
+  const size_t open = text.find(quote) + quote.size();
+  return text.substr(open, text.rfind(quote) - open);
+}
+
+// Whether every object install_catalog_event_trigger makes is there as it
+// makes it: both functions with these bodies and settings, the sequence, the
+// privileges, and both event triggers enabled.
+bool installed(pqxx::work& tx) {
+  const auto row = tx.exec_params1(
+      "WITH f AS (SELECT p.proname, p.prosrc, p.prosecdef, p.provolatile, p.proparallel, "
+      "                  p.proconfig "
+      "           FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n "
+      "             ON n.oid OPERATOR(pg_catalog.=) p.pronamespace "
+      "           WHERE n.nspname OPERATOR(pg_catalog.=) 'kanon') "
+      // The privileges are asked only of objects that exist (CASE's order).
+      "SELECT CASE WHEN pg_catalog.to_regclass('kanon.catalog_generation') IS NOT NULL "
+      "  AND EXISTS (SELECT 1 FROM f WHERE proname OPERATOR(pg_catalog.=) 'catalog_changed' "
+      "     AND prosrc OPERATOR(pg_catalog.=) $1 AND prosecdef "
+      "     AND proconfig OPERATOR(pg_catalog.=) "
+      "         '{search_path=pg_catalog,lock_timeout=0}'::pg_catalog.text[]) "
+      "  AND EXISTS (SELECT 1 FROM f WHERE proname OPERATOR(pg_catalog.=) 'catalog_is' "
+      "     AND prosrc OPERATOR(pg_catalog.=) $2 AND NOT prosecdef "
+      "     AND provolatile OPERATOR(pg_catalog.=) 's' "
+      "     AND proparallel OPERATOR(pg_catalog.=) 'r' AND proconfig IS NULL) "
+      "  AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_event_trigger e "
+      "       WHERE e.evtname IN ('kanon_catalog_ddl', 'kanon_catalog_drop') "
+      "         AND e.evtenabled OPERATOR(pg_catalog.=) 'O') OPERATOR(pg_catalog.=) 2 "
+      "THEN pg_catalog.has_schema_privilege('public', 'kanon', 'USAGE') "
+      "  AND pg_catalog.has_sequence_privilege('public', 'kanon.catalog_generation', 'SELECT') "
+      "  AND pg_catalog.has_function_privilege('public', "
+      "        'kanon.catalog_is(pg_catalog.int8)', 'EXECUTE') "
+      "  AND NOT pg_catalog.has_function_privilege('public', 'kanon.catalog_changed()', "
+      "        'EXECUTE') "
+      "ELSE false END",
+      body_of(kFunction), body_of(kGuardFunction));
+  return row[0].as<bool>(false);
+}
+
 }  // namespace
+
+const std::string& catalog_guard_body() {
+  static const std::string body = body_of(kGuardFunction);
+  return body;
+}
 
 bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* error) {
   try {
@@ -87,6 +135,12 @@ bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* err
     }
     // Two kanon instances starting together must not both create the triggers.
     tx.exec("SELECT pg_catalog.pg_advisory_xact_lock(7306355, 1)");
+    // Every DDL statement advances the generation and so fails the guard of
+    // every restricted statement running: nothing is done when all is in place.
+    if (installed(tx)) {
+      tx.commit();
+      return true;
+    }
     tx.exec("CREATE SCHEMA IF NOT EXISTS kanon");
     tx.exec("CREATE SEQUENCE IF NOT EXISTS kanon.catalog_generation");
     // last_value reads alike before and after the first nextval: start past it.
@@ -99,6 +153,8 @@ bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* err
     tx.exec("GRANT USAGE ON SCHEMA kanon TO PUBLIC");
     tx.exec("GRANT SELECT ON SEQUENCE kanon.catalog_generation TO PUBLIC");
     tx.exec("GRANT EXECUTE ON FUNCTION kanon.catalog_is(pg_catalog.int8) TO PUBLIC");
+    // SECURITY DEFINER: nobody but its event triggers runs it.
+    tx.exec("REVOKE EXECUTE ON FUNCTION kanon.catalog_changed() FROM PUBLIC");
     const auto existing = tx.exec(
         "SELECT evtname FROM pg_catalog.pg_event_trigger "
         "WHERE evtname IN ('kanon_catalog_ddl', 'kanon_catalog_drop')");

@@ -39,4 +39,8 @@ inline constexpr int kGenerationLockKey2 = 2;
 // `error` when given, when the account is not one or a statement fails.
 bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* error = nullptr);
 
+// The body of kanon.catalog_is as the function above creates it (prosrc):
+// the catalog reader recognizes the guard by it (CatalogFacts).
+const std::string& catalog_guard_body();
+
 }  // namespace kanon::policy

@@ -24,6 +24,15 @@ std::string application_name(const std::string& replica) {
 }  // namespace
 
 void ensure_snapshot_tables(pqxx::transaction_base& tx) {
+  // Nothing is done when the tables are there: even a CREATE ... IF NOT
+  // EXISTS that creates nothing runs the catalog watcher's event trigger,
+  // which advances the catalog generation and so fails the catalog guard
+  // of every restricted statement running (catalog_watch.h).
+  if (tx.exec("SELECT to_regclass('kanon.snapshots') IS NOT NULL AND "
+              "to_regclass('kanon.snapshot_servers') IS NOT NULL AND "
+              "to_regclass('kanon.refresh_requests') IS NOT NULL")[0][0]
+          .as<bool>())
+    return;
   tx.exec("CREATE SCHEMA IF NOT EXISTS kanon");
   tx.exec(
       "CREATE TABLE IF NOT EXISTS kanon.snapshots ("

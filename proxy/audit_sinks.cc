@@ -92,7 +92,10 @@ bool AuditTableSink::open() {
   try {
     auto conn = std::make_unique<pqxx::connection>(conninfo_);
     pqxx::work tx(*conn);
-    tx.exec(fmt::format("CREATE TABLE IF NOT EXISTS {} ({})", table_, kTableDefinition));
+    // Only when missing: any DDL fails the catalog guard of every restricted
+    // statement running (policy/catalog_watch.h).
+    if (tx.exec_params1("SELECT pg_catalog.to_regclass($1) IS NULL", table_)[0].as<bool>())
+      tx.exec(fmt::format("CREATE TABLE IF NOT EXISTS {} ({})", table_, kTableDefinition));
     tx.commit();
     conn_ = std::move(conn);
     error_.clear();

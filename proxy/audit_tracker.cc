@@ -23,8 +23,8 @@ AuditDecision decision_of(const rewriter::RewriteResult& r) {
   switch (r.verdict) {
     case rewriter::Verdict::kPass:
       return AuditDecision::kPassed;
-    case rewriter::Verdict::kRewritten:
-      return AuditDecision::kRewritten;
+    case rewriter::Verdict::kRewritten:  // only guarded (catalog_guard.h): nothing masked
+      return r.masked ? AuditDecision::kRewritten : AuditDecision::kPassed;
     default:
       return AuditDecision::kDenied;
   }

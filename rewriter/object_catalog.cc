@@ -196,7 +196,7 @@ class ReachGraph {
       opaque(node, name);
       return;
     }
-    if (fx.builtin || fx.schema == "pg_catalog") return;
+    if (fx.builtin || fx.schema == "pg_catalog" || fx.kanon_guard) return;
     if (fx.kind == 'a') {
       for (uint32_t oid : fx.support_functions) edge_function(node, oid);
       return;

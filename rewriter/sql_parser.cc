@@ -509,6 +509,15 @@ SqlToken::Kind token_kind(PgQuery__Token token) {
 
 }  // namespace
 
+namespace {
+
+// PostgreSQL's white space between tokens (scan.l: space).
+bool is_sql_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+}  // namespace
+
 bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out) {
   out.clear();
   const std::string text(sql);
@@ -526,8 +535,12 @@ bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out) {
       // Comments are tokens too: they are no part of the statement's syntax.
       if (t->token == PG_QUERY__TOKEN__SQL_COMMENT || t->token == PG_QUERY__TOKEN__C_COMMENT)
         continue;
-      out.push_back(
-          {token_kind(t->token), static_cast<size_t>(t->start), static_cast<size_t>(t->end)});
+      // A token ends where the next begins, less the white space between:
+      // the scanner's own end is short for some (U&"..." ends after its U).
+      size_t end =
+          i + 1 < scan->n_tokens ? static_cast<size_t>(scan->tokens[i + 1]->start) : text.size();
+      while (end > static_cast<size_t>(t->start) + 1 && is_sql_space(text[end - 1])) --end;
+      out.push_back({token_kind(t->token), static_cast<size_t>(t->start), end});
     }
     pg_query__scan_result__free_unpacked(scan, nullptr);
   }

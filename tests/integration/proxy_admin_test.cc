@@ -290,7 +290,8 @@ TEST_CASE("RELOAD and SIGHUP re-read policies while clients keep querying") {
           tx.exec("SELECT occupation, city, state FROM rtest");
           ++ok;
           std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
+          MESSAGE(e.what());
           ++failed;
         }
       }

@@ -133,9 +133,30 @@ TEST_CASE("install_catalog_event_trigger: superuser only, idempotent, never fail
   pqxx::connection conn(conninfo());
   std::string error;
   REQUIRE_MESSAGE(install_catalog_event_trigger(conn, &error), error);
+  // A second install is no DDL: the generation (which fails every guard
+  // when it moves) stays where it is.
+  const auto generation = [&] {
+    return pg.psql("SELECT last_value FROM kanon.catalog_generation");
+  };
+  const std::string before = generation();
+  REQUIRE_MESSAGE(install_catalog_event_trigger(conn, &error), error);
+  CHECK(generation() == before);
+  CHECK(pg.psql("SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'kanon_catalog_%' "
+                "AND evtenabled = 'O'") == "2\n");
+  // The SECURITY DEFINER trigger function is its triggers' alone; the guard
+  // is everybody's.
+  CHECK(pg.psql("SELECT has_function_privilege('public', 'kanon.catalog_changed()', 'EXECUTE'), "
+                "has_function_privilege('public', 'kanon.catalog_is(int8)', 'EXECUTE')") ==
+        "f|t\n");
+  // Anything missing or changed is put back.
+  pg.psql("ALTER EVENT TRIGGER kanon_catalog_drop DISABLE");
   REQUIRE_MESSAGE(install_catalog_event_trigger(conn, &error), error);
   CHECK(pg.psql("SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'kanon_catalog_%' "
                 "AND evtenabled = 'O'") == "2\n");
+  pg.psql("GRANT EXECUTE ON FUNCTION kanon.catalog_changed() TO PUBLIC");
+  REQUIRE_MESSAGE(install_catalog_event_trigger(conn, &error), error);
+  CHECK(pg.psql("SELECT has_function_privilege('public', 'kanon.catalog_changed()', "
+                "'EXECUTE')") == "f\n");
 
   // Notifications: persistent objects yes, temporary ones no.
   pqxx::connection listener(conninfo());

@@ -511,8 +511,9 @@ TEST_CASE("UseFn: a prefix's answers are swallowed; a denied Bind becomes a mark
     }
     return u;
   };
-  StatementGate gate{fake_rewrite, fast_path, denials, 1, use};
-  ResponseFilter filter{denials};
+  proxy::GuardedQueue guarded;
+  StatementGate gate{fake_rewrite, fast_path, denials, guarded, 1, use};
+  ResponseFilter filter{denials, guarded};
   const auto client = [&](const wire::Buffer& b) {
     return gate.on_frame(frame_of(wire::Bytes(b)));
   };

@@ -55,3 +55,10 @@ TEST_CASE("WHERE CURRENT OF and statements that run no query get no guard") {
   CHECK(guarded("CREATE VIEW v AS SELECT a FROM t").empty());
   CHECK(guarded("CREATE MATERIALIZED VIEW m AS SELECT a FROM t").empty());
 }
+
+TEST_CASE("names spelled with U& escapes and quoted names") {
+  CHECK(guarded(R"(SELECT * FROM U&"peop\006Ce")") ==
+        spelled(R"(SELECT * FROM U&"peop\006Ce" WHERE @G)"));
+  CHECK(guarded(R"(SELECT id, stadt, U&"t\00e4tigkeit" FROM U&"b\00fcrger" ORDER BY 1)") ==
+        spelled(R"(SELECT id, stadt, U&"t\00e4tigkeit" FROM U&"b\00fcrger" WHERE @G ORDER BY 1)"));
+}
