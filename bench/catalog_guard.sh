@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# What the catalog guard costs PostgreSQL (not a test): pgbench's point read
+# of pgbench_accounts as written, and the same read carrying the guard kanon
+# splices into every restricted statement
+# ("kanon"."catalog_is"(G::pg_catalog.int8) as the first WHERE conjunct,
+# rewriter/catalog_guard.h), both sent directly to PostgreSQL, alternating
+# round by round in the same run, with the simple and the extended
+# (prepared) protocol. kanon is started once so that it installs the guard
+# function (its service account is the sandbox's superuser).
+#
+#   bench/catalog_guard.sh [--seconds N] [--rounds R]
+#
+# Prints, per protocol, the median over the rounds of the TPS of both forms,
+# the time per statement it gives (1 client: 1/TPS, finer than pgbench's
+# latency in ms), and the ratio guarded / plain. The CPU
+# cost of placing the guard in kanon is rewriter_bench's "catalog guard" rows.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$ROOT/bench/lib.sh"
+SECONDS_PER_CELL=5
+ROUNDS=5
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) SECONDS_PER_CELL="$2"; shift 2 ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    *) echo "usage: $0 [--seconds N] [--rounds R]" >&2; exit 2 ;;
+  esac
+done
+KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
+[ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh" >&2; exit 1; }
+start_sandbox guard
+PSQL=(psql -X -At -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres)
+pgbench -i -q -s 1 -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres >/dev/null 2>&1
+KANON_PORT="$(free_port)"
+cat >"$WORK/kanon.yaml" <<YAML
+listen: {host: 127.0.0.1, port: $KANON_PORT}
+backend: {host: 127.0.0.1, port: $KANON_PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
+log_level: warning
+policies: [$ROOT/config/policies/people.yaml]
+YAML
+"$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
+PIDS+=($!)
+wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
+for _ in $(seq 200); do
+  [ "$("${PSQL[@]}" -c "SELECT to_regprocedure('kanon.catalog_is(int8)') IS NOT NULL")" = t ] && break
+  sleep 0.1
+done
+G="$("${PSQL[@]}" -c "SELECT last_value FROM kanon.catalog_generation")"
+[ -n "$G" ] || { echo "kanon installed no guard function" >&2; exit 1; }
+printf '%s\n' '\set aid random(1, 100000)' \
+  'SELECT abalance FROM pgbench_accounts WHERE aid = :aid;' >"$WORK/plain.sql"
+printf '%s\n' '\set aid random(1, 100000)' \
+  "SELECT abalance FROM pgbench_accounts WHERE \"kanon\".\"catalog_is\"($G::pg_catalog.int8) AND (aid = :aid);" \
+  >"$WORK/guarded.sql"
+cell() {  # form mode -> tps
+  pgbench -n -c 1 -T "$SECONDS_PER_CELL" -M "$2" -f "$WORK/$1.sql" \
+    -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres 2>&1 | awk '/^tps/ {print $3}'
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+echo "catalog guard cost: pgbench point read, 1 client, $ROUNDS rounds x ${SECONDS_PER_CELL}s per cell, generation $G"
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '| %-9s | %-7s | %10s | %14s |\n' protocol form "TPS p50" "µs/statement"
+printf '|%s|%s|%s|%s|\n' ----------- --------- ------------ ----------------
+for mode in simple prepared; do
+  : >"$WORK/plain.tps"; : >"$WORK/guarded.tps"
+  for _ in $(seq "$ROUNDS"); do
+    for form in plain guarded; do cell "$form" "$mode" >>"$WORK/$form.tps"; done
+  done
+  p="$(median <"$WORK/plain.tps")"; g="$(median <"$WORK/guarded.tps")"
+  for form in plain guarded; do
+    t="$(median <"$WORK/$form.tps")"
+    awk -v m="$mode" -v f="$form" -v t="$t" 'BEGIN {printf "| %-9s | %-7s | %10.0f | %14.2f |\n", m, f, t, 1e6 / t}'
+  done
+  awk -v p="$p" -v g="$g" -v m="$mode" \
+    'BEGIN {printf "  %s: guarded / plain time per statement = %.3f (%+.2f µs)\n", m, p / g, 1e6 / g - 1e6 / p}'
+done
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
