@@ -20,6 +20,7 @@
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/statement_outcome.h"
+#include "tests/support/wire_session.h"
 
 using namespace kanon;
 using namespace kanon::testing;
@@ -121,36 +122,20 @@ void check_usable(pqxx::connection& c) {
   check_masked(o);
 }
 
-// A byte-level session as analyst: start-up (trust), then frames.
-class Wire {
+// A byte-level session as analyst.
+class Wire : public WireSession {
  public:
-  explicit Wire(uint16_t port) : c_(port) {
-    wire::StartupMessage m;
-    m.parameters = {{"user", "analyst"}, {"database", "postgres"}};
-    wire::Buffer b;
-    wire::encode(m, b);
-    c_.send(b);
-    REQUIRE_FALSE(c_.read_until_message('Z', 10).empty());
-  }
-  template <class... M>
-  void send(const M&... messages) {
-    wire::Buffer b;
-    (wire::encode(messages, b), ...);
-    c_.send(b);
-  }
+  using WireSession::WireSession;
   // Everything up to the next ReadyForQuery.
   std::string until_ready() {
-    const auto bytes = c_.read_until_message('Z', 30);
+    const std::string bytes = until('Z', 30);
     REQUIRE_FALSE(bytes.empty());
-    return std::string(bytes.begin(), bytes.end());
+    return bytes;
   }
   std::string query(const std::string& sql) {
     send(wire::Query{sql});
     return until_ready();
   }
-
- private:
-  RawClient c_;
 };
 
 // The message types of `bytes` in order ('E' followed by its SQLSTATE).

@@ -36,6 +36,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/wire_session.h"
 
 using namespace kanon;
 using namespace kanon::testing;
@@ -148,23 +149,13 @@ Answer run(PGconn* c, const std::string& sql, bool extended) {
                             : PQexec(c, sql.c_str()));
 }
 
-// A raw protocol session of analyst, for pipelines libpq would not send.
-class Wire {
+// A raw protocol session of analyst in a client encoding.
+class Wire : public WireSession {
  public:
-  explicit Wire(uint16_t port, const std::string& client_encoding = "UTF8") : c_(port) {
-    wire::StartupMessage m;
-    m.parameters = {
-        {"user", "analyst"}, {"database", "postgres"}, {"client_encoding", client_encoding}};
-    wire::Buffer b;
-    wire::encode(m, b);
-    c_.send(b);
-    REQUIRE_FALSE(c_.read_until_message('Z', 10).empty());
-  }
-  template <class... M>
-  void send(const M&... messages) {
-    wire::Buffer b;
-    (wire::encode(messages, b), ...);
-    c_.send(b);
+  explicit Wire(uint16_t port, const std::string& client_encoding = "UTF8")
+      : WireSession(
+            port,
+            {{"user", "analyst"}, {"database", "postgres"}, {"client_encoding", client_encoding}}) {
   }
   // What came back up to and including the next ReadyForQuery: the rows,
   // and the errors as "SQLSTATE message".
@@ -174,10 +165,11 @@ class Wire {
     std::vector<std::string> errors;
   };
   Cycle until_ready() {
-    const auto bytes = c_.read_until_message('Z', 10);
-    REQUIRE_FALSE(bytes.empty());
+    const std::string raw = until('Z');
+    REQUIRE_FALSE(raw.empty());
+    const wire::Buffer bytes(raw.begin(), raw.end());
     Cycle out;
-    out.raw.assign(bytes.begin(), bytes.end());
+    out.raw = raw;
     for (size_t off = 0; off < bytes.size();) {
       const auto f = wire::frame_typed(wire::Bytes(bytes).subspan(off), 1u << 30);
       REQUIRE(f.status == wire::FrameStatus::kFrame);
@@ -197,9 +189,6 @@ class Wire {
     }
     return out;
   }
-
- private:
-  RawClient c_;
 };
 
 const std::string kRelease = "SELECT id, stadt, \"tätigkeit\" FROM \"bürger\" ORDER BY id";

@@ -24,6 +24,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/wire_session.h"
 
 using namespace kanon;
 using namespace kanon::testing;
@@ -270,54 +271,19 @@ TEST_CASE("PREPARE TRANSACTION after a denial fails exactly as after any error")
 
 namespace {
 
-// A byte-level session: start-up without password (trust), then frames.
-class Wire {
+// A byte-level session of analyst.
+class Wire : public WireSession {
  public:
-  explicit Wire(uint16_t port) : c_(port) {
-    wire::StartupMessage m;
-    m.parameters = {{"user", "analyst"}, {"database", "postgres"}};
-    wire::Buffer b;
-    wire::encode(m, b);
-    c_.send(b);
-    REQUIRE_FALSE(c_.read_until_message('Z', 10).empty());
-  }
-  template <class... M>
-  void send(const M&... messages) {
-    wire::Buffer b;
-    (wire::encode(messages, b), ...);
-    c_.send(b);
-  }
+  using WireSession::WireSession;
   // The bytes of the messages up to and including one of `type`.
-  std::string raw_until(char type) {
-    const auto bytes = c_.read_until_message(type, 10);
-    return std::string(bytes.begin(), bytes.end());
-  }
+  std::string raw_until(char type) { return WireSession::until(type); }
   // Messages up to and including one of `type`, as "type" or, for errors,
   // "E:SQLSTATE", for ReadyForQuery "Z:status".
   std::vector<std::string> until(char type) {
-    const auto bytes = c_.read_until_message(type, 10);
+    const std::string bytes = WireSession::until(type);
     REQUIRE_FALSE(bytes.empty());
-    std::vector<std::string> out;
-    size_t off = 0;
-    while (off < bytes.size()) {
-      const auto f = wire::frame_typed(wire::Bytes(bytes).subspan(off), 1u << 30);
-      REQUIRE(f.status == wire::FrameStatus::kFrame);
-      off += f.size;
-      std::string s(1, f.type);
-      if (f.type == 'E') {
-        auto e = wire::decode_error_response(f.body);
-        REQUIRE(e.ok());
-        s += ":" + std::string(e.value().field('C'));
-      } else if (f.type == 'Z') {
-        s += ":" + std::string(1, static_cast<char>(f.body[0]));
-      }
-      if (f.type != 'N' && f.type != 'S') out.push_back(s);
-    }
-    return out;
+    return message_summary(bytes);
   }
-
- private:
-  RawClient c_;
 };
 
 std::string joined(const std::vector<std::string>& v) {
