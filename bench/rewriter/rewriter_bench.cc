@@ -241,8 +241,8 @@ int main(int argc, char** argv) {
         rewriter::place_catalog_guard(tokens, st, 42, edits);
     };
   };
-  rows.push_back({"catalog guard: scan + place, BI corpus", measure(bi, seconds, guard_work(bi)),
-                  "<= 10"});
+  rows.push_back(
+      {"catalog guard: scan + place, BI corpus", measure(bi, seconds, guard_work(bi)), "<= 10"});
   rows.push_back({"catalog guard: scan + place, pass-through",
                   measure(pass, seconds, guard_work(pass)), "<= 10"});
 

@@ -7,8 +7,6 @@
 
 namespace kanon::testing {
 
-
-
 WireSession::WireSession(uint16_t port, Parameters parameters) : client_(port) {
   wire::StartupMessage m;
   m.parameters = std::move(parameters);
