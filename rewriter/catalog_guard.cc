@@ -111,9 +111,9 @@ std::string catalog_guard_call(int64_t generation) {
 GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
                                    int64_t generation, std::vector<Edit>& out) {
   const RunShape& run = st.run;
-  if (run.kind == RunShape::Kind::kNone || run.current_of ||
-      (st.relations.empty() && st.functions.empty()))
-    return GuardPlacement::kNotNeeded;
+  // Every query is guarded, also one that names no relation or function:
+  // an operator, a cast or a domain's CHECK can run code a DDL replaces.
+  if (run.kind == RunShape::Kind::kNone || run.current_of) return GuardPlacement::kNotNeeded;
   if (run.kind == RunShape::Kind::kInsert && !run.simple) return GuardPlacement::kNotNeeded;
   // The statement's tokens.
   const size_t begin = static_cast<size_t>(st.location);

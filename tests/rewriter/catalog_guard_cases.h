@@ -24,7 +24,9 @@ inline const std::vector<GuardCase>& guard_cases() {
       {"SELECT a FROM t LIMIT 1 -- trailing", "SELECT a FROM t WHERE @G LIMIT 1 -- trailing"},
       {"SELECT a FROM t FOR UPDATE", "SELECT a FROM t WHERE @G FOR UPDATE"},
       {"SELECT length('x')", "SELECT length('x') WHERE @G"},
-      {"SELECT 1", nullptr},
+      // Naming nothing is no proof of running no code that DDL can change.
+      {"SELECT 1", "SELECT 1 WHERE @G"},
+      {"SELECT 2 + 2 AS four, 'x'::text", "SELECT 2 + 2 AS four, 'x'::text WHERE @G"},
       {"WITH w AS (SELECT a FROM t WHERE a = 1) SELECT * FROM w",
        "WITH w AS (SELECT a FROM t WHERE a = 1) SELECT * FROM w WHERE @G"},
       {"SELECT a FROM t UNION SELECT b FROM u ORDER BY 1",
