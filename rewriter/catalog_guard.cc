@@ -114,7 +114,10 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
   // Every query is guarded, also one that names no relation or function:
   // an operator, a cast or a domain's CHECK can run code a DDL replaces.
   if (run.kind == RunShape::Kind::kNone || run.current_of) return GuardPlacement::kNotNeeded;
-  if (run.kind == RunShape::Kind::kInsert && !run.simple) return GuardPlacement::kNotNeeded;
+  // INSERT ... VALUES of several rows (or with DEFAULT) has no place for it
+  // (docs/security.md: not guarded yet).
+  if (run.kind == RunShape::Kind::kInsert && !run.simple && !run.one_values_row)
+    return GuardPlacement::kNotNeeded;
   // The statement's tokens.
   const size_t begin = static_cast<size_t>(st.location);
   const size_t end = begin + static_cast<size_t>(st.length);
@@ -187,6 +190,17 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
         return guard_where(*select + 1, insert ? kInsertStops : kSelectStops, insert)
                    ? GuardPlacement::kPlaced
                    : GuardPlacement::kNoPlace;
+      if (insert && run.one_values_row) {
+        // VALUES (<row>) -> SELECT <row> WHERE G
+        const auto values = r.find(K::kValues, first);
+        if (!values || *values + 1 >= r.last() || r.at(*values + 1).kind != K::kOpen)
+          return GuardPlacement::kNoPlace;
+        const auto after = r.after_group(*values + 1);
+        if (!after) return GuardPlacement::kNoPlace;
+        out.push_back({r.at(*values).begin, r.at(*values + 1).end, "SELECT "});
+        out.push_back({r.at(*after - 1).begin, r.at(*after - 1).end, " WHERE " + call});
+        return GuardPlacement::kPlaced;
+      }
       if (insert) return GuardPlacement::kNoPlace;
       break;  // a set operation, VALUES, TABLE name: wrapped below
     }

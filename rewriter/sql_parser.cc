@@ -93,7 +93,19 @@ class StatementWalker {
   void read_select_shape(int32_t select) {
     const std::string_view op = string_member(select, "op");
     out_.run.has_from = t_.member(select, "fromClause") >= 0;
-    out_.run.simple = (op.empty() || op == "SETOP_NONE") && t_.member(select, "valuesLists") < 0;
+    const int32_t values = t_.member(select, "valuesLists");
+    out_.run.simple = (op.empty() || op == "SETOP_NONE") && values < 0;
+    out_.run.one_values_row =
+        values >= 0 && (op.empty() || op == "SETOP_NONE") && t_.member(select, "withClause") < 0 &&
+        t_.at(values).first_child >= 0 && t_.at(t_.at(values).first_child).next_sibling < 0 &&
+        !has_key(values, "SetToDefault");
+  }
+
+  // Whether a node named `key` is anywhere below `node`.
+  bool has_key(int32_t node, std::string_view key) const {
+    for (int32_t c = t_.at(node).first_child; c >= 0; c = t_.at(c).next_sibling)
+      if (t_.at(c).key == key || has_key(c, key)) return true;
+    return false;
   }
 
   // What the statement runs (RunShape).
@@ -491,6 +503,8 @@ SqlToken::Kind token_kind(PgQuery__Token token) {
       return K::kSelect;
     case PG_QUERY__TOKEN__USING:
       return K::kUsing;
+    case PG_QUERY__TOKEN__VALUES:
+      return K::kValues;
     case PG_QUERY__TOKEN__WHERE:
       return K::kWhere;
     case PG_QUERY__TOKEN__WINDOW:

@@ -57,6 +57,10 @@ struct RunShape {
   bool has_from = false;
   // SELECT (an INSERT's too): one SELECT, no set operation, no VALUES.
   bool simple = false;
+  // INSERT ... VALUES of one row without DEFAULT: it can be sent as
+  // INSERT ... SELECT <the row> (PostgreSQL types a simple INSERT ... SELECT's
+  // literals by the target columns, as it does VALUES').
+  bool one_values_row = false;
   bool current_of = false;  // UPDATE/DELETE ... WHERE CURRENT OF
   bool in_parens = false;   // COPY (query): the query is the first parenthesis
 };
@@ -148,6 +152,7 @@ struct SqlToken {
     kReturning,
     kSelect,
     kUsing,
+    kValues,
     kWhere,
     kWindow,
     kWith,

@@ -40,7 +40,17 @@ inline const std::vector<GuardCase>& guard_cases() {
        "INSERT INTO t SELECT b FROM u WHERE @G AND (b > 0) ON CONFLICT DO NOTHING"},
       {"INSERT INTO t (a) SELECT length('x') RETURNING a",
        "INSERT INTO t (a) SELECT length('x') WHERE @G RETURNING a"},
-      {"INSERT INTO t VALUES (length('x'))", nullptr},
+      // One VALUES row becomes a SELECT (its literals still take the
+      // target columns' types); several rows, or DEFAULT, have no place yet.
+      {"INSERT INTO t VALUES (length('x'))", "INSERT INTO t SELECT length('x') WHERE @G"},
+      {"INSERT INTO t (a) VALUES ((SELECT max(b) FROM u)) RETURNING a",
+       "INSERT INTO t (a) SELECT (SELECT max(b) FROM u) WHERE @G RETURNING a"},
+      {"INSERT INTO v VALUES ('2020-01-01', '1.234') RETURNING d, n",
+       "INSERT INTO v SELECT '2020-01-01', '1.234' WHERE @G RETURNING d, n"},
+      {"INSERT INTO t (a) VALUES ('7') ON CONFLICT DO NOTHING",
+       "INSERT INTO t (a) SELECT '7' WHERE @G ON CONFLICT DO NOTHING"},
+      {"INSERT INTO t VALUES (1), (2)", nullptr},
+      {"INSERT INTO t VALUES (DEFAULT)", nullptr},
       {"UPDATE t SET a = a + 1 WHERE a = 1 RETURNING a",
        "UPDATE t SET a = a + 1 WHERE @G AND (a = 1) RETURNING a"},
       {"UPDATE t SET a = u.b FROM u", "UPDATE t SET a = u.b FROM u WHERE @G"},

@@ -65,7 +65,8 @@ void set_up(pqxx::connection& conn) {
   REQUIRE_MESSAGE(kanon::policy::install_catalog_event_trigger(conn, &error), error);
   pqxx::nontransaction tx(conn);
   tx.exec(
-      "DROP TABLE IF EXISTS t, u CASCADE; CREATE TABLE t (a int); CREATE TABLE u (b int); "
+      "DROP TABLE IF EXISTS t, u, v CASCADE; CREATE TABLE t (a int); CREATE TABLE u (b int); "
+      "CREATE TABLE v (d date, n numeric(5, 2)); "
       "INSERT INTO t VALUES (1), (2), (3); INSERT INTO u VALUES (1), (2), (2)");
 }
 
