@@ -430,32 +430,56 @@ ParseOutcome parse_sql(std::string_view sql) {
   return out;
 }
 
-bool literals_read_alike(std::string_view sql) {
-  const std::string text(sql);
-  PgQueryScanResult result = pg_query_scan(text.c_str());
-  if (result.error != nullptr) {
-    pg_query_free_scan_result(result);
-    return false;
+namespace {
+
+// libpg_query's scanner over a text: its tokens unpacked, freed with it.
+class Scan {
+ public:
+  explicit Scan(std::string_view sql) : text_(sql) {
+    result_ = pg_query_scan(text_.c_str());
+    if (result_.error == nullptr)
+      scan_ = pg_query__scan_result__unpack(nullptr, result_.pbuf.len,
+                                            reinterpret_cast<const uint8_t*>(result_.pbuf.data));
   }
-  PgQuery__ScanResult* scan = pg_query__scan_result__unpack(
-      nullptr, result.pbuf.len, reinterpret_cast<const uint8_t*>(result.pbuf.data));
-  bool alike = scan != nullptr;
-  for (size_t i = 0; alike && i < scan->n_tokens; ++i) {
-    const PgQuery__ScanToken* token = scan->tokens[i];
-    if (token->token != PG_QUERY__TOKEN__SCONST) continue;
-    const size_t start = static_cast<size_t>(token->start);
+  ~Scan() {
+    if (scan_) pg_query__scan_result__free_unpacked(scan_, nullptr);
+    pg_query_free_scan_result(result_);
+  }
+  Scan(const Scan&) = delete;
+  Scan& operator=(const Scan&) = delete;
+
+  bool ok() const { return scan_ != nullptr; }
+  size_t size() const { return scan_->n_tokens; }
+  const PgQuery__ScanToken& at(size_t i) const { return *scan_->tokens[i]; }
+  // Where the token after token i begins (the text's end after the last).
+  size_t next_start(size_t i) const {
+    return i + 1 < size() ? static_cast<size_t>(at(i + 1).start) : text_.size();
+  }
+
+ private:
+  std::string text_;
+  PgQueryScanResult result_{};
+  PgQuery__ScanResult* scan_ = nullptr;
+};
+
+}  // namespace
+
+bool literals_read_alike(std::string_view sql) {
+  const Scan scan(sql);
+  if (!scan.ok()) return false;
+  for (size_t i = 0; i < scan.size(); ++i) {
+    const PgQuery__ScanToken& token = scan.at(i);
+    if (token.token != PG_QUERY__TOKEN__SCONST) continue;
+    const size_t start = static_cast<size_t>(token.start);
     if (start >= sql.size() || sql[start] != '\'')
       continue;  // E'' and $$ constants (N'' starts at its quote: checked)
     // Up to the next token: a constant continued over lines is one token,
     // and its end is not reported. Trailing comments count too (denies more,
     // never less).
-    const size_t end =
-        i + 1 < scan->n_tokens ? static_cast<size_t>(scan->tokens[i + 1]->start) : sql.size();
-    if (sql.substr(start, end - start).find('\\') != std::string_view::npos) alike = false;
+    const size_t end = scan.next_start(i);
+    if (sql.substr(start, end - start).find('\\') != std::string_view::npos) return false;
   }
-  if (scan) pg_query__scan_result__free_unpacked(scan, nullptr);
-  pg_query_free_scan_result(result);
-  return alike;
+  return true;
 }
 
 namespace {
@@ -534,32 +558,21 @@ bool is_sql_space(char c) {
 
 bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out) {
   out.clear();
-  const std::string text(sql);
-  PgQueryScanResult result = pg_query_scan(text.c_str());
-  if (result.error != nullptr) {
-    pg_query_free_scan_result(result);
-    return false;
+  const Scan scan(sql);
+  if (!scan.ok()) return false;
+  out.reserve(scan.size());
+  for (size_t i = 0; i < scan.size(); ++i) {
+    const PgQuery__ScanToken& t = scan.at(i);
+    // Comments are tokens too: they are no part of the statement's syntax.
+    if (t.token == PG_QUERY__TOKEN__SQL_COMMENT || t.token == PG_QUERY__TOKEN__C_COMMENT) continue;
+    // A token ends where the next begins, less the white space between:
+    // the scanner's own end is short for some (U&"..." ends after its U).
+    const size_t start = static_cast<size_t>(t.start);
+    size_t end = scan.next_start(i);
+    while (end > start + 1 && is_sql_space(sql[end - 1])) --end;
+    out.push_back({token_kind(t.token), start, end});
   }
-  PgQuery__ScanResult* scan = pg_query__scan_result__unpack(
-      nullptr, result.pbuf.len, reinterpret_cast<const uint8_t*>(result.pbuf.data));
-  if (scan) {
-    out.reserve(scan->n_tokens);
-    for (size_t i = 0; i < scan->n_tokens; ++i) {
-      const PgQuery__ScanToken* t = scan->tokens[i];
-      // Comments are tokens too: they are no part of the statement's syntax.
-      if (t->token == PG_QUERY__TOKEN__SQL_COMMENT || t->token == PG_QUERY__TOKEN__C_COMMENT)
-        continue;
-      // A token ends where the next begins, less the white space between:
-      // the scanner's own end is short for some (U&"..." ends after its U).
-      size_t end =
-          i + 1 < scan->n_tokens ? static_cast<size_t>(scan->tokens[i + 1]->start) : text.size();
-      while (end > static_cast<size_t>(t->start) + 1 && is_sql_space(text[end - 1])) --end;
-      out.push_back({token_kind(t->token), static_cast<size_t>(t->start), end});
-    }
-    pg_query__scan_result__free_unpacked(scan, nullptr);
-  }
-  pg_query_free_scan_result(result);
-  return scan != nullptr;
+  return true;
 }
 
 bool raw_parse_json(std::string_view sql) {

@@ -49,16 +49,10 @@ struct Fixture {
   Fixture() {
     auto& pg = PgSandbox::shared();
     pg.psql(kSetup);
-    const std::string path = "/tmp/kanon-ddl-policy-" + std::to_string(getpid()) + ".yaml";
-    std::ofstream(path) << "tables:\n"
-                           "  - table: public.people\n"
-                           "    k: 2\n"
-                           "    quasi_identifiers: [occupation, city, state]\n"
-                           "    direct_identifiers: {name: null, ssn: \"***\"}\n"
-                           "    exempt: [postgres]\n"
-                           "    refresh: 1h\n";
     proxy = std::make_unique<KanonProxy>(
-        pg.port(), "policies: [" + path + "]\nadmin: {database: kanon, users: [postgres]}\n");
+        pg.port(),
+        "policies: [" + source_dir() +
+            "/config/policies/people.yaml]\nadmin: {database: kanon, users: [postgres]}\n");
   }
   std::unique_ptr<KanonProxy> proxy;
 };
