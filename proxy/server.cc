@@ -103,22 +103,23 @@ void Server::build_policies() {
             name, snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
       }
     }
-    if (snapshot->catalog)
-      log(LogLevel::kInfo, "catalog of database {}: {} relations, {} functions, read in {:.1f} ms",
-          snapshot->catalog->database, snapshot->catalog->relations.size(),
-          snapshot->catalog->functions.size(), snapshot->catalog->read_ms);
+    if (!snapshot->catalog) {
+      log(LogLevel::kError,
+          "catalog of database {} not read ({}): restricted statements that name relations "
+          "there are denied until it is",
+          store->database().empty() ? "(default)" : store->database(), snapshot->catalog_error);
+      continue;
+    }
+    log(LogLevel::kInfo, "catalog of database {}: {} relations, {} functions, read in {:.1f} ms",
+        snapshot->catalog->database, snapshot->catalog->relations.size(),
+        snapshot->catalog->functions.size(), snapshot->catalog->read_ms);
     if (const auto watch = store->catalog_watch_state();
-        snapshot->catalog && !watch.trigger_installed && !watch.trigger_error.empty())
+        !watch.trigger_installed && !watch.trigger_error.empty())
       log(LogLevel::kWarning,
           "catalog of database {}: no DDL event trigger ({}): the catalog is re-read at policy "
           "refreshes only, and restricted statements carry no catalog guard against DDL that "
           "commits while they run (docs/security.md)",
           snapshot->catalog->database, watch.trigger_error);
-    else
-      log(LogLevel::kError,
-          "catalog of database {} not read ({}): restricted statements that name relations "
-          "there are denied until it is",
-          store->database().empty() ? "(default)" : store->database(), snapshot->catalog_error);
   }
   for (const auto& store : context_.policies->all()) {
     const auto sharing = store->sharing_state();
