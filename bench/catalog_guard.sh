@@ -31,20 +31,7 @@ KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
 start_sandbox guard
 PSQL=(psql -X -At -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres)
 pgbench -i -q -s 1 -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres >/dev/null 2>&1
-KANON_PORT="$(free_port)"
-cat >"$WORK/kanon.yaml" <<YAML
-listen: {host: 127.0.0.1, port: $KANON_PORT}
-backend: {host: 127.0.0.1, port: $KANON_PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
-log_level: warning
-policies: [$ROOT/config/policies/people.yaml]
-YAML
-"$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
-PIDS+=($!)
-wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
-for _ in $(seq 200); do
-  [ "$("${PSQL[@]}" -c "SELECT to_regprocedure('kanon.catalog_is(int8)') IS NOT NULL")" = t ] && break
-  sleep 0.1
-done
+start_kanon_with_guard
 G="$("${PSQL[@]}" -c "SELECT last_value FROM kanon.catalog_generation")"
 [ -n "$G" ] || { echo "kanon installed no guard function" >&2; exit 1; }
 printf '%s\n' '\set aid random(1, 100000)' \

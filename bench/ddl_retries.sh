@@ -30,21 +30,7 @@ KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
 [ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh" >&2; exit 1; }
 start_sandbox ddl
 PSQL=(psql -X -At -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres)
-KANON_PORT="$(free_port)"
-cat >"$WORK/kanon.yaml" <<YAML
-listen: {host: 127.0.0.1, port: $KANON_PORT}
-backend: {host: 127.0.0.1, port: $KANON_PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
-log_level: warning
-admin: {database: kanon, users: [postgres]}
-policies: [$ROOT/config/policies/people.yaml]
-YAML
-"$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
-PIDS+=($!)
-wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
-for _ in $(seq 200); do
-  [ "$("${PSQL[@]}" -c "SELECT to_regprocedure('kanon.catalog_is(int8)') IS NOT NULL")" = t ] && break
-  sleep 0.1
-done
+start_kanon_with_guard
 printf '%s\n' 'SELECT occupation, city, state FROM people WHERE id > 0;' >"$WORK/read.sql"
 guard_retries() {
   psql -X -At -h 127.0.0.1 -p "$KANON_PORT" -U postgres -d kanon -c "SHOW STATS" |

@@ -32,3 +32,28 @@ stop_sandbox() {
   "$ROOT/scripts/pg-sandbox.sh" stop "$KANON_PG_DIR"
   rm -rf "$WORK"
 }
+
+# Starts kanon in front of the sandbox (KANON_PORT) with the demo's people
+# policy and the admin console, its service account the sandbox's superuser,
+# and waits until it has installed the catalog guard (policy/catalog_watch.h).
+start_kanon_with_guard() {
+  local psql=(psql -X -At -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres)
+  KANON_PORT="$(free_port)"
+  cat >"$WORK/kanon.yaml" <<YAML
+listen: {host: 127.0.0.1, port: $KANON_PORT}
+backend: {host: 127.0.0.1, port: $KANON_PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
+log_level: warning
+admin: {database: kanon, users: [postgres]}
+policies: [$ROOT/config/policies/people.yaml]
+YAML
+  "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
+  PIDS+=($!)
+  wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
+  for _ in $(seq 200); do
+    [ "$("${psql[@]}" -c "SELECT to_regprocedure('kanon.catalog_is(int8)') IS NOT NULL")" = t ] &&
+      return 0
+    sleep 0.1
+  done
+  echo "kanon installed no catalog guard" >&2
+  exit 1
+}
