@@ -34,6 +34,7 @@
 #include "proxy/wire/frontend_messages.h"
 #include "proxy/wire/startup_messages.h"
 #include "tests/support/kanon_proxy.h"
+#include "tests/support/libpq_connection.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/wire_session.h"
@@ -104,20 +105,6 @@ std::string convert(std::string_view text, const char* to, const char* from) {
   out.resize(static_cast<size_t>(op - out.data()));
   return out;
 }
-
-class Pq {
- public:
-  explicit Pq(const std::string& conninfo) : c_(PQconnectdb(conninfo.c_str())) {
-    REQUIRE_MESSAGE(PQstatus(c_) == CONNECTION_OK, PQerrorMessage(c_));
-  }
-  ~Pq() { PQfinish(c_); }
-  Pq(const Pq&) = delete;
-  Pq& operator=(const Pq&) = delete;
-  PGconn* get() const { return c_; }
-
- private:
-  PGconn* c_;
-};
 
 struct Answer {
   std::string rows;  // "v1|v2|\n" per row, NULL as <null>

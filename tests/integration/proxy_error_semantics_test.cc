@@ -22,6 +22,7 @@
 #include "proxy/wire/startup_messages.h"
 #include "rewriter/statement_rules.h"
 #include "tests/support/kanon_proxy.h"
+#include "tests/support/libpq_connection.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/wire_session.h"
@@ -67,20 +68,6 @@ uint64_t stat(const std::string& show_stats, const std::string& name) {
   if (!std::regex_search(show_stats, m, std::regex("(^|\n)" + name + "\\|([0-9]+)"))) return 0;
   return std::stoull(m[2]);
 }
-
-class Pq {
- public:
-  explicit Pq(const std::string& conninfo) : c_(PQconnectdb(conninfo.c_str())) {
-    REQUIRE_MESSAGE(PQstatus(c_) == CONNECTION_OK, PQerrorMessage(c_));
-  }
-  ~Pq() { PQfinish(c_); }
-  Pq(const Pq&) = delete;
-  Pq& operator=(const Pq&) = delete;
-  PGconn* get() const { return c_; }
-
- private:
-  PGconn* c_;
-};
 
 // The error fields libpq exposes, by protocol code.
 constexpr char kFields[] = {'V', 'C', 'M', 'D', 'H', 'P', 'p', 'q', 'W', 'F', 'L', 'R'};
