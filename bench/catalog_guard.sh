@@ -3,16 +3,18 @@
 # of pgbench_accounts as written, and the same read carrying the guard kanon
 # splices into every restricted statement
 # ("kanon"."catalog_is"(G::pg_catalog.int8) as the first WHERE conjunct,
-# rewriter/catalog_guard.h), both sent directly to PostgreSQL, alternating
+# rewriter/catalog_guard.h), and with the guard that also holds the catalog
+# still (catalog_stays, for statements that may call a SQL or procedural
+# function), all sent directly to PostgreSQL, alternating
 # round by round in the same run, with the simple and the extended
 # (prepared) protocol. kanon is started once so that it installs the guard
 # function (its service account is the sandbox's superuser).
 #
 #   bench/catalog_guard.sh [--seconds N] [--rounds R]
 #
-# Prints, per protocol, the median over the rounds of the TPS of both forms,
+# Prints, per protocol, the median over the rounds of the TPS of each form,
 # the time per statement it gives (1 client: 1/TPS, finer than pgbench's
-# latency in ms), and the ratio guarded / plain. The CPU
+# latency in ms), and the ratios guarded / plain and holding / plain. The CPU
 # cost of placing the guard in kanon is rewriter_bench's "catalog guard" rows.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,6 +41,9 @@ printf '%s\n' '\set aid random(1, 100000)' \
 printf '%s\n' '\set aid random(1, 100000)' \
   "SELECT abalance FROM pgbench_accounts WHERE \"kanon\".\"catalog_is\"($G::pg_catalog.int8) AND (aid = :aid);" \
   >"$WORK/guarded.sql"
+printf '%s\n' '\set aid random(1, 100000)' \
+  "SELECT abalance FROM pgbench_accounts WHERE \"kanon\".\"catalog_stays\"($G::pg_catalog.int8) AND (aid = :aid);" \
+  >"$WORK/holding.sql"
 cell() {  # form mode -> tps
   pgbench -n -c 1 -T "$SECONDS_PER_CELL" -M "$2" -f "$WORK/$1.sql" \
     -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres 2>&1 | awk '/^tps/ {print $3}'
@@ -49,16 +54,18 @@ echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '| %-9s | %-7s | %10s | %14s |\n' protocol form "TPS p50" "µs/statement"
 printf '|%s|%s|%s|%s|\n' ----------- --------- ------------ ----------------
 for mode in simple prepared; do
-  : >"$WORK/plain.tps"; : >"$WORK/guarded.tps"
+  : >"$WORK/plain.tps"; : >"$WORK/guarded.tps"; : >"$WORK/holding.tps"
   for _ in $(seq "$ROUNDS"); do
-    for form in plain guarded; do cell "$form" "$mode" >>"$WORK/$form.tps"; done
+    for form in plain guarded holding; do cell "$form" "$mode" >>"$WORK/$form.tps"; done
   done
-  p="$(median <"$WORK/plain.tps")"; g="$(median <"$WORK/guarded.tps")"
-  for form in plain guarded; do
+  p="$(median <"$WORK/plain.tps")"; g="$(median <"$WORK/guarded.tps")"; h="$(median <"$WORK/holding.tps")"
+  for form in plain guarded holding; do
     t="$(median <"$WORK/$form.tps")"
     awk -v m="$mode" -v f="$form" -v t="$t" 'BEGIN {printf "| %-9s | %-7s | %10.0f | %14.2f |\n", m, f, t, 1e6 / t}'
   done
   awk -v p="$p" -v g="$g" -v m="$mode" \
     'BEGIN {printf "  %s: guarded / plain time per statement = %.3f (%+.2f µs)\n", m, p / g, 1e6 / g - 1e6 / p}'
+  awk -v p="$p" -v h="$h" -v m="$mode" \
+    'BEGIN {printf "  %s: holding / plain time per statement = %.3f (%+.2f µs)\n", m, p / h, 1e6 / h - 1e6 / p}'
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -225,9 +225,11 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          "g.aggcombinefn, g.aggserialfn, g.aggdeserialfn, g.aggmtransfn, g.aggminvtransfn, "
          "g.aggmfinalfn]::pg_catalog.oid[] END, "
          "l.lanname = 'plpgsql' AND NOT p.prosecdef AND p.proconfig IS NULL "
-         "AND n.nspname = 'kanon' AND p.proname = 'catalog_is' AND p.prosrc = $kanon_guard$" +
+         "AND n.nspname = 'kanon' AND ((p.proname = 'catalog_is' AND p.prosrc = $kanon_guard$" +
          catalog_guard_body() +
-         "$kanon_guard$ "
+         "$kanon_guard$) OR (p.proname = 'catalog_stays' AND p.prosrc = $kanon_guard$" +
+         catalog_holding_guard_body() +
+         "$kanon_guard$)) "
          "FROM pg_catalog.pg_proc p "
          "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
          "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "

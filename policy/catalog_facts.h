@@ -67,9 +67,10 @@ struct FunctionFacts {
   bool builtin = false;   // oid < 16384 (FirstNormalObjectId): shipped with the server
   std::string extension;  // the extension it belongs to (pg_depend deptype 'e'), if any
   bool security_definer = false;
-  // kanon.catalog_is as install_catalog_event_trigger makes it (its plpgsql
-  // body, invoker's rights, no settings): it reads the catalog generation
-  // and nothing else, so it reaches nothing (catalog_watch.h).
+  // kanon.catalog_is or kanon.catalog_stays as install_catalog_event_trigger
+  // makes them (their plpgsql bodies, invoker's rights, no settings): they
+  // read the catalog generation (and take an advisory lock) and nothing
+  // else, so they reach nothing (catalog_watch.h).
   bool kanon_guard = false;
   // pg_proc.provolatile: 'i' immutable, 's' stable, 'v' volatile. SQL
   // functions that are not volatile cannot write (PostgreSQL refuses

@@ -31,6 +31,14 @@ BEGIN
     persistent := true;
   END;
   IF persistent IS NOT FALSE THEN
+    -- Held until this transaction ends. A restricted statement that may call
+    -- a function PostgreSQL reads the body of when it first calls it holds
+    -- this lock shared from its guard to its own end (kanon.catalog_stays):
+    -- so this DDL commits only after every such statement ended, and one
+    -- that starts meanwhile waits for it and sees the new generation. Its
+    -- errors are not swallowed (a deadlock with such a statement fails one
+    -- of the two): going on without it would let the statement see this DDL.
+    PERFORM pg_advisory_xact_lock(7306355, 3);
     -- Held until this transaction ends, so kanon's catalog reader (which
     -- takes the lock exclusively before reading the generation) never reads
     -- a generation whose DDL has not committed yet.
@@ -53,8 +61,9 @@ BEGIN
 END
 $kanon$)sql";
 
-// The guard kanon splices into restricted statements (rewriter/catalog_guard.h).
-// Everything is schema-qualified: the caller's search_path is in force.
+// The guards kanon splices into restricted statements
+// (rewriter/catalog_guard.h). Everything is schema-qualified: the caller's
+// search_path is in force.
 constexpr const char* kGuardFunction = R"sql(
 CREATE OR REPLACE FUNCTION kanon.catalog_is(decided pg_catalog.int8) RETURNS pg_catalog.bool
 LANGUAGE plpgsql STABLE PARALLEL RESTRICTED AS $kanon$
@@ -68,6 +77,19 @@ BEGIN
   RAISE EXCEPTION USING ERRCODE = 'KN001',
     MESSAGE = pg_catalog.concat('kanon: the catalog changed (generation ', now_at,
                                 ', decided under ', decided, ')');
+END
+$kanon$)sql";
+
+// The same check, first taking the lock the event trigger takes exclusively
+// (shared, to the end of the transaction): for statements that may call a
+// function whose body PostgreSQL reads from the catalog only when it first
+// calls it, so no DDL commits while they run.
+constexpr const char* kHoldingGuardFunction = R"sql(
+CREATE OR REPLACE FUNCTION kanon.catalog_stays(decided pg_catalog.int8) RETURNS pg_catalog.bool
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED AS $kanon$
+BEGIN
+  PERFORM pg_catalog.pg_advisory_xact_lock_shared(7306355, 3);
+  RETURN kanon.catalog_is(decided);
 END
 $kanon$)sql";
 
@@ -95,10 +117,11 @@ bool installed(pqxx::work& tx) {
       "     AND prosrc OPERATOR(pg_catalog.=) $1 AND prosecdef "
       "     AND proconfig OPERATOR(pg_catalog.=) "
       "         '{search_path=pg_catalog,lock_timeout=0}'::pg_catalog.text[]) "
-      "  AND EXISTS (SELECT 1 FROM f WHERE proname OPERATOR(pg_catalog.=) 'catalog_is' "
-      "     AND prosrc OPERATOR(pg_catalog.=) $2 AND NOT prosecdef "
-      "     AND provolatile OPERATOR(pg_catalog.=) 's' "
-      "     AND proparallel OPERATOR(pg_catalog.=) 'r' AND proconfig IS NULL) "
+      "  AND (SELECT pg_catalog.count(*) FROM f "
+      "       WHERE (proname, prosrc) IN (('catalog_is', $2), ('catalog_stays', $3)) "
+      "         AND NOT prosecdef AND provolatile OPERATOR(pg_catalog.=) 's' "
+      "         AND proparallel OPERATOR(pg_catalog.=) 'r' AND proconfig IS NULL) "
+      "      OPERATOR(pg_catalog.=) 2 "
       "  AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_event_trigger e "
       "       WHERE e.evtname IN ('kanon_catalog_ddl', 'kanon_catalog_drop') "
       "         AND e.evtenabled OPERATOR(pg_catalog.=) 'O') OPERATOR(pg_catalog.=) 2 "
@@ -106,10 +129,12 @@ bool installed(pqxx::work& tx) {
       "  AND pg_catalog.has_sequence_privilege('public', 'kanon.catalog_generation', 'SELECT') "
       "  AND pg_catalog.has_function_privilege('public', "
       "        'kanon.catalog_is(pg_catalog.int8)', 'EXECUTE') "
+      "  AND pg_catalog.has_function_privilege('public', "
+      "        'kanon.catalog_stays(pg_catalog.int8)', 'EXECUTE') "
       "  AND NOT pg_catalog.has_function_privilege('public', 'kanon.catalog_changed()', "
       "        'EXECUTE') "
       "ELSE false END",
-      body_of(kFunction), body_of(kGuardFunction));
+      body_of(kFunction), body_of(kGuardFunction), body_of(kHoldingGuardFunction));
   return row[0].as<bool>(false);
 }
 
@@ -117,6 +142,11 @@ bool installed(pqxx::work& tx) {
 
 const std::string& catalog_guard_body() {
   static const std::string body = body_of(kGuardFunction);
+  return body;
+}
+
+const std::string& catalog_holding_guard_body() {
+  static const std::string body = body_of(kHoldingGuardFunction);
   return body;
 }
 
@@ -149,10 +179,12 @@ bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* err
         "FROM kanon.catalog_generation WHERE NOT is_called");
     tx.exec(kFunction);
     tx.exec(kGuardFunction);
+    tx.exec(kHoldingGuardFunction);
     // Restricted logins run the guard; the generation is no secret.
     tx.exec("GRANT USAGE ON SCHEMA kanon TO PUBLIC");
     tx.exec("GRANT SELECT ON SEQUENCE kanon.catalog_generation TO PUBLIC");
     tx.exec("GRANT EXECUTE ON FUNCTION kanon.catalog_is(pg_catalog.int8) TO PUBLIC");
+    tx.exec("GRANT EXECUTE ON FUNCTION kanon.catalog_stays(pg_catalog.int8) TO PUBLIC");
     // SECURITY DEFINER: nobody but its event triggers runs it.
     tx.exec("REVOKE EXECUTE ON FUNCTION kanon.catalog_changed() FROM PUBLIC");
     const auto existing = tx.exec(

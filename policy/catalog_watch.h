@@ -27,20 +27,30 @@ inline constexpr const char* kGuardSqlState = "KN001";
 // generation: facts read under generation G hold every DDL bumped up to G.
 inline constexpr int kGenerationLockKey1 = 7306355;
 inline constexpr int kGenerationLockKey2 = 2;
+// The advisory lock the trigger takes exclusively (before the one above, to
+// the end of its transaction) and kanon.catalog_stays(G) takes shared: a DDL
+// commits only after the statements holding it ended.
+inline constexpr int kStaysLockKey2 = 3;
 
 // Creates, idempotently, in schema `kanon`: the sequence above, the guard
-// function kanon.catalog_is(int8) (usable by PUBLIC), the plpgsql function
+// functions kanon.catalog_is(int8) and kanon.catalog_stays(int8) (usable by
+// PUBLIC; the second takes the lock of kStaysLockKey2 shared first), the
+// plpgsql function
 // kanon.catalog_changed() and the event triggers kanon_catalog_ddl (ON
 // ddl_command_end) and kanon_catalog_drop (ON sql_drop) that run it. Unless
 // every object the command touched is temporary, the function takes the
 // lock above, advances the generation and calls pg_notify('kanon_catalog',
-// <event>); it never fails the user's command.
+// <event>). It takes the lock of kStaysLockKey2 exclusively first, and that
+// may fail the user's command (a deadlock, a statement_timeout); nothing
+// else it does ever does.
 // Needs a superuser (event triggers do); returns false, with the reason in
 // `error` when given, when the account is not one or a statement fails.
 bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* error = nullptr);
 
-// The body of kanon.catalog_is as the function above creates it (prosrc):
-// the catalog reader recognizes the guard by it (CatalogFacts).
+// The bodies of kanon.catalog_is and kanon.catalog_stays as the function
+// above creates them (prosrc): the catalog reader recognizes the guards by
+// them (CatalogFacts).
 const std::string& catalog_guard_body();
+const std::string& catalog_holding_guard_body();
 
 }  // namespace kanon::policy

@@ -104,12 +104,13 @@ size_t query_end(const TokenRange& r, const Statement& st, size_t start) {
 
 }  // namespace
 
-std::string catalog_guard_call(int64_t generation) {
-  return fmt::format("\"kanon\".\"catalog_is\"({}::pg_catalog.int8)", generation);
+std::string catalog_guard_call(int64_t generation, bool hold) {
+  return fmt::format("\"kanon\".\"{}\"({}::pg_catalog.int8)", hold ? "catalog_stays" : "catalog_is",
+                     generation);
 }
 
 GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
-                                   int64_t generation, std::vector<Edit>& out) {
+                                   int64_t generation, bool hold, std::vector<Edit>& out) {
   const RunShape& run = st.run;
   // Every query is guarded, also one that names no relation or function:
   // an operator, a cast or a domain's CHECK can run code a DDL replaces.
@@ -137,7 +138,7 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
     if (first >= last) return GuardPlacement::kNoPlace;
   }
   const TokenRange r(tokens, first, last);
-  const std::string call = catalog_guard_call(generation);
+  const std::string call = catalog_guard_call(generation, hold);
   const auto insert_at = [&](size_t pos, std::string text) {
     out.push_back({pos, pos, std::move(text)});
   };

@@ -15,7 +15,11 @@
 // before anything ran. A DDL that the parse saw committed had advanced the
 // generation before it committed, so the guard sees a generation other than
 // G and fails (SQLSTATE KN001) and nothing of the statement's result leaves
-// the server.
+// the server. A statement that may call a function whose body PostgreSQL
+// reads only when it calls it (RewritePlan::late_code) carries
+// "kanon"."catalog_stays"(G) instead: it also holds, to the end of the
+// transaction, a lock every DDL's event trigger waits for before it advances
+// the generation, so no DDL commits while the statement runs.
 //
 // Where it goes, by what the statement runs (sql_parser.h, RunShape):
 //   SELECT, UPDATE, DELETE  WHERE <guard> AND (<the user's condition>), or
@@ -39,8 +43,10 @@
 
 namespace kanon::rewriter {
 
-// The guard's call for generation `generation`.
-std::string catalog_guard_call(int64_t generation);
+// The guard's call for generation `generation`; with `hold`, the form that
+// also holds the catalog still until the statement's transaction ends
+// (RewritePlan::late_code says when).
+std::string catalog_guard_call(int64_t generation, bool hold);
 
 enum class GuardPlacement {
   kPlaced,     // edits appended to `out`
@@ -52,6 +58,6 @@ enum class GuardPlacement {
 // statements of a text whose tokens are `tokens` (scan_tokens of the whole
 // text, as parse_sql's offsets are).
 GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
-                                   int64_t generation, std::vector<Edit>& out);
+                                   int64_t generation, bool hold, std::vector<Edit>& out);
 
 }  // namespace kanon::rewriter

@@ -69,7 +69,7 @@ class ReachGraph {
   size_t rr(size_t i) const { return i; }
   size_t rw(size_t i) const { return nr_ + i; }
   size_t fn(size_t j) const { return 2 * nr_ + j; }
-  size_t implicit() const { return 2 * nr_ + nf_; }  // every operator and cast
+  size_t implicit() const { return 2 * nr_ + nf_; }  // every operator, cast, domain CHECK
 
   void build() {
     for (size_t i = 0; i < nr_; ++i) {
@@ -79,6 +79,7 @@ class ReachGraph {
     for (size_t j = 0; j < nf_; ++j) build_function(j);
     for (const auto& op : f_.operators) edge_function(implicit(), op.function);
     for (uint32_t oid : f_.cast_functions) edge_function(implicit(), oid);
+    for (uint32_t oid : f_.domain_functions) edge_function(implicit(), oid);
     solve();
   }
 
@@ -192,6 +193,8 @@ class ReachGraph {
     const FunctionFacts& fx = f_.functions[j];
     const size_t node = fn(j);
     const std::string name = name_of_fn(j);
+    own_[node].late_code =
+        !fx.builtin && !fx.kanon_guard && fx.language != "c" && fx.language != "internal";
     if (denied_function(fx.name)) {
       opaque(node, name);
       return;
@@ -334,15 +337,18 @@ class ReachGraph {
     for (size_t m : members) {
       merge_tables(all.tables, own_[m].tables);
       all.opaque = all.opaque || own_[m].opaque;
+      all.late_code = all.late_code || own_[m].late_code;
       for (size_t w : edges_[m]) {
         if (component[w] == id) continue;
         merge_tables(all.tables, reach_[w].tables);
         all.opaque = all.opaque || reach_[w].opaque;
+        all.late_code = all.late_code || reach_[w].late_code;
       }
     }
     for (size_t m : members) {
       reach_[m].tables = all.tables;
       reach_[m].opaque = all.opaque;
+      reach_[m].late_code = all.late_code;
     }
     if (!all.any()) return;
     for (size_t m : members) {

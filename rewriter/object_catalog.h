@@ -27,6 +27,12 @@ struct Reach {
   // the protected table; for opaque code (a plpgsql function, a foreign table,
   // a denied built-in such as query_to_xml) the object itself.
   std::string via;
+  // A user-defined function whose body PostgreSQL reads from the catalog
+  // only when it calls it (any language but c and internal: SQL bodies at
+  // their first call, plpgsql and other procedural languages at every call)
+  // is on the way, reaching something or not. Such a statement holds the
+  // catalog still while it runs (rewriter/catalog_guard.h).
+  bool late_code = false;
   bool any() const { return opaque || !tables.empty(); }
 };
 
@@ -106,9 +112,10 @@ class ObjectCatalog {
   const CatalogRelation* relation(uint32_t oid) const;
   const CatalogFunction* function(uint32_t oid) const;
 
-  // What the functions of user-defined operators and casts reach
-  // (CatalogFacts::operators, cast_functions): PostgreSQL may run them for
-  // any statement, without a function name in the text.
+  // What the functions of user-defined operators, casts and domain CHECK
+  // constraints reach (CatalogFacts::operators, cast_functions,
+  // domain_functions): PostgreSQL may run them for any statement, without a
+  // function name in the text.
   const Reach& implicit_reach() const { return implicit_; }
 
   const policy::CatalogFacts& facts() const { return *facts_; }

@@ -63,6 +63,7 @@ class Planner {
     std::vector<const RelationRef*> statistics;  // pg_stats and friends: filtered
     for (const auto& r : st.relations) {
       if (r.cte) continue;
+      note_late_code(r);
       if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog")) {
         if (!is_filtered_statistics_view(r.name)) return deny(rules::kStatisticsView, r.name);
         statistics.push_back(&r);
@@ -360,6 +361,17 @@ class Planner {
     return s;
   }
 
+  // Whether reading (or, for a write target, writing) a relation of this
+  // name runs a function whose body PostgreSQL reads when it calls it: an
+  // unqualified name counts every relation of that name.
+  void note_late_code(const RelationRef& r) {
+    if (!inputs_.catalog || plan_.late_code) return;
+    const bool written =
+        r.role == RelationRef::Role::kOther || r.role == RelationRef::Role::kCopySource;
+    for (const auto* c : inputs_.catalog->relations(r.schema, r.name))
+      if (c->read.late_code || (written && c->write.late_code)) plan_.late_code = true;
+  }
+
   // Looks a relation that is not protected up in the catalog. *out is set
   // when reading or writing it reaches a protected table; false: denied.
   bool classify(const RelationRef& r, const CatalogRelation** out) {
@@ -443,6 +455,7 @@ class Planner {
     if (planned.denied) return deny(*planned.denied, planned.object + " in view " + name);
     plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
     plan_.tables.insert(plan_.tables.end(), planned.tables.begin(), planned.tables.end());
+    plan_.late_code = plan_.late_code || planned.late_code;
     body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
     // A security_barrier view keeps outer conditions from being pushed below
     // its own: an OFFSET 0 subquery is not flattened.
@@ -468,6 +481,7 @@ class Planner {
         continue;
       }
       for (const auto* c : found) {
+        plan_.late_code = plan_.late_code || c->reach.late_code;
         const Reach e = effective(c->reach);
         if (!e.any() || allowed(*c->facts, e)) continue;
         // Opaque code runs with the login's privileges, which cannot read
@@ -489,16 +503,19 @@ class Planner {
   // Code PostgreSQL runs without a function name in the text: every
   // user-defined operator whose symbol the statement contains (also written
   // as OPERATOR(schema.sym)) or that IN, BETWEEN, ORDER BY, GROUP BY, joins
-  // ... may apply (=, <, ~~ and friends), and every user-defined cast. The
+  // ... may apply (=, <, ~~ and friends), every user-defined cast and every
+  // function a CHECK constraint of a user-defined domain calls. The
   // same rule as for SQL function bodies (object_catalog.h), decided on the
   // statement's text: a symbol inside a literal counts too (over-denies,
   // never under-denies).
   bool check_implicit_code(const Statement& st) {
     const ObjectCatalog* catalog = inputs_.catalog;
     if (!catalog) return true;
-    // What every user-defined operator and cast together reach: nothing
-    // (the usual case) settles it without looking at the text.
-    if (!effective(catalog->implicit_reach()).any()) return true;
+    // What every user-defined operator, cast and domain CHECK together
+    // reach: nothing, and no function read late (the usual case), settles it
+    // without looking at the text.
+    const bool reaching = effective(catalog->implicit_reach()).any();
+    if (!reaching && !catalog->implicit_reach().late_code) return true;
     const auto& facts = catalog->facts();
     const std::string_view text = std::string_view(sql_).substr(
         static_cast<size_t>(std::max(0, st.location)),
@@ -507,6 +524,8 @@ class Planner {
       const CatalogFunction* c = catalog->function(function);
       if (!c || !c->facts)
         return deny(rules::kOpaqueFunction, what + " (runs an unknown function)");
+      plan_.late_code = plan_.late_code || c->reach.late_code;
+      if (!reaching) return true;
       const Reach e = effective(c->reach);
       if (!e.any() || allowed(*c->facts, e)) return true;
       std::string object = what + " (runs " + c->facts->schema + "." + c->facts->name;
@@ -521,6 +540,8 @@ class Planner {
         if (!check(op.function, "operator " + op.schema + "." + op.name)) return false;
     for (uint32_t oid : facts.cast_functions)
       if (!check(oid, "a cast")) return false;  // may apply to any value: every statement
+    for (uint32_t oid : facts.domain_functions)
+      if (!check(oid, "a domain's CHECK constraint")) return false;  // likewise
     return true;
   }
 

@@ -32,6 +32,10 @@ struct RewritePlan {
   std::vector<std::string> tables;
   // Not denied, but names the catalog does not know: look them up first.
   std::vector<std::string> unknown;
+  // Something it names or reaches runs a function whose body PostgreSQL
+  // reads from the catalog only when it calls it (Reach::late_code): its
+  // catalog guard holds the catalog still to the end (catalog_guard.h).
+  bool late_code = false;
 };
 
 struct PlanInputs {

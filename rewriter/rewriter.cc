@@ -20,7 +20,7 @@ uint64_t combine(uint64_t seed, uint64_t v) {
 
 // Adds the catalog guard's edits for every statement that needs one; false
 // when one needs it and kanon cannot place it, or the edits would overlap.
-bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
+bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation, bool hold,
            std::vector<Edit>& edits) {
   std::vector<SqlToken> tokens;
   bool scanned = false;
@@ -29,7 +29,7 @@ bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
     if (st.run.kind == RunShape::Kind::kNone) continue;
     if (!scanned && !scan_tokens(sql, tokens)) return false;
     scanned = true;
-    if (place_catalog_guard(tokens, st, generation, edits) == GuardPlacement::kNoPlace)
+    if (place_catalog_guard(tokens, st, generation, hold, edits) == GuardPlacement::kNoPlace)
       return false;
   }
   if (edits.size() == before) return true;
@@ -186,7 +186,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     result.masked = !plan.edits.empty();
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
-    if (generation > 0 && !guard(sql, parsed, generation, plan.edits)) {
+    if (generation > 0 && !guard(sql, parsed, generation, plan.late_code, plan.edits)) {
       const uint64_t fingerprint = result.fingerprint;
       result = make_denial(rules::kCatalogGuard, "");
       result.fingerprint = fingerprint;

@@ -3,14 +3,16 @@
 // An administrator's DDL commits right before the analyst's statement (kanon's
 // catalog watcher has not re-read the catalog yet, or has): a view switched
 // from an open table to the protected one, a function replaced the same way,
-// an open table made a child of the protected one. And a thread switching a
-// view back and forth while a session reads it. Every answer is masked or an
+// an open table made a child of the protected one. A function replaced while
+// the statement runs, after its guard passed and before its first call. And a
+// thread switching a view back and forth while a session reads it. Every answer is masked or an
 // error (40001 when the catalog changed under an extended-protocol statement
 // or a transaction block; simple Queries outside one are sent again, so they
 // never fail for it); no raw value ever arrives.
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <pqxx/pqxx>
 #include <thread>
@@ -178,4 +180,106 @@ TEST_CASE("DDL timing: a view switched back and forth while a session reads it")
   CHECK_MESSAGE(flipper_error.empty(), flipper_error);
   MESSAGE("while flipping: answered " << answered << ", failed " << failed);
   admin(kToOpen);
+}
+
+namespace {
+
+// Whether some session waits for a lock: `what` is a pg_locks condition.
+bool someone_waits(pqxx::connection& probe, const std::string& what) {
+  pqxx::nontransaction tx(probe);
+  return tx.exec1("SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks WHERE NOT granted AND " +
+                  what)[0]
+             .as<int>() > 0;
+}
+
+// Polls `condition` until it holds or `done` is set; whether it held.
+template <class F>
+bool wait_until(F condition, const std::atomic<bool>& done) {
+  for (int i = 0; i < 6000 && !done; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return condition();
+}
+
+const char* const kLateOpen =
+    "CREATE OR REPLACE FUNCTION public.late_cities(int) RETURNS text LANGUAGE sql STABLE "
+    "AS 'SELECT string_agg(city, '','') FROM public.open_people'";
+const char* const kLatePeople =
+    "CREATE OR REPLACE FUNCTION public.late_cities(int) RETURNS text LANGUAGE sql STABLE "
+    "AS 'SELECT string_agg(city, '','') FROM public.people'";
+
+}  // namespace
+
+TEST_CASE("DDL timing: a function replaced between the guard and the function's first call") {
+  // PostgreSQL locks no function a statement calls and reads a SQL body at
+  // its first call; a backend that takes in invalidations in between (here:
+  // when it first locks public.bigt's TOAST table, after waiting for an
+  // advisory lock) runs the new body. The statement holds the catalog still,
+  // so the replacement waits for it.
+  auto& f = fixture();
+  admin(
+      "CREATE TABLE IF NOT EXISTS public.bigt (v text); "
+      "ALTER TABLE public.bigt ALTER v SET STORAGE EXTERNAL; TRUNCATE public.bigt; "
+      "INSERT INTO public.bigt VALUES (repeat('x', 100000))");
+  const std::string sql =
+      "WITH a AS MATERIALIZED (SELECT pg_advisory_xact_lock(4242) AS l), "
+      "b AS MATERIALIZED (SELECT length(v) AS n FROM public.bigt, a) "
+      "SELECT b.n, public.late_cities(b.n) AS c FROM b";
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  pqxx::connection probe(PgSandbox::shared().conninfo("postgres"));
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    admin(kLateOpen);
+    const Outcome open = settled(analyst, sql, extended);
+    REQUIRE_MESSAGE(open.rows.find("Opentown") != std::string::npos,
+                    open.sqlstate << " " << open.message);
+    pqxx::connection locker(PgSandbox::shared().conninfo("postgres"));
+    pqxx::nontransaction(locker).exec("SELECT pg_advisory_lock(4242)");
+    std::atomic<bool> answered{false}, replaced{false};
+    Outcome during;
+    std::thread reader([&] {
+      try {
+        during = run(analyst, sql, extended);
+      } catch (const std::exception& e) {
+        during.sqlstate = "client";
+        during.message = e.what();
+      }
+      answered = true;
+    });
+    // The statement passed its guard and waits in its first CTE.
+    CHECK(wait_until([&] { return someone_waits(probe, "locktype = 'advisory' AND objid = 4242"); },
+                     answered));
+    std::string ddl_error;
+    std::thread ddl([&] {
+      try {
+        admin(kLatePeople);
+      } catch (const std::exception& e) {
+        ddl_error = e.what();
+      }
+      replaced = true;
+    });
+    // The replacement waits for the statement (or, were it not held, commits).
+    wait_until(
+        [&] {
+          return someone_waits(probe, "locktype = 'advisory' AND classid = 7306355 AND objid = 3");
+        },
+        replaced);
+    pqxx::nontransaction(locker).exec("SELECT pg_advisory_unlock(4242)");
+    reader.join();
+    ddl.join();
+    CHECK_MESSAGE(ddl_error.empty(), ddl_error);
+    check_answer(during, false);
+    CHECK_MESSAGE(during.rows.find("Opentown") != std::string::npos,
+                  during.sqlstate << " " << during.message);
+    // From now on the function reaches the protected table: denied.
+    Outcome after = run(analyst, sql, extended);
+    for (int i = 0; i < 200 && after.sqlstate == "40001"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      after = run(analyst, sql, extended);
+    }
+    check_answer(after, true);
+    CHECK_MESSAGE(after.sqlstate == "42501", after.sqlstate << " " << after.message);
+  }
+  admin("DROP FUNCTION public.late_cities(int); DROP TABLE public.bigt");
 }

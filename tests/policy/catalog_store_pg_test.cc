@@ -146,8 +146,16 @@ TEST_CASE("install_catalog_event_trigger: superuser only, idempotent, never fail
   // The SECURITY DEFINER trigger function is its triggers' alone; the guard
   // is everybody's.
   CHECK(pg.psql("SELECT has_function_privilege('public', 'kanon.catalog_changed()', 'EXECUTE'), "
-                "has_function_privilege('public', 'kanon.catalog_is(int8)', 'EXECUTE')") ==
-        "f|t\n");
+                "has_function_privilege('public', 'kanon.catalog_is(int8)', 'EXECUTE'), "
+                "has_function_privilege('public', 'kanon.catalog_stays(int8)', 'EXECUTE')") ==
+        "f|t|t\n");
+  // A guard changed (or an older kanon's objects) is put back.
+  pg.psql(
+      "CREATE OR REPLACE FUNCTION kanon.catalog_stays(decided int8) RETURNS bool "
+      "LANGUAGE sql STABLE AS 'SELECT true'");
+  REQUIRE_MESSAGE(install_catalog_event_trigger(conn, &error), error);
+  CHECK(pg.psql("SELECT prosrc LIKE '%pg_advisory_xact_lock_shared%' FROM pg_proc "
+                "WHERE proname = 'catalog_stays'") == "t\n");
   // Anything missing or changed is put back.
   pg.psql("ALTER EVENT TRIGGER kanon_catalog_drop DISABLE");
   REQUIRE_MESSAGE(install_catalog_event_trigger(conn, &error), error);

@@ -5,7 +5,10 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <atomic>
+#include <chrono>
 #include <pqxx/pqxx>
+#include <thread>
 
 #include "policy/catalog_facts.h"
 #include "policy/catalog_watch.h"
@@ -24,14 +27,14 @@ std::string conninfo() {
   return PgSandbox::shared().conninfo("postgres", "postgres");
 }
 
-std::string guarded(const std::string& sql, int64_t generation) {
+std::string guarded(const std::string& sql, int64_t generation, bool hold = false) {
   const ParseOutcome parsed = parse_sql(sql);
   REQUIRE(parsed.ok);
   std::vector<SqlToken> tokens;
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE(place_catalog_guard(tokens, st, generation, edits) == GuardPlacement::kPlaced);
+    REQUIRE(place_catalog_guard(tokens, st, generation, hold, edits) == GuardPlacement::kPlaced);
   return apply_edits(sql, edits);
 }
 
@@ -137,4 +140,62 @@ TEST_CASE("facts read while a DDL transaction is open wait for it, and carry its
   bool seen = false;
   for (const auto& r : facts.relations) seen = seen || r.name == "guard_w";
   CHECK(seen);
+}
+
+namespace {
+
+// Whether a session waits for the lock kanon.catalog_stays takes shared.
+bool waits_for_stays_lock(pqxx::connection& probe) {
+  pqxx::nontransaction tx(probe);
+  return tx.exec1(fmt::format("SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks "
+                              "WHERE locktype = 'advisory' AND classid = {} AND objid = {} "
+                              "AND objsubid = 2 AND NOT granted",
+                              kanon::policy::kGenerationLockKey1, kanon::policy::kStaysLockKey2))[0]
+             .as<int>() > 0;
+}
+
+}  // namespace
+
+TEST_CASE("a DDL waits for the statements that hold the catalog still, and only for them") {
+  pqxx::connection conn(conninfo());
+  set_up(conn);
+  pqxx::connection admin(conninfo()), probe(conninfo());
+  int64_t g = generation(conn);
+  {
+    // The plain guard holds nothing: a DDL commits while its transaction is open.
+    pqxx::work tx(conn);
+    tx.exec(guarded("SELECT a FROM t", g));
+    pqxx::nontransaction(admin).exec("CREATE OR REPLACE VIEW guard_h AS SELECT 1 AS x");
+    CHECK(generation(probe) > g);
+    tx.commit();
+  }
+  g = generation(conn);
+  pqxx::work tx(conn);
+  CHECK(tx.exec(guarded("SELECT a FROM t ORDER BY a", g, true)).size() == 3);
+  std::atomic<bool> done{false};
+  std::string error;
+  std::thread ddl([&] {
+    try {
+      pqxx::nontransaction(admin).exec("CREATE OR REPLACE VIEW guard_h AS SELECT 2 AS x");
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    done = true;
+  });
+  // The DDL waits for the lock before it advances the generation. A
+  // condition, polled: how long the thread takes to get there does not matter.
+  bool waiting = false;
+  for (int i = 0; i < 6000 && !waiting && !done; ++i) {
+    waiting = waits_for_stays_lock(probe);
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(waiting);
+  CHECK_FALSE(done);
+  CHECK(generation(probe) == g);
+  tx.commit();
+  ddl.join();
+  CHECK_MESSAGE(error.empty(), error);
+  CHECK(generation(probe) > g);
+  // Decided before the DDL: fails now.
+  CHECK_THROWS_AS(run(conn, guarded("SELECT a FROM t", g, true)), pqxx::sql_error);
 }

@@ -18,13 +18,14 @@ std::string guarded(const std::string& sql) {
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE_MESSAGE(place_catalog_guard(tokens, st, 5, edits) != GuardPlacement::kNoPlace, sql);
+    REQUIRE_MESSAGE(place_catalog_guard(tokens, st, 5, false, edits) != GuardPlacement::kNoPlace,
+                    sql);
   return edits.empty() ? std::string() : apply_edits(sql, edits);
 }
 
 std::string spelled(const char* expected) {
   std::string out = expected;
-  const std::string call = catalog_guard_call(5);
+  const std::string call = catalog_guard_call(5, false);
   for (size_t at = out.find("@G"); at != std::string::npos; at = out.find("@G", at))
     out.replace(at, 2, call);
   return out;
@@ -44,7 +45,7 @@ TEST_CASE("the guard goes where it gates the query each statement runs") {
     CHECK(got == spelled(c.guarded));
     // Parses, and the guard adds nothing PostgreSQL would look up by path.
     CHECK(parse_sql(got).ok);
-    CHECK(kanon::testing::unqualified_names("SELECT " + catalog_guard_call(5)).empty());
+    CHECK(kanon::testing::unqualified_names("SELECT " + catalog_guard_call(5, false)).empty());
   }
 }
 

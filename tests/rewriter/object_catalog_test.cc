@@ -456,3 +456,25 @@ TEST_CASE("empty facts") {
   CHECK(cat.relations("", "people").empty());
   CHECK(cat.facts().relations.empty());
 }
+
+TEST_CASE("late code: functions whose body PostgreSQL reads when it calls them") {
+  Facts f;
+  const uint32_t sql = f.sql("public", "s", "SELECT 1");
+  const uint32_t pl = f.fn("public", "p", "plpgsql");
+  const uint32_t c = f.fn("public", "c", "c");
+  f.F(c).extension = "ext";
+  const uint32_t calls = f.sql("public", "calls", "SELECT public.s()");
+  const uint32_t view = f.view("public", "v", {}, {sql});
+  const uint32_t logged = f.rel("public", "logged");
+  f.R(logged).write_functions = {pl};
+  const auto cat = f.build();
+  CHECK(cat.function(sql)->reach.late_code);
+  CHECK(cat.function(pl)->reach.late_code);
+  CHECK(cat.function(calls)->reach.late_code);
+  CHECK_FALSE(cat.function(c)->reach.late_code);
+  CHECK_FALSE(cat.function(2923)->reach.late_code);  // query_to_xml: built in
+  CHECK(cat.relation(view)->read.late_code);
+  CHECK_FALSE(cat.relation(logged)->read.late_code);
+  CHECK(cat.relation(logged)->write.late_code);
+  CHECK_FALSE(cat.relation(f.people())->read.late_code);
+}

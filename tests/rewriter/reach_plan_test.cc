@@ -419,3 +419,56 @@ TEST_CASE("code: DO, CALL and other languages only when PostgreSQL keeps the log
   e.ctx.reads_nothing_protected = false;
   CHECK(e.run("DO $$ BEGIN PERFORM 1; END $$").rule == "opaque-code");
 }
+
+// The demo catalog read at generation 7, with a view that calls a SQL
+// function, a user-defined operator and a domain whose CHECK calls one.
+struct GuardEnv {
+  explicit GuardEnv(bool with_domain = false) : unit(make_unit_env("default")) {
+    auto facts = std::make_shared<CatalogFacts>(*demo_catalog());
+    facts->generation = 7;
+    auto calls = relation(20009, "app", "v_calls", 'v', {"id"});
+    calls.definition = "SELECT app.f_safe(plain.id) AS id FROM public.plain";
+    calls.reads_relations = {20001};
+    calls.reads_functions = {30001};
+    facts->relations.push_back(calls);
+    facts->functions.push_back(function(30003, "ext", "c_func", "c", ""));
+    facts->functions.back().extension = "ext";
+    facts->operators = {{40001, "app", "+++", 30001}};
+    if (with_domain) facts->domain_functions = {30001};
+    facts->index();
+    unit.snapshot.catalog = facts;
+  }
+  // Which guard the rewrite carries: "catalog_is", "catalog_stays" or "".
+  std::string guard(const std::string& sql) {
+    const RewriteResult r = rw.rewrite(sql, unit.snapshot, PlanContext{"public", false});
+    REQUIRE_MESSAGE(r.verdict != Verdict::kDenied, sql << ": " << r.rule << " " << r.object);
+    const bool stays =
+        r.sql.find("\"kanon\".\"catalog_stays\"(7::pg_catalog.int8)") != std::string::npos;
+    const bool is = r.sql.find("\"kanon\".\"catalog_is\"(7::pg_catalog.int8)") != std::string::npos;
+    CHECK_MESSAGE(!(stays && is), r.sql);
+    return stays ? "catalog_stays" : is ? "catalog_is" : "";
+  }
+  kanon::testing::GoldenEnv unit;
+  Rewriter rw{0};
+};
+
+TEST_CASE("reach plan: a statement that may call a function read late holds the catalog still") {
+  GuardEnv e;
+  // Built-ins, C functions of extensions and masked reads: checked once.
+  CHECK(e.guard("SELECT id FROM public.plain") == "catalog_is");
+  CHECK(e.guard("SELECT upper(label) FROM public.plain") == "catalog_is");
+  CHECK(e.guard("SELECT ext.c_func(1)") == "catalog_is");
+  CHECK(e.guard("SELECT city FROM people") == "catalog_is");
+  CHECK(e.guard("SELECT 1 + 2") == "catalog_is");
+  // Only writing it runs its (plpgsql) trigger.
+  CHECK(e.guard("SELECT id FROM public.with_trigger") == "catalog_is");
+  // A SQL function named, behind a view, run by an operator's symbol.
+  CHECK(e.guard("SELECT app.f_safe(1)") == "catalog_stays");
+  CHECK(e.guard("SELECT f_safe(id) FROM public.plain") == "catalog_stays");
+  CHECK(e.guard("SELECT id FROM app.v_calls") == "catalog_stays");
+  CHECK(e.guard("SELECT 1 +++ 2") == "catalog_stays");
+  CHECK(e.guard("SELECT city FROM people; SELECT app.f_safe(1)") == "catalog_stays");
+  // A domain's CHECK may run on any value.
+  GuardEnv domain(true);
+  CHECK(domain.guard("SELECT 1 + 2") == "catalog_stays");
+}
