@@ -27,7 +27,10 @@ namespace kanon::proxy {
 // client goes away). Thread-safe.
 class ConsoleChannel {
  public:
-  ConsoleChannel() : cancel_(std::make_shared<std::atomic<bool>>(false)) {}
+  // `cancel`: the flag a CancelRequest for the session sets.
+  explicit ConsoleChannel(
+      std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false))
+      : cancel_(std::move(cancel)) {}
 
   // Queues a NoticeResponse with severity NOTICE.
   void notice(std::string_view message);
@@ -35,7 +38,6 @@ class ConsoleChannel {
 
   // Session side.
   wire::Buffer take_notices();
-  const std::shared_ptr<std::atomic<bool>>& cancel_flag() const { return cancel_; }
 
  private:
   std::shared_ptr<std::atomic<bool>> cancel_;

@@ -176,15 +176,14 @@ awaitable<void> ConsoleSession::serve(const bool& stopping) {
 awaitable<wire::Buffer> ConsoleSession::run_command(AdminConsole& console, std::string sql) {
   // The command runs on the blocking pool; meanwhile this coroutine is the
   // only writer to the client and forwards the command's notices every
-  // 200 ms. A CancelRequest sets the channel's flag through key_.
-  ConsoleChannel channel;
+  // 200 ms. A CancelRequest sets the session's flag through key_, which is
+  // the channel's: the command sees it at once.
   cancel_->store(false);
-  const auto flag = channel.cancel_flag();
+  ConsoleChannel channel(cancel_);
   const auto ex = client_.socket().get_executor();
   asio::steady_timer tick(ex);
   bool finished = false;
   wire::Buffer answer;
-  std::atomic<bool>* session_cancel = cancel_.get();
   asio::post(context_.blocking, [&] {
     console.execute(sql, answer, channel);
     asio::post(ex, [&] {
@@ -196,11 +195,10 @@ awaitable<wire::Buffer> ConsoleSession::run_command(AdminConsole& console, std::
     tick.expires_after(std::chrono::milliseconds(200));
     boost::system::error_code ec;
     co_await tick.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    if (session_cancel->load()) flag->store(true);
     const wire::Buffer notices = channel.take_notices();
     if (!notices.empty()) {
       co_await client_.write(asio::buffer(notices), ec);
-      if (ec) flag->store(true);  // the client went away: stop the command
+      if (ec) cancel_->store(true);  // the client went away: stop the command
     }
   }
   wire::Buffer out = channel.take_notices();

@@ -276,29 +276,47 @@ TEST_CASE("Ctrl-C in psql during a long EXPORT stops it and leaves no table") {
   auto& f = fixture();
   const std::string before = f.exports_count();
   const std::string log = f.dir + "/cancel.log";
-  // ADULT x 4 (120,648 rows), k = 20 without suppression: best-first search
-  // checks most of the 6,480 transformations, then 120,648 rows are written.
-  // psql's Ctrl-C lands in one of the two (the log says which); both run
-  // inside the export's transaction.
+  // The export is held where it creates its table: another transaction
+  // creates one of the same name and keeps it open, so the export's CREATE
+  // TABLE waits for it. Ctrl-C lands meanwhile, whatever the machine's speed;
+  // once the other transaction rolls back, the export finds the cancel
+  // before it commits.
+  pqxx::connection holder(PgSandbox::shared().conninfo("postgres"));
+  pqxx::work hold(holder);
+  hold.exec("CREATE TABLE public.adult_cancel (x int)");
   ChildProcess psql({"psql", "-X", "-At", "-d", f.proxy->conninfo("postgres", "kanon"), "-c",
                      "EXPORT adult_big TO public.adult_cancel WITH (hierarchies = '" + adult_dir() +
                          "', algorithm = bfs, k = 20, suppression = 0)"},
                     log);
-  // Wait for a progress notice of the search or of the write.
-  bool running = false;
-  for (int i = 0; i < 1200 && !running && psql.running(); ++i) {
-    const std::string text = read_file(log);
-    running = text.find("transformations checked") != std::string::npos ||
-              text.find("rows written") != std::string::npos;
-    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  pqxx::connection probe(PgSandbox::shared().conninfo("postgres"));
+  const auto export_waits = [&] {
+    pqxx::nontransaction tx(probe);
+    return tx.exec1("SELECT count(*) FROM pg_locks WHERE NOT granted AND pid <> " +
+                    std::to_string(holder.backendpid()))[0]
+               .as<int>() > 0;
+  };
+  bool waiting = false;
+  for (int i = 0; i < 6000 && !waiting && psql.running(); ++i) {
+    waiting = export_waits();
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  REQUIRE_MESSAGE(running, read_file(log));
-  const int code = psql.signal_and_wait(SIGINT, 120);
+  REQUIRE_MESSAGE(waiting, read_file(log));
+  // psql prints this once kanon has taken the request (it waits for kanon
+  // to close the cancel connection).
+  REQUIRE(::kill(psql.pid(), SIGINT) == 0);
+  bool sent = false;
+  for (int i = 0; i < 6000 && !sent && psql.running(); ++i) {
+    sent = read_file(log).find("Cancel request sent") != std::string::npos;
+    if (!sent) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK_MESSAGE(sent, read_file(log));
+  hold.abort();
+  const int code = psql.signal_and_wait(0, 120);
   const std::string text = read_file(log);
-  const bool in_write = text.find("rows written") != std::string::npos;
-  MESSAGE("cancelled during the " << std::string(in_write ? "write" : "search"));
-  CHECK(code != 0);
-  CHECK(text.find("canceled by the user; nothing was written") != std::string::npos);
+  CHECK_MESSAGE(code != 0, text);
+  CHECK_MESSAGE(text.find("canceled by the user; nothing was written") != std::string::npos,
+                text << "\nkanon's log:\n"
+                     << f.proxy->log());
   CHECK_FALSE(f.table_exists("public.adult_cancel"));
   CHECK(f.exports_count() == before);
   // The console still works afterwards.
