@@ -305,7 +305,7 @@ TEST_CASE("RELOAD and SIGHUP re-read policies while clients keep querying") {
   f.write_policy(4);
   REQUIRE(kill(f.proxy->process().pid(), SIGHUP) == 0);
   bool seen = false;
-  for (int i = 0; i < 100 && !seen; ++i) {
+  for (int i = 0; i < 1200 && !seen; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     seen = f.console_ok("SHOW POLICIES").find("public.rtest|4|") != std::string::npos;
   }

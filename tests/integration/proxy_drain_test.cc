@@ -164,12 +164,11 @@ TEST_CASE("SIGTERM drains: an open transaction may COMMIT, idle clients end at o
   CHECK(exec(idle, "SELECT 2").value == "2");
   CHECK(http_get(metrics, "/readyz").rfind("HTTP/1.1 200 OK", 0) == 0);
 
-  const auto t0 = Clock::now();
   std::atomic<int> exit_code{-2000};
   std::thread stopper([&] { exit_code = proxy.process().signal_and_wait(SIGTERM, 30); });
   // Draining: /readyz says so and new connections are refused.
   bool draining = false;
-  for (int i = 0; i < 100 && !draining; ++i) {
+  for (int i = 0; i < 3000 && !draining; ++i) {
     draining = http_get(metrics, "/readyz").find("shutting down") != std::string::npos;
     if (!draining) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -182,10 +181,11 @@ TEST_CASE("SIGTERM drains: an open transaction may COMMIT, idle clients end at o
   check_commits_then_ends(busy, busy_notices);
   stopper.join();
   CHECK(exit_code == 0);
-  CHECK(Clock::now() - t0 < std::chrono::seconds(10));  // well before the grace period
   PQfinish(busy);
   PQfinish(idle);
+  // Ended by the drain (the transaction committed), not by the grace period.
   CHECK(proxy.log().find("draining") != std::string::npos);
+  CHECK(proxy.log().find("shutdown_grace over") == std::string::npos);
 }
 
 TEST_CASE("shutdown_lame_duck: /readyz 503 at once, new clients served, then the drain") {
@@ -286,9 +286,8 @@ TEST_CASE("after shutdown_grace a transaction still open is ended with 57P01") {
   REQUIRE(exec(conn, "BEGIN").ok);
   const auto t0 = Clock::now();
   CHECK(proxy.process().signal_and_wait(SIGTERM, 15) == 0);
-  const auto took = Clock::now() - t0;
-  CHECK(took >= std::chrono::milliseconds(900));
-  CHECK(took < std::chrono::seconds(8));
+  // Not before the grace period is over (no upper bound: the machine may be busy).
+  CHECK(Clock::now() - t0 >= std::chrono::milliseconds(900));
   const Query q = exec(conn, "SELECT 1");
   CHECK_FALSE(q.ok);
   CHECK_MESSAGE(is_shutdown_message(q.message), q.message);

@@ -165,7 +165,7 @@ TEST_CASE("a backend that dies closes its client with an error; other clients ar
   PQfinish(victim);
   // kanon keeps serving new clients (after PostgreSQL's crash recovery).
   bool served = false;
-  for (int i = 0; i < 100 && !served; ++i) {
+  for (int i = 0; i < 600 && !served; ++i) {
     PGconn* fresh = PQconnectdb(proxy.conninfo("analyst").c_str());
     served = PQstatus(fresh) == CONNECTION_OK && exec(fresh, "SELECT 9").value == "9";
     PQfinish(fresh);

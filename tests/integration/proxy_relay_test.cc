@@ -120,7 +120,16 @@ TEST_CASE("a cancel request through the proxy stops pg_sleep with 57014") {
   CHECK(f.pg.psql("SELECT count(*) FROM pg_stat_activity WHERE pid = " +
                   std::to_string(client_pid)) == "0\n");
   REQUIRE(PQsendQuery(conn, "SELECT pg_sleep(30)") == 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // A cancel that arrives before the server runs the query cancels nothing:
+  // wait until it does.
+  bool sleeping = false;
+  for (int i = 0; i < 3000 && !sleeping; ++i) {
+    sleeping = f.pg.psql(
+                   "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' "
+                   "AND query = 'SELECT pg_sleep(30)'") == "1\n";
+    if (!sleeping) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(sleeping);
   PGcancel* cancel = PQgetCancel(conn);
   char errbuf[256];
   REQUIRE(PQcancel(cancel, errbuf, sizeof errbuf) == 1);
