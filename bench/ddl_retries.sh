@@ -37,8 +37,8 @@ guard_retries() {
     awk -F'|' '$1 == "guard_retries" {print $2}'
 }
 cell() {  # mode -> "tps retried failed"
-  pgbench -n -c 1 -T "$SECONDS_PER_CELL" -M "$1" --max-tries=10 -f "$WORK/read.sql" \
-    -h 127.0.0.1 -p "$KANON_PORT" -U analyst postgres 2>&1 |
+  pgbench -n -c 1 -T "$SECONDS_PER_CELL" -M "$1" --max-tries=10 --verbose-errors -f "$WORK/read.sql" \
+    -h 127.0.0.1 -p "$KANON_PORT" -U analyst postgres 2>"$WORK/pgbench-$1-err.log" |
     awk '/^tps/ {t=$3} /number of transactions retried/ {r=$5} /number of failed transactions/ {f=$5}
          END {print t, (r == "" ? 0 : r), (f == "" ? 0 : f)}'
 }
@@ -66,3 +66,7 @@ for mode in simple extended; do
   done
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+for mode in simple extended; do
+  grep -v "retried\|^$" "$WORK/pgbench-$mode-err.log" | grep -i "error\|fail" | sort | uniq -c | sort -rn | head -5 |
+    sed "s/^/  $mode errors: /" || true
+done

@@ -201,11 +201,21 @@ std::shared_ptr<const CatalogFacts> PolicyStore::read_catalog_locked(std::string
 bool PolicyStore::refresh_catalog() {
   if (conninfo_.empty()) return false;
   std::lock_guard lock(catalog_mu_);
+  const uint64_t notifications = notified_.load();
   std::string error;
   auto facts = read_catalog_locked(error);
   const bool ok = facts != nullptr;
   publish_catalog(std::move(facts), error);
+  if (ok && covered_.load() < notifications) covered_.store(notifications);
   return ok;
+}
+
+bool PolicyStore::refresh_catalog_covering(uint64_t notifications) {
+  {
+    std::lock_guard lock(catalog_mu_);
+    if (covered_.load() >= notifications) return true;
+  }
+  return refresh_catalog();
 }
 
 bool PolicyStore::any_persistent_object_named(const std::vector<std::string>& names) {
@@ -594,12 +604,18 @@ namespace {
 
 class CatalogReceiver : public pqxx::notification_receiver {
  public:
-  CatalogReceiver(pqxx::connection_base& conn, uint64_t& received)
-      : pqxx::notification_receiver(conn, kCatalogChannel), received_(received) {}
-  void operator()(const std::string&, int) override { ++received_; }
+  CatalogReceiver(pqxx::connection_base& conn, uint64_t& received, std::atomic<uint64_t>& notified)
+      : pqxx::notification_receiver(conn, kCatalogChannel),
+        received_(received),
+        notified_(notified) {}
+  void operator()(const std::string&, int) override {
+    ++received_;
+    ++notified_;  // sessions see at once that the catalog is behind
+  }
 
  private:
   uint64_t& received_;
+  std::atomic<uint64_t>& notified_;
 };
 
 // Payloads of one channel, in arrival order.
@@ -637,7 +653,7 @@ void PolicyStore::watch_catalog() {
       }
       uint64_t received = 0;
       uint64_t handled = 0;
-      CatalogReceiver receiver(conn, received);
+      CatalogReceiver receiver(conn, received, notified_);
       std::optional<PayloadReceiver> stored, asked;
       if (sharing()) {
         stored.emplace(conn, kSnapshotChannel);
@@ -678,7 +694,8 @@ void PolicyStore::watch_catalog() {
         if (received > handled) {
           if (Clock::now() >= last + kQuiet || Clock::now() >= first + kMaxDelay) {
             handled = received;
-            const bool ok = refresh_catalog();
+            // Sessions may have read it already (Session::catch_up_catalog).
+            const bool ok = refresh_catalog_covering(notified_.load());
             std::lock_guard lock(watch_mu_);
             ++watch_.refreshes;
             if (!ok) watch_.error = current()->catalog_error;

@@ -148,6 +148,18 @@ class PolicyStore {
   // current()->catalog_error) or the store has no conninfo.
   bool refresh_catalog();
 
+  // Catalog notifications (one per DDL event) the watcher has received, and
+  // how many of them the served catalog covers: a session that finds
+  // covered < received decides with a catalog older than the database's,
+  // and reads it again first (refresh_catalog_covering) instead of waiting
+  // for the watcher's debounced refresh.
+  uint64_t catalog_notifications() const { return notified_.load(); }
+  uint64_t catalog_notifications_covered() const { return covered_.load(); }
+  // refresh_catalog(), unless a read that began after `notifications` were
+  // received has been published meanwhile (many sessions catching up at
+  // once read the catalog once).
+  bool refresh_catalog_covering(uint64_t notifications);
+
   // Whether a persistent relation or function has one of these names
   // (catalog_facts.h), on the kept catalog connection. Throws when the
   // database cannot be asked; true for a store without a conninfo.
@@ -235,7 +247,9 @@ class PolicyStore {
   std::mutex baseline_mu_;
   std::set<std::string> baseline_pending_;
 
-  std::mutex catalog_mu_;  // one catalog read and publish at a time, in order
+  std::mutex catalog_mu_;              // one catalog read and publish at a time, in order
+  std::atomic<uint64_t> notified_{0};  // catalog notifications received
+  std::atomic<uint64_t> covered_{0};   // ... that a published catalog read began after
   // A service connection kept for catalog reads: its statements are prepared
   // and its backend's catalog caches warm (a new connection costs ~5x).
   struct CatalogConnection;

@@ -474,19 +474,35 @@ void Session::catalog_behind(int64_t generation) {
 }
 
 awaitable<void> Session::catch_up_catalog() {
-  if (needed_generation_ == 0) co_return;
   const auto own = store();
+  // The watcher has received a DDL notification its catalog does not cover
+  // yet: read the catalog now rather than decide on the old one (whose
+  // guard would fail).
+  const uint64_t notified = own ? own->catalog_notifications() : 0;
+  const bool notified_behind =
+      own && own->catalog_notifications_covered() < notified && catch_up_tried_ < notified;
+  if (needed_generation_ == 0 && !notified_behind) co_return;
   const auto current = own ? own->current() : nullptr;
-  if (!own || (current->catalog && current->catalog->generation >= needed_generation_)) {
+  if (!own || (!notified_behind && current->catalog &&
+               current->catalog->generation >= needed_generation_)) {
     needed_generation_ = 0;  // the watcher was there first
     co_return;
   }
   // Not inside a transaction block: a DDL of its own holds the generation
   // lock until it ends, and the read would wait for it.
   if (backend_stream_.transaction_status() != wire::kTxIdle) co_return;
+  catch_up_tried_ = notified;
+  // A guard that failed names a generation the catalog must reach: read it
+  // (waiting for a DDL still open). Notifications alone: once for all
+  // sessions.
+  const bool guard_behind =
+      needed_generation_ > 0 &&
+      (!current->catalog || current->catalog->generation < needed_generation_);
   bool ok = false;
   try {
-    ok = co_await run_blocking(context_.blocking, [&] { return own->refresh_catalog(); });
+    ok = co_await run_blocking(context_.blocking, [&] {
+      return guard_behind ? own->refresh_catalog() : own->refresh_catalog_covering(notified);
+    });
   } catch (const std::exception&) {
     ok = false;
   }

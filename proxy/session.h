@@ -174,6 +174,9 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::steady_timer retry_done_;  // cancelled when a retry was sent
   bool retrying_ = false;
   int64_t needed_generation_ = 0;  // a guard saw this generation; 0: none pending
+  // The DDL notifications a catalog re-read was last tried for (failed or
+  // not): not tried again for them by every statement.
+  uint64_t catch_up_tried_ = 0;
   bool backend_running_ = false;
   bool client_pump_owns_client_ = false;  // backend pump must not touch the client
   bool stopping_ = false;

@@ -246,6 +246,21 @@ TEST_CASE("the catalog watcher: a view created after start() is in the catalog s
            std::chrono::milliseconds(60000));
   CHECK_FALSE(has_relation(*store.current(), "catalog_watch_s", "v"));
 
+  // A session that finds the served catalog behind the notifications reads
+  // it at once (Session::catch_up_catalog); asked again for the same
+  // notifications, nothing is read.
+  const uint64_t seen = store.catalog_notifications();
+  pg.psql("CREATE VIEW catalog_watch_s.covering AS SELECT 2 AS two");
+  wait_for([&] { return store.catalog_notifications() > seen; }, std::chrono::milliseconds(60000));
+  const uint64_t now = store.catalog_notifications();
+  REQUIRE(now > seen);
+  CHECK(store.refresh_catalog_covering(now));
+  CHECK(store.catalog_notifications_covered() >= now);
+  CHECK(has_relation(*store.current(), "catalog_watch_s", "covering"));
+  const uint64_t version = store.current()->version;
+  CHECK(store.refresh_catalog_covering(now));
+  CHECK(store.current()->version == version);
+
   // The watcher reconnects when its connection is killed.
   pg.psql(
       "SELECT pg_terminate_backend(l.pid) FROM pg_stat_activity l "
