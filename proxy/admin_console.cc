@@ -110,6 +110,7 @@ class Commands {
     if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
     if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS") return show_exports();
     if (verb == "SHOW" && words.size() == 2 && what == "SNAPSHOTS") return snapshots();
+    if (verb == "SHOW" && words.size() == 2 && what == "CATALOG") return catalog();
     throw ConsoleError(sqlstate::kSyntaxError,
                        fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
                                    "the commands",
@@ -128,6 +129,9 @@ class Commands {
     r.add({"SHOW CLIENTS", "connected clients"});
     r.add({"SHOW SNAPSHOTS",
            "stored snapshot versions per table, the builder, and which replica serves which"});
+    r.add({"SHOW CATALOG",
+           "per database: the catalog kanon decides with, its generation, the DDL watcher and "
+           "whether restricted statements carry the catalog guard"});
     r.add({"SHOW AUDIT", "the latest audit records of restricted statements, oldest first"});
     r.add({"SHOW EXPOSURE [<role>]",
            "paths restricted logins have to protected tables outside kanon, with fixes"});
@@ -308,6 +312,39 @@ class Commands {
                l.snapshot.policy_hash, join(l.served_by, ", "), builder,
                here ? std::optional<std::string>(state.replica) : std::nullopt});
       }
+    }
+    emit(r);
+  }
+
+  // What each database's restricted statements are decided with, and
+  // whether DDL that commits meanwhile is caught (docs/security.md, "DDL
+  // while a statement runs").
+  void catalog() {
+    ResultSet r{{"database", "relations", "functions", "generation", "read_ms", "guard", "watcher",
+                 "notifications", "refreshes", "error"}};
+    for (const auto& store : stores().all()) {
+      const auto current = store->current();
+      const auto* facts = current->catalog.get();
+      const auto watch = store->catalog_watch_state();
+      const auto number = [&](auto v) {
+        return facts ? std::optional<std::string>(fmt::format("{}", v)) : std::nullopt;
+      };
+      std::string guard = "on";
+      if (!facts)
+        guard = "off: the catalog is not read (restricted statements naming objects are denied)";
+      else if (facts->generation == 0 || !watch.trigger_installed)
+        guard = "off: " + (watch.trigger_error.empty() ? std::string("no DDL event trigger")
+                                                       : watch.trigger_error);
+      const std::string watcher = watch.listening ? "listening"
+                                  : watch.running ? "reconnecting"
+                                                  : "not running";
+      std::string error = current->catalog_error;
+      if (error.empty()) error = watch.error;
+      r.add({store->database_name(), number(facts ? facts->relations.size() : 0),
+             number(facts ? facts->functions.size() : 0), number(facts ? facts->generation : 0),
+             number(facts ? fmt::format("{:.1f}", facts->read_ms) : ""), guard, watcher,
+             std::to_string(watch.notifications), std::to_string(watch.refreshes),
+             error.empty() ? std::nullopt : std::optional<std::string>(error)});
     }
     emit(r);
   }

@@ -323,3 +323,46 @@ TEST_CASE("RELOAD and SIGHUP re-read policies while clients keep querying") {
   CHECK(bad.err.find("k") != std::string::npos);
   CHECK(f.console_ok("SHOW POLICIES").find("public.rtest|4|") != std::string::npos);
 }
+
+TEST_CASE("SHOW CATALOG: the guard is on with a superuser service account, off and why without") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  // database|relations|functions|generation|read_ms|guard|watcher|notifications|refreshes|error
+  const auto generation = [](const std::string& row) {
+    std::smatch m;
+    REQUIRE_MESSAGE(
+        std::regex_search(row, m, std::regex("^postgres\\|[0-9]+\\|[0-9]+\\|([0-9]+)\\|")), row);
+    return std::stoll(m[1]);
+  };
+  std::string out;
+  for (int i = 0; i < 1200; ++i) {  // until the watcher listens (no timing asserted)
+    out = f.console_ok("SHOW CATALOG");
+    if (out.find("|on|listening|") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK_MESSAGE(out.find("|on|listening|") != std::string::npos, out);
+  const int64_t before = generation(out);
+  CHECK(before > 0);
+  pg.psql("CREATE TABLE public.show_catalog_t (a int); DROP TABLE public.show_catalog_t");
+  int64_t after = before;
+  for (int i = 0; i < 1200 && after == before; ++i) {
+    after = generation(f.console_ok("SHOW CATALOG"));
+    if (after == before) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(after > before);
+  // A kanon whose service account is no superuser installs no event
+  // trigger: its console says so, with the reason.
+  pg.psql(
+      "DROP ROLE IF EXISTS kanon_plain_service; CREATE ROLE kanon_plain_service LOGIN; "
+      "GRANT pg_read_all_data TO kanon_plain_service");
+  KanonProxy plain(pg.port(),
+                   "admin: {database: kanon, users: [postgres]}\npolicies: [" + source_dir() +
+                       "/config/policies/people.yaml]\n",
+                   ", user: kanon_plain_service");
+  const auto shown = run_command(
+      {"psql", "-X", "-At", "-d", plain.conninfo("postgres", "kanon"), "-c", "SHOW CATALOG"});
+  REQUIRE_MESSAGE(shown.exit_code == 0, shown.err);
+  CHECK_MESSAGE(shown.out.find("|off: the service account is not a superuser") != std::string::npos,
+                shown.out);
+  CHECK(f.console_ok("SHOW HELP").find("SHOW CATALOG|") != std::string::npos);
+}

@@ -51,7 +51,9 @@ KanonProxy::KanonProxy(uint16_t backend_port, const std::string& extra_yaml,
   const std::string config = dir_ + "/kanon.yaml";
   std::ofstream(config) << "listen: {host: 127.0.0.1, port: " << port_ << "}\n"
                         << "backend: {host: 127.0.0.1, port: " << backend_port
-                        << ", user: postgres, dbname: postgres" << backend_extra << "}\n"
+                        << (backend_extra.find("user:") == std::string::npos ? ", user: postgres"
+                                                                             : "")
+                        << ", dbname: postgres" << backend_extra << "}\n"
                         << "log_level: debug\n"
                         << extra_yaml;
   process_ = std::make_unique<ChildProcess>(

@@ -13,7 +13,8 @@ class KanonProxy {
  public:
   // `extra_yaml` is appended to the generated config file; `backend_extra`
   // to the backend mapping (e.g. ", sslmode: require"). kanon's service
-  // account is the sandbox's superuser, postgres.
+  // account is the sandbox's superuser, postgres, unless `backend_extra`
+  // names a user.
   KanonProxy(uint16_t backend_port, const std::string& extra_yaml = "",
              const std::string& backend_extra = "");
   ~KanonProxy();
