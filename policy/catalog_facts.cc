@@ -62,10 +62,21 @@ std::string relations_sql() {
 std::string columns_sql() {
   return std::string(
              "SELECT a.attrelid, a.attname, pg_catalog.format_type(a.atttypid, NULL), "
-             "pg_catalog.format_type(a.atttypid, a.atttypmod) "
+             "pg_catalog.format_type(a.atttypid, a.atttypmod), "
+             // The type schema-qualified (arrays as element[]), as kanon
+             // writes it into SQL a restricted session runs.
+             "CASE WHEN t.typelem <> 0 AND t.typlen = -1 "
+             "  THEN pg_catalog.quote_ident(en.nspname) || '.' || "
+             "       pg_catalog.quote_ident(et.typname) || '[]' "
+             "  ELSE pg_catalog.quote_ident(tn.nspname) || '.' || "
+             "       pg_catalog.quote_ident(t.typname) END "
              "FROM pg_catalog.pg_attribute a "
              "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
              "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+             "JOIN pg_catalog.pg_type t ON t.oid = a.atttypid "
+             "JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace "
+             "LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem "
+             "LEFT JOIN pg_catalog.pg_namespace en ON en.oid = et.typnamespace "
              "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND a.attnum > 0 "
              "AND NOT a.attisdropped AND ") +
          kPersistentSchema + " ORDER BY a.attrelid, a.attnum";
@@ -444,7 +455,9 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
       while (i < facts.relations.size() && facts.relations[i].oid < rel) ++i;
       if (i == facts.relations.size()) break;
       if (facts.relations[i].oid != rel) continue;
-      facts.relations[i].columns.push_back({text_of(r[1]), text_of(r[2]), text_of(r[3])});
+      ColumnInfo column{text_of(r[1]), text_of(r[2]), text_of(r[3])};
+      column.sql_type = text_of(r[4]);
+      facts.relations[i].columns.push_back(std::move(column));
     }
   }
 

@@ -110,14 +110,23 @@ std::string catalog_guard_call(int64_t generation, bool hold) {
 }
 
 GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
-                                   int64_t generation, bool hold, std::vector<Edit>& out) {
+                                   const GuardCall& guard, std::vector<Edit>& out) {
   const RunShape& run = st.run;
   // Every query is guarded, also one that names no relation or function:
   // an operator, a cast or a domain's CHECK can run code a DDL replaces.
   if (run.kind == RunShape::Kind::kNone || run.current_of) return GuardPlacement::kNotNeeded;
-  // INSERT ... VALUES of several rows (or with DEFAULT) has no place for it
-  // (docs/security.md: not guarded yet).
-  if (run.kind == RunShape::Kind::kInsert && !run.simple && !run.one_values_row)
+  // INSERT ... VALUES of several rows (or with DEFAULT): around an item of
+  // its first row, when there is one it can go around (below).
+  const auto guarded_item = [&]() -> std::optional<size_t> {
+    for (size_t i = 0; i < run.first_row.size(); ++i) {
+      if (run.first_row[i] == RunShape::ValuesItem::kDefault) continue;
+      if (run.first_row[i] == RunShape::ValuesItem::kUntyped && guard.values_cast.empty())
+        return std::nullopt;
+      return i;
+    }
+    return std::nullopt;
+  }();
+  if (run.kind == RunShape::Kind::kInsert && !run.simple && !run.one_values_row && !guarded_item)
     return GuardPlacement::kNotNeeded;
   // The statement's tokens.
   const size_t begin = static_cast<size_t>(st.location);
@@ -138,7 +147,7 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
     if (first >= last) return GuardPlacement::kNoPlace;
   }
   const TokenRange r(tokens, first, last);
-  const std::string call = catalog_guard_call(generation, hold);
+  const std::string call = catalog_guard_call(guard.generation, guard.hold);
   const auto insert_at = [&](size_t pos, std::string text) {
     out.push_back({pos, pos, std::move(text)});
   };
@@ -201,6 +210,39 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
         out.push_back({r.at(*values).begin, r.at(*values + 1).end, "SELECT "});
         out.push_back({r.at(*after - 1).begin, r.at(*after - 1).end, " WHERE " + call});
         return GuardPlacement::kPlaced;
+      }
+      if (insert && guarded_item) {
+        // VALUES (a, b), (...) -> VALUES (a, (CASE WHEN G THEN b END)), (...):
+        // evaluated with the first row, before any other row; a DEFAULT
+        // before it runs first, and whatever it does is undone when the
+        // guard fails the statement.
+        const auto values = r.find(K::kValues, first);
+        if (!values || *values + 1 >= r.last() || r.at(*values + 1).kind != K::kOpen)
+          return GuardPlacement::kNoPlace;
+        const size_t open = *values + 1;
+        const auto after = r.after_group(open);
+        if (!after) return GuardPlacement::kNoPlace;
+        const int inside = r.depth(open) + 1;
+        size_t begin = open + 1, item = 0;
+        for (size_t i = open + 1; i < *after; ++i) {
+          const bool ends = (r.at(i).kind == K::kComma && r.depth(i) == inside) || i + 1 == *after;
+          if (!ends) continue;
+          if (item == *guarded_item) {
+            if (i == begin) return GuardPlacement::kNoPlace;
+            std::string tail;
+            if (run.first_row[item] == RunShape::ValuesItem::kUntyped) {
+              tail.append("::");
+              tail.append(guard.values_cast);
+            }
+            tail.append(" END)");
+            insert_at(r.at(begin).begin, "(CASE WHEN " + call + " THEN ");
+            insert_at(r.at(i - 1).end, std::move(tail));
+            return GuardPlacement::kPlaced;
+          }
+          ++item;
+          begin = i + 1;
+        }
+        return GuardPlacement::kNoPlace;
       }
       if (insert) return GuardPlacement::kNoPlace;
       break;  // a set operation, VALUES, TABLE name: wrapped below

@@ -26,11 +26,18 @@
 //                           WHERE <guard> where there was none
 //   set operations, VALUES  SELECT * FROM (<query>) AS "kanon query"
 //                           WHERE <guard>
-//   INSERT ... SELECT       as its SELECT (INSERT ... VALUES: not guarded)
+//   INSERT ... SELECT       as its SELECT
+//   INSERT ... VALUES (row) INSERT ... SELECT <row> WHERE <guard>
+//   INSERT ... VALUES of several rows, or with DEFAULT: the first item of
+//                           the first row that is not DEFAULT becomes
+//                           (CASE WHEN <guard> THEN <item> END), the item
+//                           cast to its column's type when it is a string
+//                           constant or NULL (which its column types)
 // EXPLAIN ANALYZE, PREPARE, DECLARE, COPY (query) TO and CREATE TABLE AS get
-// the guard in the query they run. WHERE CURRENT OF, INSERT ... VALUES,
-// COPY of a table and statements naming no relation or function are not
-// guarded (docs/security.md says what that leaves).
+// the guard in the query they run. WHERE CURRENT OF, COPY of a table and an
+// INSERT ... VALUES whose first row is all DEFAULT, or whose first item's
+// column type is unknown, are not guarded (docs/security.md says what that
+// leaves).
 #pragma once
 
 #include <cstdint>
@@ -54,10 +61,21 @@ enum class GuardPlacement {
   kNoPlace,    // it should have one, and kanon cannot find where: deny
 };
 
+// The guard for one statement.
+struct GuardCall {
+  int64_t generation = 0;
+  bool hold = false;  // catalog_stays
+  // INSERT ... VALUES of several rows or with DEFAULT whose first guarded
+  // item is a string constant or NULL (RunShape::first_row): its target
+  // column's type, schema-qualified, to cast it to inside the guard (it is
+  // typed by its column no longer). Empty: the guard is not placed there.
+  std::string values_cast;
+};
+
 // Appends to `out` the edits that put the guard into `st`, one of the
 // statements of a text whose tokens are `tokens` (scan_tokens of the whole
 // text, as parse_sql's offsets are).
 GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
-                                   int64_t generation, bool hold, std::vector<Edit>& out);
+                                   const GuardCall& guard, std::vector<Edit>& out);
 
 }  // namespace kanon::rewriter

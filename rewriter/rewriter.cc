@@ -18,10 +18,43 @@ uint64_t combine(uint64_t seed, uint64_t v) {
   return (seed ^ (v + 0x9E3779B97F4A7C15ULL + (seed << 6) + (seed >> 2))) * 1099511628211ULL;
 }
 
+// INSERT ... VALUES whose first guarded item is typed by its column
+// (RunShape::first_row): that column's type, schema-qualified, from the
+// catalog; empty when kanon cannot tell it for sure (the target unknown, or
+// relations of that name in several schemas disagree).
+std::string values_cast(const Statement& st, const ObjectCatalog* catalog) {
+  const auto& row = st.run.first_row;
+  size_t item = 0;
+  while (item < row.size() && row[item] == RunShape::ValuesItem::kDefault) ++item;
+  if (!catalog || item == row.size() || row[item] != RunShape::ValuesItem::kUntyped) return "";
+  const RelationRef* target = nullptr;
+  for (const auto& r : st.relations) {
+    if (r.role != RelationRef::Role::kOther || r.cte) continue;
+    if (target) return "";  // a write in a WITH too: which is the INSERT's?
+    target = &r;
+  }
+  if (!target) return "";
+  std::string type;
+  for (const CatalogRelation* c : catalog->relations(target->schema, target->name)) {
+    const auto& columns = c->facts->columns;
+    const policy::ColumnInfo* column = nullptr;
+    if (st.run.insert_columns.empty()) {
+      if (item < columns.size()) column = &columns[item];
+    } else if (item < st.run.insert_columns.size()) {
+      for (const auto& col : columns)
+        if (col.name == st.run.insert_columns[item]) column = &col;
+    }
+    if (!column || column->sql_type.empty() || (!type.empty() && type != column->sql_type))
+      return "";
+    type = column->sql_type;
+  }
+  return type;
+}
+
 // Adds the catalog guard's edits for every statement that needs one; false
 // when one needs it and kanon cannot place it, or the edits would overlap.
 bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation, bool hold,
-           std::vector<Edit>& edits) {
+           const ObjectCatalog* catalog, std::vector<Edit>& edits) {
   std::vector<SqlToken> tokens;
   bool scanned = false;
   const size_t before = edits.size();
@@ -29,8 +62,8 @@ bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
     if (st.run.kind == RunShape::Kind::kNone) continue;
     if (!scanned && !scan_tokens(sql, tokens)) return false;
     scanned = true;
-    if (place_catalog_guard(tokens, st, generation, hold, edits) == GuardPlacement::kNoPlace)
-      return false;
+    const GuardCall call{generation, hold, values_cast(st, catalog)};
+    if (place_catalog_guard(tokens, st, call, edits) == GuardPlacement::kNoPlace) return false;
   }
   if (edits.size() == before) return true;
   // Insertions sort before a replacement that begins where they are.
@@ -186,7 +219,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     result.masked = !plan.edits.empty();
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
-    if (generation > 0 && !guard(sql, parsed, generation, plan.late_code, plan.edits)) {
+    if (generation > 0 &&
+        !guard(sql, parsed, generation, plan.late_code, indexes.catalog.get(), plan.edits)) {
       const uint64_t fingerprint = result.fingerprint;
       result = make_denial(rules::kCatalogGuard, "");
       result.fingerprint = fingerprint;

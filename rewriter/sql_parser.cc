@@ -101,6 +101,44 @@ class StatementWalker {
         !has_key(values, "SetToDefault");
   }
 
+  // INSERT ... VALUES of several rows or with DEFAULT (RunShape::first_row).
+  // Left empty when the INSERT names a column with a subscript or field
+  // (`a[1]`, `a.b`): its items are not typed by a column.
+  void read_values_rows(int32_t insert, int32_t select) {
+    const int32_t values = t_.member(select, "valuesLists");
+    const std::string_view op = string_member(select, "op");
+    if (values < 0 || !(op.empty() || op == "SETOP_NONE")) return;
+    std::vector<std::string> columns;
+    if (const int32_t cols = t_.member(insert, "cols"); cols >= 0) {
+      for (int32_t c = t_.at(cols).first_child; c >= 0; c = t_.at(c).next_sibling) {
+        const auto [kind, target] = node_of(c);
+        if (kind != "ResTarget" || t_.member(target, "indirection") >= 0) return;
+        columns.emplace_back(string_member(target, "name"));
+      }
+    }
+    const int32_t row = t_.at(values).first_child;
+    if (row < 0) return;
+    const int32_t items = t_.member(node_of(row).second, "items");
+    if (items < 0) return;
+    std::vector<RunShape::ValuesItem> kinds;
+    for (int32_t i = t_.at(items).first_child; i >= 0; i = t_.at(i).next_sibling) {
+      const auto [kind, item] = node_of(i);
+      if (kind == "SetToDefault") {
+        kinds.push_back(RunShape::ValuesItem::kDefault);
+      } else if ((kind == "A_Const" &&
+                  (t_.member(item, "sval") >= 0 || t_.member(item, "isnull") >= 0)) ||
+                 kind == "ParamRef" || kind == "RowExpr") {
+        // A parameter's type is inferred from its column, and a ROW(...)
+        // becomes the column's composite type only as the item itself.
+        kinds.push_back(RunShape::ValuesItem::kUntyped);
+      } else {
+        kinds.push_back(RunShape::ValuesItem::kTyped);
+      }
+    }
+    out_.run.first_row = std::move(kinds);
+    out_.run.insert_columns = std::move(columns);
+  }
+
   // Whether a node named `key` is anywhere below `node`.
   bool has_key(int32_t node, std::string_view key) const {
     for (int32_t c = t_.at(node).first_child; c >= 0; c = t_.at(c).next_sibling)
@@ -127,7 +165,10 @@ class StatementWalker {
     } else if (type == "InsertStmt") {
       run.kind = RunShape::Kind::kInsert;
       const auto [inner, select] = node_of(t_.member(node, "selectStmt"));
-      if (inner == "SelectStmt") read_select_shape(select);
+      if (inner == "SelectStmt") {
+        read_select_shape(select);
+        if (!run.one_values_row) read_values_rows(node, select);
+      }
     } else if (type == "UpdateStmt") {
       run.kind = RunShape::Kind::kUpdate;
       run.has_from = t_.member(node, "fromClause") >= 0;
@@ -491,6 +532,8 @@ SqlToken::Kind token_kind(PgQuery__Token token) {
       return K::kOpen;
     case PG_QUERY__TOKEN__ASCII_41:
       return K::kClose;
+    case PG_QUERY__TOKEN__ASCII_44:
+      return K::kComma;
     case PG_QUERY__TOKEN__ASCII_59:
       return K::kSemicolon;
     case PG_QUERY__TOKEN__AS:

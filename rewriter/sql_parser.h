@@ -61,6 +61,16 @@ struct RunShape {
   // INSERT ... SELECT <the row> (PostgreSQL types a simple INSERT ... SELECT's
   // literals by the target columns, as it does VALUES').
   bool one_values_row = false;
+  // Any other INSERT ... VALUES: what each item of its first row is, and the
+  // INSERT's column list (empty: the table's columns in order). The guard
+  // goes around the first item that is not DEFAULT (catalog_guard.h).
+  enum class ValuesItem {
+    kDefault,  // DEFAULT
+    kUntyped,  // a string constant, NULL, $n or ROW(...): typed by its column
+    kTyped,    // anything else: typed by itself
+  };
+  std::vector<ValuesItem> first_row;
+  std::vector<std::string> insert_columns;
   bool current_of = false;  // UPDATE/DELETE ... WHERE CURRENT OF
   bool in_parens = false;   // COPY (query): the query is the first parenthesis
 };
@@ -134,6 +144,7 @@ struct SqlToken {
     kOther,
     kOpen,   // (
     kClose,  // )
+    kComma,
     kSemicolon,
     kAs,
     kConflict,

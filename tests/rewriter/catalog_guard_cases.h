@@ -9,7 +9,8 @@ namespace kanon::testing {
 
 struct GuardCase {
   const char* sql;
-  const char* guarded;  // nullptr: no guard
+  const char* guarded;           // nullptr: no guard
+  const char* values_cast = "";  // GuardCall::values_cast (the first item's column type)
 };
 
 // @G is "kanon"."catalog_is"(5::pg_catalog.int8).
@@ -41,7 +42,9 @@ inline const std::vector<GuardCase>& guard_cases() {
       {"INSERT INTO t (a) SELECT length('x') RETURNING a",
        "INSERT INTO t (a) SELECT length('x') WHERE @G RETURNING a"},
       // One VALUES row becomes a SELECT (its literals still take the
-      // target columns' types); several rows, or DEFAULT, have no place yet.
+      // target columns' types); several rows, or DEFAULT: the first item
+      // that is not DEFAULT is wrapped (a string constant or NULL cast to
+      // its column's type, which typed it).
       {"INSERT INTO t VALUES (length('x'))", "INSERT INTO t SELECT length('x') WHERE @G"},
       {"INSERT INTO t (a) VALUES ((SELECT max(b) FROM u)) RETURNING a",
        "INSERT INTO t (a) SELECT (SELECT max(b) FROM u) WHERE @G RETURNING a"},
@@ -49,8 +52,33 @@ inline const std::vector<GuardCase>& guard_cases() {
        "INSERT INTO v SELECT '2020-01-01', '1.234' WHERE @G RETURNING d, n"},
       {"INSERT INTO t (a) VALUES ('7') ON CONFLICT DO NOTHING",
        "INSERT INTO t (a) SELECT '7' WHERE @G ON CONFLICT DO NOTHING"},
-      {"INSERT INTO t VALUES (1), (2)", nullptr},
+      {"INSERT INTO t VALUES (1), (2) RETURNING a",
+       "INSERT INTO t VALUES ((CASE WHEN @G THEN 1 END)), (2) RETURNING a"},
+      {"INSERT INTO t (a) VALUES (length('xy')), ('3') ON CONFLICT DO NOTHING RETURNING a",
+       "INSERT INTO t (a) VALUES ((CASE WHEN @G THEN length('xy') END)), ('3') "
+       "ON CONFLICT DO NOTHING RETURNING a"},
+      {"INSERT INTO t VALUES ((SELECT max(b) FROM u)), (5) RETURNING a",
+       "INSERT INTO t VALUES ((CASE WHEN @G THEN (SELECT max(b) FROM u) END)), (5) RETURNING a"},
+      {"INSERT INTO v VALUES (DEFAULT, round(1.234, 2)), (NULL, 3) RETURNING d, n",
+       "INSERT INTO v VALUES (DEFAULT, (CASE WHEN @G THEN round(1.234, 2) END)), (NULL, 3) "
+       "RETURNING d, n"},
+      {"INSERT INTO v (d, n) VALUES ('2020-01-01', '1.234'), ('2020-02-02', 2) RETURNING d, n",
+       "INSERT INTO v (d, n) VALUES ((CASE WHEN @G THEN '2020-01-01'::pg_catalog.date END), "
+       "'1.234'), ('2020-02-02', 2) RETURNING d, n",
+       "pg_catalog.date"},
+      {"INSERT INTO v (n, d) VALUES (DEFAULT, NULL), ('2.345', '2021-03-04') RETURNING d, n",
+       "INSERT INTO v (n, d) VALUES (DEFAULT, (CASE WHEN @G THEN NULL::pg_catalog.date END)), "
+       "('2.345', '2021-03-04') RETURNING d, n",
+       "pg_catalog.date"},
+      {"INSERT INTO v (n) VALUES ('1.234'), ('2.345') RETURNING n",
+       "INSERT INTO v (n) VALUES ((CASE WHEN @G THEN '1.234'::pg_catalog.\"numeric\" END)), "
+       "('2.345') RETURNING n",
+       "pg_catalog.\"numeric\""},
+      // A string constant whose column kanon cannot tell, or a first row of
+      // DEFAULT only: no place (docs/security.md).
+      {"INSERT INTO t VALUES ('1'), ('2')", nullptr},
       {"INSERT INTO t VALUES (DEFAULT)", nullptr},
+      {"INSERT INTO t VALUES (DEFAULT), (3)", nullptr},
       {"UPDATE t SET a = a + 1 WHERE a = 1 RETURNING a",
        "UPDATE t SET a = a + 1 WHERE @G AND (a = 1) RETURNING a"},
       {"UPDATE t SET a = u.b FROM u", "UPDATE t SET a = u.b FROM u WHERE @G"},

@@ -11,14 +11,15 @@ using namespace kanon::rewriter;
 
 namespace {
 
-std::string guarded(const std::string& sql) {
+std::string guarded(const std::string& sql, const std::string& values_cast = "") {
   const ParseOutcome parsed = parse_sql(sql);
   REQUIRE_MESSAGE(parsed.ok, sql);
   std::vector<SqlToken> tokens;
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE_MESSAGE(place_catalog_guard(tokens, st, 5, false, edits) != GuardPlacement::kNoPlace,
+    REQUIRE_MESSAGE(place_catalog_guard(tokens, st, GuardCall{5, false, values_cast}, edits) !=
+                        GuardPlacement::kNoPlace,
                     sql);
   return edits.empty() ? std::string() : apply_edits(sql, edits);
 }
@@ -37,7 +38,7 @@ TEST_CASE("the guard goes where it gates the query each statement runs") {
   for (const auto& c : kanon::testing::guard_cases()) {
     const std::string sql = c.sql;
     CAPTURE(sql);
-    const std::string got = guarded(c.sql);
+    const std::string got = guarded(c.sql, c.values_cast);
     if (c.guarded == nullptr) {
       CHECK(got.empty());
       continue;
