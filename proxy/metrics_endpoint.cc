@@ -29,6 +29,52 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
+// Every listed policy whose build failed, a line each ("" when none).
+std::string not_built(ServerContext& context) {
+  std::string out;
+  if (!context.policies) return out;
+  for (const auto& store : context.policies->all()) {
+    const auto snapshot = store->current();
+    for (const auto& p : store->policies())
+      if (!snapshot->find(p.name()))
+        if (const auto e = snapshot->errors.find(p.name()); e != snapshot->errors.end())
+          out += fmt::format("policy {} is not built, its table is denied: {}\n",
+                             context.policies->name_of(p), e->second);
+  }
+  return out;
+}
+
+std::string label_value(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    if (c == '\n') {
+      out.append("\\n");
+      continue;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// kanon_policy_built{database, table}: 1 when the table's policy is built
+// and served, 0 when not (the table is denied).
+std::string policies_prometheus(ServerContext& context) {
+  std::string out =
+      "# HELP kanon_policy_built 1 when the listed table's policy is built and served, 0 when "
+      "restricted sessions are denied the table.\n"
+      "# TYPE kanon_policy_built gauge\n";
+  if (!context.policies) return out;
+  for (const auto& store : context.policies->all()) {
+    const auto snapshot = store->current();
+    for (const auto& p : store->policies())
+      out += fmt::format("kanon_policy_built{{database=\"{}\",table=\"{}\"}} {}\n",
+                         label_value(store->database_name()), label_value(p.name()),
+                         snapshot->find(p.name()) ? 1 : 0);
+  }
+  return out;
+}
+
 asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsEndpoint& endpoint) {
   boost::system::error_code ec;
   asio::streambuf request(16 * 1024);
@@ -54,12 +100,13 @@ asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsE
   if (is("/metrics")) {
     body = context.stats.prometheus(context.rewriter.cache_stats(), context.active_clients.load());
     if (context.audit) body += context.audit->prometheus();
+    body += policies_prometheus(context);
   } else if (is("/healthz")) {
     body = "ok\n";
   } else if (is("/readyz")) {
     const std::string problem = co_await endpoint.not_ready();
     if (problem.empty()) {
-      body = "ready\n";
+      body = "ready\n" + not_built(context);
     } else {
       status = "503 Service Unavailable";
       body = problem + "\n";
@@ -86,18 +133,18 @@ asio::awaitable<std::string> MetricsEndpoint::not_ready() {
   if (context_.audit && context_.audit->deny_on_failure() && !context_.audit->available())
     co_return fmt::format("not ready: the audit trail cannot take records ({})",
                           context_.audit->unavailable_reason());
+  // A policy whose build failed does not make the replica unready: its
+  // table is denied (fail closed) here as on every other replica, which
+  // read the same data, and the other tables are served. One whose first
+  // build has not ended yet does: another replica may serve it.
   if (context_.policies) {
     for (const auto& store : context_.policies->all()) {
       const auto tables = store->policies();
       const auto snapshot = store->current();
       for (const auto& p : tables)
-        if (!snapshot->find(p.name())) {
-          const auto e = snapshot->errors.find(p.name());
-          co_return fmt::format("not ready: policy {} is not built{}{}",
-                                context_.policies->name_of(p),
-                                e == snapshot->errors.end() ? "" : ": ",
-                                e == snapshot->errors.end() ? "" : e->second);
-        }
+        if (!snapshot->find(p.name()) && !snapshot->errors.count(p.name()))
+          co_return fmt::format("not ready: policy {} is being built",
+                                context_.policies->name_of(p));
       if (!tables.empty() && !snapshot->catalog)
         co_return fmt::format("not ready: the catalog of database {} is not read: {}",
                               store->database_name(), snapshot->catalog_error);

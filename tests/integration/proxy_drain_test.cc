@@ -109,7 +109,8 @@ void capture_notice(void* out, const char* message) {
 
 }  // namespace
 
-TEST_CASE("/healthz is 200; /readyz is 503 until every policy is built, then 200") {
+TEST_CASE(
+    "/healthz is 200; a policy that cannot be built is reported, not a reason to be unready") {
   auto& pg = PgSandbox::shared();
   pg.psql("DROP TABLE IF EXISTS public.drain_people");
   const std::string policy = "/tmp/kanon-drain-policy-" + std::to_string(getpid()) + ".yaml";
@@ -124,17 +125,36 @@ TEST_CASE("/healthz is 200; /readyz is 503 until every policy is built, then 200
                    std::string(kAdmin) + metrics_yaml(metrics) + "policies: [" + policy + "]\n");
   CHECK(http_get(metrics, "/healthz").rfind("HTTP/1.1 200 OK", 0) == 0);
   CHECK(http_get(metrics, "/healthz").find("\r\n\r\nok\n") != std::string::npos);
-  // The table does not exist yet: its policy is not built.
+  // The table does not exist yet: its policy is not built, so the table is
+  // denied; the replica serves every other table, as any other replica
+  // would (docs/operations.md), and says which one it does not.
   const std::string before = http_get(metrics, "/readyz");
-  CHECK_MESSAGE(before.rfind("HTTP/1.1 503", 0) == 0, before);
-  CHECK_MESSAGE(before.find("policy public.drain_people is not built") != std::string::npos,
+  CHECK_MESSAGE(before.rfind("HTTP/1.1 200 OK", 0) == 0, before);
+  CHECK_MESSAGE(before.find("policy public.drain_people is not built, its table is denied") !=
+                    std::string::npos,
                 before);
+  CHECK(http_get(metrics, "/metrics")
+            .find("kanon_policy_built{database=\"postgres\",table=\"public.drain_people\"} 0") !=
+        std::string::npos);
+  {
+    PGconn* analyst = PQconnectdb(proxy.conninfo("analyst").c_str());
+    REQUIRE(PQstatus(analyst) == CONNECTION_OK);
+    const Query denied = exec(analyst, "SELECT city FROM public.drain_people");
+    CHECK_FALSE(denied.ok);
+    CHECK_MESSAGE(denied.message.find("drain_people") != std::string::npos, denied.message);
+    CHECK(exec(analyst, "SELECT count(*) > 0 FROM public.people").value == "t");
+    PQfinish(analyst);
+  }
   pg.psql("CREATE TABLE public.drain_people AS SELECT * FROM public.people");
   const auto refreshed = console(proxy, "REFRESH public.drain_people");
   CHECK_MESSAGE(refreshed.exit_code == 0, refreshed.err);
   const std::string after = http_get(metrics, "/readyz");
   CHECK_MESSAGE(after.rfind("HTTP/1.1 200 OK", 0) == 0, after);
   CHECK(after.find("\r\n\r\nready\n") != std::string::npos);
+  CHECK(after.find("not built") == std::string::npos);
+  CHECK(http_get(metrics, "/metrics")
+            .find("kanon_policy_built{database=\"postgres\",table=\"public.drain_people\"} 1") !=
+        std::string::npos);
   pg.psql("DROP TABLE public.drain_people");
   std::filesystem::remove(policy);
 }
