@@ -88,69 +88,60 @@ class Commands {
       : context_(context), out_(out), channel_(channel) {}
 
   void run(const std::vector<std::string>& words) {
-    const std::string verb = upper(words[0]);
-    const std::string what = words.size() > 1 ? upper(words[1]) : "";
-    if (verb == "SHOW" && words.size() == 2 && what == "HELP") return help();
-    if (verb == "SHOW" && words.size() == 2 && what == "POLICIES") return policies();
-    if (verb == "SHOW" && words.size() == 2 && what == "STATS") return stats();
-    if (verb == "SHOW" && words.size() == 2 && what == "CLIENTS") return clients();
-    if (verb == "SHOW" && words.size() == 2 && what == "AUDIT") return audit();
-    if (verb == "SHOW" && (words.size() == 2 || words.size() == 3) && what == "EXPOSURE")
-      return exposure(words.size() == 3 ? words[2] : "");
-    if (verb == "SHOW" && words.size() == 3 && what == "TREE") return tree(words[2]);
-    if (verb == "SHOW" && words.size() == 3 && what == "PREDICATES") return predicates(words[2]);
-    if (verb == "RELOAD" && words.size() == 1) return reload();
-    if (verb == "SHUTDOWN" && words.size() == 1) return shutdown();
-    if (verb == "PAUSE" && words.size() == 1) return pause();
-    if (verb == "RESUME" && words.size() == 1) return resume();
-    if (verb == "REFRESH" && words.size() == 2) return refresh(words[1]);
-    if (verb == "VERIFY" && words.size() == 2) return verify(words[1]);
-    if (verb == "VERIFY" && what == "HISTORY") return verify_history(words);
-    if (verb == "REANONYMIZE" && words.size() == 2) return reanonymize(words[1]);
-    if (verb == "EXPORT" && words.size() >= 2) return export_table(words);
-    if (verb == "SHOW" && words.size() == 2 && what == "EXPORTS") return show_exports();
-    if (verb == "SHOW" && words.size() == 2 && what == "SNAPSHOTS") return snapshots();
-    if (verb == "SHOW" && words.size() == 2 && what == "CATALOG") return catalog();
+    for (const Command& c : kCommands) {
+      if (words.size() < c.words.size() + c.min_args || words.size() > c.words.size() + c.max_args)
+        continue;
+      bool match = true;
+      for (size_t i = 0; i < c.words.size() && match; ++i) match = upper(words[i]) == c.words[i];
+      if (match) return (this->*c.handler)(words);
+    }
     throw ConsoleError(sqlstate::kSyntaxError,
                        fmt::format("kanon admin: unknown command \"{}\"; SHOW HELP lists "
                                    "the commands",
                                    join(words, " ")));
   }
 
+  // Every command: its leading words, how many words it takes after them
+  // (at least, at most), how SHOW HELP writes it, what it does, and its
+  // handler (given all the words). Tried in order: the first match runs.
+  struct Command {
+    std::vector<std::string> words;
+    size_t min_args;
+    size_t max_args;
+    const char* usage;
+    const char* help;
+    void (Commands::*handler)(const std::vector<std::string>&);
+  };
+  static constexpr size_t kAny = 64;
+  static const std::vector<Command> kCommands;
+
  private:
   void emit(const ResultSet& r) { encode(r, out_); }
 
-  void help() {
+  void help(const std::vector<std::string>&) {
     ResultSet r{{"command", "what it does"}};
-    r.add({"SHOW POLICIES", "protected tables, their policies and build state"});
-    r.add({"SHOW TREE <table>", "the cohorts of the disclosure tree: path, rows, released"});
-    r.add({"SHOW PREDICATES <table>", "the release rule of every quasi-identifier"});
-    r.add({"SHOW STATS", "statements passed, rewritten and denied; cache; latency"});
-    r.add({"SHOW CLIENTS", "connected clients"});
-    r.add({"SHOW SNAPSHOTS",
-           "stored snapshot versions per table, the builder, and which replica serves which"});
-    r.add({"SHOW CATALOG",
-           "per database: the catalog kanon decides with, its generation, the DDL watcher and "
-           "whether restricted statements carry the catalog guard"});
-    r.add({"SHOW AUDIT", "the latest audit records of restricted statements, oldest first"});
-    r.add({"SHOW EXPOSURE [<role>]",
-           "paths restricted logins have to protected tables outside kanon, with fixes"});
-    r.add({"RELOAD", "re-read the configuration and the policies (also SIGHUP)"});
-    r.add({"PAUSE", "wait until every session is idle between transactions, then hold them"});
-    r.add({"RESUME", "release the sessions PAUSE holds"});
-    r.add({"SHUTDOWN",
-           "lame duck (shutdown_lame_duck), then drain: no new connections, end sessions as "
-           "their transactions end"});
-    r.add({"REFRESH <table>", "rebuild the table's tree from the data now"});
-    r.add({"VERIFY <table>", "the real k, groups and released fraction, as the server sees it"});
-    r.add({"VERIFY HISTORY <table> [SINCE <version>]",
-           "the real k of every release since the baseline (or version) taken together"});
-    r.add({"REANONYMIZE <table>",
-           "rebuild afresh as a new history baseline (earlier releases become linkable)"});
-    r.add({"EXPORT <table> [TO ...] [WITH (...)]", "publish an anonymized copy (docs/export.md)"});
-    r.add({"SHOW EXPORTS", "the published exports and their reports"});
+    for (const Command& c : kCommands) r.add({c.usage, c.help});
     emit(r);
   }
+
+  // Handlers by the words they need.
+  void policies(const std::vector<std::string>&) { policies(); }
+  void stats(const std::vector<std::string>&) { stats(); }
+  void clients(const std::vector<std::string>&) { clients(); }
+  void audit(const std::vector<std::string>&) { audit(); }
+  void catalog(const std::vector<std::string>&) { catalog(); }
+  void snapshots(const std::vector<std::string>&) { snapshots(); }
+  void show_exports(const std::vector<std::string>&) { show_exports(); }
+  void exposure(const std::vector<std::string>& w) { exposure(w.size() == 3 ? w[2] : ""); }
+  void tree(const std::vector<std::string>& w) { tree(w[2]); }
+  void predicates(const std::vector<std::string>& w) { predicates(w[2]); }
+  void reload(const std::vector<std::string>&) { reload(); }
+  void shutdown(const std::vector<std::string>&) { shutdown(); }
+  void pause(const std::vector<std::string>&) { pause(); }
+  void resume(const std::vector<std::string>&) { resume(); }
+  void refresh(const std::vector<std::string>& w) { refresh(w[1]); }
+  void verify(const std::vector<std::string>& w) { verify(w[1]); }
+  void reanonymize(const std::vector<std::string>& w) { reanonymize(w[1]); }
 
   policy::PolicyStores& stores() {
     if (!context_.policies)
@@ -645,6 +636,118 @@ class Commands {
   ServerContext& context_;
   wire::Buffer& out_;
   ConsoleChannel& channel_;  // notices and cancel for long commands (EXPORT)
+};
+
+const std::vector<Commands::Command> Commands::kCommands = {
+    {{"SHOW", "HELP"}, 0, 0, "SHOW HELP", "the commands", &Commands::help},
+    {{"SHOW", "POLICIES"},
+     0,
+     0,
+     "SHOW POLICIES",
+     "protected tables, their policies and build state",
+     &Commands::policies},
+    {{"SHOW", "TREE"},
+     1,
+     1,
+     "SHOW TREE <table>",
+     "the cohorts of the disclosure tree: path, rows, released",
+     &Commands::tree},
+    {{"SHOW", "PREDICATES"},
+     1,
+     1,
+     "SHOW PREDICATES <table>",
+     "the release rule of every quasi-identifier",
+     &Commands::predicates},
+    {{"SHOW", "STATS"},
+     0,
+     0,
+     "SHOW STATS",
+     "statements passed, rewritten and denied; cache; latency",
+     &Commands::stats},
+    {{"SHOW", "CLIENTS"}, 0, 0, "SHOW CLIENTS", "connected clients", &Commands::clients},
+    {{"SHOW", "SNAPSHOTS"},
+     0,
+     0,
+     "SHOW SNAPSHOTS",
+     "stored snapshot versions per table, the builder, and which replica serves which",
+     &Commands::snapshots},
+    {{"SHOW", "CATALOG"},
+     0,
+     0,
+     "SHOW CATALOG",
+     "per database: the catalog kanon decides with, its generation, the DDL watcher and "
+     "whether restricted statements carry the catalog guard",
+     &Commands::catalog},
+    {{"SHOW", "AUDIT"},
+     0,
+     0,
+     "SHOW AUDIT",
+     "the latest audit records of restricted statements, oldest first",
+     &Commands::audit},
+    {{"SHOW", "EXPOSURE"},
+     0,
+     1,
+     "SHOW EXPOSURE [<role>]",
+     "paths restricted logins have to protected tables outside kanon, with fixes",
+     &Commands::exposure},
+    {{"RELOAD"},
+     0,
+     0,
+     "RELOAD",
+     "re-read the configuration and the policies (also SIGHUP)",
+     &Commands::reload},
+    {{"PAUSE"},
+     0,
+     0,
+     "PAUSE",
+     "wait until every session is idle between transactions, then hold them",
+     &Commands::pause},
+    {{"RESUME"}, 0, 0, "RESUME", "release the sessions PAUSE holds", &Commands::resume},
+    {{"SHUTDOWN"},
+     0,
+     0,
+     "SHUTDOWN",
+     "lame duck (shutdown_lame_duck), then drain: no new connections, end sessions as their "
+     "transactions end",
+     &Commands::shutdown},
+    {{"REFRESH"},
+     1,
+     1,
+     "REFRESH <table>",
+     "rebuild the table's tree from the data now",
+     &Commands::refresh},
+    // Before VERIFY <table>: VERIFY HISTORY t is this one (VERIFY HISTORY
+    // alone verifies a table named history).
+    {{"VERIFY", "HISTORY"},
+     1,
+     3,
+     "VERIFY HISTORY <table> [SINCE <version>]",
+     "the real k of every release since the baseline (or version) taken together",
+     &Commands::verify_history},
+    {{"VERIFY"},
+     1,
+     1,
+     "VERIFY <table>",
+     "the real k, groups and released fraction, as the server sees it",
+     &Commands::verify},
+    {{"REANONYMIZE"},
+     1,
+     1,
+     "REANONYMIZE <table>",
+     "rebuild afresh as a new history baseline (earlier releases become linkable)",
+     &Commands::reanonymize},
+    {{"EXPORT"},
+     1,
+     Commands::kAny,
+     "EXPORT <table> [TO ...] [WITH (...)]",
+     "publish an anonymized copy (docs/export.md)",
+     &Commands::export_table},
+    {{"SHOW", "EXPORTS"},
+     0,
+     0,
+     "SHOW EXPORTS",
+     "the published exports and their reports",
+     &Commands::show_exports},
 };
 
 }  // namespace

@@ -366,3 +366,26 @@ TEST_CASE("SHOW CATALOG: the guard is on with a superuser service account, off a
                 shown.out);
   CHECK(f.console_ok("SHOW HELP").find("SHOW CATALOG|") != std::string::npos);
 }
+
+TEST_CASE("SHOW HELP lists the commands the console runs, and docs/proxy.md lists them all") {
+  auto& f = fixture();
+  const std::string help = f.console_ok("SHOW HELP");
+  std::ifstream in(source_dir() + "/docs/proxy.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  size_t commands = 0;
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string usage = line.substr(0, line.find('|'));
+    ++commands;
+    CHECK_MESSAGE(docs.str().find("| `" + usage + "` |") != std::string::npos,
+                  usage << " is not in docs/proxy.md's table of console commands");
+  }
+  CHECK(commands >= 20);
+  // Each word of a command matches in any case; a wrong number of words is
+  // no command.
+  CHECK(f.console_ok("show catalog").find("postgres|") == 0);
+  const auto wrong = f.console("SHOW TREE");
+  CHECK(wrong.exit_code != 0);
+  CHECK(wrong.err.find("unknown command \"SHOW TREE\"") != std::string::npos);
+}
