@@ -216,7 +216,7 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
   // its first call; a backend that takes in invalidations in between (here:
   // when it first locks public.bigt's TOAST table, after waiting for an
   // advisory lock) runs the new body. The statement holds the catalog still,
-  // so the replacement waits for it.
+  // so the replacement waits for it: to the end of its transaction.
   auto& f = fixture();
   admin(
       "CREATE TABLE IF NOT EXISTS public.bigt (v text); "
@@ -228,14 +228,17 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
       "SELECT b.n, public.late_cities(b.n) AS c FROM b";
   pqxx::connection analyst(f.proxy->conninfo("analyst"));
   pqxx::connection probe(PgSandbox::shared().conninfo("postgres"));
-  for (bool extended : {false, true}) {
+  for (const auto& [extended, in_transaction] :
+       {std::pair{false, false}, std::pair{true, false}, std::pair{false, true}}) {
     CAPTURE(extended);
+    CAPTURE(in_transaction);
     admin(kLateOpen);
     const Outcome open = settled(analyst, sql, extended);
     REQUIRE_MESSAGE(open.rows.find("Opentown") != std::string::npos,
                     open.sqlstate << " " << open.message);
     pqxx::connection locker(PgSandbox::shared().conninfo("postgres"));
     pqxx::nontransaction(locker).exec("SELECT pg_advisory_lock(4242)");
+    if (in_transaction) pqxx::nontransaction(analyst).exec("BEGIN");
     std::atomic<bool> answered{false}, replaced{false};
     Outcome during;
     std::thread reader([&] {
@@ -267,6 +270,17 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
         replaced);
     pqxx::nontransaction(locker).exec("SELECT pg_advisory_unlock(4242)");
     reader.join();
+    if (in_transaction) {
+      // Answered, and the replacement still waits: until the transaction ends.
+      CHECK(wait_until(
+          [&] {
+            return someone_waits(probe,
+                                 "locktype = 'advisory' AND classid = 7306355 AND objid = 3");
+          },
+          replaced));
+      CHECK_FALSE(replaced.load());
+      pqxx::nontransaction(analyst).exec("COMMIT");
+    }
     ddl.join();
     CHECK_MESSAGE(ddl_error.empty(), ddl_error);
     check_answer(during, false);
