@@ -14,14 +14,20 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog SET lock_timeout 
 AS $kanon$
 DECLARE
   persistent boolean;
+  -- Every object the command touched is in kanon's own schemas (kanon, the
+  -- masked copies' kanon_masked, and their TOAST tables): nothing a
+  -- restricted statement runs reads its definition late.
+  own boolean;
 BEGIN
   BEGIN
     IF TG_EVENT = 'sql_drop' THEN
-      SELECT bool_or(NOT d.is_temporary) INTO persistent
-        FROM pg_event_trigger_dropped_objects() d;
+      SELECT bool_or(NOT d.is_temporary),
+             bool_and(d.schema_name IN ('kanon', 'kanon_masked', 'pg_toast'))
+        INTO persistent, own FROM pg_event_trigger_dropped_objects() d;
     ELSE
-      SELECT bool_or(c.schema_name IS NULL OR c.schema_name !~ '^pg_(toast_)?temp')
-        INTO persistent FROM pg_event_trigger_ddl_commands() c;
+      SELECT bool_or(c.schema_name IS NULL OR c.schema_name !~ '^pg_(toast_)?temp'),
+             bool_and(c.schema_name IN ('kanon', 'kanon_masked'))
+        INTO persistent, own FROM pg_event_trigger_ddl_commands() c;
       -- DROP collects no commands here; sql_drop reports it.
       IF persistent IS NULL AND TG_TAG LIKE 'DROP %' THEN
         persistent := false;
@@ -29,6 +35,7 @@ BEGIN
     END IF;
   EXCEPTION WHEN OTHERS THEN
     persistent := true;
+    own := false;
   END;
   IF persistent IS NOT FALSE THEN
     -- Held until this transaction ends. A restricted statement that may call
@@ -38,7 +45,11 @@ BEGIN
     -- that starts meanwhile waits for it and sees the new generation. Its
     -- errors are not swallowed (a deadlock with such a statement fails one
     -- of the two): going on without it would let the statement see this DDL.
-    PERFORM pg_advisory_xact_lock(7306355, 3);
+    -- kanon's own objects (a refresh's masked copy) do not take it: the
+    -- copy a statement reads is locked by it, and holds masked rows only.
+    IF own IS NOT TRUE THEN
+      PERFORM pg_advisory_xact_lock(7306355, 3);
+    END IF;
     -- Held until this transaction ends, so kanon's catalog reader (which
     -- takes the lock exclusively before reading the generation) never reads
     -- a generation whose DDL has not committed yet.

@@ -226,7 +226,13 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
 
   pqxx::work tx(conn);
   tx.exec("SET LOCAL jit = off");
-  tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
+  // Only when missing: a DDL on an object outside kanon's schemas (and
+  // CREATE SCHEMA IF NOT EXISTS counts as one) makes restricted statements
+  // that call SQL functions wait until this transaction ends
+  // (catalog_watch.h).
+  if (tx.exec_params1("SELECT pg_catalog.to_regnamespace($1) IS NULL", kMaterializedSchema)[0]
+          .as<bool>())
+    tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
   const char existing = existing_object(tx, policy, target);
 
   tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(tx, snapshot) + " FROM " +

@@ -202,3 +202,24 @@ TEST_CASE("a DDL waits for the statements that hold the catalog still, and only 
   // Decided before the DDL: fails now.
   CHECK_THROWS_AS(run(conn, guarded("SELECT a FROM t", g, true)), pqxx::sql_error);
 }
+
+TEST_CASE("kanon's own DDL in its schemas moves the generation without waiting for them") {
+  pqxx::connection conn(conninfo());
+  set_up(conn);
+  pqxx::connection admin(conninfo()), probe(conninfo());
+  pqxx::nontransaction(admin).exec(
+      "CREATE SCHEMA IF NOT EXISTS kanon_masked; DROP TABLE IF EXISTS kanon_masked.guard_own");
+  const int64_t g = generation(conn);
+  pqxx::work tx(conn);
+  tx.exec(guarded("SELECT a FROM t", g, true));
+  // Would wait for the transaction above if it took the lock (a bound, not
+  // a measurement: it must not wait at all).
+  pqxx::nontransaction own(admin);
+  own.exec("SET statement_timeout = '60s'");
+  own.exec("CREATE TABLE kanon_masked.guard_own (a int)");
+  own.exec("DROP TABLE kanon_masked.guard_own");
+  own.exec("RESET statement_timeout");
+  CHECK(generation(probe) > g);
+  CHECK_FALSE(waits_for_stays_lock(probe));
+  tx.commit();
+}
