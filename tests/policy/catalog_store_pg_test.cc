@@ -223,9 +223,9 @@ TEST_CASE("the catalog watcher: a view created after start() is in the catalog s
   const auto* v = store.current()->catalog->relations_named("v")[0];
   CHECK(v->definition.find("public.people") != std::string::npos);
 
-  // A burst of DDL: every commit notifies, and the watcher never refreshes
-  // more often than it is notified (how few refreshes a burst gives depends
-  // on how fast the commits come: a figure for bench/, not a test).
+  // A burst of DDL: every commit notifies (how few refreshes a burst gives
+  // depends on how fast the commits come: a figure, not a property; and the
+  // refresh of the view above may be counted only after `before` was read).
   const auto before = store.catalog_watch_state();
   std::string burst = "BEGIN;";
   for (int i = 0; i < 20; ++i)
@@ -238,7 +238,6 @@ TEST_CASE("the catalog watcher: a view created after start() is in the catalog s
   const auto after = store.catalog_watch_state();
   MESSAGE("20 commits of DDL: " << after.refreshes - before.refreshes << " catalog refreshes");
   CHECK(after.notifications - before.notifications >= 20);
-  CHECK(after.refreshes - before.refreshes <= after.notifications - before.notifications);
 
   // Drops are seen too.
   pg.psql("DROP VIEW catalog_watch_s.v");
