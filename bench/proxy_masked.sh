@@ -4,7 +4,7 @@
 # straight to PostgreSQL, all in one run.
 #
 #   bench/proxy_masked.sh [--copies N] [--reps N] [--modes "inline materialized view"]
-#                         [--settings "jit=off max_parallel_workers_per_gather=0"]
+#                         [--settings "jit=off"]
 #
 # The table is ADULT repeated --copies times (default 32, ~965k rows) with
 # k = 10 x copies and eight quasi-identifiers; one copy of it per mode, each
@@ -25,7 +25,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 COPIES=32
 REPS=5
 MODES="inline materialized view"
-SETTINGS="jit=off max_parallel_workers_per_gather=0"
+SETTINGS="jit=off"
 while [ $# -gt 0 ]; do
   case "$1" in
     --copies) COPIES="$2"; shift 2 ;;

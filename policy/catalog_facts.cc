@@ -235,12 +235,14 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          ", CASE WHEN g.aggfnoid IS NOT NULL THEN ARRAY[g.aggtransfn, g.aggfinalfn, "
          "g.aggcombinefn, g.aggserialfn, g.aggdeserialfn, g.aggmtransfn, g.aggminvtransfn, "
          "g.aggmfinalfn]::pg_catalog.oid[] END, "
-         "l.lanname = 'plpgsql' AND NOT p.prosecdef AND p.proconfig IS NULL "
-         "AND n.nspname = 'kanon' AND ((p.proname = 'catalog_is' AND p.prosrc = $kanon_guard$" +
+         "NOT p.prosecdef AND p.proconfig IS NULL AND n.nspname = 'kanon' AND ("
+         "(l.lanname = 'sql' AND p.proname = 'serial' AND p.prosrc = 'SELECT true' "
+         "AND p.provolatile = 'i') OR "
+         "(l.lanname = 'plpgsql' AND ((p.proname = 'catalog_is' AND p.prosrc = $kanon_guard$" +
          catalog_guard_body() +
          "$kanon_guard$) OR (p.proname = 'catalog_stays' AND p.prosrc = $kanon_guard$" +
          catalog_holding_guard_body() +
-         "$kanon_guard$)) "
+         "$kanon_guard$)))) "
          "FROM pg_catalog.pg_proc p "
          "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
          "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "

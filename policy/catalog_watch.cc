@@ -77,7 +77,7 @@ $kanon$)sql";
 // search_path is in force.
 constexpr const char* kGuardFunction = R"sql(
 CREATE OR REPLACE FUNCTION kanon.catalog_is(decided pg_catalog.int8) RETURNS pg_catalog.bool
-LANGUAGE plpgsql STABLE PARALLEL RESTRICTED AS $kanon$
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $kanon$
 DECLARE
   now_at pg_catalog.int8;
 BEGIN
@@ -104,6 +104,16 @@ BEGIN
 END
 $kanon$)sql";
 
+// A marker restricted statements that evaluate masks carry (rewriter/
+// catalog_guard.h): PARALLEL UNSAFE, so PostgreSQL plans them without
+// parallel workers (each would initialise the large mask expressions again);
+// IMMUTABLE `SELECT true`, so it is inlined and folded away, costing nothing
+// at run time. Every other restricted statement keeps the server's parallel
+// settings.
+constexpr const char* kSerialFunction = R"sql(
+CREATE OR REPLACE FUNCTION kanon.serial() RETURNS pg_catalog.bool
+LANGUAGE sql IMMUTABLE PARALLEL UNSAFE AS $kanon$SELECT true$kanon$)sql";
+
 // The body of a CREATE FUNCTION above (what pg_proc.prosrc holds).
 std::string body_of(const char* function) {
   const std::string text = function;
@@ -129,10 +139,15 @@ bool installed(pqxx::work& tx) {
       "     AND proconfig OPERATOR(pg_catalog.=) "
       "         '{search_path=pg_catalog,lock_timeout=0}'::pg_catalog.text[]) "
       "  AND (SELECT pg_catalog.count(*) FROM f "
-      "       WHERE (proname, prosrc) IN (('catalog_is', $2), ('catalog_stays', $3)) "
+      "       WHERE (proname, prosrc, proparallel::pg_catalog.text) IN "
+      "             (('catalog_is', $2, 's'), ('catalog_stays', $3, 'r')) "
       "         AND NOT prosecdef AND provolatile OPERATOR(pg_catalog.=) 's' "
-      "         AND proparallel OPERATOR(pg_catalog.=) 'r' AND proconfig IS NULL) "
+      "         AND proconfig IS NULL) "
       "      OPERATOR(pg_catalog.=) 2 "
+      "  AND EXISTS (SELECT 1 FROM f WHERE proname OPERATOR(pg_catalog.=) 'serial' "
+      "     AND prosrc OPERATOR(pg_catalog.=) 'SELECT true' AND NOT prosecdef "
+      "     AND provolatile OPERATOR(pg_catalog.=) 'i' "
+      "     AND proparallel OPERATOR(pg_catalog.=) 'u' AND proconfig IS NULL) "
       "  AND (SELECT pg_catalog.count(*) FROM pg_catalog.pg_event_trigger e "
       "       WHERE e.evtname IN ('kanon_catalog_ddl', 'kanon_catalog_drop') "
       "         AND e.evtenabled OPERATOR(pg_catalog.=) 'O') OPERATOR(pg_catalog.=) 2 "
@@ -142,6 +157,7 @@ bool installed(pqxx::work& tx) {
       "        'kanon.catalog_is(pg_catalog.int8)', 'EXECUTE') "
       "  AND pg_catalog.has_function_privilege('public', "
       "        'kanon.catalog_stays(pg_catalog.int8)', 'EXECUTE') "
+      "  AND pg_catalog.has_function_privilege('public', 'kanon.serial()', 'EXECUTE') "
       "  AND NOT pg_catalog.has_function_privilege('public', 'kanon.catalog_changed()', "
       "        'EXECUTE') "
       "ELSE false END",
@@ -191,11 +207,13 @@ bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* err
     tx.exec(kFunction);
     tx.exec(kGuardFunction);
     tx.exec(kHoldingGuardFunction);
+    tx.exec(kSerialFunction);
     // Restricted logins run the guard; the generation is no secret.
     tx.exec("GRANT USAGE ON SCHEMA kanon TO PUBLIC");
     tx.exec("GRANT SELECT ON SEQUENCE kanon.catalog_generation TO PUBLIC");
     tx.exec("GRANT EXECUTE ON FUNCTION kanon.catalog_is(pg_catalog.int8) TO PUBLIC");
     tx.exec("GRANT EXECUTE ON FUNCTION kanon.catalog_stays(pg_catalog.int8) TO PUBLIC");
+    tx.exec("GRANT EXECUTE ON FUNCTION kanon.serial() TO PUBLIC");
     // SECURITY DEFINER: nobody but its event triggers runs it.
     tx.exec("REVOKE EXECUTE ON FUNCTION kanon.catalog_changed() FROM PUBLIC");
     const auto existing = tx.exec(

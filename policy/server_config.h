@@ -114,9 +114,10 @@ struct ServerConfig {
   // (shutdown_grace: "30s", "500ms", "2m"; 0 ends every session at once).
   std::chrono::milliseconds shutdown_grace{std::chrono::seconds(30)};
   // Settings every restricted session starts with (restricted_settings:),
-  // sent as start-up options; see docs/policy.md for why.
-  std::vector<std::pair<std::string, std::string>> restricted_settings{
-      {"jit", "off"}, {"max_parallel_workers_per_gather", "0"}};
+  // sent as start-up options; see docs/policy.md for why. Parallel workers
+  // are kept off per statement instead, for statements with inline masks
+  // only (rewriter/catalog_guard.h, the serial marker).
+  std::vector<std::pair<std::string, std::string>> restricted_settings{{"jit", "off"}};
   // Databases other than the protected one (the service account's) where
   // restricted sessions are served (databases:); they hold nothing kanon
   // protects. A restricted session in any other database is refused.

@@ -104,9 +104,10 @@ size_t query_end(const TokenRange& r, const Statement& st, size_t start) {
 
 }  // namespace
 
-std::string catalog_guard_call(int64_t generation, bool hold) {
-  return fmt::format("\"kanon\".\"{}\"({}::pg_catalog.int8)", hold ? "catalog_stays" : "catalog_is",
-                     generation);
+std::string catalog_guard_call(int64_t generation, bool hold, bool serial) {
+  return fmt::format("\"kanon\".\"{}\"({}::pg_catalog.int8){}",
+                     hold ? "catalog_stays" : "catalog_is", generation,
+                     serial ? " AND \"kanon\".\"serial\"()" : "");
 }
 
 GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
@@ -147,7 +148,7 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
     if (first >= last) return GuardPlacement::kNoPlace;
   }
   const TokenRange r(tokens, first, last);
-  const std::string call = catalog_guard_call(guard.generation, guard.hold);
+  const std::string call = catalog_guard_call(guard.generation, guard.hold, guard.serial);
   const auto insert_at = [&](size_t pos, std::string text) {
     out.push_back({pos, pos, std::move(text)});
   };

@@ -52,8 +52,11 @@ namespace kanon::rewriter {
 
 // The guard's call for generation `generation`; with `hold`, the form that
 // also holds the catalog still until the statement's transaction ends
-// (RewritePlan::late_code says when).
-std::string catalog_guard_call(int64_t generation, bool hold);
+// (RewritePlan::late_code says when); with `serial`, followed by
+// AND "kanon"."serial"(), a PARALLEL UNSAFE marker PostgreSQL folds away,
+// which keeps a statement that evaluates masks off parallel workers
+// (RewritePlan::inline_masks; policy/catalog_watch.h).
+std::string catalog_guard_call(int64_t generation, bool hold, bool serial = false);
 
 enum class GuardPlacement {
   kPlaced,     // edits appended to `out`
@@ -64,7 +67,8 @@ enum class GuardPlacement {
 // The guard for one statement.
 struct GuardCall {
   int64_t generation = 0;
-  bool hold = false;  // catalog_stays
+  bool hold = false;    // catalog_stays
+  bool serial = false;  // AND "kanon"."serial"()
   // INSERT ... VALUES of several rows or with DEFAULT whose first guarded
   // item is a string constant or NULL (RunShape::first_row): its target
   // column's type, schema-qualified, to cast it to inside the guard (it is

@@ -138,6 +138,7 @@ class Planner {
 
     for (const auto& p : refs) {
       bool ok = true;
+      if (evaluates_masks(*p.ref, *p.table, p.child)) plan_.inline_masks = true;
       const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child); };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
@@ -456,6 +457,7 @@ class Planner {
     plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
     plan_.tables.insert(plan_.tables.end(), planned.tables.begin(), planned.tables.end());
     plan_.late_code = plan_.late_code || planned.late_code;
+    plan_.inline_masks = plan_.inline_masks || planned.inline_masks;
     body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
     // A security_barrier view keeps outer conditions from being pushed below
     // its own: an OFFSET 0 subquery is not flattened.
@@ -598,13 +600,28 @@ class Planner {
 
   // The FROM item that replaces the reference: the masked derived table (or
   // the materialized copy), aliased as the reference was (or by its name).
+  // Whether the reference reads the table's materialized copy (no masks to
+  // evaluate): the whole table, not a child.
+  static bool reads_copy(const RelationRef& r, const ProtectedTable& t,
+                         const policy::RelationFacts* child) {
+    const auto& snap = *t.snapshot;
+    return !snap.materialized_name.empty() && !child && !t.child &&
+           (r.inh || snap.info.children.empty());
+  }
+
+  // Whether reading the reference evaluates mask expressions: everything but
+  // a materialized copy (a view-mode view holds the masks).
+  static bool evaluates_masks(const RelationRef& r, const ProtectedTable& t,
+                              const policy::RelationFacts* child) {
+    return !reads_copy(r, t, child) ||
+           t.snapshot->policy.mode != policy::EnforcementMode::kMaterialized;
+  }
+
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,
                           const policy::RelationFacts* child) const {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
-    if (!snap.materialized_name.empty() && !child && !t.child &&
-        (r.inh || snap.info.children.empty()))
-      return snap.materialized_name + alias;
+    if (reads_copy(r, t, child)) return snap.materialized_name + alias;
     std::string s = "(SELECT ";
     s += child ? child_select_list(snap.masks, *child) : t.select_list;
     s += " FROM ";

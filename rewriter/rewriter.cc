@@ -54,7 +54,7 @@ std::string values_cast(const Statement& st, const ObjectCatalog* catalog) {
 // Adds the catalog guard's edits for every statement that needs one; false
 // when one needs it and kanon cannot place it, or the edits would overlap.
 bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation, bool hold,
-           const ObjectCatalog* catalog, std::vector<Edit>& edits) {
+           bool serial, const ObjectCatalog* catalog, std::vector<Edit>& edits) {
   std::vector<SqlToken> tokens;
   bool scanned = false;
   const size_t before = edits.size();
@@ -62,7 +62,7 @@ bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
     if (st.run.kind == RunShape::Kind::kNone) continue;
     if (!scanned && !scan_tokens(sql, tokens)) return false;
     scanned = true;
-    const GuardCall call{generation, hold, values_cast(st, catalog)};
+    const GuardCall call{generation, hold, serial, values_cast(st, catalog)};
     if (place_catalog_guard(tokens, st, call, edits) == GuardPlacement::kNoPlace) return false;
   }
   if (edits.size() == before) return true;
@@ -219,8 +219,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     result.masked = !plan.edits.empty();
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
-    if (generation > 0 &&
-        !guard(sql, parsed, generation, plan.late_code, indexes.catalog.get(), plan.edits)) {
+    if (generation > 0 && !guard(sql, parsed, generation, plan.late_code, plan.inline_masks,
+                                 indexes.catalog.get(), plan.edits)) {
       const uint64_t fingerprint = result.fingerprint;
       result = make_denial(rules::kCatalogGuard, "");
       result.fingerprint = fingerprint;

@@ -238,7 +238,7 @@ int main(int argc, char** argv) {
       std::vector<rewriter::Edit> edits;
       rewriter::scan_tokens(q, tokens);
       for (const auto& st : parsed[i].statements)
-        rewriter::place_catalog_guard(tokens, st, rewriter::GuardCall{42, false, ""}, edits);
+        rewriter::place_catalog_guard(tokens, st, rewriter::GuardCall{42, false, false, ""}, edits);
     };
   };
   rows.push_back(

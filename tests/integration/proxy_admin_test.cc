@@ -389,3 +389,53 @@ TEST_CASE("SHOW HELP lists the commands the console runs, and docs/proxy.md list
   CHECK(wrong.exit_code != 0);
   CHECK(wrong.err.find("unknown command \"SHOW TREE\"") != std::string::npos);
 }
+
+TEST_CASE("parallel plans: off where inline masks are evaluated, the server's own elsewhere") {
+  // Parallel plans made free: PostgreSQL picks them even for these small
+  // tables. Where it then plans no worker, the serial marker said so.
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.parallel_open; CREATE TABLE public.parallel_open AS "
+      "SELECT g FROM generate_series(1, 1000) g; GRANT SELECT ON public.parallel_open TO analyst");
+  const std::string free =
+      "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
+      "SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2; ";
+  const auto plan = [&](const std::string& user, const std::string& query) {
+    pqxx::connection c(user == "direct" ? pg.conninfo("postgres") : f.proxy->conninfo(user));
+    pqxx::nontransaction tx(c);
+    tx.exec(free);
+    std::string out;
+    for (const auto& r :
+         tx.exec("EXPLAIN (ANALYZE, COSTS OFF, VERBOSE, TIMING OFF, SUMMARY OFF) " + query)) {
+      out += r[0].c_str();
+      out.push_back('\n');
+    }
+    return out;
+  };
+  const std::string people = "SELECT occupation, count(*) FROM people GROUP BY 1";
+  const std::string direct = plan("direct", people);
+  REQUIRE_MESSAGE(direct.find("Gather") != std::string::npos, direct);
+  const std::string masked = plan("analyst", people);
+  CHECK_MESSAGE(masked.find("Gather") == std::string::npos, masked);
+  CHECK(masked.find("kanon.serial") == std::string::npos);  // folded away
+  const std::string open = plan("analyst", "SELECT count(*) FROM public.parallel_open");
+  CHECK_MESSAGE(open.find("Gather") != std::string::npos, open);
+  // A materialized copy holds masked rows: no masks to evaluate.
+  f.write_policy(2, "materialized");
+  REQUIRE(f.console_ok("RELOAD").find("2 built") != std::string::npos);
+  const std::string copy = plan("analyst", "SELECT occupation, count(*) FROM rtest GROUP BY 1");
+  CHECK_MESSAGE(copy.find("Gather") != std::string::npos, copy);
+  CHECK(copy.find("kanon_masked") != std::string::npos);
+  // A view-mode view evaluates its masks as the inline form does.
+  f.write_policy(2, "view");
+  REQUIRE(f.console_ok("RELOAD").find("2 built") != std::string::npos);
+  const std::string view = plan("analyst", "SELECT occupation, count(*) FROM rtest GROUP BY 1");
+  CHECK_MESSAGE(view.find("Gather") == std::string::npos, view);
+  f.write_policy(2);
+  REQUIRE(f.console_ok("RELOAD").find("2 built") != std::string::npos);
+  const std::string inline_again =
+      plan("analyst", "SELECT occupation, count(*) FROM rtest GROUP BY 1");
+  CHECK_MESSAGE(inline_again.find("Gather") == std::string::npos, inline_again);
+  pg.psql("DROP TABLE public.parallel_open");
+}

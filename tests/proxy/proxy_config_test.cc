@@ -59,16 +59,15 @@ TEST_CASE("proxy keys are read and paths resolved against the config file") {
   CHECK(cfg.restricted_settings[1].second == "0");
 }
 
-TEST_CASE(
-    "defaults: no TLS toward clients, sslmode prefer, console 'kanon', jit off, serial plans") {
+TEST_CASE("defaults: no TLS toward clients, sslmode prefer, console 'kanon', jit off") {
   const auto cfg = load_server_config(write_config("log_level: info\n"));
   CHECK_FALSE(cfg.tls.enabled());
   CHECK(cfg.backend_tls.mode == SslMode::kPrefer);
   CHECK(cfg.admin.database == "kanon");
   CHECK(cfg.admin.users.empty());
   CHECK(cfg.metrics.port == 0);
-  CHECK(cfg.restricted_settings == std::vector<std::pair<std::string, std::string>>{
-                                       {"jit", "off"}, {"max_parallel_workers_per_gather", "0"}});
+  CHECK(cfg.restricted_settings ==
+        std::vector<std::pair<std::string, std::string>>{{"jit", "off"}});
 }
 
 TEST_CASE("mistakes name file, line and key") {

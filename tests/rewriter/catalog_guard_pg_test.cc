@@ -35,8 +35,8 @@ std::string guarded(const std::string& sql, int64_t generation, bool hold = fals
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE(place_catalog_guard(tokens, st, GuardCall{generation, hold, values_cast}, edits) ==
-            GuardPlacement::kPlaced);
+    REQUIRE(place_catalog_guard(tokens, st, GuardCall{generation, hold, false, values_cast},
+                                edits) == GuardPlacement::kPlaced);
   return apply_edits(sql, edits);
 }
 

@@ -18,8 +18,8 @@ std::string guarded(const std::string& sql, const std::string& values_cast = "")
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE_MESSAGE(place_catalog_guard(tokens, st, GuardCall{5, false, values_cast}, edits) !=
-                        GuardPlacement::kNoPlace,
+    REQUIRE_MESSAGE(place_catalog_guard(tokens, st, GuardCall{5, false, false, values_cast},
+                                        edits) != GuardPlacement::kNoPlace,
                     sql);
   return edits.empty() ? std::string() : apply_edits(sql, edits);
 }
