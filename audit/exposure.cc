@@ -607,19 +607,35 @@ size_t ExposureReport::history_findings() const {
                                            [](const HistoryStatus& h) { return h.finding(); }));
 }
 
+void HistoryStatus::take(const policy::HistoryCheck& check) {
+  linked_rows = check.linked_rows;
+  new_rows = check.new_rows;
+  min_candidates = check.min_candidates;
+  rows_below_k = check.rows_below_k;
+  updated_rows_below_k = check.updated_rows_below_k;
+  late_rows_below_k = check.late_rows_below_k;
+  deleted_rows_below_k = check.deleted_rows_below_k;
+}
+
 std::string HistoryStatus::verdict() const {
   if (!error.empty()) return "could not be checked: " + error;
   if (!linkable) return "not linkable";
   if (releases == 0) return "no release stored";
   std::string out;
-  if (rows_below_k > 0)
-    out = fmt::format("{} row{} below k: run REANONYMIZE {}", rows_below_k,
-                      rows_below_k == 1 ? "" : "s", table);
-  if (updated_rows_below_k > 0)
-    out += fmt::format(
-        "{}{} row{} below k through updates of quasi-identifiers, which a live mode shows at "
-        "once: use mode: materialized",
-        out.empty() ? "" : "; ", updated_rows_below_k, updated_rows_below_k == 1 ? "" : "s");
+  const auto add = [&](uint64_t n, std::string_view why) {
+    if (n == 0) return;
+    out += fmt::format("{}{} row{} below k{}", out.empty() ? "" : "; ", n, n == 1 ? "" : "s", why);
+  };
+  add(rows_below_k, ": run REANONYMIZE " + table);
+  add(updated_rows_below_k,
+      " through updates of quasi-identifiers, which a live mode shows at once: use mode: "
+      "materialized");
+  add(late_rows_below_k,
+      " among rows that arrived after the first release (a live mode shows a new row at once; "
+      "mode: materialized holds new rows until k arrived together)");
+  add(deleted_rows_below_k,
+      " through deletions (an analyst sees rows of their cohort disappear; no later release "
+      "undoes it)");
   return out.empty() ? "ok" : out;
 }
 

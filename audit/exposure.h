@@ -55,6 +55,7 @@
 #include <utility>
 #include <vector>
 
+#include "policy/history_check.h"
 #include "policy/table_policy.h"
 #include "rewriter/object_catalog.h"
 
@@ -166,11 +167,20 @@ struct HistoryStatus {
   uint64_t k = 0;  // the policy's
   uint64_t releases = 0;
   uint64_t linked_rows = 0;
+  uint64_t new_rows = 0;
   uint64_t min_candidates = 0;  // the real k over the releases taken together
+  // Rows below k by why (policy/history_check.h).
   uint64_t rows_below_k = 0;
   uint64_t updated_rows_below_k = 0;  // through updates a live mode showed
+  uint64_t late_rows_below_k = 0;     // arrived after the first release
+  uint64_t deleted_rows_below_k = 0;  // through deletions
   std::string error;                  // why it could not be checked
-  bool finding() const { return rows_below_k > 0 || updated_rows_below_k > 0; }
+  // Takes the figures of a check.
+  void take(const policy::HistoryCheck& check);
+  bool finding() const {
+    return rows_below_k > 0 || updated_rows_below_k > 0 || late_rows_below_k > 0 ||
+           deleted_rows_below_k > 0;
+  }
   // "ok", "not linkable", "no release stored", "N rows below k: ...", ...
   std::string verdict() const;
 };

@@ -109,6 +109,9 @@ std::string exposure_report_json(const ExposureReport& report) {
     row["real_k"] = h.min_candidates;
     row["rows_below_k"] = h.rows_below_k;
     row["rows_below_k_through_updates"] = h.updated_rows_below_k;
+    row["new_rows"] = h.new_rows;
+    row["rows_below_k_arrived_late"] = h.late_rows_below_k;
+    row["rows_below_k_through_deletions"] = h.deleted_rows_below_k;
     row["verdict"] = h.verdict();
     doc["history"].push_back(std::move(row));
   }

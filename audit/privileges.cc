@@ -210,10 +210,7 @@ ExposureReport check_exposure(pqxx::connection_base& conn,
       h.row_key = v.key.describe();
       h.linkable = v.key.linkable();
       h.releases = v.releases;
-      h.linked_rows = v.check.linked_rows;
-      h.min_candidates = v.check.min_candidates;
-      h.rows_below_k = v.check.rows_below_k;
-      h.updated_rows_below_k = v.check.updated_rows_below_k;
+      h.take(v.check);
     } catch (const std::exception& e) {
       std::string cause = e.what();
       if (const auto nl = cause.find('\n'); nl != std::string::npos) cause.resize(nl);

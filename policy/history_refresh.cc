@@ -96,17 +96,16 @@ double released_fraction(const DisclosureTree& tree, const EncodedTable& table,
 namespace {
 
 // Step 4 (history_refresh.h): holds keys of `columns.back()` until no key
-// present in it and an earlier release is below k, or nothing more can be
-// held. `cost` per key: what holding it costs (held in the previous release
-// first, a target keeps needing its helpers; then the fewest released cells).
-// Works on groups of keys with the same entries in every release (few next
-// to the keys). A key index standing for several row keys (`weights`) is
-// held whole or split: the part held is appended as a new index (to every
-// column, `weights`, `cost` and `origin`, which names the index it came
-// from). Returns the row keys held.
+// present in it is below its goal (k, or fewer when even the root alone
+// gives it fewer candidates: `goal` per key), or nothing more can be held. `cost` per key: what
+// holding it costs (held in the previous release first, a target keeps needing its helpers; then
+// the fewest released cells). Works on groups of keys with the same entries in every release (few
+// next to the keys). A key index standing for several row keys (`weights`) is held whole or split:
+// the part held is appended as a new index (to every column, `weights`, `cost` and `origin`, which
+// names the index it came from). Returns the row keys held.
 uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
                       std::vector<uint32_t>& cost, std::vector<uint64_t>& weights,
-                      std::vector<uint32_t>& origin) {
+                      std::vector<uint32_t>& origin, const std::vector<uint64_t>& goal) {
   const size_t v = columns.size();
   auto& now = columns.back();
   uint64_t held = 0;
@@ -120,13 +119,12 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
     std::vector<uint32_t> group_of(keys, UINT32_MAX);
     std::string sig(v * sizeof(int32_t), '\0');
     for (uint32_t key = 0; key < keys; ++key) {
-      bool any = false;
+      // A key not in this release is nobody's candidate (history_check.h).
+      if (now[key] == kAbsent) continue;
       for (size_t i = 0; i < v; ++i) {
         const int32_t e = columns[i][key];
-        any = any || e != kAbsent;
         std::memcpy(sig.data() + i * sizeof e, &e, sizeof e);
       }
-      if (!any) continue;
       const auto [it, inserted] = index.try_emplace(sig, static_cast<uint32_t>(members.size()));
       if (inserted) members.emplace_back();
       members[it->second].push_back(key);
@@ -150,6 +148,7 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
     for (uint32_t r : check.below) {
       const uint32_t tg = group_of[r];
       if (done[tg]) continue;
+      const uint64_t want = goal[origin[r]];
       done[tg] = 1;
       const int32_t target = true_leaf(now[r]);
       uint64_t c = 0;
@@ -159,7 +158,7 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
         bool earlier = true;
         for (size_t i = 0; i + 1 < v && earlier; ++i) {
           const int32_t x = columns[i][r], y = columns[i][key];
-          earlier = x == kAbsent || !shown(y) || true_leaf(x) == y;
+          earlier = (x == kAbsent) == (y == kAbsent) && (!shown(y) || true_leaf(x) == y);
         }
         if (!earlier) continue;
         c += held_count[g];
@@ -169,17 +168,17 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
         else
           options.push_back(g);
       }
-      if (c >= k) continue;
+      if (c >= want) continue;
       std::sort(options.begin(), options.end(), [&](uint32_t a, uint32_t b) {
         return cost[rep[a]] != cost[rep[b]] ? cost[rep[a]] < cost[rep[b]] : a < b;
       });
-      for (size_t o = 0; o < options.size() && c < k; ++o) {
+      for (size_t o = 0; o < options.size() && c < want; ++o) {
         const uint32_t g = options[o];
         // Hold the group's keys still shown, last first.
         auto& m = members[g];
-        while (c < k && next_shown[g] > 0) {
+        while (c < want && next_shown[g] > 0) {
           const uint32_t key = m[next_shown[g] - 1];
-          const uint64_t n = std::min<uint64_t>(weights[key], k - c);
+          const uint64_t n = std::min<uint64_t>(weights[key], want - c);
           if (n == weights[key]) {
             now[key] = held_leaf(now[key]);
             --next_shown[g];
@@ -232,18 +231,29 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
       if (now[key] != kAbsent && last[key] != kAbsent && true_leaf(last[key]) != now[key])
         updated[key] = 1;
   }
-  // Keys below k even when this release adds nothing (the root alone): an
-  // earlier release left them there; no tree fixes them, so they do not
-  // drive the collapses either (the check still counts them).
+  // Each key's goal: k, or what the root alone gives it when that is less
+  // (an earlier release or deletions left it below k, or fewer than k keys
+  // arrived with it): no tree and no hold does better, so the collapses and
+  // holds only keep it from losing more (the check still counts it). New
+  // keys do not drive the collapses: with holds, step 4 answers them (mode:
+  // materialized); a live mode has shown them already (catch_up).
   const std::vector<int32_t> last_release = columns.back();
-  std::vector<uint8_t> skip = updated;
+  std::vector<uint64_t> goal(rows.size(), options.k);
   {
     std::vector<int32_t> root(rows.size(), kAbsent);
     for (size_t key = 0; key < rows.size(); ++key)
       if (rows[key] != kNoRow) root[key] = 0;
     columns.push_back(std::move(root));
-    for (uint32_t key : check_history(columns, options.k, true, {}, weights).below) skip[key] = 1;
+    const auto at_root = check_history(columns, options.k, true, {}, weights);
+    for (size_t i = 0; i < at_root.below.size(); ++i)
+      goal[at_root.below[i]] = at_root.below_candidates[i];
     columns.pop_back();
+  }
+  std::vector<uint8_t> skip = updated;
+  for (size_t key = 0; key < rows.size(); ++key) {
+    bool earlier = false;
+    for (const auto& c : columns) earlier = earlier || c[key] != kAbsent;
+    if (!earlier) skip[key] = 1;
   }
   out.tree = DisclosureTree::regrow(table, options, history.last().tree);
   for (;;) {
@@ -261,8 +271,9 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
     // The parent of each offending key's leaf; a parent whose ancestor is
     // also listed goes with it.
     std::vector<int> parents;
-    for (uint32_t key : out.check.below) {
-      if (skip[key]) continue;
+    for (size_t i = 0; i < out.check.below.size(); ++i) {
+      const uint32_t key = out.check.below[i];
+      if (skip[key] || out.check.below_candidates[i] >= goal[key]) continue;
       const int leaf = out.leaves[key];
       const int parent = out.tree.nodes()[static_cast<size_t>(leaf)].parent;
       if (parent >= 0) parents.push_back(parent);
@@ -289,7 +300,7 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
     std::vector<uint32_t> origin(rows.size());
     for (uint32_t key = 0; key < rows.size(); ++key) origin[key] = key;
     auto split_weights = weights;
-    out.held = hold_below_k(columns, options.k, cost, split_weights, origin);
+    out.held = hold_below_k(columns, options.k, cost, split_weights, origin, goal);
     out.check = check_history(columns, options.k, true, {}, split_weights);
     // Fold the parts held back into the keys they came from.
     auto& now = columns.back();

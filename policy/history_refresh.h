@@ -6,13 +6,19 @@
 //    each split whose two sides still hold >= k rows (and l distinct
 //    sensitive values), collapse the others (DisclosureTree::regrow).
 // 2. Refine: split the leaves further by the usual frequent-value rule.
-// 3. Check every key present in an earlier release; while some has fewer
-//    than k candidates, collapse the parent of each such key's leaf (the
-//    deepest refinement on its path) and check again.
+// 3. Check every key present in this release and an earlier one; while some
+//    has fewer than k candidates, collapse the parent of each such key's
+//    leaf (the deepest refinement on its path) and check again.
 // Collapsing only merges leaves, so a key's candidates never shrink; the
-// root alone releases nothing new and keeps every key's candidates at least
-// what the earlier releases gave it, so the loop ends with the requirement
-// met whenever the history met it before.
+// root alone releases nothing new and keeps every key's candidates at what
+// the earlier releases and the deletions since left it, so the loop ends
+// with the requirement met whenever the history met it before and no key of
+// the class was deleted. A key below k under the root alone (deletions, an
+// earlier release, too few arrivals) has that count as its goal instead of
+// k: no tree fixes it, but none may take more from it. Keys new
+// in this release do not drive collapses: their candidates are the keys
+// that arrived with them (history_check.h), which step 4 answers with holds
+// in mode: materialized and a live mode reports (late_rows_below_k).
 //
 // Updated keys do not drive the collapses (with `hold`, step 3 looks at
 // this release as if every updated key were held): a key whose quasi-identifiers
@@ -24,8 +30,11 @@
 // kanon writes what is shown) step 4 follows:
 // 4. While some key is below k, hold (release_history.h: every
 //    quasi-identifier masked) keys that match it in every earlier release
-//    but not in this one, k - candidates of them: a held key matches any
-//    target, so each one held adds one candidate and takes none away.
+//    (same presence, same leaves) but not in this one, k - candidates of
+//    them: a held key matches any target, so each one held adds one
+//    candidate and takes none away. New keys are held the same way until
+//    k of the keys that arrived with them match each (when fewer than k
+//    arrived, none is held: it would not help).
 //
 // Pure functions over in-memory data; thread-compatible.
 #pragma once

@@ -51,9 +51,12 @@ PredicateForm form_of(const std::string& name) {
 
 base::Json check_json(const HistoryCheck& c) {
   return {{"linked_rows", c.linked_rows},
+          {"new_rows", c.new_rows},
           {"min_candidates", c.min_candidates},
           {"rows_below_k", c.rows_below_k},
           {"updated_rows_below_k", c.updated_rows_below_k},
+          {"late_rows_below_k", c.late_rows_below_k},
+          {"deleted_rows_below_k", c.deleted_rows_below_k},
           {"classes_below_k", c.classes_below_k}};
 }
 
@@ -64,6 +67,11 @@ HistoryCheck check_from(const nlohmann::json& j) {
   c.rows_below_k = j.at("rows_below_k").get<uint64_t>();
   c.updated_rows_below_k = j.at("updated_rows_below_k").get<uint64_t>();
   c.classes_below_k = j.at("classes_below_k").get<uint64_t>();
+  // Absent from snapshots shared by a kanon before the adversary counted
+  // presence (issue 27).
+  c.new_rows = j.value("new_rows", uint64_t{0});
+  c.late_rows_below_k = j.value("late_rows_below_k", uint64_t{0});
+  c.deleted_rows_below_k = j.value("deleted_rows_below_k", uint64_t{0});
   return c;
 }
 

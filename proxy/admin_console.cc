@@ -599,23 +599,19 @@ class Commands {
           fmt::format("kanon admin: VERIFY HISTORY {} failed: {}", p.name(), e.what()));
     }
     ResultSet r{{"table", "row_key", "since_version", "last_version", "releases", "policy_k",
-                 "real_k", "linked_rows", "rows_below_k", "rows_below_k_through_updates",
-                 "verdict"}};
-    std::string verdict = "ok";
-    if (!v.key.linkable())
-      verdict = "not linkable";
-    else if (v.releases == 0)
-      verdict = "no release stored";
-    else if (v.check.rows_below_k > 0)
-      verdict = "BELOW k: run REANONYMIZE";
-    else if (v.check.updated_rows_below_k > 0)
-      verdict =
-          "BELOW k through updates of quasi-identifiers, which a live mode shows at once: use "
-          "mode: materialized for this table";
-    r.add({p.name(), v.key.describe(), std::to_string(v.since), std::to_string(v.last_version),
-           std::to_string(v.releases), std::to_string(p.k), std::to_string(v.check.min_candidates),
-           std::to_string(v.check.linked_rows), std::to_string(v.check.rows_below_k),
-           std::to_string(v.check.updated_rows_below_k), verdict});
+                 "real_k", "linked_rows", "new_rows", "rows_below_k",
+                 "rows_below_k_through_updates", "rows_below_k_arrived_late",
+                 "rows_below_k_through_deletions", "verdict"}};
+    audit::HistoryStatus status;
+    status.table = p.name();
+    status.linkable = v.key.linkable();
+    status.releases = v.releases;
+    status.take(v.check);
+    const auto n = [](uint64_t x) { return std::to_string(x); };
+    r.add({p.name(), v.key.describe(), n(v.since), n(v.last_version), n(v.releases), n(p.k),
+           n(v.check.min_candidates), n(v.check.linked_rows), n(v.check.new_rows),
+           n(v.check.rows_below_k), n(v.check.updated_rows_below_k), n(v.check.late_rows_below_k),
+           n(v.check.deleted_rows_below_k), status.verdict()});
     r.tag = "VERIFY";
     emit(r);
   }

@@ -73,10 +73,12 @@ TablePolicy adult_policy(EnforcementMode mode = EnforcementMode::kInline) {
   return p;
 }
 
-// Keys (ever released since the baseline) below k, by the stored tuples:
-// {rows below k, min candidates, linked rows}. A held key's tuple is its
-// true one prefixed "H:": as a target it must be matched by that tuple; as a
-// candidate it matches any target.
+// Keys of the last release below k, by the stored tuples: {rows below k,
+// min candidates, rows of the last release}. A candidate is present in the
+// same releases as its target (an analyst sees keys appear and disappear)
+// and shows the target's tuple wherever present. A held key's tuple is its
+// true one prefixed "H:": as a target it must be matched by that tuple; as
+// a candidate it matches any target.
 std::tuple<long, long, long> sql_check(pqxx::connection& conn, int k) {
   pqxx::nontransaction tx(conn);
   const auto r = tx.exec_params(R"SQL(
@@ -93,20 +95,18 @@ kv AS (
   FROM (SELECT DISTINCT key FROM kanon.release_rows WHERE table_name = $1) k CROSS JOIN v),
 sig AS (SELECT key, array_agg(t ORDER BY i) AS s FROM kv GROUP BY key),
 grp AS (SELECT s, count(*) AS n FROM sig GROUP BY s),
-linked AS (
-  SELECT g.s, g.n FROM grp g, nv WHERE g.s[nv.n] <> ''
-    AND EXISTS (SELECT 1 FROM generate_subscripts(g.s, 1) i WHERE i < nv.n AND g.s[i] <> '')),
+target AS (SELECT g.s, g.n FROM grp g, nv WHERE nv.n > 1 AND g.s[nv.n] <> ''),
 pairs AS (
-  SELECT l.s AS gs, l.n AS gn, h.s AS hs, h.n AS hn FROM linked l, nv, grp h
+  SELECT l.s AS gs, l.n AS gn, h.s AS hs, h.n AS hn FROM target l, nv, grp h
     WHERE h.s[nv.n] = regexp_replace(l.s[nv.n], '^H:', '')
   UNION ALL
-  SELECT l.s, l.n, h.s, h.n FROM linked l, nv, grp h
-    WHERE h.s[nv.n] = '' OR h.s[nv.n] LIKE 'H:%'),
+  SELECT l.s, l.n, h.s, h.n FROM target l, nv, grp h WHERE h.s[nv.n] LIKE 'H:%'),
 cand AS (
   SELECT gs, gn, sum(hn) AS c FROM pairs p
   WHERE NOT EXISTS (SELECT 1 FROM generate_subscripts(p.gs, 1) i
-                    WHERE p.gs[i] <> '' AND p.hs[i] <> '' AND p.hs[i] NOT LIKE 'H:%'
-                      AND regexp_replace(p.gs[i], '^H:', '') <> p.hs[i])
+                    WHERE (p.gs[i] <> '') <> (p.hs[i] <> '')
+                       OR (p.gs[i] <> '' AND p.hs[i] NOT LIKE 'H:%'
+                           AND regexp_replace(p.gs[i], '^H:', '') <> p.hs[i]))
   GROUP BY gs, gn)
 SELECT coalesce(sum(gn) FILTER (WHERE c < $2), 0)::bigint, coalesce(min(c), 0)::bigint,
        coalesce(sum(gn), 0)::bigint FROM cand)SQL",
@@ -114,10 +114,18 @@ SELECT coalesce(sum(gn) FILTER (WHERE c < $2), 0)::bigint, coalesce(min(c), 0)::
   return {r[0][0].as<long>(), r[0][1].as<long>(), r[0][2].as<long>()};
 }
 
-// `updates`: the change updated quasi-identifiers (a live mode shows them
-// before the refresh: rows may fall below k through them, reported apart).
+// What a change did. A live mode shows inserts and updates before the
+// refresh: rows may fall below k through them, reported apart; so are rows
+// below k through deletions, which no release undoes.
+struct Change {
+  bool inserts = false;
+  bool deletes = false;
+  bool updates = false;
+};
+
 void refresh_and_check(PolicyStore& store, pqxx::connection& conn, EnforcementMode mode,
-                       const std::string& what, bool updates) {
+                       const std::string& what, Change step) {
+  const bool updates = step.updates;
   CAPTURE(what);
   const std::string mode_name = to_string(mode);
   CAPTURE(mode_name);
@@ -134,30 +142,46 @@ void refresh_and_check(PolicyStore& store, pqxx::connection& conn, EnforcementMo
   const auto v = verify_history(service, adult_policy(mode), std::nullopt);
   CHECK(v.check.linked_rows > 0);
   CHECK(v.check.rows_below_k == 0);
-  const auto [below, min, linked] = sql_check(conn, 5);
-  CHECK(linked > 0);
-  if (live && updates) {
-    // Shown at once by the live masks: reported, by both counters alike.
-    CHECK(v.check.updated_rows_below_k > 0);
-    CHECK(static_cast<uint64_t>(below) == v.check.updated_rows_below_k);
-    // kanon check reports them too, and fails (exit 2) for them.
-    pqxx::connection check_conn(conninfo());
-    const auto report = kanon::audit::check_exposure(check_conn, {adult_policy(mode)});
-    REQUIRE(report.history.size() == 1);
-    CHECK(report.history[0].updated_rows_below_k == v.check.updated_rows_below_k);
-    CHECK(report.history[0].rows_below_k == 0);
-    CHECK_FALSE(report.clean());
-    const std::string text = kanon::audit::exposure_report_text(report);
-    CHECK(text.find("privacy over time (VERIFY HISTORY):\n  public.adult_keyed (primary key "
-                    "(id)): ") != std::string::npos);
+  const auto [below, min, targets] = sql_check(conn, 5);
+  CHECK(targets > 0);
+  CHECK(static_cast<uint64_t>(targets) == v.check.linked_rows + v.check.new_rows);
+  CHECK(static_cast<uint64_t>(min) == v.check.min_candidates);
+  // Every row below k, by either counter, has a reason kanon reports.
+  const uint64_t reported =
+      v.check.updated_rows_below_k + v.check.late_rows_below_k + v.check.deleted_rows_below_k;
+  CHECK(static_cast<uint64_t>(below) == reported);
+  // Shown at once by the live masks: updates and new rows.
+  if (live && updates) CHECK(v.check.updated_rows_below_k > 0);
+  if (live && step.inserts) CHECK(v.check.late_rows_below_k > 0);
+  if (!live) {
+    CHECK(v.check.updated_rows_below_k == 0);
+    CHECK(v.check.late_rows_below_k == 0);  // held until k arrived together
+  }
+  if (!step.deletes) CHECK(v.check.deleted_rows_below_k == 0);
+  if (reported == 0) CHECK(min >= 5);
+  // kanon check reports them too, and fails (exit 2) for them.
+  pqxx::connection check_conn(conninfo());
+  const auto report = kanon::audit::check_exposure(check_conn, {adult_policy(mode)});
+  REQUIRE(report.history.size() == 1);
+  const auto& status = report.history[0];
+  CHECK(status.releases == v.releases);
+  CHECK(status.rows_below_k == 0);
+  CHECK(status.updated_rows_below_k == v.check.updated_rows_below_k);
+  CHECK(status.late_rows_below_k == v.check.late_rows_below_k);
+  CHECK(status.deleted_rows_below_k == v.check.deleted_rows_below_k);
+  CHECK(report.history_findings() == (reported > 0 ? 1u : 0u));
+  CHECK((status.verdict() == "ok") == (reported == 0));
+  const std::string text = kanon::audit::exposure_report_text(report);
+  CHECK(text.find("privacy over time (VERIFY HISTORY):\n  public.adult_keyed (primary key "
+                  "(id)): ") != std::string::npos);
+  if (v.check.updated_rows_below_k > 0)
     CHECK(text.find("below k through updates of quasi-identifiers, which a live mode shows at "
                     "once: use mode: materialized") != std::string::npos);
-  } else {
-    CHECK(v.check.updated_rows_below_k == 0);
-    CHECK(v.check.min_candidates >= 5);
-    CHECK(below == 0);
-    CHECK(min >= 5);
-  }
+  if (v.check.late_rows_below_k > 0)
+    CHECK(text.find("below k among rows that arrived after the first release") !=
+          std::string::npos);
+  if (v.check.deleted_rows_below_k > 0)
+    CHECK(text.find("below k through deletions") != std::string::npos);
   pqxx::nontransaction tx(conn);
   const auto held =
       tx.exec("SELECT count(*) FROM kanon.held_keys WHERE table_name = 'public.adult_keyed'")[0][0]
@@ -174,22 +198,17 @@ void refresh_and_check(PolicyStore& store, pqxx::connection& conn, EnforcementMo
         "ON h.table_name = 'public.adult_keyed' AND h.key = c.id::text")[0];
     CHECK(copy[0].as<uint64_t>() == held);
     CHECK(copy[1].as<uint64_t>() == held);
-    if (updates) CHECK(held > 0);
-    pqxx::connection check_conn(conninfo());
-    const auto report = kanon::audit::check_exposure(check_conn, {adult_policy(mode)});
-    REQUIRE(report.history.size() == 1);
-    CHECK(report.history[0].verdict() == "ok");
-    CHECK(report.history[0].releases == v.releases);
-    CHECK(report.history[0].min_candidates >= 5);
-    CHECK(report.history_findings() == 0);
+    if (updates || step.inserts) CHECK(held > 0);
     // Utility: within 5 points of a fresh build of the same rows.
     const auto fresh = build_table_snapshot(service, adult_policy(mode), {.history = false});
     CHECK(t->release.released_fraction > fresh->release.released_fraction - 0.05);
   }
   MESSAGE(what << " (" << mode_name << "): release " << t->release.version << ", released fraction "
-               << t->release.released_fraction << ", linked " << linked << ", min candidates "
-               << min << ", fix-up rounds " << t->release.fixup_rounds << ", held "
-               << t->release.held << ", below k through updates " << v.check.updated_rows_below_k);
+               << t->release.released_fraction << ", rows " << targets << ", min candidates " << min
+               << ", fix-up rounds " << t->release.fixup_rounds << ", held " << t->release.held
+               << ", below k through updates " << v.check.updated_rows_below_k << ", arrived late "
+               << v.check.late_rows_below_k << ", through deletions "
+               << v.check.deleted_rows_below_k);
 }
 
 void exec(pqxx::connection& conn, const std::string& sql) {
@@ -221,21 +240,21 @@ TEST_CASE("history-aware REFRESH on keyed ADULT: 0 rows below k after every chan
   struct Step {
     const char* what;
     std::string sql;
-    bool updates;
+    Change change;
   };
   const std::vector<Step> steps = {
-      {"insert 0.1%", insert_sql(30, 1), false},
-      {"insert 1%", insert_sql(302, 2), false},
-      {"insert 5%", insert_sql(1508, 3), false},
-      {"delete 1%", "DELETE FROM adult_keyed WHERE id % 100 = 7", false},
+      {"insert 0.1%", insert_sql(30, 1), {.inserts = true}},
+      {"insert 1%", insert_sql(302, 2), {.inserts = true}},
+      {"insert 5%", insert_sql(1508, 3), {.inserts = true}},
+      {"delete 1%", "DELETE FROM adult_keyed WHERE id % 100 = 7", {.deletes = true}},
       {"update 1%",
        "UPDATE adult_keyed SET age = age + 1 WHERE id % 200 = 3; "
        "UPDATE adult_keyed SET occupation = 'Sales' WHERE id % 200 = 5",
-       true},
+       {.updates = true}},
       {"mixed 1%",
        insert_sql(120, 4) + "; DELETE FROM adult_keyed WHERE id % 331 = 9; " +
            "UPDATE adult_keyed SET age = age + 1 WHERE id % 331 = 109",
-       true},
+       {.inserts = true, .deletes = true, .updates = true}},
   };
   for (const auto mode : {EnforcementMode::kInline, EnforcementMode::kMaterialized}) {
     for (const auto& step : steps) {
@@ -244,7 +263,7 @@ TEST_CASE("history-aware REFRESH on keyed ADULT: 0 rows below k after every chan
       REQUIRE(store.refresh(kTable));
       REQUIRE(store.current()->find(kTable)->release.baseline);
       exec(conn, step.sql);
-      refresh_and_check(store, conn, mode, step.what, step.updates);
+      refresh_and_check(store, conn, mode, step.what, step.change);
     }
   }
   // Ten successive 1% refreshes (inserts, deletes, updates) of the copy, and
@@ -258,7 +277,8 @@ TEST_CASE("history-aware REFRESH on keyed ADULT: 0 rows below k after every chan
     exec(conn, "DELETE FROM adult_keyed WHERE id % 331 = " + std::to_string(i));
     exec(conn, "UPDATE adult_keyed SET age = age + 1 WHERE id % 331 = " + std::to_string(100 + i));
     if (i == 5) store = std::make_unique<PolicyStore>(conninfo(), std::vector{adult_policy(mode)});
-    refresh_and_check(*store, conn, mode, "successive 1% #" + std::to_string(i + 1), true);
+    refresh_and_check(*store, conn, mode, "successive 1% #" + std::to_string(i + 1),
+                      {.inserts = true, .deletes = true, .updates = true});
   }
   // REANONYMIZE: a new baseline; the earlier release_rows are gone.
   REQUIRE(store->reanonymize(kTable));
@@ -391,7 +411,12 @@ TEST_CASE(
   CHECK(v.since == 2);
   CHECK(v.check.linked_rows > 30000);
   CHECK(v.check.rows_below_k == 0);
-  const auto [below, min, linked] = sql_check(conn, 5);
-  CHECK(below == 0);
-  CHECK(min >= 5);
+  // Shown at once (mode: inline): new rows few of which share a leaf,
+  // reported.
+  CHECK(v.check.late_rows_below_k > 0);
+  CHECK(v.check.late_rows_below_k <= 30);
+  CHECK(v.check.deleted_rows_below_k == 0);
+  const auto [below, min, targets] = sql_check(conn, 5);
+  CHECK(static_cast<uint64_t>(below) == v.check.late_rows_below_k);
+  CHECK(static_cast<uint64_t>(targets) == v.check.linked_rows);
 }
