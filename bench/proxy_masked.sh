@@ -51,8 +51,8 @@ QIS='[sex, age, race, marital-status, education, native-country, workclass, occu
                    left(occupation, 1) FROM public.adult;
                  GRANT SELECT ON public.occupation_group TO analyst;"
 # ADULT x COPIES with a unique id (the primary key links releases over time,
-# docs/policy.md "Refresh": without one, the copies' duplicate rows would
-# fail every build).
+# docs/policy.md "Refresh"; without one, the copies' duplicate rows would be
+# told apart by their quasi-identifiers, a slower load).
 COLS="$("${PSQL[@]}" -Atc "SELECT string_agg(CASE attname WHEN 'id'
           THEN '(g - 1) * 1000000 + a.id AS id' ELSE 'a.' || quote_ident(attname) END,
           ', ' ORDER BY attnum) FROM pg_attribute

@@ -97,15 +97,15 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
   }
   KeyedClasses out{EncodedTable(std::move(attrs), std::move(sensitive)), {}, {}, {}, {}, {}};
   const size_t width = out.table.width();
-  if (key.source != RowKey::Source::kPrimaryKey) {
+  if (key.source != RowKey::Source::kPrimaryKey && key.told_apart_by.empty()) {
+    // row_key found the key unique; rows written since may share one.
     const auto dup = tx.exec(fmt::format(
-        "SELECT key FROM (SELECT {} AS key FROM {}) t WHERE key IS NOT NULL GROUP BY key "
-        "HAVING count(*) > 1 LIMIT 1",
+        "SELECT key FROM (SELECT {} AS key FROM {}) t GROUP BY key HAVING count(*) > 1 LIMIT 1",
         key_expression(key), qualified_name(policy.schema, policy.table)));
     if (!dup.empty())
       throw std::runtime_error(fmt::format(
-          "{}: two rows share the key {} ({}); history-aware refresh needs a unique key",
-          policy.name(), dup[0][0].as<std::string>(), join(key.columns)));
+          "{}: rows now share the key {} ({}); the next build tells them apart", policy.name(),
+          dup[0][0].as<std::string>(), join(key.columns)));
   }
   const KeyedSql parts = keyed_parts(tx, policy, info, key);
   const std::string keyed = keyed_sql(parts);
@@ -199,10 +199,16 @@ class TableLock {
 }  // namespace
 
 std::string key_expression(const RowKey& key) {
-  if (key.columns.size() == 1) return quote_identifier(key.columns[0]) + "::text";
+  if (key.columns.size() == 1 && key.told_apart_by.empty())
+    return quote_identifier(key.columns[0]) + "::pg_catalog.text";
   std::string cols;
   for (const auto& c : key.columns) cols += (cols.empty() ? "" : ", ") + quote_identifier(c);
-  return "ROW(" + cols + ")::text";
+  if (key.told_apart_by.empty()) return "ROW(" + cols + ")::pg_catalog.text";
+  for (const auto& c : key.told_apart_by) cols += ", " + quote_identifier(c);
+  return fmt::format(
+      "ROW({0}, pg_catalog.row_number() OVER (PARTITION BY ROW({0})::pg_catalog.text))::pg_catalog."
+      "text",
+      cols);
 }
 
 std::string RowKey::describe() const {
@@ -212,12 +218,27 @@ std::string RowKey::describe() const {
     case Source::kPrimaryKey:
       return "primary key (" + join(columns) + ")";
     case Source::kOtherColumns:
-      return "non-quasi-identifier columns (" + join(columns) + ")";
+      return "non-quasi-identifier columns (" + join(columns) + ")" +
+             (told_apart_by.empty() ? "" : ", shared by several rows");
     case Source::kNone:
       break;
   }
   return "not linkable (every column is a quasi-identifier or direct identifier)";
 }
+
+namespace {
+
+// Sets key.told_apart_by when two rows share a key or a row's key is NULL.
+void tell_apart(pqxx::transaction_base& tx, const TablePolicy& policy, RowKey& key) {
+  const auto shared = tx.exec(fmt::format(
+      "SELECT pg_catalog.count(*) OPERATOR(pg_catalog.>) pg_catalog.count(DISTINCT key) OR "
+      "pg_catalog.count(*) OPERATOR(pg_catalog.>) pg_catalog.count(key) FROM (SELECT {} AS key "
+      "FROM {}) t",
+      key_expression(key), qualified_name(policy.schema, policy.table)))[0][0];
+  if (shared.as<bool>()) key.told_apart_by = policy.quasi_identifiers;
+}
+
+}  // namespace
 
 RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const TableInfo& info) {
   RowKey key;
@@ -230,9 +251,12 @@ RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const Tab
       }
     key.source = RowKey::Source::kPolicy;
     key.columns = policy.key;
-    return key;
   }
   pqxx::nontransaction tx(conn);
+  if (key.source == RowKey::Source::kPolicy) {
+    tell_apart(tx, policy, key);
+    return key;
+  }
   const auto pk = tx.exec_params(
       "SELECT a.attname FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY "
       "AS u(attnum, n) JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = u.attnum "
@@ -252,7 +276,10 @@ RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const Tab
                     [&](const auto& d) { return d.column == c.name; });
     if (!qi && !direct) key.columns.push_back(c.name);
   }
-  if (!key.columns.empty()) key.source = RowKey::Source::kOtherColumns;
+  if (!key.columns.empty()) {
+    key.source = RowKey::Source::kOtherColumns;
+    tell_apart(tx, policy, key);
+  }
   return key;
 }
 

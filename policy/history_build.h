@@ -29,6 +29,12 @@ struct RowKey {
   enum class Source { kPolicy, kPrimaryKey, kOtherColumns, kNone };
   Source source = Source::kNone;
   std::vector<std::string> columns;
+  // Set when the key columns do not tell rows apart (two rows share a value,
+  // or a row's is NULL): the quasi-identifiers. Rows are then told apart by
+  // the key columns, these, and a number among rows equal in both (which
+  // are interchangeable): an analyst linking rows through the shared values
+  // can do no better than one who tells every row apart (docs/security.md).
+  std::vector<std::string> told_apart_by;
 
   bool linkable() const { return source != Source::kNone; }
   // "key: id", "primary key (id)", "non-quasi-identifier columns (a, b)",
@@ -37,11 +43,14 @@ struct RowKey {
 };
 
 // The key of a row as text, as SQL over the table's columns: "col"::text,
-// or ROW("a", "b")::text for a key of several columns.
+// or ROW("a", "b")::text for a key of several columns; with told_apart_by,
+// ROW(key columns, those, its number among the rows equal in all of
+// them)::text (a window function: only in a SELECT list over the table).
 std::string key_expression(const RowKey& key);
 
 // `key:` from the policy, else the primary key, else every column that is
 // neither a quasi-identifier nor a direct identifier; none: not linkable.
+// Reads the table to find whether the key columns tell rows apart.
 RowKey row_key(pqxx::connection_base& conn, const TablePolicy& policy, const TableInfo& info);
 
 // Where a history-aware build spent its time: wall and kanon CPU

@@ -148,6 +148,7 @@ std::string encode_snapshot(const TableSnapshot& s) {
                     {"release",
                      {{"key_source", static_cast<int>(r.key.source)},
                       {"key_columns", r.key.columns},
+                      {"key_told_apart_by", r.key.told_apart_by},
                       {"version", r.version},
                       {"baseline", r.baseline},
                       {"catch_up", r.catch_up},
@@ -197,6 +198,8 @@ std::shared_ptr<TableSnapshot> decode_snapshot(const std::string& body, const Ta
       throw std::runtime_error("unknown key source");
     snap->release.key.source = static_cast<RowKey::Source>(source);
     snap->release.key.columns = r.at("key_columns").get<std::vector<std::string>>();
+    // Absent from snapshots of a kanon whose keys had to be unique.
+    snap->release.key.told_apart_by = r.value("key_told_apart_by", std::vector<std::string>{});
     snap->release.version = r.at("version").get<uint64_t>();
     snap->release.baseline = r.at("baseline").get<bool>();
     snap->release.catch_up = r.at("catch_up").get<uint32_t>();
