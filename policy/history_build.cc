@@ -103,9 +103,9 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
         "SELECT key FROM (SELECT {} AS key FROM {}) t GROUP BY key HAVING count(*) > 1 LIMIT 1",
         key_expression(key), qualified_name(policy.schema, policy.table)));
     if (!dup.empty())
-      throw std::runtime_error(fmt::format(
-          "{}: rows now share the key {} ({}); the next build tells them apart", policy.name(),
-          dup[0][0].as<std::string>(), join(key.columns)));
+      throw std::runtime_error(
+          fmt::format("{}: rows now share the key {} ({}); the next build tells them apart",
+                      policy.name(), dup[0][0].as<std::string>(), join(key.columns)));
   }
   const KeyedSql parts = keyed_parts(tx, policy, info, key);
   const std::string keyed = keyed_sql(parts);

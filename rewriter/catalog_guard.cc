@@ -127,8 +127,12 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
     }
     return std::nullopt;
   }();
+  // No item it can go around (the first row all DEFAULT, a column with a
+  // subscript or field, a string constant for a column kanon cannot type):
+  // a function in the list or a trigger replaced meanwhile would run
+  // unguarded, so the statement is denied (fail closed).
   if (run.kind == RunShape::Kind::kInsert && !run.simple && !run.one_values_row && !guarded_item)
-    return GuardPlacement::kNotNeeded;
+    return GuardPlacement::kNoPlace;
   // The statement's tokens.
   const size_t begin = static_cast<size_t>(st.location);
   const size_t end = begin + static_cast<size_t>(st.length);

@@ -7,9 +7,13 @@
 
 namespace kanon::testing {
 
+// GuardCase::guarded of a statement that needs a guard and has no place for
+// one: kanon denies it (GuardPlacement::kNoPlace).
+inline constexpr const char* kNoPlace = "(no place: denied)";
+
 struct GuardCase {
   const char* sql;
-  const char* guarded;           // nullptr: no guard
+  const char* guarded;           // nullptr: no guard; kNoPlace: denied
   const char* values_cast = "";  // GuardCall::values_cast (the first item's column type)
 };
 
@@ -75,10 +79,10 @@ inline const std::vector<GuardCase>& guard_cases() {
        "('2.345') RETURNING n",
        "pg_catalog.\"numeric\""},
       // A string constant whose column kanon cannot tell, or a first row of
-      // DEFAULT only: no place (docs/security.md).
-      {"INSERT INTO t VALUES ('1'), ('2')", nullptr},
-      {"INSERT INTO t VALUES (DEFAULT)", nullptr},
-      {"INSERT INTO t VALUES (DEFAULT), (3)", nullptr},
+      // DEFAULT only: no place, denied (fail closed; docs/security.md).
+      {"INSERT INTO t VALUES ('1'), ('2')", kNoPlace},
+      {"INSERT INTO t VALUES (DEFAULT)", kNoPlace},
+      {"INSERT INTO t VALUES (DEFAULT), (3)", kNoPlace},
       {"UPDATE t SET a = a + 1 WHERE a = 1 RETURNING a",
        "UPDATE t SET a = a + 1 WHERE @G AND (a = 1) RETURNING a"},
       {"UPDATE t SET a = u.b FROM u", "UPDATE t SET a = u.b FROM u WHERE @G"},

@@ -82,7 +82,7 @@ TEST_CASE("guarded statements return what they return without the guard, or KN00
   set_up(conn);
   const int64_t g = generation(conn);
   for (const auto& c : kanon::testing::guard_cases()) {
-    if (c.guarded == nullptr) continue;
+    if (c.guarded == nullptr || c.guarded == kanon::testing::kNoPlace) continue;
     const std::string sql = c.sql;
     CAPTURE(sql);
     if (sql.rfind("COPY", 0) == 0) continue;  // libpqxx's exec does not take COPY

@@ -11,6 +11,8 @@ using namespace kanon::rewriter;
 
 namespace {
 
+// The text with its guards; kanon::testing::kNoPlace when a statement has
+// no place for one.
 std::string guarded(const std::string& sql, const std::string& values_cast = "") {
   const ParseOutcome parsed = parse_sql(sql);
   REQUIRE_MESSAGE(parsed.ok, sql);
@@ -18,9 +20,9 @@ std::string guarded(const std::string& sql, const std::string& values_cast = "")
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE_MESSAGE(place_catalog_guard(tokens, st, GuardCall{5, false, false, values_cast},
-                                        edits) != GuardPlacement::kNoPlace,
-                    sql);
+    if (place_catalog_guard(tokens, st, GuardCall{5, false, false, values_cast}, edits) ==
+        GuardPlacement::kNoPlace)
+      return kanon::testing::kNoPlace;
   return edits.empty() ? std::string() : apply_edits(sql, edits);
 }
 
@@ -39,8 +41,8 @@ TEST_CASE("the guard goes where it gates the query each statement runs") {
     const std::string sql = c.sql;
     CAPTURE(sql);
     const std::string got = guarded(c.sql, c.values_cast);
-    if (c.guarded == nullptr) {
-      CHECK(got.empty());
+    if (c.guarded == nullptr || c.guarded == kanon::testing::kNoPlace) {
+      CHECK(got == (c.guarded ? c.guarded : ""));
       continue;
     }
     CHECK(got == spelled(c.guarded));

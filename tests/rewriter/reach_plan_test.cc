@@ -503,10 +503,17 @@ TEST_CASE("reach plan: INSERT ... VALUES of several rows: the guard around the f
         "INSERT INTO plain VALUES (" + g + "1 END), 'a'), (2, 'b')");
   CHECK(e.rewrite("INSERT INTO plain (id) VALUES ($1), ($2)").sql ==
         "INSERT INTO plain (id) VALUES (" + g + "$1::pg_catalog.int4 END)), ($2)");
-  // Relations of that name in two schemas disagree, or a column kanon does
-  // not know: not guarded (docs/security.md).
-  CHECK(e.guard("INSERT INTO twin VALUES ('1'), ('2')") == "");
+  // Relations of that name in two schemas disagree, a column kanon does not
+  // know, a first row of DEFAULTs: no place for the guard, denied (fail
+  // closed; docs/security.md).
+  const auto denied = [&](const std::string& sql) {
+    const RewriteResult r = e.rewrite(sql);
+    CHECK_MESSAGE(r.verdict == Verdict::kDenied, sql);
+    CHECK_MESSAGE(r.rule == "catalog-guard", sql << ": " << r.rule);
+  };
+  denied("INSERT INTO twin VALUES ('1'), ('2')");
   CHECK(e.guard("INSERT INTO public.twin VALUES ('1'), ('2')") == "catalog_is");
-  CHECK(e.guard("INSERT INTO app.v_calls VALUES ('1'), ('2')") == "");  // no sql_type known
-  CHECK(e.guard("INSERT INTO plain (nosuch) VALUES ('1'), ('2')") == "");
+  denied("INSERT INTO app.v_calls VALUES ('1'), ('2')");  // no sql_type known
+  denied("INSERT INTO plain (nosuch) VALUES ('1'), ('2')");
+  denied("INSERT INTO plain VALUES (DEFAULT, DEFAULT), (2, 'b')");
 }
