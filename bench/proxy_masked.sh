@@ -4,7 +4,7 @@
 # straight to PostgreSQL, all in one run.
 #
 #   bench/proxy_masked.sh [--copies N] [--reps N] [--modes "inline materialized view"]
-#                         [--settings "jit=off"]
+#                         [--settings "jit=off"] [--clients N] [--duration S]
 #
 # The table is ADULT repeated --copies times (default 32, ~965k rows) with
 # k = 10 x copies and eight quasi-identifiers; one copy of it per mode, each
@@ -19,6 +19,11 @@
 # parallel workers) plus kanon spent on one execution: on two shared cores
 # CPU time is steadier than latency. Ratios are against `direct`.
 #
+# With --clients N (issue 28 item 4), then N concurrent clients (pgbench -c N)
+# send the six aggregate queries, picked at random, for --duration seconds
+# (default 30) each: directly, and through kanon to each mode; the table
+# gives queries per second and the ratio to direct.
+#
 # Needs a Release build in build/ (scripts/build.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,12 +31,16 @@ COPIES=32
 REPS=5
 MODES="inline materialized view"
 SETTINGS="jit=off"
+CLIENTS=0
+DURATION=30
 while [ $# -gt 0 ]; do
   case "$1" in
     --copies) COPIES="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --modes) MODES="$2"; shift 2 ;;
     --settings) SETTINGS="$2"; shift 2 ;;
+    --clients) CLIENTS="$2"; shift 2 ;;
+    --duration) DURATION="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -192,3 +201,28 @@ for mode in $MODES; do
   summary+=" | ${med}x (worst ${worst}x) |"
 done
 echo "$summary"
+
+[ "$CLIENTS" -gt 0 ] || exit 0
+# throughput PORT USER TABLE -> queries per second of CLIENTS concurrent
+# clients sending the aggregates (pgbench picks one per transaction).
+throughput() {
+  local port="$1" user="$2" table="$3" args=() i=0 q
+  for q in "${QUERIES[@]}"; do
+    [[ "$q" == *LIMIT* ]] && continue
+    i=$((i + 1))
+    printf '%s;\n' "${q//:tbl/$table}" >"$WORK/c$i.sql"
+    args+=(-f "$WORK/c$i.sql")
+  done
+  pgbench -n -M simple "${args[@]}" -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" -h 127.0.0.1 \
+    -p "$port" -U "$user" postgres 2>&1 | sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -1
+}
+echo
+echo "$CLIENTS concurrent clients, the aggregates at random, ${DURATION} s each," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg)"
+direct_qps="$(throughput "$PG_PORT" postgres adult_direct)"
+line="| direct: $direct_qps q/s |"
+for mode in $MODES; do
+  qps="$(throughput "$KANON_PORT" analyst "adult_$mode")"
+  line+=" $mode: $qps q/s ($(ratio "$qps" "$direct_qps")x) |"
+done
+echo "$line"
