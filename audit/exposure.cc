@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 
+#include "audit/server_access.h"
 #include "base/text.h"
 #include "policy/sql_text.h"
 
@@ -18,18 +19,6 @@ using rewriter::RelationClass;
 
 constexpr const char* kReadAllData = "pg_read_all_data";
 
-struct ServerFileRole {
-  const char* name;
-  const char* what;
-};
-constexpr ServerFileRole kServerFileRoles[] = {
-    {"pg_execute_server_program",
-     "runs programs on the database server as its operating system user"},
-    {"pg_read_server_files",
-     "reads any file on the database server, the table's data files included"},
-    {"pg_write_server_files", "writes any file on the database server, its configuration included"},
-};
-
 using base::join;
 
 bool contains(const std::vector<std::string>& items, const std::string& item) {
@@ -38,6 +27,13 @@ bool contains(const std::vector<std::string>& items, const std::string& item) {
 
 bool builtin_function(const policy::FunctionFacts& f) {
   return f.builtin || f.schema == "pg_catalog" || f.schema == "information_schema";
+}
+
+// A function that reads the server's files (server_access.h): built in, or
+// C code of an extension (dblink), not a user's function of that name.
+const ServerAccess* server_file_function(const policy::FunctionFacts& f) {
+  if (!f.builtin && (f.language != "c" || f.extension.empty())) return nullptr;
+  return find_access(kServerFileFunctions, f.name);
 }
 
 // Every role a login is a member of (itself included) and, for each, the
@@ -428,11 +424,26 @@ class Judge {
     if (!fn || acl == facts_.function_acls.end() || !acl->second.callable) return;
     const auto& f = *fn->facts;
     const std::string name = f.schema + "." + f.name;
+    const ServerAccess* files = server_file_function(f);
     std::vector<std::string> tables;
-    for (const auto& t : reached(fn->reach, restricted))
-      if (!contains(policies_.at(t)->allowed_functions, name)) tables.push_back(t);
+    if (files)
+      tables = restricted;  // their data files
+    else
+      for (const auto& t : reached(fn->reach, restricted))
+        if (!contains(policies_.at(t)->allowed_functions, name)) tables.push_back(t);
     if (tables.empty()) return;
     if (!holds(m, facts_.execute, oid) && !m.count(acl->second.owner)) return;
+    if (files) {
+      Exposure x = row(login, ExposurePath::kServerFiles, acl->second.quoted, tables);
+      const Sources s = sources(login, m, acl->second, "EXECUTE", "FUNCTION " + acl->second.quoted,
+                                "ALTER FUNCTION " + acl->second.quoted, false, tables);
+      const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
+      x.detail = fmt::format("{} can EXECUTE {}{}: it {}", login.name, acl->second.quoted, why,
+                             files->what);
+      x.fix = join(s.fixes, "; ");
+      out.push_back(std::move(x));
+      return;
+    }
     Exposure x = row(login, ExposurePath::kExecuteFunction, acl->second.quoted, tables);
     const std::string keyword = function_keyword(f.kind);
     const Sources s =
@@ -648,6 +659,10 @@ ExposureCandidates exposure_candidates(const ObjectCatalog& catalog) {
     if (c && c->read.any()) out.relations.push_back(r.oid);
   }
   for (const auto& f : facts.functions) {
+    if (server_file_function(f)) {
+      out.functions.push_back(f.oid);
+      continue;
+    }
     if (builtin_function(f)) continue;
     const CatalogFunction* c = catalog.function(f.oid);
     if (c && c->reach.any()) out.functions.push_back(f.oid);

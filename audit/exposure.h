@@ -24,7 +24,9 @@
 //   bypassrls        BYPASSRLS
 //   replication      REPLICATION: a copy of the whole cluster
 //   server-files     membership in pg_read_server_files,
-//                    pg_write_server_files or pg_execute_server_program
+//                    pg_write_server_files or pg_execute_server_program, or
+//                    EXECUTE on a function that reads the server's files
+//                    (server_access.h, the proxy's list too)
 //   connect          a pg_hba.conf rule that admits the login to this
 //                    database from elsewhere than kanon's address
 //   select-table     SELECT on the protected table or an inheritance child

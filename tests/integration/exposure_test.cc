@@ -277,3 +277,27 @@ TEST_CASE("the demo set-up (scripts/run.sh: pg-sandbox.sh --demo --hardened) has
   CHECK(has(elsewhere.out, "analyst can SELECT the protected table public.people without kanon"));
   run_command({source_dir() + "/scripts/pg-sandbox.sh", "stop", dir});
 }
+
+TEST_CASE("EXECUTE on a function that reads the server's files is a path, as the proxy counts it") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP ROLE IF EXISTS expo_files; CREATE ROLE expo_files LOGIN; "
+      "GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) TO expo_files");
+  const auto r = run_command(
+      {kanon_executable(), "check", "--config", f.proxy->config_path(), "--role", "expo_files"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "server-files"));
+  CHECK(has(r.out, "expo_files can EXECUTE pg_catalog.pg_read_file(text)"));
+  CHECK(has(r.out, "reads files on the database server, the table's data files included"));
+  CHECK(
+      has(r.out, "fix: REVOKE EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) FROM expo_files"));
+  // Without the grant: nothing to report for it.
+  pg.psql("REVOKE EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) FROM expo_files");
+  const auto clean = run_command(
+      {kanon_executable(), "check", "--config", f.proxy->config_path(), "--role", "expo_files"});
+  INFO(clean.out << clean.err);
+  CHECK_FALSE(has(clean.out, "pg_read_file"));
+  pg.psql("DROP ROLE expo_files");
+}
