@@ -284,8 +284,11 @@ TEST_CASE("EXECUTE on a function that reads the server's files is a path, as the
   pg.psql(
       "DROP ROLE IF EXISTS expo_files; CREATE ROLE expo_files LOGIN; "
       "GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) TO expo_files");
-  const auto r = run_command(
-      {kanon_executable(), "check", "--config", f.proxy->config_path(), "--role", "expo_files"});
+  const auto check = [&] {
+    return run_command(
+        {kanon_executable(), "check", "--config", f.proxy->config_path(), "--role", "expo_files"});
+  };
+  const auto r = check();
   INFO(r.out << r.err);
   CHECK(r.exit_code == 2);
   CHECK(has(r.out, "server-files"));
@@ -295,8 +298,7 @@ TEST_CASE("EXECUTE on a function that reads the server's files is a path, as the
       has(r.out, "fix: REVOKE EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) FROM expo_files"));
   // Without the grant: nothing to report for it.
   pg.psql("REVOKE EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) FROM expo_files");
-  const auto clean = run_command(
-      {kanon_executable(), "check", "--config", f.proxy->config_path(), "--role", "expo_files"});
+  const auto clean = check();
   INFO(clean.out << clean.err);
   CHECK_FALSE(has(clean.out, "pg_read_file"));
   pg.psql("DROP ROLE expo_files");

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <pqxx/pqxx>
 #include <set>
 #include <sstream>
@@ -147,6 +148,34 @@ std::string verify_field(const std::string& out, const std::string& header,
   return "";
 }
 
+// kanon in front of the shared sandbox, protecting `table` (k = 5, ADULT's
+// eight quasi-identifiers) in `mode`, with the admin console.
+struct Protected {
+  std::string policy_path;
+  std::unique_ptr<KanonProxy> proxy;
+
+  Protected(const std::string& table, const std::string& mode)
+      : policy_path("/tmp/kanon-linking-policy-" + std::to_string(getpid()) + ".yaml") {
+    std::ofstream(policy_path) << "tables:\n  - table: " << table << "\n    k: " << kK
+                               << "\n    mode: " << mode
+                               << "\n    quasi_identifiers: [sex, age, race, marital-status, "
+                                  "education, native-country, workclass, occupation]\n"
+                                  "    max_nodes: 8192\n    exempt: [postgres]\n";
+    proxy = std::make_unique<KanonProxy>(
+        PgSandbox::shared().port(),
+        "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy_path + "]\n");
+  }
+  ~Protected() { std::filesystem::remove(policy_path); }
+
+  // psql -A on the console (header, rows, footer); fails the test on error.
+  std::string console(const std::string& command) const {
+    const auto r = run_command(
+        {"psql", "-X", "-A", "-d", proxy->conninfo("postgres", "kanon"), "-c", command});
+    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
+    return r.out;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("linked reads through kanon: inserts, a delete, an update, counted by the analyst") {
@@ -167,7 +196,6 @@ TEST_CASE("linked reads through kanon: inserts, a delete, an update, counted by 
        false, true},
   };
   auto& pg = PgSandbox::shared();
-  const std::string policy_path = "/tmp/kanon-linking-policy-" + std::to_string(getpid()) + ".yaml";
   for (const std::string mode : {"inline", "materialized"}) {
     for (const auto& change : changes) {
       CAPTURE(mode);
@@ -178,19 +206,9 @@ TEST_CASE("linked reads through kanon: inserts, a delete, an update, counted by 
       pg.psql("DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
               " AS SELECT * FROM public.adult; ALTER TABLE " + table +
               " ADD PRIMARY KEY (id); GRANT SELECT ON " + table + " TO analyst");
-      std::ofstream(policy_path) << "tables:\n  - table: " << table << "\n    k: " << kK
-                                 << "\n    mode: " << mode
-                                 << "\n    quasi_identifiers: [sex, age, race, marital-status, "
-                                    "education, native-country, workclass, occupation]\n"
-                                    "    max_nodes: 8192\n    exempt: [postgres]\n";
-      KanonProxy proxy(pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" +
-                                      policy_path + "]\n");
-      const auto console = [&](const std::string& command) {
-        const auto r = run_command(
-            {"psql", "-X", "-A", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
-        REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
-        return r.out;
-      };
+      const Protected kanon(table, mode);
+      const auto console = [&](const std::string& command) { return kanon.console(command); };
+      auto& proxy = *kanon.proxy;
       // The first build (a baseline) is done once a REFRESH returns.
       console("REFRESH " + table);
       const std::string analyst = proxy.conninfo("analyst");
@@ -252,14 +270,12 @@ TEST_CASE("linked reads through kanon: inserts, a delete, an update, counted by 
       pg.psql("DROP TABLE " + table + " CASCADE");
     }
   }
-  std::filesystem::remove(policy_path);
 }
 
 TEST_CASE("ADULT without a key, as published: built, served and refreshed in every mode") {
   // Its only other column, salary-class, holds two values: rows are told
   // apart by it and the quasi-identifiers (docs/policy.md).
   auto& pg = PgSandbox::shared();
-  const std::string policy_path = "/tmp/kanon-keyless-policy-" + std::to_string(getpid()) + ".yaml";
   for (const std::string mode : {"inline", "materialized", "view"}) {
     CAPTURE(mode);
     const std::string table = "public.adult_keyless_" + mode;
@@ -267,19 +283,9 @@ TEST_CASE("ADULT without a key, as published: built, served and refreshed in eve
             " AS SELECT sex, age, race, \"marital-status\", education, \"native-country\", "
             "workclass, occupation, \"salary-class\" FROM public.adult; GRANT SELECT ON " +
             table + " TO analyst");
-    std::ofstream(policy_path) << "tables:\n  - table: " << table << "\n    k: " << kK
-                               << "\n    mode: " << mode
-                               << "\n    quasi_identifiers: [sex, age, race, marital-status, "
-                                  "education, native-country, workclass, occupation]\n"
-                                  "    max_nodes: 8192\n    exempt: [postgres]\n";
-    KanonProxy proxy(pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" +
-                                    policy_path + "]\n");
-    const auto console = [&](const std::string& command) {
-      const auto r = run_command(
-          {"psql", "-X", "-A", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
-      REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
-      return r.out;
-    };
+    const Protected kanon(table, mode);
+    const auto console = [&](const std::string& command) { return kanon.console(command); };
+    auto& proxy = *kanon.proxy;
     const std::string built = console("REFRESH " + table);
     CAPTURE(built);
     const std::string policies = console("SHOW POLICIES");
@@ -317,5 +323,4 @@ TEST_CASE("ADULT without a key, as published: built, served and refreshed in eve
     if (mode == "materialized") CHECK(verify_field(row, header, "verdict") == "ok");
     pg.psql("DROP TABLE " + table + " CASCADE");
   }
-  std::filesystem::remove(policy_path);
 }
