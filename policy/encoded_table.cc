@@ -42,4 +42,10 @@ uint32_t EncodedTable::add_row(std::span<const std::optional<std::string_view>> 
   return it->second;
 }
 
+const engine::Dictionary& EncodedTable::dictionary(size_t column) const {
+  if (column < attributes_.size()) return attributes_[column].dictionary;
+  if (sensitive_ && column == attributes_.size()) return sensitive_->dictionary;
+  return person_->dictionary;
+}
+
 }  // namespace kanon::policy

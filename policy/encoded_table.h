@@ -54,6 +54,9 @@ class EncodedTable {
   const EncodedColumn& attribute(size_t i) const { return attributes_[i]; }
   const std::vector<EncodedColumn>& attributes() const { return attributes_; }
   const std::optional<EncodedColumn>& sensitive() const { return sensitive_; }
+  // The dictionary of column `column` (< width()): an attribute's, the
+  // sensitive one's or the person's.
+  const engine::Dictionary& dictionary(size_t column) const;
 
   // Distinct rows; codes are row-major, width() per row.
   size_t distinct_rows() const { return weights_.size(); }

@@ -63,19 +63,17 @@ TEST_CASE("person: every released combination covers k customers, however many r
   const auto console = [&](const std::string& command) {
     const auto r = run_command(
         {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
-    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
+    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err << "\nkanon's log:\n"
+                                              << proxy.log());
     return r.out;
   };
   console("REFRESH public.purchases");
-  // Counting rows: the big customer's purchases are a cohort of one person.
+  // Counting rows: combinations of k rows or more that belong to fewer than
+  // k customers are released (a customer with several purchases counts
+  // several times).
   const auto [rows_min, rows_below] = analyst_count(proxy.conninfo("analyst"));
-  CHECK(rows_min == 1);
+  CHECK(rows_min < kK);
   CHECK(rows_below > 0);
-  {
-    pqxx::connection c(proxy.conninfo("analyst"));
-    pqxx::nontransaction tx(c);
-    CHECK(tx.exec1("SELECT count(*) FROM purchases WHERE age = 99")[0].as<long>() == 60);
-  }
 
   // Counting persons.
   write_policy(policy_path, true);
@@ -86,7 +84,9 @@ TEST_CASE("person: every released combination covers k customers, however many r
   {
     pqxx::connection c(proxy.conninfo("analyst"));
     pqxx::nontransaction tx(c);
-    CHECK(tx.exec1("SELECT count(*) FROM purchases WHERE age = 99")[0].as<long>() == 0);
+    CHECK(
+        tx.exec1("SELECT count(*) FROM purchases WHERE age = 99 OR zip = '99999'")[0].as<long>() ==
+        0);
     CHECK(tx.exec1("SELECT count(*) FROM purchases")[0].as<long>() ==
           std::stol(pg.psql("SELECT count(*) FROM public.purchases")));
   }
