@@ -8,7 +8,7 @@ namespace kanon::policy {
 namespace {
 
 struct Candidate {
-  uint64_t count;
+  uint64_t count;  // rows with attribute = code (persons, with a person column)
   int attribute;
   uint32_t code;
 };
@@ -34,10 +34,16 @@ class Builder {
       left_seen_.assign(m, 0);
       right_seen_.assign(m, 0);
     }
+    if (table.has_person()) {
+      person_seen_.assign(table.person_count() + 1, 0);
+      only_.resize(attrs_);
+      for (int a = 0; a < attrs_; ++a) only_[a].assign(counts_[a].size(), 0);
+    }
   }
 
   // The pair to release in rows order_[begin, end), or nullopt.
   std::optional<Candidate> choose(size_t begin, size_t end, uint64_t n) {
+    if (table_.has_person()) return choose_by_person(begin, end);
     const uint64_t k = options_.k;
     if (n < 2 * k) return std::nullopt;
     const uint32_t* codes = table_.codes().data();
@@ -62,6 +68,58 @@ class Builder {
       }
       touched_[a].clear();
     }
+    return best(begin, end);
+  }
+
+  // choose() counting persons (policy `person:`): a pair qualifies when
+  // both sides keep at least k distinct persons. A person whose rows carry
+  // several values (or NULL) is on both sides of a split on them. Per
+  // attribute, from the node's distinct (person, value) pairs: left(v) is
+  // the persons with v, right(v) the node's persons but those with v alone.
+  std::optional<Candidate> choose_by_person(size_t begin, size_t end) {
+    const uint64_t k = options_.k;
+    const uint64_t total = persons(begin, end);
+    if (total < 2 * k) return std::nullopt;
+    const size_t pi = table_.person_index();
+    candidates_.clear();
+    for (int a = 0; a < attrs_; ++a) {
+      pairs_.clear();
+      for (size_t i = begin; i < end; ++i) {
+        const uint32_t row = order_[i];
+        pairs_.push_back({table_.code(row, pi), table_.code(row, static_cast<size_t>(a))});
+      }
+      std::sort(pairs_.begin(), pairs_.end());
+      pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
+      for (size_t i = 0; i < pairs_.size();) {
+        size_t j = i;
+        while (j < pairs_.size() && pairs_[j].first == pairs_[i].first) ++j;
+        for (size_t x = i; x < j; ++x) {
+          const uint32_t c = pairs_[x].second;
+          if (c == kNullCode) continue;
+          if (counts_[a][c] == 0 && only_[a][c] == 0) touched_[a].push_back(c);
+          ++counts_[a][c];
+        }
+        // kNullCode sorts last: one pair that is a value is a person wholly left.
+        if (j - i == 1 && pairs_[i].second != kNullCode) {
+          const uint32_t c = pairs_[i].second;
+          if (counts_[a][c] == 0 && only_[a][c] == 0) touched_[a].push_back(c);
+          ++only_[a][c];
+        }
+        i = j;
+      }
+      for (uint32_t c : touched_[a]) {
+        const uint64_t left = counts_[a][c], right = total - only_[a][c];
+        counts_[a][c] = only_[a][c] = 0;
+        if (left >= k && right >= k) candidates_.push_back({left, a, c});
+      }
+      touched_[a].clear();
+    }
+    return best(begin, end);
+  }
+
+  // The best of candidates_ (most rows or persons, then policy order, then
+  // value) that keeps l-diversity, or nullopt.
+  std::optional<Candidate> best(size_t begin, size_t end) {
     if (candidates_.empty()) return std::nullopt;
     auto better = [&](const Candidate& x, const Candidate& y) {
       if (x.count != y.count) return x.count > y.count;
@@ -82,11 +140,21 @@ class Builder {
                                 const std::string& value) {
     const auto code = table_.attribute(attribute).dictionary.find(value);
     if (!code) return std::nullopt;
-    uint64_t count = 0;
-    for (size_t i = begin; i < end; ++i)
-      if (table_.code(order_[i], attribute) == *code) count += table_.weights()[order_[i]];
+    uint64_t count = 0, right = 0;
+    if (table_.has_person()) {
+      count = persons(begin, end, [&](uint32_t row) {
+        return table_.code(row, static_cast<size_t>(attribute)) == *code;
+      });
+      right = persons(begin, end, [&](uint32_t row) {
+        return table_.code(row, static_cast<size_t>(attribute)) != *code;
+      });
+    } else {
+      for (size_t i = begin; i < end; ++i)
+        if (table_.code(order_[i], attribute) == *code) count += table_.weights()[order_[i]];
+      right = n - count;
+    }
     const Candidate cand{count, attribute, *code};
-    if (count < options_.k || n - count < options_.k) return std::nullopt;
+    if (count < options_.k || right < options_.k) return std::nullopt;
     if (options_.l > 0 && !diverse(begin, end, cand)) return std::nullopt;
     return cand;
   }
@@ -113,6 +181,30 @@ class Builder {
   }
 
  private:
+  // Distinct persons among rows order_[begin, end) that `take` (all by
+  // default); a NULL person counts as one.
+  template <typename Take = bool (*)(uint32_t)>
+  uint64_t persons(
+      size_t begin, size_t end, Take take = [](uint32_t) { return true; }) {
+    const size_t pi = table_.person_index();
+    const size_t null_slot = person_seen_.size() - 1;
+    uint64_t n = 0;
+    seen_list_.clear();
+    for (size_t i = begin; i < end; ++i) {
+      const uint32_t row = order_[i];
+      if (!take(row)) continue;
+      const uint32_t p = table_.code(row, pi);
+      const size_t slot = p == kNullCode ? null_slot : p;
+      if (person_seen_[slot]) continue;
+      person_seen_[slot] = 1;
+      seen_list_.push_back(static_cast<uint32_t>(slot));
+      ++n;
+    }
+    for (uint32_t slot : seen_list_) person_seen_[slot] = 0;
+    seen_list_.clear();
+    return n;
+  }
+
   bool diverse(size_t begin, size_t end, const Candidate& cand) {
     const size_t s = table_.attribute_count();
     uint32_t left = 0, right = 0;
@@ -143,6 +235,12 @@ class Builder {
   std::vector<Candidate> candidates_;
   std::vector<uint8_t> left_seen_, right_seen_;
   std::vector<uint32_t> seen_list_;
+  // With a person column: persons seen (one slot per person code, the last
+  // for NULL), per attribute and value the persons with that value alone,
+  // and the node's distinct (person, value) pairs.
+  std::vector<uint8_t> person_seen_;
+  std::vector<std::vector<uint64_t>> only_;
+  std::vector<std::pair<uint32_t, uint32_t>> pairs_;
 };
 
 }  // namespace
@@ -194,8 +292,8 @@ DisclosureTree DisclosureTree::regrow(const EncodedTable& table, const TreeOptio
     parent.right = left + 1;
     TreeNode l, r;
     l.parent = r.parent = p.node;
-    l.rows = cand->count;
-    r.rows = parent.rows - cand->count;
+    l.rows = b.weight(p.begin, mid);  // rows (cand->count may count persons)
+    r.rows = parent.rows - l.rows;
     l.released = parent.released | (uint64_t{1} << cand->attribute);
     r.released = parent.released;
     l.label = r.label = parent.label;

@@ -7,8 +7,11 @@
 namespace kanon::policy {
 
 EncodedTable::EncodedTable(std::vector<EncodedColumn> attributes,
-                           std::optional<EncodedColumn> sensitive)
-    : attributes_(std::move(attributes)), sensitive_(std::move(sensitive)) {
+                           std::optional<EncodedColumn> sensitive,
+                           std::optional<EncodedColumn> person)
+    : attributes_(std::move(attributes)),
+      sensitive_(std::move(sensitive)),
+      person_(std::move(person)) {
   if (attributes_.size() > 64) throw std::invalid_argument("at most 64 quasi-identifiers");
   scratch_.resize(width());
 }
@@ -21,7 +24,9 @@ uint32_t EncodedTable::add_row(std::span<const std::optional<std::string_view>> 
       scratch_[i] = kNullCode;
       continue;
     }
-    auto& dict = i < attributes_.size() ? attributes_[i].dictionary : sensitive_->dictionary;
+    auto& dict = i < attributes_.size()                  ? attributes_[i].dictionary
+                 : sensitive_ && i == attributes_.size() ? sensitive_->dictionary
+                                                         : person_->dictionary;
     scratch_[i] = dict.encode(*values[i]);
   }
   std::string key(reinterpret_cast<const char*>(scratch_.data()),
@@ -35,6 +40,12 @@ uint32_t EncodedTable::add_row(std::span<const std::optional<std::string_view>> 
   }
   total_rows_ += weight;
   return it->second;
+}
+
+const engine::Dictionary& EncodedTable::dictionary(size_t column) const {
+  if (column < attributes_.size()) return attributes_[column].dictionary;
+  if (sensitive_ && column == attributes_.size()) return sensitive_->dictionary;
+  return person_->dictionary;
 }
 
 }  // namespace kanon::policy

@@ -41,6 +41,10 @@ KeyedSql keyed_parts(pqxx::transaction_base& tx, const TablePolicy& policy, cons
     select += ", " + loaded_expression(*info.find(policy.sensitive->column)) + " AS s";
     out.values += ", t.s";
   }
+  if (!policy.person.empty()) {
+    select += ", " + person_expression(policy) + " AS p";
+    out.values += ", t.p";
+  }
   out.t = fmt::format("SELECT {} FROM {}", select, qualified_name(policy.schema, policy.table));
   out.r = fmt::format(
       "SELECT key, history, released IS NOT NULL AS live FROM kanon.release_rows WHERE "
@@ -67,6 +71,7 @@ std::string class_label(const TablePolicy& policy) {
   std::string label = "ROW(history, here";
   for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) label += fmt::format(", q{}", i);
   if (policy.sensitive) label += ", s";
+  if (!policy.person.empty()) label += ", p";
   return label + ")::text";
 }
 
@@ -95,7 +100,10 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
     const ColumnInfo* c = info.find(policy.sensitive->column);
     sensitive = EncodedColumn{c->name, c->type, {}};
   }
-  KeyedClasses out{EncodedTable(std::move(attrs), std::move(sensitive)), {}, {}, {}, {}, {}};
+  std::optional<EncodedColumn> person;
+  if (!policy.person.empty()) person = EncodedColumn{"person", "text", {}};
+  KeyedClasses out{
+      EncodedTable(std::move(attrs), std::move(sensitive), std::move(person)), {}, {}, {}, {}, {}};
   const size_t width = out.table.width();
   if (key.source != RowKey::Source::kPrimaryKey && key.told_apart_by.empty()) {
     // row_key found the key unique; rows written since may share one.
@@ -118,6 +126,7 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const TablePolicy& policy,
   std::string groups = "history, here, null_key";
   for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) groups += fmt::format(", q{}", i);
   if (policy.sensitive) groups += ", s";
+  if (!policy.person.empty()) groups += ", p";
   tx.exec(aggregate_settings(tx, policy, LoadOptions{}));
   ReleaseHistory& history = stored.history();
   const size_t versions = history.versions().size();

@@ -71,7 +71,8 @@ const std::set<std::string> kTableKeys = {"table",
                                           "allowed_functions",
                                           "grants",
                                           "grant_to",
-                                          "key"};
+                                          "key",
+                                          "person"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});
@@ -265,6 +266,25 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
     for (size_t j = 0; j < cols.size(); ++j) {
       p.indexes.push_back(cols[j].first);
       p.index_refs.push_back(r.ref(cols[j].second, fmt::format("{}[{}]", ik, j)));
+    }
+  }
+
+  if (const auto pn = node["person"]) {
+    const std::string pk = key + ".person";
+    // One column, or a list: who a row belongs to (k counts persons).
+    const auto cols =
+        pn.IsScalar() ? std::vector{std::pair{r.column(pn, pk), pn}} : r.column_list(pn, pk);
+    if (cols.empty()) r.fail(pn, pk, "empty list: name the column(s) that identify a person");
+    for (size_t j = 0; j < cols.size(); ++j) {
+      const std::string k = pn.IsScalar() ? pk : fmt::format("{}[{}]", pk, j);
+      for (const auto& q : p.quasi_identifiers)
+        if (q == cols[j].first)
+          r.fail(cols[j].second, k,
+                 fmt::format("person column '{}' is a quasi-identifier; it names who a row "
+                             "belongs to",
+                             q));
+      p.person.push_back(cols[j].first);
+      p.person_refs.push_back(r.ref(cols[j].second, k));
     }
   }
 

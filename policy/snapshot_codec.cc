@@ -116,8 +116,7 @@ std::string data_fingerprint(const EncodedTable& table) {
     uint64_t h = kFnvOffset;
     for (size_t c = 0; c < width; ++c) {
       const uint32_t code = table.code(row, c);
-      const auto& dict = c < table.attribute_count() ? table.attribute(c).dictionary
-                                                     : table.sensitive()->dictionary;
+      const auto& dict = table.dictionary(c);
       h = fnv(h, code == kNullCode ? std::string_view("\\N") : std::string_view(dict.decode(code)));
     }
     h = fnv(h, std::to_string(table.weights()[row]));

@@ -94,6 +94,8 @@ void check_against_catalog(const TablePolicy& policy, const TableInfo& info) {
     need(policy, info, policy.quasi_identifiers[i], policy.quasi_identifier_refs[i]);
   for (const auto& d : policy.direct_identifiers) need(policy, info, d.column, d.where);
   if (policy.sensitive) need(policy, info, policy.sensitive->column, policy.sensitive->where);
+  for (size_t i = 0; i < policy.person.size(); ++i)
+    need(policy, info, policy.person[i], policy.person_refs[i]);
 }
 
 }  // namespace kanon::policy

@@ -16,6 +16,13 @@ std::string loaded_expression(const ColumnInfo& c) {
   return q;
 }
 
+std::string person_expression(const TablePolicy& policy) {
+  if (policy.person.size() == 1) return quote_identifier(policy.person[0]) + "::pg_catalog.text";
+  std::string cols;
+  for (const auto& c : policy.person) cols += (cols.empty() ? "" : ", ") + quote_identifier(c);
+  return "ROW(" + cols + ")::pg_catalog.text";
+}
+
 void pin_session_settings(pqxx::connection_base& conn) {
   pqxx::nontransaction tx(conn);
   tx.exec(
@@ -33,6 +40,10 @@ std::string load_query(const TablePolicy& policy, const TableInfo& info,
     const ColumnInfo* c = info.find(cols[i]);
     list += (i ? ", " : "") + loaded_expression(*c);
     groups += (i ? ", " : "") + std::to_string(i + 1);
+  }
+  if (!policy.person.empty()) {
+    list += ", " + person_expression(policy);
+    groups += ", " + std::to_string(cols.size() + 1);
   }
   const std::string from = qualified_name(policy.schema, policy.table);
   if (!options.aggregate) return fmt::format("SELECT {} FROM {}", list, from);
@@ -138,7 +149,9 @@ EncodedTable load_table(pqxx::connection_base& conn, const TablePolicy& policy,
   if (policy.sensitive)
     sensitive =
         EncodedColumn{policy.sensitive->column, info.find(policy.sensitive->column)->type, {}};
-  EncodedTable table(std::move(attrs), std::move(sensitive));
+  std::optional<EncodedColumn> person;
+  if (!policy.person.empty()) person = EncodedColumn{"person", "text", {}};
+  EncodedTable table(std::move(attrs), std::move(sensitive), std::move(person));
   const size_t width = table.width();
 
   pin_session_settings(conn);

@@ -55,6 +55,10 @@ struct LoadOptions {
   uint64_t parallel_bytes = uint64_t{1} << 30;
 };
 
+// The text of a row's person (policy `person:`): "col"::text, or
+// ROW("a", "b")::text for several columns.
+std::string person_expression(const TablePolicy& policy);
+
 void pin_session_settings(pqxx::connection_base& conn);
 
 // The SELECT-list expression a column is loaded through: trim_scale() for

@@ -83,6 +83,12 @@ struct TablePolicy {
   // identifier.
   std::vector<std::string> key;
   std::vector<SourceRef> key_refs;
+  // `person:` the columns that name who a row belongs to: the tree, VERIFY
+  // and the history count distinct persons instead of rows (a person whose
+  // rows fall in several cohorts counts in each). Empty: every row is a
+  // person of its own.
+  std::vector<std::string> person;
+  std::vector<SourceRef> person_refs;
   ExportOptions export_options;
   // Functions ("schema.name") a restricted session may call although they
   // can read this table (their results are not masked): the policy's word

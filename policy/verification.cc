@@ -5,14 +5,21 @@
 #include <pqxx/pqxx>
 
 #include "policy/sql_text.h"
+#include "policy/table_loader.h"
 
 namespace kanon::policy {
 
 std::string verification_query(const TableSnapshot& snapshot) {
   // The snapshot's compiled masks over the base table (inline), or the
   // masked copy's columns as they are (materialized): what restricted users
-  // read in either mode.
-  const bool copy = !snapshot.materialized_name.empty();
+  // read in either mode. With `person:`, a combination's size is its
+  // distinct persons; read from the base table when a person column is a
+  // direct identifier (masked in the copy).
+  const auto& policy = snapshot.policy;
+  bool person_masked = false;
+  for (const auto& d : policy.direct_identifiers)
+    for (const auto& c : policy.person) person_masked = person_masked || d.column == c;
+  const bool copy = !snapshot.materialized_name.empty() && !person_masked;
   std::string select, groups, released;
   size_t i = 0;
   for (const auto& c : snapshot.masks.columns) {
@@ -23,14 +30,17 @@ std::string verification_query(const TableSnapshot& snapshot) {
     groups += (groups.empty() ? "" : ", ") + alias;
     released += fmt::format("{}({} IS NOT NULL)::int", released.empty() ? "" : " + ", alias);
   }
+  std::string size = "pg_catalog.count(*)";
+  if (!policy.person.empty()) {
+    select += ", " + person_expression(policy) + " AS person";
+    size = "pg_catalog.count(DISTINCT person)";
+  }
   return fmt::format(
-      "SELECT count(*), coalesce(min(n), 0), coalesce(sum(n), 0), coalesce(sum(cells), 0), "
-      "count(*) FILTER (WHERE n < {}) FROM (SELECT count(*) AS n, sum({}) AS cells FROM "
-      "(SELECT {} FROM {}) AS m GROUP BY {}) AS g",
-      snapshot.policy.k, released, select,
-      copy ? snapshot.materialized_name
-           : qualified_name(snapshot.policy.schema, snapshot.policy.table),
-      groups);
+      "SELECT count(*), coalesce(min(n), 0), coalesce(sum(r), 0), coalesce(sum(cells), 0), "
+      "count(*) FILTER (WHERE n < {}) FROM (SELECT {} AS n, pg_catalog.count(*) AS r, sum({}) "
+      "AS cells FROM (SELECT {} FROM {}) AS m GROUP BY {}) AS g",
+      policy.k, size, released, select,
+      copy ? snapshot.materialized_name : qualified_name(policy.schema, policy.table), groups);
 }
 
 VerificationReport verify_table(pqxx::connection_base& conn, const TableSnapshot& snapshot) {

@@ -21,8 +21,8 @@ namespace kanon::policy {
 struct VerificationReport {
   uint64_t rows = 0;
   uint64_t groups = 0;
-  uint64_t min_group = 0;        // 0 for an empty table
-  uint64_t groups_below_k = 0;   // groups smaller than the policy's k
+  uint64_t min_group = 0;        // 0 for an empty table; persons with `person:`
+  uint64_t groups_below_k = 0;   // groups smaller than the policy's k (in persons, with `person:`)
   double released_fraction = 0;  // released QI cells / (rows x QIs)
 };
 

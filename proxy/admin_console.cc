@@ -202,7 +202,7 @@ class Commands {
   void policies() {
     ResultSet r{{"database", "table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh",
                  "status", "built_at", "rows", "tree_nodes", "version", "grants", "row_key",
-                 "release_version", "released_fraction", "held"}};
+                 "release_version", "released_fraction", "held", "person"}};
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
     for (const auto& p : all) {
@@ -237,7 +237,9 @@ class Commands {
            // The keys whose quasi-identifiers the copy masks (kanon.held_keys).
            t && t->release.version && p.mode == policy::EnforcementMode::kMaterialized
                ? std::optional(std::to_string(t->release.held))
-               : std::nullopt});
+               : std::nullopt,
+           // person: k counts the distinct values of these columns.
+           p.person.empty() ? std::nullopt : std::optional(join(p.person))});
     }
     emit(r);
   }

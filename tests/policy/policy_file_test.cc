@@ -178,6 +178,22 @@ TEST_CASE("indexes: for materialized copies only, a list of distinct columns") {
         f + "6: tables[0].indexes[0]: expected a string");
 }
 
+TEST_CASE("person: one column or a list, never a quasi-identifier") {
+  CHECK(load_policy_file(write(kHead + "    person: ssn\n"))[0].person ==
+        std::vector<std::string>{"ssn"});
+  const auto p = load_policy_file(write(kHead + "    person: [name, ssn]\n"))[0];
+  CHECK(p.person == std::vector<std::string>{"name", "ssn"});
+  REQUIRE(p.person_refs.size() == 2);
+  CHECK(p.person_refs[1].key == "tables[0].person[1]");
+  CHECK(load_policy_file(write(kHead))[0].person.empty());
+  const std::string f = kPath + ":";
+  CHECK(error_of(kHead + "    person: city\n") ==
+        f + "5: tables[0].person: person column 'city' is a quasi-identifier; it names who a "
+            "row belongs to");
+  CHECK(error_of(kHead + "    person: [ssn, ssn]\n") ==
+        f + "5: tables[0].person[1]: column 'ssn' listed twice");
+}
+
 TEST_CASE("wrong types and out-of-range values, each with file, line and key") {
   const std::string f = kPath + ":";
   CHECK(error_of("- table: a.b\n") ==

@@ -1,0 +1,101 @@
+// People, not rows (policy `person:`, issue 27 item 3), through kanon: a
+// transactions table where customers have several purchases each carrying
+// their own quasi-identifiers, and one customer with 60 purchases and an
+// (age, sex, zip) no one else has. Counting rows, that customer's purchases
+// form a released cohort of one person; with `person: customer_id` every
+// combination the analyst reads covers at least k customers. The analyst's
+// own count (count(DISTINCT customer_id) over what it reads) is the
+// independent check; VERIFY agrees.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <pqxx/pqxx>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+
+using namespace kanon::testing;
+
+namespace {
+
+constexpr int kK = 5;
+
+void write_policy(const std::string& path, bool person) {
+  std::ofstream(path) << "tables:\n  - table: public.purchases\n    k: " << kK
+                      << "\n    quasi_identifiers: [age, sex, zip]\n    exempt: [postgres]\n"
+                      << (person ? "    person: customer_id\n" : "");
+}
+
+// The fewest distinct customers behind a combination the analyst reads, and
+// how many combinations have fewer than k.
+std::pair<long, long> analyst_count(const std::string& conninfo) {
+  pqxx::connection c(conninfo);
+  pqxx::nontransaction tx(c);
+  const auto r = tx.exec1(
+      "SELECT min(n), count(*) FILTER (WHERE n < " + std::to_string(kK) +
+      ") FROM (SELECT count(DISTINCT customer_id) AS n FROM purchases GROUP BY age, sex, zip) g");
+  return {r[0].as<long>(), r[1].as<long>()};
+}
+
+}  // namespace
+
+TEST_CASE("person: every released combination covers k customers, however many rows each has") {
+  auto& pg = PgSandbox::shared();
+  // 300 customers with 1-4 purchases each, their own (age, sex, zip) from a
+  // small domain; one customer with 60 purchases alone in theirs.
+  pg.psql(
+      "DROP TABLE IF EXISTS public.purchases; "
+      "CREATE TABLE public.purchases (id serial PRIMARY KEY, customer_id int NOT NULL, "
+      "age int, sex text, zip text, amount numeric); "
+      "INSERT INTO public.purchases (customer_id, age, sex, zip, amount) "
+      "SELECT c, 20 + c % 7, CASE WHEN c % 2 = 0 THEN 'F' ELSE 'M' END, "
+      "(1000 + c % 5)::text, n FROM generate_series(1, 300) c, "
+      "generate_series(1, 1 + c % 4) n; "
+      "INSERT INTO public.purchases (customer_id, age, sex, zip, amount) "
+      "SELECT 9999, 99, 'M', '99999', n FROM generate_series(1, 60) n; "
+      "GRANT SELECT ON public.purchases TO analyst");
+  const std::string policy_path = "/tmp/kanon-person-policy-" + std::to_string(getpid()) + ".yaml";
+  write_policy(policy_path, false);
+  KanonProxy proxy(
+      pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy_path + "]\n");
+  const auto console = [&](const std::string& command) {
+    const auto r = run_command(
+        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
+    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err << "\nkanon's log:\n"
+                                              << proxy.log());
+    return r.out;
+  };
+  console("REFRESH public.purchases");
+  // Counting rows: combinations of k rows or more that belong to fewer than
+  // k customers are released (a customer with several purchases counts
+  // several times).
+  const auto [rows_min, rows_below] = analyst_count(proxy.conninfo("analyst"));
+  CHECK(rows_min < kK);
+  CHECK(rows_below > 0);
+
+  // Counting persons.
+  write_policy(policy_path, true);
+  REQUIRE(console("RELOAD").find("1 built") != std::string::npos);
+  const auto [min, below] = analyst_count(proxy.conninfo("analyst"));
+  CHECK(min >= kK);
+  CHECK(below == 0);
+  {
+    pqxx::connection c(proxy.conninfo("analyst"));
+    pqxx::nontransaction tx(c);
+    CHECK(
+        tx.exec1("SELECT count(*) FROM purchases WHERE age = 99 OR zip = '99999'")[0].as<long>() ==
+        0);
+    CHECK(tx.exec1("SELECT count(*) FROM purchases")[0].as<long>() ==
+          std::stol(pg.psql("SELECT count(*) FROM public.purchases")));
+  }
+  // VERIFY counts persons too: real k (the fewest persons), none below k.
+  const std::string verify = console("VERIFY public.purchases");
+  CAPTURE(verify);
+  CHECK(verify.find("public.purchases|5|" + std::to_string(min) + "|") == 0);
+  CHECK(verify.find("|ok\n") != std::string::npos);
+  CHECK(console("SHOW POLICIES").find("|customer_id\n") != std::string::npos);
+  pg.psql("DROP TABLE public.purchases");
+  std::filesystem::remove(policy_path);
+}
