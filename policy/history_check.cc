@@ -10,8 +10,7 @@ namespace {
 struct Group {
   size_t first;    // offset of its signature in `sigs`
   uint64_t count;  // row keys
-  bool target;     // present in the last release (and there is an earlier one)
-  bool linked;     // ... and present in an earlier one
+  bool linked;     // present in an earlier release too (every group is in the last)
 };
 
 // Per key: a target with fewer than k candidates (candidates in `count`).
@@ -36,7 +35,7 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
     if (inserted) {
       bool earlier = false;
       for (size_t i = 0; i + 1 < v; ++i) earlier = earlier || columns[i][key] != kAbsent;
-      groups.push_back({sigs.size(), 0, v > 1, earlier});
+      groups.push_back({sigs.size(), 0, earlier});
       for (size_t i = 0; i < v; ++i) sigs.push_back(columns[i][key]);
     }
     groups[it->second].count += key < weights.size() ? weights[key] : 1;
@@ -61,11 +60,12 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
     }
     return true;
   };
+  // Every group is a target once there is an earlier release.
+  const bool targets_exist = v > 1;
   std::vector<uint64_t> candidates(groups.size(), 0);
   uint64_t min = UINT64_MAX, targets = 0;
-  for (uint32_t g = 0; g < groups.size(); ++g) {
+  for (uint32_t g = 0; g < groups.size() && targets_exist; ++g) {
     const Group& a = groups[g];
-    if (!a.target) continue;
     uint64_t c = 0;
     const auto same = by_last.find(true_leaf(sigs[a.first + v - 1]));
     if (same != by_last.end())
@@ -84,7 +84,7 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
   count.assign(keys, 0);
   for (size_t key = 0; key < keys; ++key) {
     const uint32_t g = group_of[key];
-    if (g == UINT32_MAX || !groups[g].target) continue;
+    if (g == UINT32_MAX || !targets_exist) continue;
     count[key] = candidates[g];
     below[key] = candidates[g] < k;
   }
