@@ -8,6 +8,7 @@
 // SCRAM's channel-binding mechanisms (-PLUS) from the server's offer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,13 @@ class BackendStream {
   // before the ReadyForQuery of the cycle that changed the setting.
   uint64_t ready_count() const { return ready_count_; }
   uint64_t last_idle_ready() const { return last_idle_ready_; }
+  // The last ReadyForQuery never reached the client (the failed attempt of
+  // a cycle kanon sends again): not counted, so the count stays in step
+  // with StatementGate's cycles. The one before it said 'I'.
+  void forget_ready() {
+    if (ready_count_ > 0) --ready_count_;
+    last_idle_ready_ = std::min(last_idle_ready_, ready_count_);
+  }
   // client_encoding and server_encoding as the server last reported them,
   // and client_encoding as it was when start-up ended (what RESET, RESET ALL
   // and DISCARD ALL return to); empty before the server reported them.

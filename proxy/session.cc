@@ -518,12 +518,35 @@ awaitable<void> Session::retry_guarded(GuardedQuery query) {
   retrying_ = true;
   retry_done_.expires_at(asio::steady_timer::time_point::max());
   co_await catch_up_catalog();
-  prepared_.reset();
-  gate_->redo_query(query);
+  // Statements the failed attempt prepared exist now: closed first.
+  uint64_t closes = 0;
+  wire::Buffer out = close_prepared_by(query, closes);
+  gate_->begin_replay(query, closes);
+  // The client's messages once more, decided with the catalog re-read.
+  wire::Bytes rest(query.frames);
+  for (;;) {
+    const wire::Frame frame = wire::frame_typed(rest, UINT32_MAX);
+    if (frame.status != wire::FrameStatus::kFrame) break;
+    rest = rest.subspan(frame.size);
+    if (!gate_->discarding() &&
+        (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
+      co_await look_up_unknown_names(frame);
+    forwarded_effect_.reset();
+    const auto action = gate_->on_frame(frame);
+    note_sent(frame, action);
+    if (encoding_ && action != StatementGate::Action::kDrop)
+      encoding_->on_client_frame(frame, forwarded_effect_, gate_->cycle());
+    if (action == StatementGate::Action::kForward)
+      out.insert(out.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
+    else if (action == StatementGate::Action::kReplace)
+      out.insert(out.end(), gate_->replacement().begin(), gate_->replacement().end());
+  }
+  gate_->end_replay();
   ++context_.stats.guard_retries;
-  log(LogLevel::kDebug, "client {}: the catalog changed under a statement; sent again", peer_);
+  log(LogLevel::kDebug, "client {}: the catalog changed under a statement; sent again ({})", peer_,
+      query.extended ? "extended" : "simple");
   boost::system::error_code ec;
-  co_await backend_.write(asio::buffer(gate_->replacement()), ec);
+  co_await backend_.write(asio::buffer(out), ec);
   retrying_ = false;
   retry_done_.cancel();
 }
@@ -562,15 +585,22 @@ void Session::log_denial(const rewriter::RewriteResult& result, const char* prot
 }
 
 void Session::audit_frame(const wire::Frame& frame, bool replaced) {
-  if (frame.type != wire::backend::kErrorResponse)
-    return audit_->on_backend_frame(frame.type, frame.body);
-  // The SQLSTATE the client gets: the replacement's when the filter replaced the error.
-  wire::Bytes body = frame.body;
-  if (replaced) body = wire::Bytes(filter_->replacement()).subspan(5);  // type byte and length
-  const auto error = wire::decode_error_response(body);
-  const std::string sqlstate =
-      error.ok() ? std::string(error.value().field(wire::error_field::kSqlState)) : std::string();
-  audit_->on_backend_frame(frame.type, frame.body, sqlstate);
+  const auto audit_one = [&](const wire::Frame& f) {
+    std::string sqlstate;
+    if (f.type == wire::backend::kErrorResponse)
+      if (const auto error = wire::decode_error_response(f.body); error.ok())
+        sqlstate = error.value().field(wire::error_field::kSqlState);
+    audit_->on_backend_frame(f.type, f.body, sqlstate);
+  };
+  if (!replaced) return audit_one(frame);
+  // What the client gets: the frames the filter held, then the frame or
+  // what replaced it.
+  for (wire::Bytes rest(filter_->replacement());;) {
+    const wire::Frame f = wire::frame_typed(rest, UINT32_MAX);
+    if (f.status != wire::FrameStatus::kFrame) return;
+    audit_one(f);
+    rest = rest.subspan(f.size);
+  }
 }
 
 awaitable<std::optional<StartupHandshake::Action>> Session::read_startup() {
@@ -769,15 +799,19 @@ awaitable<void> Session::relay_client_to_backend() {
       }
       quiet_ = false;  // before any co_await: a drain must not end the session now
       if (audit_) audit_->received();
-      if (gate_ && !gate_->discarding() &&
-          (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse)) {
-        co_await catch_up_catalog();
-        co_await look_up_unknown_names(frame);
-      }
-      // A guarded Query being sent again goes first (retry_guarded).
-      while (retrying_) {
-        boost::system::error_code wait;
-        co_await retry_done_.async_wait(asio::redirect_error(use_awaitable, wait));
+      // A guarded cycle being sent again goes first (retry_guarded); it
+      // looks names up too, so this frame's look-up is done after it.
+      for (bool looked_up = false; !looked_up || retrying_;) {
+        while (retrying_) {
+          boost::system::error_code wait;
+          co_await retry_done_.async_wait(asio::redirect_error(use_awaitable, wait));
+        }
+        looked_up = true;
+        if (gate_ && !gate_->discarding() &&
+            (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse)) {
+          co_await catch_up_catalog();
+          co_await look_up_unknown_names(frame);
+        }
       }
       forwarded_effect_.reset();
       const auto action = gate_ ? gate_->on_frame(frame) : StatementGate::Action::kForward;
@@ -832,12 +866,11 @@ awaitable<void> Session::run_backend() {
                                 : filter_->on_frame(frame);
         const bool dropped =
             action == ResponseFilter::Action::kDrop || action == ResponseFilter::Action::kRetry;
-        // A guarded Query's failed attempt (its error and ReadyForQuery) is
-        // not the registry's: the attempt sent again is answered instead.
-        const bool failed_attempt = action == ResponseFilter::Action::kRetry ||
-                                    (dropped && frame.type == wire::backend::kReadyForQuery);
-        if (gate_ && !failed_attempt)
-          registry_.on_backend(frame.type, backend_stream_.transaction_status());
+        // The registry follows the backend, failed attempts included: the
+        // cycle sent again is sent to it again (retry_guarded).
+        if (gate_) registry_.on_backend(frame.type, backend_stream_.transaction_status());
+        // The only ReadyForQuery the filter drops: a failed attempt's.
+        if (dropped && frame.type == wire::backend::kReadyForQuery) backend_stream_.forget_ready();
         if (frame.type == wire::backend::kReadyForQuery && !dropped) {
           // Counted once the batch reached the client (below).
           if (ready_status) note_ready_for_query(*ready_status);

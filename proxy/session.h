@@ -128,7 +128,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // audit.on_failure: deny — a passed or rewritten statement becomes an
   // audit-unavailable denial while the audit trail cannot take records.
   void refuse_unless_audited(rewriter::RewriteResult& result);
-  // A backend frame (or the filter's replacement of it) for the audit tracker.
+  // A backend frame (or the filter's replacement of it: the frames it held,
+  // then the frame or what replaced it) for the audit tracker.
   void audit_frame(const wire::Frame& frame, bool replaced);
   boost::asio::awaitable<void> relay_client_to_backend();
   // A guard failed (rewriter/catalog_guard.h): the database is at
@@ -139,9 +140,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // behind and the watcher has not caught up yet (outside transaction
   // blocks only).
   boost::asio::awaitable<void> catch_up_catalog();
-  // Sends a guarded Query again, decided with the re-read catalog; the
-  // client pump waits meanwhile, so nothing overtakes it.
+  // Sends a guarded cycle again (GuardedQuery), decided with the re-read
+  // catalog; the client pump waits meanwhile, so nothing overtakes it.
   boost::asio::awaitable<void> retry_guarded(GuardedQuery query);
+  // session_prepared.cc: Close messages for the named statements a guarded
+  // cycle's failed attempt created (their answers: `closes`), told to the
+  // registry, so that the cycle's Parse messages can be sent again.
+  wire::Buffer close_prepared_by(const GuardedQuery& query, uint64_t& closes);
   // Ends the session from the client pump: stops the backend pump, sends the
   // client a FATAL error (unless sqlstate is empty) and closes both sides.
   boost::asio::awaitable<void> finish(std::string_view sqlstate, std::string_view message,

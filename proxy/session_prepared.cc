@@ -356,4 +356,16 @@ void Session::note_sent(const wire::Frame& frame, StatementGate::Action action) 
   staged_.clear();
 }
 
+wire::Buffer Session::close_prepared_by(const GuardedQuery& query, uint64_t& closes) {
+  wire::Buffer out;
+  closes = 0;
+  for (const auto& [name, answer] : query.named_parses) {
+    if (answer > query.answers_before_error) continue;  // skipped or refused: not there
+    wire::encode(wire::Close{wire::kTargetStatement, name}, out);
+    registry_.sent(wire::frontend::kClose, {{removal(Space::kStatement, name)}});
+    ++closes;
+  }
+  return out;
+}
+
 }  // namespace kanon::proxy

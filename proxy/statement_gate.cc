@@ -43,6 +43,15 @@ wire::Buffer encode_denial(const rewriter::RewriteResult& result) {
   return out;
 }
 
+// A frame as it came: type, length, body.
+void append_raw(const wire::Frame& frame, wire::Buffer& out) {
+  out.insert(out.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
+}
+
+// An extended cycle's messages kept for a retry, at most (a larger cycle,
+// e.g. a Bind of large values, gets 40001 when its guard fails).
+constexpr size_t kMaxRetryBytes = 256 * 1024;
+
 std::optional<uint64_t> position_of(const wire::ErrorResponse& e) {
   const auto p = e.field(wire::error_field::kPosition);
   uint64_t v = 0;
@@ -90,15 +99,20 @@ std::string StatementGate::probe(std::string_view sql, uint64_t ordinal, const c
   return text;
 }
 
-StatementGate::Action StatementGate::decide_query(std::string_view sql) {
+StatementGate::Action StatementGate::decide_query(std::string_view sql, const wire::Frame& frame) {
   const auto result = rewrite_(sql, "simple");
   switch (result.verdict) {
     case rewriter::Verdict::kPass:
       return Action::kForward;
     case rewriter::Verdict::kRewritten:
       wire::encode(wire::Query{result.sql}, replacement_);
-      if (result.guard_generation > 0)
-        guarded_.push_back({ready_expected_, frames_seen_, std::string(sql), false});
+      if (result.guard_generation > 0) {
+        GuardedQuery q;
+        q.ready_ordinal = ready_expected_;
+        q.frames_seen = frames_seen_;
+        append_raw(frame, q.frames);
+        guarded_.push_back(std::move(q));
+      }
       return Action::kReplace;
     case rewriter::Verdict::kDenied:
     case rewriter::Verdict::kLookup:  // the session resolves look-ups first: fail closed
@@ -114,19 +128,62 @@ StatementGate::Action StatementGate::decide_query(std::string_view sql) {
   return Action::kReplace;
 }
 
-void StatementGate::redo_query(const GuardedQuery& query) {
-  const uint64_t expected = ready_expected_, cycle = cycle_, answers = answers_in_cycle_;
-  const size_t before = guarded_.size();
-  ready_expected_ = cycle_ = query.ready_ordinal;
-  answers_in_cycle_ = 0;
-  replacement_.clear();
-  if (decide_query(query.sql) == Action::kForward)
-    wire::encode(wire::Query{query.sql}, replacement_);
+void StatementGate::record(const wire::Frame& frame) {
+  if (!recording_) return;
+  if (cycle_frames_.size() + frame.size > kMaxRetryBytes) {
+    recording_ = false;
+    cycle_frames_.clear();
+    cycle_parses_.clear();
+    return;
+  }
+  append_raw(frame, cycle_frames_);
+}
+
+void StatementGate::end_cycle_record(const wire::Frame& sync) {
+  if (recording_ && !cycle_frames_.empty()) {
+    GuardedQuery q;
+    q.ready_ordinal = ready_expected_;
+    q.frames_seen = frames_seen_;
+    q.extended = true;
+    q.frames = cycle_frames_;
+    append_raw(sync, q.frames);
+    q.named_parses = std::move(cycle_parses_);
+    guarded_.push_back(std::move(q));
+  }
+  cycle_frames_.clear();
+  cycle_parses_.clear();
+  recording_ = true;
+}
+
+void StatementGate::begin_replay(const GuardedQuery& query, uint64_t prefix_answers) {
+  replay_frames_seen_ = frames_seen_;
+  replay_guarded_ = guarded_.size();
+  std::erase_if(denials_, [&](const Denial& d) { return d.ready_ordinal == query.ready_ordinal; });
+  // The cycle as it began: nothing was sent after it (ResponseFilter's
+  // CanRetryFn), so the counters stand where its own messages left them.
+  ready_expected_ = query.ready_ordinal - 1;
+  cycle_ = query.ready_ordinal;
+  answers_in_cycle_ = prefix_answers;
+  discarding_ = false;
+  cycle_frames_.clear();
+  cycle_parses_.clear();
+  recording_ = true;
+  if (prefix_answers > 0) {
+    Denial d;
+    d.kind = Denial::Kind::kSwallow;
+    d.ready_ordinal = query.ready_ordinal;
+    d.swallow = prefix_answers;
+    denials_.push_back(std::move(d));
+  }
+}
+
+void StatementGate::end_replay() {
+  frames_seen_ = replay_frames_seen_;
   // The cycle keeps its GuardedQuery (marked retried): no second one.
-  guarded_.resize(before);
-  ready_expected_ = expected;
-  cycle_ = cycle;
-  answers_in_cycle_ = answers;
+  guarded_.resize(replay_guarded_);
+  cycle_frames_.clear();
+  cycle_parses_.clear();
+  recording_ = true;
 }
 
 StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
@@ -137,10 +194,24 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
       cycle_ = ready_expected_;
       answers_in_cycle_ = 0;
       discarding_ = false;
+      end_cycle_record(frame);
       return Action::kForward;
     case wire::frontend::kTerminate:
       return Action::kForward;
+    case wire::frontend::kQuery:
+    case wire::frontend::kFunctionCall:
+      if (discarding_) {  // ignored up to Sync, like the cycle's other messages
+        record(frame);
+        break;
+      }
+      // A cycle of their own; extended messages before them are not sent
+      // again (PostgreSQL ends their cycle without Sync).
+      cycle_frames_.clear();
+      cycle_parses_.clear();
+      recording_ = true;
+      break;
     default:
+      record(frame);
       break;
   }
   // Extended-protocol messages belong to the cycle of the next Sync; a
@@ -157,7 +228,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
       cycle_ = ready_expected_;
       answers_in_cycle_ = 0;
       auto q = wire::decode_query(frame.body);
-      if (q.ok()) return decide_query(q.value().sql);
+      if (q.ok()) return decide_query(q.value().sql, frame);
       wire::encode(wire::Query{deny(malformed("Query"), ready_expected_, "simple")}, replacement_);
       return Action::kReplace;
     }
@@ -186,12 +257,14 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   }
   auto parse = wire::decode_parse(frame.body);
   const auto result = parse.ok() ? rewrite_(parse.value().query, "extended") : malformed("Parse");
-  if (result.verdict == rewriter::Verdict::kPass) {
+  if (result.verdict == rewriter::Verdict::kPass ||
+      result.verdict == rewriter::Verdict::kRewritten) {
     ++answers_in_cycle_;
-    return Action::kForward;
+    if (!parse.value().statement.empty())
+      cycle_parses_.emplace_back(parse.value().statement, answers_in_cycle_);
   }
+  if (result.verdict == rewriter::Verdict::kPass) return Action::kForward;
   if (result.verdict == rewriter::Verdict::kRewritten) {
-    ++answers_in_cycle_;
     wire::Parse rewritten = std::move(parse.value());
     rewritten.query = result.sql;
     wire::encode(rewritten, replacement_);
@@ -236,12 +309,7 @@ StatementGate::Action StatementGate::on_use(const wire::Frame& frame) {
   denials_.push_back(std::move(d));
   answers_in_cycle_ += use.prefix_answers + 1;
   replacement_ = std::move(use.prefix);
-  // The client's message as it came: type, length, body.
-  const uint32_t length = static_cast<uint32_t>(frame.body.size() + 4);
-  replacement_.push_back(static_cast<uint8_t>(frame.type));
-  for (int shift = 24; shift >= 0; shift -= 8)
-    replacement_.push_back(static_cast<uint8_t>(length >> shift));
-  replacement_.insert(replacement_.end(), frame.body.begin(), frame.body.end());
+  append_raw(frame, replacement_);
   return Action::kReplace;
 }
 
@@ -329,6 +397,7 @@ ResponseFilter::Action ResponseFilter::on_guard_failure(const wire::Frame& frame
       can_retry_ && can_retry_(guarded_.front())) {
     guarded_.front().retried = true;
     retry_ = guarded_.front();
+    retry_.answers_before_error = answers_in_cycle_;
     held_.clear();
     swallow_ready_ = true;
     return Action::kRetry;
@@ -391,21 +460,38 @@ ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
     case wire::backend::kRowDescription:
     case wire::backend::kNoticeResponse:
     case wire::backend::kParameterStatus:
-      if (guarded_cycle) {  // sent before the plan runs: held until the guard passed
+    case wire::backend::kParseComplete:
+    case wire::backend::kBindComplete:
+    case wire::backend::kCloseComplete:
+    case wire::backend::kNoData:
+    case wire::backend::kParameterDescription: {
+      // Sent before the plan runs: held in a guarded cycle until the guard
+      // passed (the first row or completion), so a retry shows nothing twice.
+      const bool counted = wire::is_extended_answer(frame.type);
+      if (counted && swallowed()) return Action::kDrop;
+      const bool held = guarded_cycle && (guarded_.front().extended ||
+                                          frame.type == wire::backend::kRowDescription ||
+                                          frame.type == wire::backend::kNoticeResponse ||
+                                          frame.type == wire::backend::kParameterStatus);
+      if (held) {
         held_.insert(held_.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
         return Action::kDrop;
       }
-      [[fallthrough]];
+      return release(frame, false);
+    }
     default:
-      if (!wire::is_extended_answer(frame.type)) return release(frame, false);
-      ++answers_in_cycle_;
-      for (const Denial& d : denials_)
-        if (d.kind == Denial::Kind::kSwallow && d.ready_ordinal == ready_seen_ + 1 &&
-            answers_in_cycle_ > d.answers_before &&
-            answers_in_cycle_ <= d.answers_before + d.swallow)
-          return Action::kDrop;
+      if (wire::is_extended_answer(frame.type) && swallowed()) return Action::kDrop;
       return release(frame, false);
   }
+}
+
+bool ResponseFilter::swallowed() {
+  ++answers_in_cycle_;
+  for (const Denial& d : denials_)
+    if (d.kind == Denial::Kind::kSwallow && d.ready_ordinal == ready_seen_ + 1 &&
+        answers_in_cycle_ > d.answers_before && answers_in_cycle_ <= d.answers_before + d.swallow)
+      return true;
+  return false;
 }
 
 }  // namespace kanon::proxy

@@ -49,6 +49,8 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "proxy/wire/framing.h"
 #include "rewriter/rewriter.h"
@@ -78,18 +80,24 @@ struct Denial {
 
 using DenialQueue = std::deque<Denial>;
 
-// A Query sent with a catalog guard (rewriter/catalog_guard.h). When the
-// guard fails (KN001) before its cycle answered anything the client can
-// see, in an implicit transaction, with nothing sent after it, the session
-// re-reads the catalog, decides the text again and sends it once more; the
-// client sees only the second answer. Otherwise the client gets 40001.
+// A cycle that may fail a catalog guard (rewriter/catalog_guard.h): a Query
+// sent with one, or an extended-protocol cycle (its messages up to Sync).
+// When the guard fails (KN001) before its cycle answered anything the client
+// can see, in an implicit transaction, with nothing sent after it, the
+// session re-reads the catalog and sends the client's messages once more,
+// decided again (Session::retry_guarded); the client sees only the second
+// answer. Otherwise the client gets 40001.
 struct GuardedQuery {
   uint64_t ready_ordinal = 0;  // the ReadyForQuery that ends its cycle
   uint64_t frames_seen = 0;    // StatementGate::frames_seen() right after it
-  std::string sql;             // the client's text
+  wire::Buffer frames;         // the client's messages as they came
+  bool extended = false;       // an extended-protocol cycle
+  // Extended: the client's Parse messages of named statements, each with
+  // the answer of the cycle (1 = first) that confirms it.
+  std::vector<std::pair<std::string, uint64_t>> named_parses;
+  uint64_t answers_before_error = 0;  // set when its guard failed
   bool retried = false;
 };
-
 using GuardedQueue = std::deque<GuardedQuery>;
 
 // The marker statement for `token`; its execution fails at once with 22P02.
@@ -131,9 +139,13 @@ class StatementGate {
   Action on_frame(const wire::Frame& frame);
   const wire::Buffer& replacement() const { return replacement_; }
 
-  // A guarded Query decided again (GuardedQuery) for the cycle it already
-  // has: replacement() is what to send (the Query, or its denial's marker).
-  void redo_query(const GuardedQuery& query);
+  // A guarded cycle sent again (GuardedQuery): between these two calls,
+  // on_frame() takes its frames again for the cycle it already has, after
+  // `prefix_answers` answers of kanon's own that the client does not see.
+  // Denials queued for the failed attempt are dropped; frames_seen() and the
+  // guarded queue stay as they were.
+  void begin_replay(const GuardedQuery& query, uint64_t prefix_answers);
+  void end_replay();
 
   // Frames on_frame() has seen.
   uint64_t frames_seen() const { return frames_seen_; }
@@ -154,7 +166,11 @@ class StatementGate {
   // use_'s answer for a Bind, Execute or Close (the default branch of on_frame).
   Action on_use(const wire::Frame& frame);
   // A Query's decision made into replacement_; kForward when it passes.
-  Action decide_query(std::string_view sql);
+  // `frame`: the Query as it came.
+  Action decide_query(std::string_view sql, const wire::Frame& frame);
+  // The extended cycle being recorded: a frame of it, and its end (Sync).
+  void record(const wire::Frame& frame);
+  void end_cycle_record(const wire::Frame& sync);
 
   RewriteFn rewrite_;
   FunctionCallFn function_call_;
@@ -169,6 +185,14 @@ class StatementGate {
   uint64_t answers_in_cycle_ = 0;  // extended messages forwarded since the cycle began
   uint64_t cycle_ = 1;
   bool discarding_ = false;
+  // The extended cycle so far, for a retry (GuardedQuery); `recording_`
+  // false once it grew past kMaxRetryBytes.
+  wire::Buffer cycle_frames_;
+  std::vector<std::pair<std::string, uint64_t>> cycle_parses_;
+  bool recording_ = true;
+  // begin_replay(): what end_replay() restores.
+  uint64_t replay_frames_seen_ = 0;
+  size_t replay_guarded_ = 0;
 };
 
 class ResponseFilter {
@@ -185,7 +209,7 @@ class ResponseFilter {
   using ProbeFn =
       std::function<void(const Denial&, ProbeOutcome outcome, std::string_view sqlstate)>;
 
-  // Whether nothing was sent after the guarded Query (the session's gate).
+  // Whether nothing was sent after the guarded cycle (the session's gate).
   using CanRetryFn = std::function<bool(const GuardedQuery&)>;
   // A guard failed: the generation the database is at (0: not readable).
   using StaleFn = std::function<void(int64_t generation)>;
@@ -204,7 +228,7 @@ class ResponseFilter {
   // client gets replacement() instead of the frame.
   Action on_frame(const wire::Frame& frame);
   const wire::Buffer& replacement() const { return replacement_; }
-  // After kRetry: the Query to send again.
+  // After kRetry: the cycle to send again.
   const GuardedQuery& retry() const { return retry_; }
 
  private:
@@ -214,6 +238,9 @@ class ResponseFilter {
   // Frames held at the start of a guarded cycle, released before `frame`
   // (or before `replacement_` when `replaced`).
   Action release(const wire::Frame& frame, bool replaced);
+  // Counts an extended answer: whether it answers a message of kanon's own
+  // (Denial::kSwallow).
+  bool swallowed();
 
   DenialQueue& denials_;
   GuardedQueue own_guarded_;  // the one-argument constructor's: never filled

@@ -533,11 +533,18 @@ TEST_CASE("UseFn: a prefix's answers are swallowed; a denied Bind becomes a mark
   CHECK(wire::Buffer(gate.replacement().end() - bind.size(), gate.replacement().end()) == bind);
   CHECK(client(bytes_of(wire::Execute{"", 0})) == StatementGate::Action::kForward);
   CHECK(client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
-  CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kForward);  // other
+  // The cycle's answers before its first row or completion are held (a
+  // guard may fail and the cycle be sent again); kanon's own are swallowed.
+  CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kDrop);  // other
   CHECK(backend(bytes_of(wire::CloseComplete{})) == ResponseFilter::Action::kDrop);
   CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kDrop);
-  CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kForward);
-  CHECK(backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
+  CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kDrop);
+  REQUIRE(backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kReplace);
+  const auto answered = frames_of(filter.replacement());
+  REQUIRE(answered.size() == 3);
+  CHECK(answered[0].type == wire::backend::kParseComplete);
+  CHECK(answered[1].type == wire::backend::kBindComplete);
+  CHECK(answered[2].type == wire::backend::kCommandComplete);
   CHECK(backend(kReady) == ResponseFilter::Action::kForward);
   CHECK(denials.empty());
   // Denied: a Parse of the marker under a name of kanon's own; the rest is
@@ -557,4 +564,98 @@ TEST_CASE("UseFn: a prefix's answers are swallowed; a denied Bind becomes a mark
   CHECK(e.field('M').find("stale-prepared-statement") != std::string_view::npos);
   CHECK(backend(kReadyFailed) == ResponseFilter::Action::kForward);
   CHECK(calls == 2);
+}
+
+TEST_CASE("extended: a failed guard sends the cycle again, after closing what it prepared") {
+  proxy::DenialQueue denials;
+  proxy::GuardedQueue guarded;
+  int decisions = 0;
+  const auto rewrite = [&](std::string_view sql, const char* protocol) {
+    ++decisions;
+    return fake_rewrite(sql, protocol);
+  };
+  const auto use = [](const wire::Frame&) { return StatementGate::Use{}; };
+  StatementGate gate{rewrite, fast_path, denials, guarded, 1, use};
+  bool may_retry = true;
+  int64_t stale_at = 0;
+  ResponseFilter filter{denials,
+                        guarded,
+                        {},
+                        [&](const proxy::GuardedQuery&) { return may_retry; },
+                        [&](int64_t generation) { stale_at = generation; }};
+  const auto client = [&](const wire::Buffer& b) {
+    return gate.on_frame(frame_of(wire::Bytes(b)));
+  };
+  const auto backend = [&](const wire::Buffer& b) {
+    return filter.on_frame(frame_of(wire::Bytes(b)));
+  };
+  const auto guard_failed =
+      backend_error("KN001", "kanon: the catalog changed (generation 7, decided under 6)");
+  CHECK(backend(kReady) == ResponseFilter::Action::kForward);
+  wire::Buffer sent_by_client;
+  for (const auto& m : {bytes_of(wire::Parse{"s1", "SELECT * FROM people", {}}),
+                        bytes_of(wire::Bind{"p", "s1", {}, {}, {}}),
+                        bytes_of(wire::Describe{wire::kTargetPortal, "p"}),
+                        bytes_of(wire::Execute{"p", 0}), bytes_of(wire::Sync{})}) {
+    client(m);
+    sent_by_client.insert(sent_by_client.end(), m.begin(), m.end());
+  }
+  REQUIRE(guarded.size() == 1);
+  CHECK(guarded.front().extended);
+  CHECK(guarded.front().frames == sent_by_client);
+  REQUIRE(guarded.front().named_parses.size() == 1);
+  CHECK(guarded.front().named_parses[0] == std::pair<std::string, uint64_t>{"s1", 1});
+  // The failed attempt: nothing reaches the client.
+  CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::RowDescription{})) == ResponseFilter::Action::kDrop);
+  REQUIRE(backend(guard_failed) == ResponseFilter::Action::kRetry);
+  CHECK(stale_at == 7);
+  const proxy::GuardedQuery retry = filter.retry();
+  CHECK(retry.answers_before_error == 3);  // s1 exists in the backend now
+  // Sent again: Close s1 (its answer swallowed), then the client's messages
+  // decided again, in the cycle they had.
+  gate.begin_replay(retry, 1);
+  const int before = decisions;
+  std::vector<char> types;
+  for (const auto& f : frames_of(retry.frames)) {
+    const auto action = gate.on_frame(f);
+    CHECK(action != StatementGate::Action::kDrop);
+    types.push_back(f.type);
+  }
+  gate.end_replay();
+  CHECK(decisions == before + 1);
+  CHECK(types == std::vector<char>{'P', 'B', 'D', 'E', 'S'});
+  CHECK(gate.frames_seen() == 5);
+  CHECK(guarded.size() == 1);
+  CHECK(backend(kReady) == ResponseFilter::Action::kDrop);  // the failed attempt's
+  CHECK(backend(bytes_of(wire::CloseComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::RowDescription{})) == ResponseFilter::Action::kDrop);
+  REQUIRE(backend(bytes_of(wire::DataRow{{wire::Value(wire::Buffer{'m'})}})) ==
+          ResponseFilter::Action::kReplace);
+  std::vector<char> answered;
+  for (const auto& f : frames_of(filter.replacement())) answered.push_back(f.type);
+  CHECK(answered == std::vector<char>{'1', '2', 'T', 'D'});
+  CHECK(backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
+  CHECK(backend(kReady) == ResponseFilter::Action::kForward);
+  CHECK(guarded.empty());
+  CHECK(denials.empty());
+
+  SUBCASE("a second failure, or one that cannot be retried, is 40001 after what was held") {
+    may_retry = false;
+    client(bytes_of(wire::Bind{"", "s1", {}, {}, {}}));
+    client(bytes_of(wire::Execute{"", 0}));
+    client(bytes_of(wire::Sync{}));
+    CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kDrop);
+    REQUIRE(backend(guard_failed) == ResponseFilter::Action::kReplace);
+    const auto out = frames_of(filter.replacement());
+    REQUIRE(out.size() == 2);
+    CHECK(out[0].type == wire::backend::kBindComplete);
+    auto e = wire::decode_error_response(out[1].body);
+    REQUIRE(e.ok());
+    CHECK(e.value().field('C') == "40001");
+    CHECK(backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  }
 }
