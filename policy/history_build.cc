@@ -328,9 +328,10 @@ HistoryBuildResult build_history_release(pqxx::connection_base& conn, const Tabl
       history.append({version, false, std::chrono::system_clock::now(), history.last().tree,
                       std::move(*leaves)});
       auto columns = history.columns();
-      figures.push_back(
-          {options.k, table.total_rows(), released_fraction(history.last().tree, table),
-           check_history(columns, options.k, false, history.moved_keys(), history.weights())});
+      figures.push_back({options.k, table.total_rows(),
+                         released_fraction(history.last().tree, table),
+                         check_history(columns, options.k, false, history.moved_keys(),
+                                       history.weights(), persons_of(table, rows))});
       ++version;
       out.release.catch_up = 1;
     }
@@ -412,7 +413,8 @@ HistoryVerification verify_history(pqxx::connection_base& conn, const TablePolic
     columns.push_back(std::move(now));
   }
   out.releases = columns.size();
-  out.check = check_history(columns, policy.k, false, updated, history.weights());
+  out.check =
+      check_history(columns, policy.k, false, updated, history.weights(), persons_of(table, rows));
   return out;
 }
 

@@ -8,16 +8,17 @@ namespace kanon::policy {
 namespace {
 
 struct Group {
-  size_t first;    // offset of its signature in `sigs`
-  uint64_t count;  // row keys
-  bool linked;     // present in an earlier release too (every group is in the last)
+  size_t first;                   // offset of its signature in `sigs`
+  uint64_t count;                 // row keys
+  bool linked;                    // present in an earlier release too (every group is in the last)
+  std::vector<uint32_t> persons;  // with `persons`: its keys' persons, distinct
 };
 
 // Per key: a target with fewer than k candidates (candidates in `count`).
 // Adds the targets' figures to `out` when given.
 std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint64_t k,
-                             std::span<const uint64_t> weights, HistoryCheck* out,
-                             std::vector<uint64_t>& count) {
+                             std::span<const uint64_t> weights, std::span<const uint32_t> persons,
+                             HistoryCheck* out, std::vector<uint64_t>& count) {
   const size_t v = columns.size();
   const size_t keys = columns.front().size();
   std::vector<int32_t> sigs;
@@ -35,12 +36,22 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
     if (inserted) {
       bool earlier = false;
       for (size_t i = 0; i + 1 < v; ++i) earlier = earlier || columns[i][key] != kAbsent;
-      groups.push_back({sigs.size(), 0, earlier});
+      groups.push_back({sigs.size(), 0, earlier, {}});
       for (size_t i = 0; i < v; ++i) sigs.push_back(columns[i][key]);
     }
     groups[it->second].count += key < weights.size() ? weights[key] : 1;
+    if (!persons.empty()) groups[it->second].persons.push_back(persons[key]);
     group_of[key] = it->second;
   }
+  // Counting persons: a group's distinct persons, and a mark per person of
+  // the target it was last counted for.
+  uint32_t person_codes = 0;
+  for (Group& g : groups) {
+    std::sort(g.persons.begin(), g.persons.end());
+    g.persons.erase(std::unique(g.persons.begin(), g.persons.end()), g.persons.end());
+    if (!g.persons.empty()) person_codes = std::max(person_codes, g.persons.back() + 1);
+  }
+  std::vector<uint32_t> counted_for(person_codes, UINT32_MAX);
 
   // Groups by the leaf they show last; groups held in the last release
   // match any target there.
@@ -67,12 +78,25 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
   for (uint32_t g = 0; g < groups.size() && targets_exist; ++g) {
     const Group& a = groups[g];
     uint64_t c = 0;
+    // Rows, or persons not counted yet for this target (a person with keys
+    // in several matching groups is one candidate).
+    const auto add = [&](const Group& b) {
+      if (persons.empty()) {
+        c += b.count;
+        return;
+      }
+      for (uint32_t p : b.persons)
+        if (counted_for[p] != g) {
+          counted_for[p] = g;
+          ++c;
+        }
+    };
     const auto same = by_last.find(true_leaf(sigs[a.first + v - 1]));
     if (same != by_last.end())
       for (uint32_t h : same->second)
-        if (candidate(a, groups[h])) c += groups[h].count;
+        if (candidate(a, groups[h])) add(groups[h]);
     for (uint32_t h : wildcards)
-      if (candidate(a, groups[h])) c += groups[h].count;
+      if (candidate(a, groups[h])) add(groups[h]);
     candidates[g] = c;
     min = std::min(min, c);
     targets += a.count;
@@ -95,12 +119,13 @@ std::vector<uint8_t> below_k(std::span<const std::vector<int32_t>> columns, uint
 // keys that reach k then get `why` (where still 0).
 template <typename Change>
 void explain(std::span<const std::vector<int32_t>> columns, uint64_t k,
-             std::span<const uint64_t> weights, const std::vector<uint8_t>& below,
-             std::vector<uint8_t>& why, uint8_t reason, Change change) {
+             std::span<const uint64_t> weights, std::span<const uint32_t> persons,
+             const std::vector<uint8_t>& below, std::vector<uint8_t>& why, uint8_t reason,
+             Change change) {
   std::vector<std::vector<int32_t>> changed(columns.begin(), columns.end());
   change(changed);
   std::vector<uint64_t> ignored;
-  const auto still = below_k(changed, k, weights, nullptr, ignored);
+  const auto still = below_k(changed, k, weights, persons, nullptr, ignored);
   for (size_t key = 0; key < below.size(); ++key)
     if (below[key] && !why[key] && !still[key]) why[key] = reason;
 }
@@ -111,10 +136,10 @@ enum Why : uint8_t { kUnexplained = 0, kUpdated, kLate, kDeleted };
 
 HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64_t k,
                            bool list_below, std::span<const uint8_t> updated,
-                           std::span<const uint64_t> weights) {
+                           std::span<const uint64_t> weights, std::span<const uint32_t> persons) {
   HistoryCheck out;
   std::vector<uint64_t> count;
-  const auto below = below_k(columns, k, weights, &out, count);
+  const auto below = below_k(columns, k, weights, persons, &out, count);
   const size_t keys = below.size();
   auto weight = [&](size_t key) -> uint64_t { return key < weights.size() ? weights[key] : 1; };
   std::vector<uint8_t> why(keys, kUnexplained);
@@ -133,7 +158,7 @@ HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64
       }
     }
   };
-  if (any_below) explain(columns, k, weights, below, why, kDeleted, keep_deleted);
+  if (any_below) explain(columns, k, weights, persons, below, why, kDeleted, keep_deleted);
   for (size_t key = 0; key < keys; ++key) {
     if (!below[key] || why[key]) continue;
     if (columns.front()[key] == kAbsent)
@@ -145,7 +170,7 @@ HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64
   // updated keys match any target in every release (as if they had been
   // held, so their moves told nothing).
   if (any_below && !updated.empty())
-    explain(columns, k, weights, below, why, kUpdated, [&](auto& c) {
+    explain(columns, k, weights, persons, below, why, kUpdated, [&](auto& c) {
       keep_deleted(c);
       for (auto& column : c)
         for (size_t key = 0; key < column.size() && key < updated.size(); ++key)

@@ -51,7 +51,7 @@ namespace kanon::policy {
 struct HistoryCheck {
   uint64_t linked_rows = 0;     // keys in the last release and an earlier one
   uint64_t new_rows = 0;        // keys in the last release only (an earlier one exists)
-  uint64_t min_candidates = 0;  // over both kinds; 0 when there are none
+  uint64_t min_candidates = 0;  // over both kinds (persons with `persons`); 0 when none
   // Of those keys, candidates < k, by why (above).
   uint64_t rows_below_k = 0;
   uint64_t updated_rows_below_k = 0;
@@ -67,9 +67,14 @@ struct HistoryCheck {
 // release checked. `updated` (empty, or one flag per key): keys counted in
 // updated_rows_below_k. `weights` (empty, or one per key): how many row
 // keys each key index stands for (release_history.h); candidates and row
-// counts are sums of weights. REQUIRES: columns non-empty.
+// counts are sums of weights. `persons` (empty, or one code per key, for
+// policy `person:`; a key index stands for rows of one person): candidates are
+// then the distinct persons of the matching keys, a person with keys in several
+// histories counting for each target it matches; row counts stay sums of
+// weights. REQUIRES: columns non-empty.
 HistoryCheck check_history(std::span<const std::vector<int32_t>> columns, uint64_t k,
                            bool list_below = false, std::span<const uint8_t> updated = {},
-                           std::span<const uint64_t> weights = {});
+                           std::span<const uint64_t> weights = {},
+                           std::span<const uint32_t> persons = {});
 
 }  // namespace kanon::policy

@@ -93,6 +93,19 @@ double released_fraction(const DisclosureTree& tree, const EncodedTable& table,
          static_cast<double>(held_cells) / static_cast<double>(table.total_rows() * attrs);
 }
 
+std::vector<uint32_t> persons_of(const EncodedTable& table, std::span<const uint32_t> rows) {
+  std::vector<uint32_t> out;
+  if (!table.has_person()) return out;
+  const auto null_person = static_cast<uint32_t>(table.person_count());
+  out.assign(rows.size(), null_person + 1);  // not in the table: one unknown person
+  for (size_t key = 0; key < rows.size(); ++key) {
+    if (rows[key] == kNoRow) continue;
+    const uint32_t code = table.code(rows[key], table.person_index());
+    out[key] = code == kNullCode ? null_person : code;
+  }
+  return out;
+}
+
 namespace {
 
 // Step 4 (history_refresh.h): holds keys of `columns.back()` until no key
@@ -103,15 +116,27 @@ namespace {
 // next to the keys). A key index standing for several row keys (`weights`) is held whole or split:
 // the part held is appended as a new index (to every column, `weights`, `cost` and `origin`, which
 // names the index it came from). Returns the row keys held.
+// Counting persons (`person_of`, per original key index; empty: rows), a key
+// index is held whole: a part of it would add no person but its own.
 uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
                       std::vector<uint32_t>& cost, std::vector<uint64_t>& weights,
-                      std::vector<uint32_t>& origin, const std::vector<uint64_t>& goal) {
+                      std::vector<uint32_t>& origin, const std::vector<uint64_t>& goal,
+                      const std::vector<uint32_t>& person_of) {
   const size_t v = columns.size();
   auto& now = columns.back();
   uint64_t held = 0;
+  uint32_t person_codes = 0;
+  for (uint32_t p : person_of)
+    if (p != kNullCode) person_codes = std::max(person_codes, p + 1);
+  std::vector<uint32_t> counted_for(person_codes, UINT32_MAX);
+  uint32_t stamp = 0;             // one per target counted
+  std::vector<uint32_t> persons;  // per key index now
   for (;;) {
     const size_t keys = now.size();
-    const HistoryCheck check = check_history(columns, k, true, {}, weights);
+    persons.clear();
+    if (!person_of.empty())
+      for (size_t key = 0; key < keys; ++key) persons.push_back(person_of[origin[key]]);
+    const HistoryCheck check = check_history(columns, k, true, {}, weights, persons);
     if (check.below.empty()) break;
     // Groups: signature -> keys (the last entry decides what holding does).
     std::unordered_map<std::string, uint32_t> index;
@@ -152,6 +177,16 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
       done[tg] = 1;
       const int32_t target = true_leaf(now[r]);
       uint64_t c = 0;
+      ++stamp;
+      // A candidate key: its row keys, or its person when not counted yet.
+      const auto count = [&](uint32_t key, uint64_t n) {
+        if (persons.empty()) {
+          c += n;
+        } else if (counted_for[persons[key]] != stamp) {
+          counted_for[persons[key]] = stamp;
+          ++c;
+        }
+      };
       options.clear();
       for (uint32_t g = 0; g < members.size(); ++g) {
         const uint32_t key = rep[g];
@@ -161,6 +196,18 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
           earlier = (x == kAbsent) == (y == kAbsent) && (!shown(y) || true_leaf(x) == y);
         }
         if (!earlier) continue;
+        if (!persons.empty()) {
+          // Held members match; shown ones where they show the target's leaf.
+          bool other = false;
+          for (uint32_t m : members[g]) {
+            if (!shown(now[m]) || now[m] == target)
+              count(m, 0);
+            else
+              other = true;
+          }
+          if (other) options.push_back(g);
+          continue;
+        }
         c += held_count[g];
         if (shown_count[g] == 0) continue;
         if (now[key] == target)
@@ -178,7 +225,12 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
         auto& m = members[g];
         while (c < want && next_shown[g] > 0) {
           const uint32_t key = m[next_shown[g] - 1];
-          const uint64_t n = std::min<uint64_t>(weights[key], want - c);
+          const uint64_t n =
+              persons.empty() ? std::min<uint64_t>(weights[key], want - c) : weights[key];
+          if (!persons.empty())
+            count(key, 0);
+          else
+            c += n;
           if (n == weights[key]) {
             now[key] = held_leaf(now[key]);
             --next_shown[g];
@@ -194,7 +246,6 @@ uint64_t hold_below_k(std::vector<std::vector<int32_t>>& columns, uint64_t k,
           shown_count[g] -= n;
           held_count[g] += n;
           held += n;
-          c += n;
           progress = true;
         }
       }
@@ -220,6 +271,7 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
   for (auto& c : columns) c.resize(rows.size(), kAbsent);
   std::vector<uint64_t> weights(history.weights().begin(), history.weights().end());
   weights.resize(rows.size(), 1);
+  const std::vector<uint32_t> persons = persons_of(table, rows);
   // Updated keys: moved in an earlier release with an unchanged tree (a
   // live mode's catch-up), or placed elsewhere by the last tree now.
   std::vector<uint8_t> updated = history.moved_keys();
@@ -244,7 +296,7 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
     for (size_t key = 0; key < rows.size(); ++key)
       if (rows[key] != kNoRow) root[key] = 0;
     columns.push_back(std::move(root));
-    const auto at_root = check_history(columns, options.k, true, {}, weights);
+    const auto at_root = check_history(columns, options.k, true, {}, weights, persons);
     for (size_t i = 0; i < at_root.below.size(); ++i)
       goal[at_root.below[i]] = at_root.below_candidates[i];
     columns.pop_back();
@@ -265,7 +317,7 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
       for (size_t key = 0; key < rows.size(); ++key)
         if ((updated[key] || is_held(last_release[key])) && shown(columns.back()[key]))
           columns.back()[key] = held_leaf(columns.back()[key]);
-    out.check = check_history(columns, options.k, true, {}, weights);
+    out.check = check_history(columns, options.k, true, {}, weights, persons);
     columns.pop_back();
     if (out.check.below.empty() || out.tree.size() == 1) break;
     // The parent of each offending key's leaf; a parent whose ancestor is
@@ -300,8 +352,11 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
     std::vector<uint32_t> origin(rows.size());
     for (uint32_t key = 0; key < rows.size(); ++key) origin[key] = key;
     auto split_weights = weights;
-    out.held = hold_below_k(columns, options.k, cost, split_weights, origin, goal);
-    out.check = check_history(columns, options.k, true, {}, split_weights);
+    out.held = hold_below_k(columns, options.k, cost, split_weights, origin, goal, persons);
+    std::vector<uint32_t> split_persons;
+    if (!persons.empty())
+      for (uint32_t from : origin) split_persons.push_back(persons[from]);
+    out.check = check_history(columns, options.k, true, {}, split_weights, split_persons);
     // Fold the parts held back into the keys they came from.
     auto& now = columns.back();
     out.held_keys.assign(rows.size(), 0);
@@ -311,7 +366,7 @@ HistoryRefresh history_refresh(const ReleaseHistory& history, const EncodedTable
     for (size_t key = 0; key < rows.size(); ++key)
       if (out.held_keys[key] == weights[key] && shown(now[key])) now[key] = held_leaf(now[key]);
   } else {
-    out.check = check_history(columns, options.k, true, updated, weights);
+    out.check = check_history(columns, options.k, true, updated, weights, persons);
   }
   out.leaves = std::move(columns.back());
   out.released_fraction = released_fraction(out.tree, table, rows, out.leaves, out.held_keys);

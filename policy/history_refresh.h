@@ -71,6 +71,13 @@ std::optional<std::vector<int32_t>> catch_up(const ReleaseHistory& history,
                                              const EncodedTable& table,
                                              std::span<const uint32_t> rows);
 
+// Counting persons (policy `person:`; empty without a person column): the
+// person code of every key (`rows` as for leaves_of) for check_history. A
+// NULL person is one code of its own; keys no longer in the table (present
+// in a stored release only) share one more: counted as one person at most,
+// which can only lower a count (fail closed).
+std::vector<uint32_t> persons_of(const EncodedTable& table, std::span<const uint32_t> rows);
+
 struct HistoryRefresh {
   DisclosureTree tree;
   // Per key index: its leaf, kAbsent for keys not in the table, or
