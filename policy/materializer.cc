@@ -165,13 +165,9 @@ std::vector<std::string> manage_grants(pqxx::work& tx, const TablePolicy& policy
 
 // The copy's select list: the masks, with every quasi-identifier of a key
 // the last release holds (kanon.held_keys, release_store.h) masked too.
-std::string copy_select_list(pqxx::work& tx, const TableSnapshot& snapshot) {
-  if (snapshot.release.version == 0 || !snapshot.release.key.linkable())
-    return snapshot.masks.select_list();
-  const std::string held =
-      fmt::format("({}) IN (SELECT h.key FROM {} h WHERE h.table_name = {})",
-                  key_expression(snapshot.release.key), qualified_name("kanon", kHeldKeysTable),
-                  tx.quote(snapshot.policy.name()));
+std::string copy_select_list(const TableSnapshot& snapshot) {
+  const std::string held = held_condition(snapshot);
+  if (held.empty()) return snapshot.masks.select_list();
   std::string s;
   for (const auto& c : snapshot.masks.columns) {
     if (!s.empty()) s += ", ";
@@ -185,6 +181,13 @@ std::string copy_select_list(pqxx::work& tx, const TableSnapshot& snapshot) {
 }
 
 }  // namespace
+
+std::string held_condition(const TableSnapshot& snapshot) {
+  if (snapshot.release.version == 0 || !snapshot.release.key.linkable()) return {};
+  return fmt::format("({}) IN (SELECT h.key FROM {} h WHERE h.table_name = {})",
+                     key_expression(snapshot.release.key), qualified_name("kanon", kHeldKeysTable),
+                     quote_literal(snapshot.policy.name()));
+}
 
 std::string materialized_table(const TablePolicy& policy) {
   const std::string& s = policy.schema;
@@ -235,7 +238,7 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
     tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
   const char existing = existing_object(tx, policy, target);
 
-  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(tx, snapshot) + " FROM " +
+  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " +
           base);
   tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
   for (const auto& column : policy.indexes)

@@ -49,6 +49,11 @@ std::string materialized_name(const TablePolicy& policy);
 // The name of the copy's index on `column`.
 std::string materialized_index(const TablePolicy& policy, std::string_view column);
 
+// The condition, over the base table's row, that the last release holds its
+// key (kanon.held_keys): the copy masks every quasi-identifier of such a row.
+// Empty when nothing can be held (no release yet, or a table without keys).
+std::string held_condition(const TableSnapshot& snapshot);
+
 // Every `indexes:` column must exist in the table; throws ConfigError
 // "file:line: key: column 'x' does not exist in schema.table".
 void check_indexes(const TablePolicy& policy, const TableInfo& info);

@@ -4,6 +4,7 @@
 
 #include <pqxx/pqxx>
 
+#include "policy/materializer.h"
 #include "policy/sql_text.h"
 #include "policy/table_loader.h"
 
@@ -13,20 +14,24 @@ std::string verification_query(const TableSnapshot& snapshot) {
   // The snapshot's compiled masks over the base table (inline), or the
   // masked copy's columns as they are (materialized): what restricted users
   // read in either mode. With `person:`, a combination's size is its
-  // distinct persons; read from the base table when a person column is a
-  // direct identifier (masked in the copy).
+  // distinct persons; when a person column is a direct identifier (masked
+  // in the copy) they are read from the base table through the copy's own
+  // select list: the masks, and the holds of the last release.
   const auto& policy = snapshot.policy;
   bool person_masked = false;
   for (const auto& d : policy.direct_identifiers)
     for (const auto& c : policy.person) person_masked = person_masked || d.column == c;
-  const bool copy = !snapshot.materialized_name.empty() && !person_masked;
+  const bool materialized = !snapshot.materialized_name.empty();
+  const bool copy = materialized && !person_masked;
+  const std::string held = materialized && !copy ? held_condition(snapshot) : std::string();
   std::string select, groups, released;
   size_t i = 0;
   for (const auto& c : snapshot.masks.columns) {
     if (c.role != ColumnMask::Role::kQuasiIdentifier) continue;
     const std::string alias = fmt::format("q{}", ++i);
-    select += fmt::format("{}{} AS {}", select.empty() ? "" : ", ",
-                          copy ? quote_identifier(c.column) : c.expression, alias);
+    std::string value = copy ? quote_identifier(c.column) : c.expression;
+    if (!held.empty()) value = fmt::format("CASE WHEN {} THEN NULL ELSE {} END", held, value);
+    select += fmt::format("{}{} AS {}", select.empty() ? "" : ", ", value, alias);
     groups += (groups.empty() ? "" : ", ") + alias;
     released += fmt::format("{}({} IS NOT NULL)::int", released.empty() ? "" : " + ", alias);
   }

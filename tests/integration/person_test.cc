@@ -149,3 +149,63 @@ TEST_CASE("person: every released combination covers k customers, however many r
   pg.psql("DROP TABLE public.purchases");
   std::filesystem::remove(policy_path);
 }
+
+TEST_CASE("person: mode materialized with the person a direct identifier, VERIFY sees the holds") {
+  // The copy masks customer_id, so VERIFY counts persons on the base table
+  // through the copy's own select list, holds included: its combinations and
+  // released cells are the copy's.
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.purchases_m; "
+      "CREATE TABLE public.purchases_m (id serial PRIMARY KEY, customer_id int NOT NULL, "
+      "age int, sex text, zip text); "
+      "INSERT INTO public.purchases_m (customer_id, age, sex, zip) "
+      "SELECT c, 20 + c % 7, CASE WHEN c % 2 = 0 THEN 'F' ELSE 'M' END, (1000 + c % 5)::text "
+      "FROM generate_series(1, 300) c, generate_series(1, 1 + c % 3) n");
+  const std::string policy_path =
+      "/tmp/kanon-person-m-policy-" + std::to_string(getpid()) + ".yaml";
+  std::ofstream(policy_path) << "tables:\n  - table: public.purchases_m\n    k: " << kK
+                             << "\n    quasi_identifiers: [age, sex, zip]\n    exempt: [postgres]\n"
+                             << "    person: customer_id\n    mode: materialized\n"
+                             << "    direct_identifiers: {customer_id: null}\n";
+  KanonProxy proxy(
+      pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy_path + "]\n");
+  const auto console = [&](const std::string& command) {
+    const auto r = run_command(
+        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
+    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err << "\nkanon's log:\n"
+                                              << proxy.log());
+    return r.out;
+  };
+  console("REFRESH public.purchases_m");
+  // New customers in combinations of their own: held until k arrive together.
+  pg.psql(
+      "INSERT INTO public.purchases_m (customer_id, age, sex, zip) "
+      "SELECT 5000 + n, 20 + n % 7, 'F', (1000 + n % 5)::text FROM generate_series(1, 12) n");
+  console("REFRESH public.purchases_m");
+  REQUIRE(std::stol(pg.psql("SELECT count(*) FROM kanon.held_keys "
+                            "WHERE table_name = 'public.purchases_m'")) > 0);
+  // table|k|real_k|groups|groups_below_k|rows|released_fraction|verdict
+  const std::string verify = console("VERIFY public.purchases_m");
+  CAPTURE(verify);
+  std::vector<std::string> f;
+  for (size_t at = 0, next; at < verify.size(); at = next + 1) {
+    next = std::min(verify.find_first_of("|\n", at), verify.size());
+    f.push_back(verify.substr(at, next - at));
+  }
+  REQUIRE(f.size() >= 8);
+  const std::string copy = "kanon_masked.purchases_m";
+  const auto value = [&](const std::string& sql) {
+    std::string v = pg.psql(sql);
+    while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+    return v;
+  };
+  CHECK(f[3] == value("SELECT count(*) FROM (SELECT DISTINCT age, sex, zip FROM " + copy + ") d"));
+  CHECK(f[5] == value("SELECT count(*) FROM " + copy));
+  CHECK(f[6] == value("SELECT round(((count(age) + count(sex) + count(zip)) / (3.0 * count(*)))"
+                      "::numeric, 4) FROM " +
+                      copy));
+  CHECK(std::stol(f[2]) >= kK);
+  pg.psql("DROP TABLE public.purchases_m");
+  std::filesystem::remove(policy_path);
+}
