@@ -37,7 +37,18 @@ class Builder {
     if (table.has_person()) {
       person_seen_.assign(table.person_count() + 1, 0);
       only_.resize(attrs_);
-      for (int a = 0; a < attrs_; ++a) only_[a].assign(counts_[a].size(), 0);
+      seen_in_run_.resize(attrs_);
+      for (int a = 0; a < attrs_; ++a) {
+        only_[a].assign(counts_[a].size(), 0);
+        seen_in_run_[a].assign(counts_[a].size(), 0);
+      }
+      // Rows by person (NULL last): partition() is stable, so every node's
+      // rows stay grouped by person and choose_by_person reads each
+      // person's rows as one run.
+      const size_t pi = table.person_index();
+      std::stable_sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) {
+        return table.code(x, pi) < table.code(y, pi);
+      });
     }
   }
 
@@ -78,38 +89,47 @@ class Builder {
   // the persons with v, right(v) the node's persons but those with v alone.
   std::optional<Candidate> choose_by_person(size_t begin, size_t end) {
     const uint64_t k = options_.k;
-    const uint64_t total = persons(begin, end);
-    if (total < 2 * k) return std::nullopt;
     const size_t pi = table_.person_index();
+    const uint32_t* codes = table_.codes().data();
+    // Runs of one person (rows are grouped by person, constructor).
+    runs_.clear();
+    for (size_t i = begin; i < end;) {
+      size_t j = i + 1;
+      const uint32_t p = codes[size_t{order_[i]} * width_ + pi];
+      while (j < end && codes[size_t{order_[j]} * width_ + pi] == p) ++j;
+      runs_.push_back({i, j});
+      i = j;
+    }
+    const uint64_t total = runs_.size();
+    if (total < 2 * k) return std::nullopt;
     candidates_.clear();
     for (int a = 0; a < attrs_; ++a) {
-      pairs_.clear();
-      for (size_t i = begin; i < end; ++i) {
-        const uint32_t row = order_[i];
-        pairs_.push_back({table_.code(row, pi), table_.code(row, static_cast<size_t>(a))});
-      }
-      std::sort(pairs_.begin(), pairs_.end());
-      pairs_.erase(std::unique(pairs_.begin(), pairs_.end()), pairs_.end());
-      for (size_t i = 0; i < pairs_.size();) {
-        size_t j = i;
-        while (j < pairs_.size() && pairs_[j].first == pairs_[i].first) ++j;
-        for (size_t x = i; x < j; ++x) {
-          const uint32_t c = pairs_[x].second;
-          if (c == kNullCode) continue;
-          if (counts_[a][c] == 0 && only_[a][c] == 0) touched_[a].push_back(c);
-          ++counts_[a][c];
+      auto& counts = counts_[a];
+      auto& only = only_[a];
+      auto& seen = seen_in_run_[a];
+      for (const auto& [rb, re] : runs_) {
+        ++run_;
+        uint32_t distinct = 0, value = kNullCode;
+        bool null = false;
+        for (size_t x = rb; x < re; ++x) {
+          const uint32_t c = codes[size_t{order_[x]} * width_ + static_cast<size_t>(a)];
+          if (c == kNullCode) {
+            null = true;
+            continue;
+          }
+          if (seen[c] == run_) continue;
+          seen[c] = run_;
+          if (counts[c] == 0 && only[c] == 0) touched_[a].push_back(c);
+          ++counts[c];
+          ++distinct;
+          value = c;
         }
-        // kNullCode sorts last: one pair that is a value is a person wholly left.
-        if (j - i == 1 && pairs_[i].second != kNullCode) {
-          const uint32_t c = pairs_[i].second;
-          if (counts_[a][c] == 0 && only_[a][c] == 0) touched_[a].push_back(c);
-          ++only_[a][c];
-        }
-        i = j;
+        // One value and no NULL: the person is wholly on the left of it.
+        if (distinct == 1 && !null) ++only[value];
       }
       for (uint32_t c : touched_[a]) {
-        const uint64_t left = counts_[a][c], right = total - only_[a][c];
-        counts_[a][c] = only_[a][c] = 0;
+        const uint64_t left = counts[c], right = total - only[c];
+        counts[c] = only[c] = 0;
         if (left >= k && right >= k) candidates_.push_back({left, a, c});
       }
       touched_[a].clear();
@@ -236,11 +256,13 @@ class Builder {
   std::vector<uint8_t> left_seen_, right_seen_;
   std::vector<uint32_t> seen_list_;
   // With a person column: persons seen (one slot per person code, the last
-  // for NULL), per attribute and value the persons with that value alone,
-  // and the node's distinct (person, value) pairs.
+  // for NULL), per attribute and value the persons with that value alone
+  // and the run it was last seen in, and the node's runs of one person.
   std::vector<uint8_t> person_seen_;
   std::vector<std::vector<uint64_t>> only_;
-  std::vector<std::pair<uint32_t, uint32_t>> pairs_;
+  std::vector<std::vector<uint64_t>> seen_in_run_;
+  uint64_t run_ = 0;
+  std::vector<std::pair<size_t, size_t>> runs_;
 };
 
 }  // namespace
