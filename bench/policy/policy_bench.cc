@@ -3,7 +3,8 @@
 // including the COPY, with wall time, kanon's and the cluster's CPU time and
 // kanon's peak RSS, and where the time goes (the server's GROUP BY under
 // several settings, the COPY, the encoding, the tree); the history-aware
-// build and refreshes of a keyed ADULT x N beside the fresh tree; then the masked-scan overhead of
+// build and refreshes of ADULT x N, keyed and without a key, beside the
+// fresh tree; then the masked-scan overhead of
 // each compiled form on ADULT x 32 against raw queries measured in the same run. Starts its own
 // throwaway PostgreSQL with scripts/pg-sandbox.sh. Prints figures and
 // ratios; never fails.
@@ -320,43 +321,58 @@ void tree_build_section(const Sandbox& sb, long postmaster, int copies, int reps
 }
 
 // Section 1b: the history-aware build (the default for a table with a row
-// key) at ADULT x copies with a primary key, against the fresh tree, in one
-// run: the fresh tree, the first history-aware build (a baseline: every key
-// stored), a refresh of unchanged rows, a refresh after inserting 1% new
-// rows, after deleting 1% and after updating 1% of rows' quasi-identifiers;
-// for mode: inline (a live mode: catch-up releases) and, unless `quick`,
-// mode: materialized (holds; the copy itself is not written here). Each
-// with wall ms, kanon's and the cluster's CPU seconds, and the build's own
-// phase timings (history_build.h: HistoryTimings).
-void history_section(const Sandbox& sb, long postmaster, int copies, bool quick) {
+// key, or rows told apart by their other columns) at ADULT x copies, with a
+// primary key and (`keyless`) as published, without one (rows told apart by
+// salary-class, the quasi-identifiers and a number among equal rows), against
+// the fresh tree, in one run: the fresh tree, the first history-aware build
+// (a baseline: every key stored), a refresh of unchanged rows, a refresh
+// after inserting 1% new rows, after deleting 1% and after updating 1% of
+// rows' quasi-identifiers; for mode: inline (a live mode: catch-up releases)
+// and, unless `quick`, mode: materialized (holds; the copy itself is not
+// written here). Each with wall ms, kanon's and the cluster's CPU seconds,
+// and the build's own phase timings (history_build.h: HistoryTimings).
+void history_section(const Sandbox& sb, long postmaster, int copies, bool quick, bool keyless) {
   const std::string big = fmt::format("adult{}", copies);
-  const std::string keyed = big + "_pk";
+  const std::string table = big + (keyless ? "_nokey" : "_pk");
   const uint32_t k = 10u * static_cast<uint32_t>(copies);
+  const std::string columns =
+      "sex, age, race, \"marital-status\", education, \"native-country\", workclass, "
+      "occupation, \"salary-class\"";
   pqxx::connection admin(sb.conninfo());
-  {
+  const auto make = [&] {
     pqxx::nontransaction tx(admin);
-    tx.exec(
-        fmt::format("DROP TABLE IF EXISTS {0}; CREATE TABLE {0} AS TABLE {1}; "
-                    "ALTER TABLE {0} ADD PRIMARY KEY (id)",
-                    keyed, big));
-    tx.exec("VACUUM ANALYZE " + keyed);
-  }
+    if (keyless)
+      tx.exec(fmt::format("DROP TABLE IF EXISTS {0}; CREATE TABLE {0} AS SELECT {1} FROM {2}",
+                          table, columns, big));
+    else
+      tx.exec(
+          fmt::format("DROP TABLE IF EXISTS {0}; CREATE TABLE {0} AS TABLE {1}; "
+                      "ALTER TABLE {0} ADD PRIMARY KEY (id)",
+                      table, big));
+    tx.exec("VACUUM ANALYZE " + table);
+  };
+  make();
   const long rows =
-      pqxx::nontransaction(admin).exec("SELECT count(*) FROM " + keyed)[0][0].as<long>();
+      pqxx::nontransaction(admin).exec("SELECT count(*) FROM " + table)[0][0].as<long>();
   fmt::print(
-      "\n== History-aware build and refresh, ADULTx{} with a primary key ({} rows, k={}) ==\n"
+      "\n== History-aware build and refresh, ADULTx{} {} ({} rows, k={}) ==\n"
       "load average {}\n"
       "phases (ms wall / kanon cpu): history = reading kanon.releases/release_rows, rows = the "
       "current rows with their keys, compute = catch-up + history_refresh, write = storing the "
       "release\n\n"
       "| mode | step | wall ms | kanon cpu s | cluster cpu s | history | rows | compute | write | "
-      "version, held, linked rows, min candidates, rows below k (through updates) |\n"
+      "version, held, linked rows, min candidates, rows below k (through updates), released |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n",
-      copies, rows, k, kanon::bench::load_average());
+      copies, keyless ? "without a key" : "with a primary key", rows, k,
+      kanon::bench::load_average());
+  // 1% of the rows, by physical order (the keyless table has nothing else).
+  const std::string one_percent = fmt::format(
+      "SELECT ctid FROM {0} ORDER BY ctid OFFSET {{}} LIMIT (SELECT count(*) / 100 FROM {0})",
+      table);
   std::vector<EnforcementMode> modes = {EnforcementMode::kInline};
   if (!quick) modes.push_back(EnforcementMode::kMaterialized);
   for (const EnforcementMode mode : modes) {
-    TablePolicy policy = adult_policy(keyed, k);
+    TablePolicy policy = adult_policy(table, k);
     policy.mode = mode;
     const std::string m = to_string(mode);
     auto step = [&](const std::string& name, const BuildOptions& o) {
@@ -368,17 +384,19 @@ void history_section(const Sandbox& sb, long postmaster, int copies, bool quick)
       const auto& t = r.timings;
       auto phase = [](double ms, double cpu) { return fmt::format("{:.0f} / {:.0f}", ms, cpu); };
       fmt::print(
-          "| {} | {} | {:.0f} | {:.2f} | {:.2f} | {} | {} | {} | {} | {}, {}, {}, {}, {} ({}) |\n",
+          "| {} | {} | {:.0f} | {:.2f} | {:.2f} | {} | {} | {} | {} | {}, {}, {}, {}, {} ({}), "
+          "{:.4f} |\n",
           m, name, c.wall_ms, c.self_cpu_s, c.cluster_cpu_s, phase(t.history_ms, t.history_cpu_ms),
           phase(t.rows_ms, t.rows_cpu_ms), phase(t.compute_ms, t.compute_cpu_ms),
           phase(t.write_ms, t.write_cpu_ms), r.version, r.held, r.check.linked_rows,
-          r.check.min_candidates, r.check.rows_below_k, r.check.updated_rows_below_k);
+          r.check.min_candidates, r.check.rows_below_k, r.check.updated_rows_below_k,
+          r.released_fraction);
       std::fflush(stdout);
     };
     auto change = [&](const std::string& sql) {
       pqxx::nontransaction tx(admin);
       tx.exec(sql);
-      tx.exec("VACUUM ANALYZE " + keyed);
+      tx.exec("VACUUM ANALYZE " + table);
     };
     BuildOptions fresh;
     fresh.history = false;
@@ -388,19 +406,25 @@ void history_section(const Sandbox& sb, long postmaster, int copies, bool quick)
     step("history-aware first build (baseline)", first);
     step("refresh, rows unchanged", BuildOptions{});
     step("refresh, rows unchanged (again)", BuildOptions{});
-    change(
-        fmt::format("INSERT INTO {0} SELECT id + (SELECT max(id) FROM {0}), sex, age, race, "
-                    "\"marital-status\", education, \"native-country\", workclass, occupation, "
-                    "\"salary-class\" FROM {0} WHERE id % 100 = 7",
-                    keyed));
+    if (keyless)
+      change(fmt::format("INSERT INTO {0} SELECT {1} FROM {0} WHERE ctid IN ({2})", table, columns,
+                         fmt::format(fmt::runtime(one_percent), 700)));
+    else
+      change(
+          fmt::format("INSERT INTO {0} SELECT id + (SELECT max(id) FROM {0}), {1} FROM {0} "
+                      "WHERE id % 100 = 7",
+                      table, columns));
     step("refresh after inserting 1%", BuildOptions{});
-    change(fmt::format("DELETE FROM {} WHERE id % 100 = 11", keyed));
+    change(keyless ? fmt::format("DELETE FROM {} WHERE ctid IN ({})", table,
+                                 fmt::format(fmt::runtime(one_percent), 1100))
+                   : fmt::format("DELETE FROM {} WHERE id % 100 = 11", table));
     step("refresh after deleting 1%", BuildOptions{});
-    change(fmt::format("UPDATE {} SET age = age + 1 WHERE id % 100 = 13", keyed));
+    change(keyless ? fmt::format("UPDATE {} SET age = age + 1 WHERE ctid IN ({})", table,
+                                 fmt::format(fmt::runtime(one_percent), 1300))
+                   : fmt::format("UPDATE {} SET age = age + 1 WHERE id % 100 = 13", table));
     step("refresh after updating 1% (age + 1)", BuildOptions{});
     step("fresh tree (history off), after the changes", fresh);
-    // Put the rows back for the next mode.
-    change(fmt::format("TRUNCATE {0}; INSERT INTO {0} SELECT * FROM {1}", keyed, big));
+    make();  // the rows back for the next mode
   }
 }
 
@@ -445,7 +469,8 @@ int main(int argc, char** argv) {
     // 1. Tree build, fresh (history off), including reading the table, and
     // the history-aware build beside it.
     if (!history_only) tree_build_section(sb, postmaster, copies, reps);
-    history_section(sb, postmaster, copies, quick);
+    history_section(sb, postmaster, copies, quick, false);
+    history_section(sb, postmaster, copies, quick, true);
     if (tree_only || history_only) return 0;
 
     // 2. Masked-scan overhead on ADULT x 32 with k=320 (the tree of k=10 on ADULT).
