@@ -48,6 +48,11 @@ awaitable<size_t> ByteStream::read_some(asio::mutable_buffer buffer, error_code&
               : socket_.async_read_some(buffer, asio::redirect_error(use_awaitable, ec));
 }
 
+awaitable<size_t> ByteStream::write(const std::vector<asio::const_buffer>& buffers) {
+  return ssl_ ? asio::async_write(*ssl_, buffers, use_awaitable)
+              : asio::async_write(socket_, buffers, use_awaitable);
+}
+
 awaitable<size_t> ByteStream::write(asio::const_buffer buffer, error_code& ec) {
   return ssl_ ? asio::async_write(*ssl_, buffer, asio::redirect_error(use_awaitable, ec))
               : asio::async_write(socket_, buffer, asio::redirect_error(use_awaitable, ec));

@@ -12,6 +12,7 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace kanon::proxy {
 
@@ -38,6 +39,8 @@ class ByteStream {
   // Both throw boost::system::system_error on failure.
   boost::asio::awaitable<size_t> read_some(boost::asio::mutable_buffer buffer);
   boost::asio::awaitable<size_t> write(boost::asio::const_buffer buffer);
+  // Several buffers in one write (a gather write on a plain socket).
+  boost::asio::awaitable<size_t> write(const std::vector<boost::asio::const_buffer>& buffers);
   // Report failure in `ec` instead.
   boost::asio::awaitable<size_t> read_some(boost::asio::mutable_buffer buffer, error_code& ec);
   boost::asio::awaitable<size_t> write(boost::asio::const_buffer buffer, error_code& ec);

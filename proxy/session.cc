@@ -844,15 +844,26 @@ awaitable<void> Session::run_backend() {
     for (;;) {
       const size_t n = co_await backend_.read_some(from_backend_.prepare());
       from_backend_.commit(n);
-      size_t ready = 0;
-      std::optional<char> ready_status;  // a ReadyForQuery in this batch
-      const auto flush = [&]() -> awaitable<void> {
-        if (ready > 0) co_await client_.write(asio::buffer(from_backend_.pending().data(), ready));
-        from_backend_.consume(ready);
-        ready = 0;
+      // What this batch sends the client, in order, in one write: ranges of
+      // the backend's bytes as they came, and kanon's replacements (copied
+      // into to_client_). The backend's bytes are consumed after it.
+      size_t pos = 0;
+      to_client_.clear();
+      segments_.clear();
+      const auto forward = [&](size_t size) {
+        if (!segments_.empty() && !segments_.back().own &&
+            segments_.back().offset + segments_.back().size == pos)
+          segments_.back().size += size;
+        else
+          segments_.push_back({false, pos, size});
       };
+      const auto replace = [&](const wire::Buffer& bytes) {
+        segments_.push_back({true, to_client_.size(), bytes.size()});
+        to_client_.insert(to_client_.end(), bytes.begin(), bytes.end());
+      };
+      std::optional<char> ready_status;  // a ReadyForQuery in this batch
       for (;;) {
-        const wire::Frame frame = wire::frame_typed(from_backend_.pending().subspan(ready), max);
+        const wire::Frame frame = wire::frame_typed(from_backend_.pending().subspan(pos), max);
         if (frame.status == wire::FrameStatus::kNeedMore) break;
         const auto verdict = frame.status == wire::FrameStatus::kMalformed
                                  ? BackendStream::Verdict::kMalformed
@@ -879,27 +890,27 @@ awaitable<void> Session::run_backend() {
         if (audit_ && frame.type == wire::backend::kBackendKeyData && backend_stream_.backend_key())
           audit_->set_backend_pid(static_cast<int32_t>(backend_stream_.backend_key()->process_id));
         if (verdict == BackendStream::Verdict::kReplace) {
-          co_await flush();
-          co_await client_.write(asio::buffer(backend_stream_.replacement()));
-          from_backend_.consume(frame.size);
-          continue;
-        }
-        if (dropped) {  // held, swallowed, or the failed attempt of a guarded Query
-          co_await flush();
-          from_backend_.consume(frame.size);
+          replace(backend_stream_.replacement());
+        } else if (dropped) {  // held, swallowed, or the failed attempt of a guarded cycle
           if (action == ResponseFilter::Action::kRetry) co_await retry_guarded(filter_->retry());
-          continue;
+        } else {
+          if (audit_) audit_frame(frame, action == ResponseFilter::Action::kReplace);
+          if (action == ResponseFilter::Action::kReplace)
+            replace(filter_->replacement());
+          else
+            forward(frame.size);
         }
-        if (audit_) audit_frame(frame, action == ResponseFilter::Action::kReplace);
-        if (action == ResponseFilter::Action::kReplace) {
-          co_await flush();
-          co_await client_.write(asio::buffer(filter_->replacement()));
-          from_backend_.consume(frame.size);
-          continue;
-        }
-        ready += frame.size;
+        pos += frame.size;
       }
-      co_await flush();
+      if (!segments_.empty()) {
+        buffers_.clear();
+        for (const Segment& s : segments_) {
+          const uint8_t* base = s.own ? to_client_.data() : from_backend_.pending().data();
+          buffers_.emplace_back(base + s.offset, s.size);
+        }
+        co_await client_.write(buffers_);
+      }
+      from_backend_.consume(pos);
       if (ready_status) note_ready_for_query(*ready_status);
     }
   } catch (const boost::system::system_error& e) {

@@ -174,6 +174,15 @@ class Session : public std::enable_shared_from_this<Session> {
   ByteStream backend_;
   ReceiveBuffer from_client_;
   ReceiveBuffer from_backend_;
+  // run_backend's batch toward the client (kept to reuse their memory): its
+  // pieces in order, kanon's own bytes among them, and the write's buffers.
+  struct Segment {
+    bool own;  // in to_client_, else in from_backend_.pending()
+    size_t offset, size;
+  };
+  std::vector<Segment> segments_;
+  wire::Buffer to_client_;
+  std::vector<boost::asio::const_buffer> buffers_;
   BackendStream backend_stream_;
   boost::asio::steady_timer backend_done_;
   boost::asio::steady_timer retry_done_;  // cancelled when a retry was sent
