@@ -53,6 +53,12 @@ awaitable<size_t> ByteStream::write(const std::vector<asio::const_buffer>& buffe
               : asio::async_write(socket_, buffers, use_awaitable);
 }
 
+awaitable<size_t> ByteStream::write(const std::vector<asio::const_buffer>& buffers,
+                                    error_code& ec) {
+  return ssl_ ? asio::async_write(*ssl_, buffers, asio::redirect_error(use_awaitable, ec))
+              : asio::async_write(socket_, buffers, asio::redirect_error(use_awaitable, ec));
+}
+
 awaitable<size_t> ByteStream::write(asio::const_buffer buffer, error_code& ec) {
   return ssl_ ? asio::async_write(*ssl_, buffer, asio::redirect_error(use_awaitable, ec))
               : asio::async_write(socket_, buffer, asio::redirect_error(use_awaitable, ec));

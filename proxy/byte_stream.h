@@ -41,6 +41,8 @@ class ByteStream {
   boost::asio::awaitable<size_t> write(boost::asio::const_buffer buffer);
   // Several buffers in one write (a gather write on a plain socket).
   boost::asio::awaitable<size_t> write(const std::vector<boost::asio::const_buffer>& buffers);
+  boost::asio::awaitable<size_t> write(const std::vector<boost::asio::const_buffer>& buffers,
+                                       error_code& ec);
   // Report failure in `ec` instead.
   boost::asio::awaitable<size_t> read_some(boost::asio::mutable_buffer buffer, error_code& ec);
   boost::asio::awaitable<size_t> write(boost::asio::const_buffer buffer, error_code& ec);

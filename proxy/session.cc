@@ -771,20 +771,13 @@ awaitable<void> Session::relay_client_to_backend() {
     from_client_.commit(n);
     co_await wait_while_paused(false);
     if (stopping_) continue;
-    // Frames [0, ready) are forwarded as they are, in one write.
-    size_t ready = 0;
+    // The batch's frames, forwarded or replaced, go in one write; the
+    // client's bytes are consumed after it.
+    size_t pos = 0;
     bool terminate = false;
-    const auto flush = [&]() -> awaitable<bool> {
-      if (ready > 0) {
-        co_await backend_.write(asio::buffer(from_client_.pending().data(), ready), ec);
-        if (ec) co_return false;
-        from_client_.consume(ready);
-        ready = 0;
-      }
-      co_return true;
-    };
+    to_backend_.clear();
     for (;;) {
-      const wire::Frame frame = wire::frame_typed(from_client_.pending().subspan(ready), max);
+      const wire::Frame frame = wire::frame_typed(from_client_.pending().subspan(pos), max);
       if (frame.status == wire::FrameStatus::kNeedMore) break;
       if (frame.status == wire::FrameStatus::kMalformed) {
         log(LogLevel::kWarning, "client {}: malformed message: {}", peer_, frame.error);
@@ -793,7 +786,8 @@ awaitable<void> Session::relay_client_to_backend() {
                                   true);
       }
       if (frame.type == wire::frontend::kTerminate) {
-        ready += frame.size;
+        to_backend_.forward(pos, frame.size);
+        pos += frame.size;
         terminate = true;
         break;
       }
@@ -820,19 +814,18 @@ awaitable<void> Session::relay_client_to_backend() {
         encoding_->on_client_frame(frame, forwarded_effect_, gate_->cycle());
       if (audit_) audit_->on_client_frame(frame, action);
       note_client_frame(frame.type, action == StatementGate::Action::kDrop);
-      if (action == StatementGate::Action::kForward) {
-        ready += frame.size;
-        continue;
-      }
-      // On failure the backend pump sees the loss too and reports it.
-      if (!co_await flush()) co_return;
-      if (action == StatementGate::Action::kReplace) {
-        co_await backend_.write(asio::buffer(gate_->replacement()), ec);
-        if (ec) co_return;
-      }
-      from_client_.consume(frame.size);
+      if (action == StatementGate::Action::kForward)
+        to_backend_.forward(pos, frame.size);
+      else if (action == StatementGate::Action::kReplace)
+        to_backend_.add(gate_->replacement());
+      pos += frame.size;
     }
-    if (!co_await flush()) co_return;
+    if (!to_backend_.empty()) {
+      co_await backend_.write(to_backend_.buffers(from_client_.pending().data()), ec);
+      // On failure the backend pump sees the loss too and reports it.
+      if (ec) co_return;
+    }
+    from_client_.consume(pos);
     if (terminate) co_return co_await finish("", "", false);
   }
 }
@@ -849,18 +842,6 @@ awaitable<void> Session::run_backend() {
       // into to_client_). The backend's bytes are consumed after it.
       size_t pos = 0;
       to_client_.clear();
-      segments_.clear();
-      const auto forward = [&](size_t size) {
-        if (!segments_.empty() && !segments_.back().own &&
-            segments_.back().offset + segments_.back().size == pos)
-          segments_.back().size += size;
-        else
-          segments_.push_back({false, pos, size});
-      };
-      const auto replace = [&](const wire::Buffer& bytes) {
-        segments_.push_back({true, to_client_.size(), bytes.size()});
-        to_client_.insert(to_client_.end(), bytes.begin(), bytes.end());
-      };
       std::optional<char> ready_status;  // a ReadyForQuery in this batch
       for (;;) {
         const wire::Frame frame = wire::frame_typed(from_backend_.pending().subspan(pos), max);
@@ -890,26 +871,20 @@ awaitable<void> Session::run_backend() {
         if (audit_ && frame.type == wire::backend::kBackendKeyData && backend_stream_.backend_key())
           audit_->set_backend_pid(static_cast<int32_t>(backend_stream_.backend_key()->process_id));
         if (verdict == BackendStream::Verdict::kReplace) {
-          replace(backend_stream_.replacement());
+          to_client_.add(backend_stream_.replacement());
         } else if (dropped) {  // held, swallowed, or the failed attempt of a guarded cycle
           if (action == ResponseFilter::Action::kRetry) co_await retry_guarded(filter_->retry());
         } else {
           if (audit_) audit_frame(frame, action == ResponseFilter::Action::kReplace);
           if (action == ResponseFilter::Action::kReplace)
-            replace(filter_->replacement());
+            to_client_.add(filter_->replacement());
           else
-            forward(frame.size);
+            to_client_.forward(pos, frame.size);
         }
         pos += frame.size;
       }
-      if (!segments_.empty()) {
-        buffers_.clear();
-        for (const Segment& s : segments_) {
-          const uint8_t* base = s.own ? to_client_.data() : from_backend_.pending().data();
-          buffers_.emplace_back(base + s.offset, s.size);
-        }
-        co_await client_.write(buffers_);
-      }
+      if (!to_client_.empty())
+        co_await client_.write(to_client_.buffers(from_backend_.pending().data()));
       from_backend_.consume(pos);
       if (ready_status) note_ready_for_query(*ready_status);
     }

@@ -37,6 +37,7 @@
 #include "proxy/byte_stream.h"
 #include "proxy/console_session.h"
 #include "proxy/encoding_guard.h"
+#include "proxy/out_batch.h"
 #include "proxy/prepared_registry.h"
 #include "proxy/receive_buffer.h"
 #include "proxy/server_context.h"
@@ -174,15 +175,9 @@ class Session : public std::enable_shared_from_this<Session> {
   ByteStream backend_;
   ReceiveBuffer from_client_;
   ReceiveBuffer from_backend_;
-  // run_backend's batch toward the client (kept to reuse their memory): its
-  // pieces in order, kanon's own bytes among them, and the write's buffers.
-  struct Segment {
-    bool own;  // in to_client_, else in from_backend_.pending()
-    size_t offset, size;
-  };
-  std::vector<Segment> segments_;
-  wire::Buffer to_client_;
-  std::vector<boost::asio::const_buffer> buffers_;
+  // Each pump's batch toward its peer, written at once (out_batch.h).
+  OutBatch to_client_;
+  OutBatch to_backend_;
   BackendStream backend_stream_;
   boost::asio::steady_timer backend_done_;
   boost::asio::steady_timer retry_done_;  // cancelled when a retry was sent
