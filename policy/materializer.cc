@@ -238,8 +238,7 @@ std::string materialize(pqxx::connection_base& conn, const TableSnapshot& snapsh
     tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
   const char existing = existing_object(tx, policy, target);
 
-  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " +
-          base);
+  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base);
   tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
   for (const auto& column : policy.indexes)
     tx.exec(fmt::format("CREATE INDEX {} ON {} ({})",
