@@ -18,6 +18,9 @@ void GroupTable::clear() {
   triples_.clear();
   dist_.clear();
   offsets_.clear();
+  person_pairs_.clear();
+  persons_.clear();
+  person_offsets_.clear();
 }
 
 void GroupTable::grow(size_t capacity) {
@@ -66,6 +69,24 @@ void GroupTable::compact() {
   }
   offsets_[size_] = static_cast<uint32_t>(dist_.size());
   triples_.clear();
+}
+
+void GroupTable::compact_persons() {
+  // One 64-bit key per pair sorts faster than a pair of fields.
+  std::sort(person_pairs_.begin(), person_pairs_.end());
+  persons_.clear();
+  person_offsets_.assign(size_ + 1, 0);
+  uint32_t c = 0;
+  uint64_t last = ~0ull;
+  for (const uint64_t p : person_pairs_) {
+    if (p == last) continue;
+    last = p;
+    const auto cls = static_cast<uint32_t>(p >> 32);
+    while (c < cls) person_offsets_[++c] = static_cast<uint32_t>(persons_.size());
+    persons_.push_back(static_cast<int32_t>(static_cast<uint32_t>(p)));
+  }
+  while (c < size_) person_offsets_[++c] = static_cast<uint32_t>(persons_.size());
+  person_pairs_.clear();
 }
 
 }  // namespace kanon::engine

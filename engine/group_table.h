@@ -6,7 +6,11 @@
 // (add_packed(): the key lives in the class and in its slot, so a probe
 // touches one cache line and compares one word). One table uses one kind of
 // key between clear()s. With l-diversity on, the table also collects (class,
-// sensitive value, count) triples, aggregated by compact().
+// sensitive value, count) triples, aggregated by compact(); in person mode
+// (k counts distinct persons) it collects (class, person) pairs, made into a
+// sorted, duplicate-free person list per class by compact_persons(). Counts
+// add up under roll-up, persons do not (one person may sit in several merged
+// classes), so the lists are what roll-up and snapshots carry forward.
 //
 // Not thread-safe. add() does not allocate once the table has grown to its
 // working size.
@@ -110,6 +114,17 @@ class GroupTable {
   }
   bool has_sensitive() const { return !offsets_.empty(); }
 
+  // Person bookkeeping (person mode only).
+  void add_person(uint32_t cls, int32_t person) {
+    person_pairs_.push_back(static_cast<uint64_t>(cls) << 32 | static_cast<uint32_t>(person));
+  }
+  // Sorts the pairs and drops duplicates; afterwards persons(c) is valid.
+  void compact_persons();
+  // The distinct persons of class `cls`, ascending.
+  std::span<const int32_t> persons(uint32_t cls) const {
+    return {persons_.data() + person_offsets_[cls], persons_.data() + person_offsets_[cls + 1]};
+  }
+
  private:
   struct PackedSlot {
     uint64_t key;
@@ -129,6 +144,9 @@ class GroupTable {
   std::vector<SensitiveTriple> triples_;
   std::vector<SensitiveCount> dist_;
   std::vector<uint32_t> offsets_;
+  std::vector<uint64_t> person_pairs_;  // class << 32 | person
+  std::vector<int32_t> persons_;
+  std::vector<uint32_t> person_offsets_;
 };
 
 // Where the key of a class lives, for readers of a table's classes.
