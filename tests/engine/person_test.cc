@@ -398,5 +398,27 @@ TEST_CASE("job file: person key, and a person column that is a quasi-identifier"
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("an identifying person column is counted but not written") {
+  const CsvTable t = heavy_person_table();
+  auto specs = zip_spec();
+  specs.push_back({"pid", AttributeRole::kIdentifying, nullptr});
+  PrivacyModel m;
+  m.k = 2;
+  const Dataset d = encode_dataset(t, specs, "pid");
+  const Outcome o = anonymize(d, m, MetricKind::kLoss, Algorithm::kFlash, {}, {});
+  REQUIRE(o.search.found);
+  CHECK(o.search.levels == Levels{1});
+  const auto path = std::filesystem::temp_directory_path() / "kanon-person-output.csv";
+  write_anonymized_csv(path.string(), t, d, specs, m, o.search.levels, ';');
+  std::ifstream in(path);
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  CHECK(header == "zip;age");
+  CHECK(first == "*;20");
+  in.close();
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace kanon::engine
