@@ -18,9 +18,9 @@
 //               every transformation's classes are unions of those rows.
 // Person mode (data.counts_persons()): k is tested on each class's distinct
 // persons. Row counts add up when classes merge, distinct persons do not, so
-// every class carries its sorted person list (GroupTable::persons()): a full
-// scan adds each distinct (row, person) pair, a roll-up or snapshot merges the
-// lists of the classes it regroups, and snapshots store them. With that all
+// every class carries its duplicate-free person list (GroupTable::persons()):
+// a full scan adds each distinct (row, person) pair, a roll-up or snapshot
+// merges the lists of the classes it regroups, and snapshots store them. With that all
 // optimizations stay exact in person mode; deduplication includes the person
 // in a row's identity.
 // The buffer state machine: `buffer_levels_` is the transformation the buffer

@@ -8,7 +8,7 @@
 // key between clear()s. With l-diversity on, the table also collects (class,
 // sensitive value, count) triples, aggregated by compact(); in person mode
 // (k counts distinct persons) it collects (class, person) pairs, made into a
-// sorted, duplicate-free person list per class by compact_persons(). Counts
+// duplicate-free person list per class by compact_persons(). Counts
 // add up under roll-up, persons do not (one person may sit in several merged
 // classes), so the lists are what roll-up and snapshots carry forward.
 //
@@ -115,12 +115,12 @@ class GroupTable {
   bool has_sensitive() const { return !offsets_.empty(); }
 
   // Person bookkeeping (person mode only).
-  void add_person(uint32_t cls, int32_t person) {
-    person_pairs_.push_back(static_cast<uint64_t>(cls) << 32 | static_cast<uint32_t>(person));
-  }
-  // Sorts the pairs and drops duplicates; afterwards persons(c) is valid.
+  // REQUIRES: person >= 0 (a dictionary code).
+  void add_person(uint32_t cls, int32_t person) { person_pairs_.push_back({cls, person}); }
+  // Groups the pairs by class and drops duplicates; afterwards persons(c) is
+  // valid. O(pairs): a counting sort by class, then a stamp per person.
   void compact_persons();
-  // The distinct persons of class `cls`, ascending.
+  // The distinct persons of class `cls`, in no particular order.
   std::span<const int32_t> persons(uint32_t cls) const {
     return {persons_.data() + person_offsets_[cls], persons_.data() + person_offsets_[cls + 1]};
   }
@@ -144,9 +144,16 @@ class GroupTable {
   std::vector<SensitiveTriple> triples_;
   std::vector<SensitiveCount> dist_;
   std::vector<uint32_t> offsets_;
-  std::vector<uint64_t> person_pairs_;  // class << 32 | person
+  struct PersonPair {
+    uint32_t cls;
+    int32_t person;
+  };
+  std::vector<PersonPair> person_pairs_;
   std::vector<int32_t> persons_;
   std::vector<uint32_t> person_offsets_;
+  std::vector<uint32_t> person_fill_;  // compact_persons(): next free slot per class
+  std::vector<uint32_t> person_seen_;  // compact_persons(): the stamp a person was last seen at
+  uint32_t person_stamp_ = 0;
 };
 
 // Where the key of a class lives, for readers of a table's classes.
