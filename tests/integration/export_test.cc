@@ -312,6 +312,16 @@ TEST_CASE("EXPORT with person: every published class holds k customers, k_achiev
     CHECK(shown.out.find("|public.purchases_persons|" + target + "|5|" + min + "|") !=
           std::string::npos);
   }
+  // kanon export to a CSV file: k achieved in persons, no person column.
+  const std::string csv = f.dir + "/purchases.csv";
+  const auto r = run_command({kanon_executable(), "export", "--config", f.proxy->config_path(),
+                              "--table", "public.purchases_persons", "--to-csv", csv, "--with",
+                              "report_dir = '" + f.dir + "/reports'"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.out, m, std::regex("k achieved ([0-9]+) persons")));
+  CHECK(std::stoi(m[1]) >= 5);
+  CHECK(read_file(csv).rfind("id;customer_id;age;sex;zip;amount\n", 0) == 0);
 }
 
 TEST_CASE("wrong hierarchy or option: clear error, no table, no exports row") {
