@@ -1,8 +1,9 @@
 // Person mode (k counts distinct persons per class): on small random tables
 // where persons have 1-10 rows each, Flash (every optimization combination),
 // best-first search and Mondrian publish only classes with at least k
-// distinct persons, checked by a counter in this file that uses no engine
-// code (generalized values come from the hierarchy tables' text); a person
+// distinct persons (and, with l-diversity, diverse classes), checked by a
+// counter in this file that uses no engine code (generalized values come
+// from the hierarchy tables' text; the height optimum by brute force); a person
 // whose many rows form a unique combination is never released alone; with
 // one row per person, person mode and row mode agree.
 #include <doctest/doctest.h>
@@ -101,25 +102,59 @@ struct Published {
   bool all_suppressed_fail = true;
 };
 
+// One class as text: its distinct persons, its rows' sensitive values with
+// counts.
+struct TextClass {
+  std::set<std::string> persons;
+  std::map<std::string, uint64_t> sensitive;
+  uint64_t rows = 0;
+  bool suppressed = false;
+};
+
+// The privacy model written out again: k on distinct persons, diversity on
+// the class's rows.
+bool passes(const TextClass& c, const PrivacyModel& m) {
+  if (c.persons.size() < m.k) return false;
+  std::vector<double> counts;
+  for (const auto& [value, n] : c.sensitive) counts.push_back(static_cast<double>(n));
+  switch (m.diversity) {
+    case Diversity::kNone:
+      return true;
+    case Diversity::kDistinct:
+      return static_cast<double>(counts.size()) >= m.l;
+    case Diversity::kEntropy: {
+      double h = 0;
+      for (double n : counts) h -= n / c.rows * std::log(n / c.rows);
+      return h >= std::log(m.l) - 1e-12;
+    }
+    case Diversity::kRecursive: {
+      const auto l = static_cast<size_t>(m.l);
+      if (counts.size() < l) return false;
+      std::sort(counts.rbegin(), counts.rend());
+      double tail = 0;
+      for (size_t i = l - 1; i < counts.size(); ++i) tail += counts[i];
+      return counts[0] < m.c * tail;
+    }
+  }
+  return false;
+}
+
 // Groups the rows by their generalized quasi-identifiers (as text) and counts
 // each class's distinct persons and sensitive values. `suppressed` flags
 // rows the engine suppressed.
 Published count_published(const PersonProblem& p, const Levels& levels,
-                          const std::vector<uint8_t>& suppressed, uint32_t k, uint32_t l) {
-  struct Class {
-    std::set<std::string> persons, sensitive;
-    bool suppressed = false;
-  };
-  std::map<std::string, Class> classes;
+                          const std::vector<uint8_t>& suppressed, const PrivacyModel& m) {
+  std::map<std::string, TextClass> classes;
   Published out;
   const size_t dims = p.hierarchies.size();
   for (size_t r = 0; r < p.table.rows.size(); ++r) {
     const auto& row = p.table.rows[r];
     std::string key;
     for (size_t a = 0; a < dims; ++a) key += generalize(p.hierarchies[a], row[a], levels[a]) + '|';
-    Class& c = classes[key];
+    TextClass& c = classes[key];
     c.persons.insert(row[p.pid_column]);
-    c.sensitive.insert(row[dims]);
+    ++c.sensitive[row[dims]];
+    ++c.rows;
     c.suppressed = suppressed[r];  // the same for every row of a class (checked below)
     out.suppressed += suppressed[r];
   }
@@ -131,11 +166,11 @@ Published count_published(const PersonProblem& p, const Levels& levels,
     CHECK(classes[key].suppressed == static_cast<bool>(suppressed[r]));
   }
   for (const auto& [key, c] : classes) {
-    const bool passes = c.persons.size() >= k && c.sensitive.size() >= l;
+    const bool pass = passes(c, m);
     if (c.suppressed) {
-      out.all_suppressed_fail &= !passes;
+      out.all_suppressed_fail &= !pass;
     } else {
-      out.all_published_pass &= passes;
+      out.all_published_pass &= pass;
       out.min_persons = std::min<uint64_t>(out.min_persons, c.persons.size());
     }
   }
@@ -150,29 +185,30 @@ uint64_t suppression_limit(double s, size_t rows) {
 // The smallest height (sum of levels) of a transformation that is person-k-
 // anonymous within the suppression limit, by brute force over every level
 // combination with the text counter; -1 when none is.
-int min_height_brute_force(const PersonProblem& p, uint32_t k, uint32_t l, double s) {
+int min_height_brute_force(const PersonProblem& p, const PrivacyModel& m) {
   std::vector<int> heights;
   for (const auto& h : p.hierarchies) heights.push_back(static_cast<int>(h.rows[0].size()));
   Levels levels(heights.size(), 0);
   int best = -1;
   for (;;) {
-    std::map<std::string, std::pair<std::set<std::string>, std::set<std::string>>> classes;
-    std::map<std::string, uint64_t> rows;
+    std::map<std::string, TextClass> classes;
     for (const auto& row : p.table.rows) {
       std::string key;
       for (size_t a = 0; a < heights.size(); ++a)
         key += generalize(p.hierarchies[a], row[a], levels[a]) + '|';
-      classes[key].first.insert(row[p.pid_column]);
-      classes[key].second.insert(row[heights.size()]);
-      ++rows[key];
+      TextClass& c = classes[key];
+      c.persons.insert(row[p.pid_column]);
+      ++c.sensitive[row[heights.size()]];
+      ++c.rows;
     }
     uint64_t suppressed = 0;
     for (const auto& [key, c] : classes) {
-      if (c.first.size() < k || c.second.size() < l) suppressed += rows[key];
+      if (!passes(c, m)) suppressed += c.rows;
     }
     int height = 0;
     for (auto v : levels) height += v;
-    if (suppressed <= suppression_limit(s, p.table.rows.size()) && (best < 0 || height < best))
+    if (suppressed <= suppression_limit(m.suppression, p.table.rows.size()) &&
+        (best < 0 || height < best))
       best = height;
     size_t a = 0;
     while (a < levels.size() && ++levels[a] == heights[a]) levels[a++] = 0;
@@ -186,9 +222,22 @@ PrivacyModel random_model(std::mt19937& rng) {
   m.k = 2 + static_cast<uint32_t>(rng() % 3);
   const double supps[] = {0, 0.05, 0.2};
   m.suppression = supps[rng() % 3];
-  if (rng() % 4 == 0) {
-    m.diversity = Diversity::kDistinct;
-    m.l = 2;
+  switch (rng() % 6) {
+    case 0:
+      m.diversity = Diversity::kDistinct;
+      m.l = 2;
+      break;
+    case 1:
+      m.diversity = Diversity::kEntropy;
+      m.l = 1.5;
+      break;
+    case 2:
+      m.diversity = Diversity::kRecursive;
+      m.l = 2;
+      m.c = 3;
+      break;
+    default:
+      break;
   }
   return m;
 }
@@ -198,13 +247,14 @@ TEST_CASE("person mode: Flash, BFS and Mondrian publish only classes of k distin
   int found = 0;
   for (int i = 0; i < kProblems; ++i) {
     const int dims = 1 + static_cast<int>(rng() % 3);
-    PersonProblem p = person_problem(rng, dims, 8 + static_cast<int>(rng() % 25), false);
+    PersonProblem p = person_problem(rng, dims, 2 + static_cast<int>(rng() % 30), false);
     const Dataset data = encode_dataset(p.table, p.specs, "pid");
     const PrivacyModel m = random_model(rng);
+    // Mondrian supports distinct l only.
     const uint32_t l = m.diversity == Diversity::kDistinct ? 2 : 0;
     CAPTURE(i);
     CAPTURE(m.describe());
-    const int truth = min_height_brute_force(p, m.k, l, m.suppression);
+    const int truth = min_height_brute_force(p, m);
     for (const MetricKind metric : {MetricKind::kHeight, MetricKind::kLoss}) {
       CAPTURE(metric_name(metric));
       std::vector<Outcome> outcomes;
@@ -229,7 +279,7 @@ TEST_CASE("person mode: Flash, BFS and Mondrian publish only classes of k distin
         CHECK(std::abs(out.search.value - outcomes[0].search.value) <= 1e-9);
         if (metric == MetricKind::kHeight) CHECK(out.search.value == truth);
         const auto supp = suppressed_rows(data, m, out.search.levels);
-        const Published pub = count_published(p, out.search.levels, supp, m.k, l);
+        const Published pub = count_published(p, out.search.levels, supp, m);
         CHECK(pub.all_published_pass);
         CHECK(pub.all_suppressed_fail);
         CHECK(pub.suppressed <= suppression_limit(m.suppression, p.table.rows.size()));
