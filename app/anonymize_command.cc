@@ -29,6 +29,7 @@ struct AnonymizeOptions {
   double c = 3;
   std::string diversity = "distinct";
   std::string sensitive;
+  std::string person;
   double suppression = -1;
   std::string metric;
   std::string algorithm;
@@ -111,11 +112,11 @@ class MondrianProgressPrinter {
 
 void print_mondrian_summary(const engine::MondrianReport& r) {
   fmt::print(stderr,
-             "mondrian {} ({}{}): {} rows in {} classes (smallest {}), GCP = {:.6g}, DP = {:.6g}, "
-             "{:.1f} ms partitioning, {:.1f} ms total\n",
+             "mondrian {} ({}{}): {} rows in {} classes (smallest {}{}), GCP = {:.6g}, "
+             "DP = {:.6g}, {:.1f} ms partitioning, {:.1f} ms total\n",
              r.privacy, r.choice, r.ranks > 1 ? fmt::format(", {} ranks", r.ranks) : "",
-             r.loss.rows, r.loss.classes, r.loss.min_class_size, r.loss.gcp, r.loss.dp, r.ms,
-             r.total_ms);
+             r.loss.rows, r.loss.classes, r.loss.min_class_size, r.person.empty() ? "" : " persons",
+             r.loss.gcp, r.loss.dp, r.ms, r.total_ms);
 }
 
 engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
@@ -150,6 +151,7 @@ engine::AnonymizationJob build_job(const AnonymizeOptions& o) {
   for (const auto& a : o.identifying) set_role(a, AttributeRole::kIdentifying, nullptr);
   for (const auto& a : o.insensitive) set_role(a, AttributeRole::kInsensitive, nullptr);
   if (!o.sensitive.empty()) set_role(o.sensitive, AttributeRole::kSensitive, nullptr);
+  if (!o.person.empty()) job.person = o.person;
   if (o.k > 0) job.privacy.k = static_cast<uint32_t>(o.k);
   if (o.job.empty() && o.k <= 0) throw std::runtime_error("--k is required");
   if (o.l > 0) {
@@ -204,6 +206,8 @@ void add_anonymize_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--c", o->c, "c of recursive-(c,l) diversity")->capture_default_str();
   cmd->add_option("--sensitive", o->sensitive, "Sensitive attribute for l-diversity");
+  cmd->add_option("--person", o->person,
+                  "Column identifying persons: k counts distinct persons per class, not rows");
   cmd->add_option("--suppression", o->suppression, "Fraction of rows that may be suppressed")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--metric", o->metric, "Quality model")
@@ -272,10 +276,11 @@ void add_anonymize_command(CLI::App& app) {
         throw CLI::RuntimeError(2);
       }
       fmt::print(stderr,
-                 "{} {}: {} checked of {} in {:.1f} ms, {} = {:.6g}, {} rows suppressed{}\n",
-                 out.search.algorithm, job.privacy.describe(), out.search.checked,
-                 out.search.lattice_size, out.search.search_ms, engine::metric_name(job.metric),
-                 out.search.value, out.at_optimum.suppressed,
+                 "{} {}{}: {} checked of {} in {:.1f} ms, {} = {:.6g}, {} rows suppressed{}\n",
+                 out.search.algorithm, job.privacy.describe(),
+                 job.person.empty() ? "" : fmt::format(", counting persons of '{}'", job.person),
+                 out.search.checked, out.search.lattice_size, out.search.search_ms,
+                 engine::metric_name(job.metric), out.search.value, out.at_optimum.suppressed,
                  out.search.timed_out ? " (time limit reached: best so far)" : "");
     } catch (const CLI::RuntimeError&) {
       throw;

@@ -95,10 +95,11 @@ void add_export_command(CLI::App& app) {
       const auto& rep = r.report;
       const auto loss = rep.losses.find(rep.metric);
       fmt::print(
-          "published {}\nrows {}\nlevels {}\nk achieved {}\nclasses {}\nsuppressed {}\n"
+          "published {}\nrows {}\nlevels {}\nk achieved {}{}\nclasses {}\nsuppressed {}\n"
           "loss ({}) {:.6f}\nreport {}\nreport {}\n",
-          rep.target, rep.rows_out, rep.levels_text(), rep.min_class, rep.classes, rep.suppressed,
-          rep.metric, loss == rep.losses.end() ? 0.0 : loss->second, r.json_path, r.html_path);
+          rep.target, rep.rows_out, rep.levels_text(), rep.min_class,
+          rep.counts_persons() ? " persons" : "", rep.classes, rep.suppressed, rep.metric,
+          loss == rep.losses.end() ? 0.0 : loss->second, r.json_path, r.html_path);
     } catch (const publish::ExportError& e) {
       fmt::print(stderr, "\nkanon export: {} (SQLSTATE {})\n", e.what(), e.sqlstate);
       throw CLI::RuntimeError(e.sqlstate == sqlstate::kQueryCanceled ? 130 : 1);

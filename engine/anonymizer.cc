@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -58,6 +59,7 @@ std::vector<uint8_t> suppressed_rows(const Dataset& data, const PrivacyModel& pr
   struct Agg {
     uint32_t count = 0;
     std::map<int32_t, uint32_t> dist;
+    std::vector<int32_t> persons;  // person mode; deduplicated below
   };
   std::unordered_map<std::string, Agg> classes;
   std::vector<std::string> keys(data.rows);
@@ -70,13 +72,20 @@ std::vector<uint8_t> suppressed_rows(const Dataset& data, const PrivacyModel& pr
     Agg& a = classes[key];
     ++a.count;
     if (privacy.needs_sensitive()) ++a.dist[data.sensitive[r]];
+    if (data.counts_persons()) a.persons.push_back(data.person[r]);
     keys[r] = std::move(key);
   }
   std::unordered_map<std::string, bool> fails;
-  for (const auto& [key, a] : classes) {
+  for (auto& [key, a] : classes) {
     std::vector<SensitiveCount> dist;
     for (const auto& [v, n] : a.dist) dist.push_back({v, n});
-    fails[key] = !privacy.class_passes(a.count, dist);
+    if (data.counts_persons()) {
+      std::sort(a.persons.begin(), a.persons.end());
+      const auto persons = std::unique(a.persons.begin(), a.persons.end()) - a.persons.begin();
+      fails[key] = !(static_cast<uint64_t>(persons) >= privacy.k && privacy.diverse(a.count, dist));
+    } else {
+      fails[key] = !privacy.class_passes(a.count, dist);
+    }
   }
   std::vector<uint8_t> out(data.rows);
   for (size_t r = 0; r < data.rows; ++r) out[r] = fails[keys[r]] ? 1 : 0;
@@ -135,6 +144,12 @@ std::string report_json(const Dataset& data, const Outcome& o, const PrivacyMode
   for (const auto& [name, v] : o.losses) loss[name] = base::json_number(v);
   doc["metric"] = metric_name(metric);
   doc["privacy"] = privacy.describe();
+  if (data.counts_persons()) {
+    // min_class_size is then in persons, as k is.
+    doc["counts"] = "persons";
+    doc["person"] = data.person_name;
+    doc["persons"] = data.persons;
+  }
   doc["rows"] = data.rows;
   doc["checked"] = o.search.checked;
   doc["lattice_size"] = o.search.lattice_size;
@@ -150,6 +165,12 @@ MondrianOptions mondrian_options(const AnonymizationJob& job) {
   }
   if (job.privacy.diversity != Diversity::kNone && job.privacy.diversity != Diversity::kDistinct) {
     throw DataError("mondrian supports distinct l-diversity only");
+  }
+  if (!job.person.empty() && job.mondrian.distributed) {
+    throw DataError(fmt::format(
+        "distributed mondrian does not support person mode (person '{}'); run it in a single "
+        "process",
+        job.person));
   }
   MondrianOptions o;
   o.k = job.privacy.k;
@@ -170,12 +191,13 @@ MondrianReport run_mondrian_job(const AnonymizationJob& job,
   const CsvTable table = read_csv(job.input, job.delimiter);
   mark("read");
   const MondrianInput in =
-      encode_mondrian(table, job.attributes, table_domains(table, job.attributes));
+      encode_mondrian(table, job.attributes, table_domains(table, job.attributes), job.person);
   mark("encode");
   const MondrianResult r = mondrian(in, options);
   mark("partition");
   MondrianReport rep;
   rep.privacy = job.privacy.describe();
+  rep.person = job.person;
   rep.choice = mondrian_choice_name(options.choice);
   for (const auto& q : in.qis) rep.quasi_identifiers.push_back(q.name);
   rep.loss = mondrian_loss(in, r);
@@ -212,7 +234,7 @@ Outcome run_job(const AnonymizationJob& job,
     return o;
   }
   const CsvTable table = read_csv(job.input, job.delimiter);
-  const Dataset data = encode_dataset(table, job.attributes);
+  const Dataset data = encode_dataset(table, job.attributes, job.person);
   SearchOptions search;
   search.time_limit_s = job.time_limit_s;
   search.progress = progress;

@@ -32,6 +32,7 @@ struct AnonymizationJob {
   std::string input;
   char delimiter = ';';
   std::vector<AttributeSpec> attributes;
+  std::string person;  // person mode: k counts distinct values of this column; empty: rows
   PrivacyModel privacy;
   MetricKind metric = MetricKind::kLoss;
   Algorithm algorithm = Algorithm::kFlash;
@@ -53,7 +54,8 @@ struct Outcome {
 Outcome anonymize(const Dataset& data, const PrivacyModel& privacy, MetricKind metric,
                   Algorithm algorithm, const CheckerOptions& checker, const SearchOptions& search);
 
-// Rows whose class fails the privacy model under `levels`.
+// Rows whose class fails the privacy model under `levels` (counting persons
+// when `data` does). Independent of the Checker: one hash map over all rows.
 std::vector<uint8_t> suppressed_rows(const Dataset& data, const PrivacyModel& privacy,
                                      const Levels& levels);
 
@@ -71,7 +73,8 @@ Outcome run_job(const AnonymizationJob& job,
                 const std::function<void(const MondrianProgress&)>& mondrian_progress = nullptr);
 
 // The Mondrian options of a job; throws DataError for settings Mondrian does
-// not support (suppression, entropy/recursive diversity).
+// not support (suppression, entropy/recursive diversity, person mode when
+// distributed).
 MondrianOptions mondrian_options(const AnonymizationJob& job);
 
 // Single-process Mondrian: read, encode, partition, write output and report.

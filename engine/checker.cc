@@ -19,6 +19,7 @@ Checker::Checker(const Dataset& data, const PrivacyModel& privacy, const Quality
       width_(data.width()),
       limit_(privacy.suppression_limit(data.rows)),
       sensitive_(privacy.needs_sensitive()),
+      person_(data.counts_persons()),
       history_(options.history_options) {
   init_packing();
   init_base_rows();
@@ -65,15 +66,17 @@ void Checker::init_base_rows() {
     base_counts_.assign(data_.rows, 1);
     return;
   }
-  // Groups rows by their level-0 codes (and sensitive value) in a scratch table.
-  const size_t w = width_ + (sensitive_ ? 1 : 0);
+  // Groups rows by their level-0 codes (and sensitive value, and person) in a
+  // scratch table.
+  const size_t w = width_ + (sensitive_ ? 1 : 0) + (person_ ? 1 : 0);
   std::vector<int32_t> scratch;
   const int32_t* rows = data_.data.data();
-  if (sensitive_) {
+  if (w != width_) {
     scratch.resize(data_.rows * w);
     for (size_t r = 0; r < data_.rows; ++r) {
-      std::copy_n(rows + r * width_, width_, scratch.data() + r * w);
-      scratch[r * w + width_] = data_.sensitive[r];
+      int32_t* out = std::copy_n(rows + r * width_, width_, scratch.data() + r * w);
+      if (sensitive_) *out++ = data_.sensitive[r];
+      if (person_) *out = data_.person[r];
     }
     rows = scratch.data();
   }
@@ -198,6 +201,7 @@ CheckResult Checker::check(const Levels& target) {
       break;
   }
   if (sensitive_) next.compact();
+  if (person_) next.compact_persons();
   advance_state(target, source.kind);
 
   CheckResult r = apply_privacy_model(next);
@@ -270,7 +274,17 @@ void Checker::group_full_scan(GroupTable& next) {
   const uint32_t* counts = base_counts_.data();
   const uint64_t* keys = keys_.data();
   const auto row_at = [&](size_t i) { return RowRef{rows[i], counts[i], packed_ ? keys[i] : 0}; };
-  if (sensitive_) {
+  if (person_) {
+    const int32_t* s = data_.sensitive.data();
+    const int32_t* p = data_.person.data();
+    dispatch(
+        base_rows_.size(), row_at,
+        [&](size_t i, uint32_t row, uint32_t cls) {
+          if (sensitive_) next.add_sensitive(cls, s[row], counts[i]);
+          next.add_person(cls, p[row]);
+        },
+        columns_.data(), columns_.size(), next, keys_.data());
+  } else if (sensitive_) {
     const int32_t* s = data_.sensitive.data();
     dispatch(
         base_rows_.size(), row_at,
@@ -286,7 +300,18 @@ void Checker::group_full_scan(GroupTable& next) {
 void Checker::group_previous_classes(const GroupTable& prev, GroupTable& next) {
   const auto& pc = prev.classes();
   const auto row_at = [&](size_t i) { return RowRef{pc[i].rep, pc[i].count, pc[i].key}; };
-  if (sensitive_) {
+  if (person_) {
+    dispatch(
+        pc.size(), row_at,
+        [&](size_t i, uint32_t, uint32_t cls) {
+          const auto c = static_cast<uint32_t>(i);
+          if (sensitive_) {
+            for (const auto& d : prev.distribution(c)) next.add_sensitive(cls, d.value, d.count);
+          }
+          for (const int32_t p : prev.persons(c)) next.add_person(cls, p);
+        },
+        columns_.data(), columns_.size(), next, nullptr);
+  } else if (sensitive_) {
     dispatch(
         pc.size(), row_at,
         [&](size_t i, uint32_t, uint32_t cls) {
@@ -303,7 +328,19 @@ void Checker::group_snapshot(const Snapshot& snap, GroupTable& next) {
   const auto row_at = [&](size_t i) {
     return RowRef{snap.reps[i], snap.counts[i], packed_ ? snap.keys[i] : 0};
   };
-  if (sensitive_) {
+  if (person_) {
+    dispatch(
+        snap.classes(), row_at,
+        [&](size_t i, uint32_t, uint32_t cls) {
+          if (sensitive_) {
+            for (uint32_t j = snap.dist_offsets[i]; j < snap.dist_offsets[i + 1]; ++j)
+              next.add_sensitive(cls, snap.dist[j].value, snap.dist[j].count);
+          }
+          for (uint32_t j = snap.person_offsets[i]; j < snap.person_offsets[i + 1]; ++j)
+            next.add_person(cls, snap.persons[j]);
+        },
+        columns_.data(), columns_.size(), next, nullptr);
+  } else if (sensitive_) {
     dispatch(
         snap.classes(), row_at,
         [&](size_t i, uint32_t, uint32_t cls) {
@@ -341,12 +378,18 @@ CheckResult Checker::apply_privacy_model(const GroupTable& table) {
   uint64_t min_size = UINT64_MAX;
   for (size_t i = 0; i < classes.size(); ++i) {
     const uint32_t n = classes[i].count;
-    const bool pass = sensitive_
-                          ? privacy_.class_passes(n, table.distribution(static_cast<uint32_t>(i)))
-                          : n >= privacy_.k;
+    const auto c = static_cast<uint32_t>(i);
+    bool pass;
+    uint64_t size = n;  // what k is tested on
+    if (person_) {
+      size = table.persons(c).size();
+      pass = size >= privacy_.k && (!sensitive_ || privacy_.diverse(n, table.distribution(c)));
+    } else {
+      pass = sensitive_ ? privacy_.class_passes(n, table.distribution(c)) : n >= privacy_.k;
+    }
     if (pass) {
       ++r.kept_classes;
-      min_size = std::min<uint64_t>(min_size, n);
+      min_size = std::min(min_size, size);
     } else {
       suppressed_[i] = 1;
       suppressed_list_.push_back(static_cast<uint32_t>(i));
@@ -376,6 +419,14 @@ void Checker::store_snapshot(const Levels& target, const GroupTable& table) {
     for (size_t i = 0; i < classes.size(); ++i) {
       for (const auto& d : table.distribution(static_cast<uint32_t>(i))) s.dist.push_back(d);
       s.dist_offsets.push_back(static_cast<uint32_t>(s.dist.size()));
+    }
+  }
+  if (person_) {
+    s.person_offsets.push_back(0);
+    for (size_t i = 0; i < classes.size(); ++i) {
+      const auto p = table.persons(static_cast<uint32_t>(i));
+      s.persons.insert(s.persons.end(), p.begin(), p.end());
+      s.person_offsets.push_back(static_cast<uint32_t>(s.persons.size()));
     }
   }
   history_.store(std::move(s));

@@ -16,6 +16,13 @@
 //   deduplication  a "full scan" visits each distinct input row (quasi-
 //               identifiers and sensitive value) once, with its multiplicity:
 //               every transformation's classes are unions of those rows.
+// Person mode (data.counts_persons()): k is tested on each class's distinct
+// persons. Row counts add up when classes merge, distinct persons do not, so
+// every class carries its duplicate-free person list (GroupTable::persons()):
+// a full scan adds each distinct (row, person) pair, a roll-up or snapshot
+// merges the lists of the classes it regroups, and snapshots store them. With that all
+// optimizations stay exact in person mode; deduplication includes the person
+// in a row's identity.
 // The buffer state machine: `buffer_levels_` is the transformation the buffer
 // holds for (a) every row when `buffer_all_rows_`, else (b) only the
 // representatives of the current classes. Projection is used only where the
@@ -53,10 +60,11 @@ struct CheckerOptions {
 
 struct CheckResult {
   bool anonymous = false;
-  uint64_t suppressed = 0;      // rows in classes that fail the model
-  uint64_t classes = 0;         // all classes, before suppression
-  uint64_t kept_classes = 0;    // classes that pass
-  uint64_t min_class_size = 0;  // smallest kept class (0 when none)
+  uint64_t suppressed = 0;    // rows in classes that fail the model
+  uint64_t classes = 0;       // all classes, before suppression
+  uint64_t kept_classes = 0;  // classes that pass
+  uint64_t min_class_size =
+      0;  // smallest kept class (0 when none): rows, or persons in person mode
   QualityValue quality;
   enum class Source { kFull, kRollup, kSnapshot } source = Source::kFull;
   uint64_t rows_processed = 0;
@@ -141,6 +149,7 @@ class Checker {
   size_t width_;
   uint64_t limit_;
   bool sensitive_;
+  bool person_;
 
   std::vector<int32_t> buffer_;  // int32 keys: row-major, width_ cells per row
   bool packed_ = false;

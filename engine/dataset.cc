@@ -13,6 +13,8 @@ void Dataset::replicate(int times) {
     data.insert(data.end(), data.begin(), data.begin() + n * width());
     if (!sensitive.empty())
       sensitive.insert(sensitive.end(), sensitive.begin(), sensitive.begin() + n);
+    // A copy of a row belongs to the same person.
+    if (!person.empty()) person.insert(person.end(), person.begin(), person.begin() + n);
   }
   rows = n * times;
   for (auto& q : qis) {
@@ -78,7 +80,26 @@ QuasiIdentifier encode_qi(const CsvTable& table, int column, const AttributeSpec
 
 }  // namespace
 
-Dataset encode_dataset(const CsvTable& table, const std::vector<AttributeSpec>& specs) {
+int person_column(const CsvTable& table, const std::vector<AttributeSpec>& specs,
+                  const std::string& person) {
+  const int col = table.column(person);
+  if (col < 0) {
+    throw DataError(
+        fmt::format("{}: person column '{}' is not in the header", table.source, person));
+  }
+  for (const auto& spec : specs) {
+    if (spec.name == person && spec.role == AttributeRole::kQuasiIdentifier) {
+      throw DataError(
+          fmt::format("person column '{}' is also a quasi-identifier; it identifies persons, so it "
+                      "cannot be generalized",
+                      person));
+    }
+  }
+  return col;
+}
+
+Dataset encode_dataset(const CsvTable& table, const std::vector<AttributeSpec>& specs,
+                       const std::string& person) {
   Dataset ds;
   ds.rows = table.rows.size();
   std::vector<std::vector<int32_t>> columns;
@@ -103,6 +124,16 @@ Dataset encode_dataset(const CsvTable& table, const std::vector<AttributeSpec>& 
         ds.sensitive.push_back(static_cast<int32_t>(ds.sensitive_dictionary.encode(row[col])));
       }
     }
+  }
+  if (!person.empty()) {
+    ds.person_column = person_column(table, specs, person);
+    ds.person_name = person;
+    Dictionary persons;
+    ds.person.reserve(ds.rows);
+    for (const auto& row : table.rows) {
+      ds.person.push_back(static_cast<int32_t>(persons.encode(row[ds.person_column])));
+    }
+    ds.persons = persons.size();
   }
   if (ds.qis.empty()) throw DataError("at least one quasi-identifier is required");
   if (ds.qis.size() > 64) throw DataError("at most 64 quasi-identifiers are supported");

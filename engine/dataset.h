@@ -55,7 +55,14 @@ struct Dataset {
   Dictionary sensitive_dictionary;
   std::vector<int32_t> sensitive;  // one code per row
 
+  // Person mode: k counts the distinct persons of a class, not its rows.
+  std::string person_name;  // empty when rows are counted
+  int person_column = -1;
+  std::vector<int32_t> person;  // one code per row (codes 0..persons-1)
+  uint32_t persons = 0;
+
   size_t width() const { return qis.size(); }
+  bool counts_persons() const { return person_column >= 0; }
   // Appends `times - 1` copies of the rows (benchmarks: ADULT x 10).
   void replicate(int times);
 };
@@ -65,9 +72,18 @@ class DataError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Encodes `table`. Columns without a spec are insensitive. Throws DataError /
-// HierarchyError naming the file, line, column and value on any mismatch
-// (unknown attribute, missing hierarchy, data value not in the hierarchy).
-Dataset encode_dataset(const CsvTable& table, const std::vector<AttributeSpec>& specs);
+// Encodes `table`. Columns without a spec are insensitive. A non-empty
+// `person` names the column whose values identify persons (person mode); it
+// keeps its own role for the output but must not be a quasi-identifier.
+// Throws DataError / HierarchyError naming the file, line, column and value
+// on any mismatch (unknown attribute, missing hierarchy, data value not in the
+// hierarchy, unknown person column or one that is a quasi-identifier).
+Dataset encode_dataset(const CsvTable& table, const std::vector<AttributeSpec>& specs,
+                       const std::string& person = {});
+
+// Checks that `person` names a column of `table` that is not a quasi-
+// identifier of `specs`; returns its index. Throws DataError.
+int person_column(const CsvTable& table, const std::vector<AttributeSpec>& specs,
+                  const std::string& person);
 
 }  // namespace kanon::engine

@@ -18,6 +18,9 @@ void GroupTable::clear() {
   triples_.clear();
   dist_.clear();
   offsets_.clear();
+  person_pairs_.clear();
+  persons_.clear();
+  person_offsets_.clear();
 }
 
 void GroupTable::grow(size_t capacity) {
@@ -66,6 +69,39 @@ void GroupTable::compact() {
   }
   offsets_[size_] = static_cast<uint32_t>(dist_.size());
   triples_.clear();
+}
+
+void GroupTable::compact_persons() {
+  // A comparison sort of the pairs cost ~10x the rest of a check; the lists
+  // need no order, only no duplicates.
+  person_offsets_.assign(size_ + 1, 0);
+  for (const auto& p : person_pairs_) ++person_offsets_[p.cls + 1];
+  for (uint32_t c = 0; c < size_; ++c) person_offsets_[c + 1] += person_offsets_[c];
+  person_fill_.assign(person_offsets_.begin(), person_offsets_.end() - 1);
+  persons_.resize(person_pairs_.size());
+  for (const auto& p : person_pairs_) persons_[person_fill_[p.cls]++] = p.person;
+  // Each class gets a fresh stamp; a person is kept the first time its class
+  // sees it. In place: the kept entries never overtake the ones read.
+  uint32_t out = 0;
+  for (uint32_t c = 0; c < size_; ++c) {
+    if (++person_stamp_ == 0) {  // wrapped: forget every stamp once
+      std::fill(person_seen_.begin(), person_seen_.end(), 0);
+      person_stamp_ = 1;
+    }
+    const uint32_t begin = person_offsets_[c], end = person_offsets_[c + 1];
+    person_offsets_[c] = out;
+    for (uint32_t i = begin; i < end; ++i) {
+      const auto v = static_cast<uint32_t>(persons_[i]);
+      if (v >= person_seen_.size()) [[unlikely]]
+        person_seen_.resize(std::max<size_t>(v + 1, person_seen_.size() * 2), 0);
+      if (person_seen_[v] == person_stamp_) continue;
+      person_seen_[v] = person_stamp_;
+      persons_[out++] = persons_[i];
+    }
+  }
+  person_offsets_[size_] = out;
+  persons_.resize(out);
+  person_pairs_.clear();
 }
 
 }  // namespace kanon::engine

@@ -6,7 +6,11 @@
 // (add_packed(): the key lives in the class and in its slot, so a probe
 // touches one cache line and compares one word). One table uses one kind of
 // key between clear()s. With l-diversity on, the table also collects (class,
-// sensitive value, count) triples, aggregated by compact().
+// sensitive value, count) triples, aggregated by compact(); in person mode
+// (k counts distinct persons) it collects (class, person) pairs, made into a
+// duplicate-free person list per class by compact_persons(). Counts
+// add up under roll-up, persons do not (one person may sit in several merged
+// classes), so the lists are what roll-up and snapshots carry forward.
 //
 // Not thread-safe. add() does not allocate once the table has grown to its
 // working size.
@@ -110,6 +114,17 @@ class GroupTable {
   }
   bool has_sensitive() const { return !offsets_.empty(); }
 
+  // Person bookkeeping (person mode only).
+  // REQUIRES: person >= 0 (a dictionary code).
+  void add_person(uint32_t cls, int32_t person) { person_pairs_.push_back({cls, person}); }
+  // Groups the pairs by class and drops duplicates; afterwards persons(c) is
+  // valid. O(pairs): a counting sort by class, then a stamp per person.
+  void compact_persons();
+  // The distinct persons of class `cls`, in no particular order.
+  std::span<const int32_t> persons(uint32_t cls) const {
+    return {persons_.data() + person_offsets_[cls], persons_.data() + person_offsets_[cls + 1]};
+  }
+
  private:
   struct PackedSlot {
     uint64_t key;
@@ -129,6 +144,16 @@ class GroupTable {
   std::vector<SensitiveTriple> triples_;
   std::vector<SensitiveCount> dist_;
   std::vector<uint32_t> offsets_;
+  struct PersonPair {
+    uint32_t cls;
+    int32_t person;
+  };
+  std::vector<PersonPair> person_pairs_;
+  std::vector<int32_t> persons_;
+  std::vector<uint32_t> person_offsets_;
+  std::vector<uint32_t> person_fill_;  // compact_persons(): next free slot per class
+  std::vector<uint32_t> person_seen_;  // compact_persons(): the stamp a person was last seen at
+  uint32_t person_stamp_ = 0;
 };
 
 // Where the key of a class lives, for readers of a table's classes.

@@ -139,7 +139,7 @@ AnonymizationJob load_job(const std::string& path) {
   r.expect_map(
       root, "",
       {"input", "delimiter", "attributes", "k", "l", "c", "diversity", "suppression", "metric",
-       "algorithm", "time_limit", "optimizations", "output", "report", "mondrian"});
+       "algorithm", "time_limit", "optimizations", "output", "report", "mondrian", "person"});
   AnonymizationJob job;
   if (!root["input"]) r.fail(root, "input", "required key is missing");
   job.input = r.file(root["input"], "input");
@@ -160,6 +160,17 @@ AnonymizationJob load_job(const std::string& path) {
   if (root["optimizations"]) r.optimizations(root["optimizations"], job.checker);
   if (root["output"]) job.output = r.file(root["output"], "output");
   if (root["report"]) job.report = r.file(root["report"], "report");
+  if (root["person"]) {
+    job.person = r.string(root["person"], "person");
+    if (job.person.empty()) r.fail(root["person"], "person", "must name a column");
+    for (const auto& a : job.attributes) {
+      if (a.name == job.person && a.role == AttributeRole::kQuasiIdentifier) {
+        r.fail(root["person"], "person",
+               fmt::format("'{}' is a quasi-identifier; the person column must not be one",
+                           job.person));
+      }
+    }
+  }
   if (job.privacy.needs_sensitive()) {
     bool has = false;
     for (const auto& a : job.attributes) has |= a.role == AttributeRole::kSensitive;

@@ -8,6 +8,7 @@
 //     hours: quasi            # no hierarchy: Mondrian only (numbers -> ranges, else sets)
 //     disease: sensitive
 //     name: identifying
+//   person: patient_id        # optional: k counts distinct persons of this column
 //   k: 5
 //   l: 2                      # optional; with diversity: distinct|entropy|recursive, c:
 //   suppression: 0.05

@@ -71,6 +71,26 @@ struct StampedCounts {
   }
 };
 
+// Which side(s) of a cut each value of one column (sensitive value or
+// person) occurs on: epoch-stamped, so a partition's pass touches only its
+// own values.
+struct SideMasks {
+  std::vector<uint32_t> stamp;
+  std::vector<uint8_t> mask;
+  std::vector<int32_t> touched;
+  void resize(uint32_t domain) {
+    stamp.assign(domain, 0);
+    mask.assign(domain, 0);
+    touched.reserve(domain);
+  }
+  // Values present on the sides in `bits`.
+  uint32_t distinct_with(int bits) const {
+    uint32_t n = 0;
+    for (int32_t v : touched) n += (mask[v] & bits) != 0;
+    return n;
+  }
+};
+
 class Partitioner {
  public:
   Partitioner(const MondrianInput& in, const MondrianOptions& o) : in_(in), o_(o) {
@@ -82,14 +102,14 @@ class Partitioner {
       widest = std::max(widest, in.qis[a].domain);
     }
     histogram_.assign(widest + 1, 0);
-    sens_stamp_.assign(in.sensitive_domain, 0);
-    sens_mask_.assign(in.sensitive_domain, 0);
-    touched_.reserve(in.sensitive_domain);
+    sensitive_.resize(in.sensitive_domain);
+    persons_.resize(in.person_domain);
     touched_codes_.reserve(widest);
     stats_.resize(d);
     score_.resize(d);
     rank_.resize(d);
     use_l_ = o.l > 1 && !in.sensitive.empty();
+    use_persons_ = in.counts_persons();
   }
 
   MondrianResult run() {
@@ -102,11 +122,19 @@ class Partitioner {
     if (n < o_.k) {
       throw MondrianError(fmt::format("the table has {} rows, fewer than k = {}", n, o_.k));
     }
+    if (use_persons_) {
+      const uint32_t persons = distinct(persons_, in_.person.data(), 0, n);
+      if (persons < o_.k) {
+        throw MondrianError(
+            fmt::format("the table has {} distinct persons in '{}', fewer than k = {}", persons,
+                        in_.person_name, o_.k));
+      }
+    }
     if (use_l_) {
-      const uint32_t distinct = distinct_sensitive(0, n);
-      if (distinct < o_.l) {
+      const uint32_t values = distinct(sensitive_, in_.sensitive.data(), 0, n);
+      if (values < o_.l) {
         throw MondrianError(fmt::format(
-            "the table has {} distinct sensitive values, fewer than l = {}", distinct, o_.l));
+            "the table has {} distinct sensitive values, fewer than l = {}", values, o_.l));
       }
     }
     r.min_class_size = n;
@@ -124,7 +152,8 @@ class Partitioner {
       }
       r.class_end.push_back(e);
       for (const auto& s : stats_) r.ranges.push_back({s.min, s.max, s.distinct});
-      r.min_class_size = std::min(r.min_class_size, e - b);
+      const uint32_t size = use_persons_ ? distinct(persons_, in_.person.data(), b, e) : e - b;
+      r.min_class_size = std::min(r.min_class_size, size);
       rows_done += e - b;
       if (o_.progress && (rows_done >= next_report || rows_done == n)) {
         next_report = rows_done + std::max<uint64_t>(1, n / 100);
@@ -140,24 +169,25 @@ class Partitioner {
   uint32_t next_epoch() {
     if (++epoch_ == 0) {  // wrapped: clear every stamp once
       for (auto& c : counts_) std::fill(c.stamp.begin(), c.stamp.end(), 0);
-      std::fill(sens_stamp_.begin(), sens_stamp_.end(), 0);
+      std::fill(sensitive_.stamp.begin(), sensitive_.stamp.end(), 0);
+      std::fill(persons_.stamp.begin(), persons_.stamp.end(), 0);
       epoch_ = 1;
     }
     return epoch_;
   }
 
-  uint32_t distinct_sensitive(uint32_t b, uint32_t e) {
+  // Distinct values of `values` over order_[b, e).
+  uint32_t distinct(SideMasks& m, const int32_t* values, uint32_t b, uint32_t e) {
     const uint32_t ep = next_epoch();
-    uint32_t distinct = 0;
-    const int32_t* s = in_.sensitive.data();
+    uint32_t n = 0;
     for (uint32_t i = b; i < e; ++i) {
-      const int32_t v = s[order_[i]];
-      if (sens_stamp_[v] != ep) {
-        sens_stamp_[v] = ep;
-        ++distinct;
+      const int32_t v = values[order_[i]];
+      if (m.stamp[v] != ep) {
+        m.stamp[v] = ep;
+        ++n;
       }
     }
-    return distinct;
+    return n;
   }
 
   // Min, max, and (for sets and the entropy choices) distinct count and
@@ -265,7 +295,7 @@ class Partitioner {
     struct Candidate {
       int32_t split;  // left = codes < split
       uint32_t left;
-      int sides[2];  // sensitive masks counted on the left and the right
+      int sides[2];  // side masks counted on the left and the right
     };
     Candidate cands[2] = {{median + 1, less_equal, {3, 4}}, {median, less, {1, 6}}};
     const auto off_centre = [n](uint32_t left) {
@@ -275,13 +305,17 @@ class Partitioner {
     bool masks_ready = false;
     for (const Candidate& c : cands) {
       if (c.left < o_.k || n - c.left < o_.k) continue;
-      if (use_l_) {
-        if (!masks_ready) {
-          sensitive_masks(col, median, b, e);
-          masks_ready = true;
-        }
-        if (distinct_with(c.sides[0]) < o_.l || distinct_with(c.sides[1]) < o_.l) continue;
+      if (!masks_ready && (use_l_ || use_persons_)) {
+        if (use_l_) side_masks(sensitive_, in_.sensitive.data(), col, median, b, e);
+        if (use_persons_) side_masks(persons_, in_.person.data(), col, median, b, e);
+        masks_ready = true;
       }
+      if (use_persons_ &&
+          (persons_.distinct_with(c.sides[0]) < o_.k || persons_.distinct_with(c.sides[1]) < o_.k))
+        continue;
+      if (use_l_ && (sensitive_.distinct_with(c.sides[0]) < o_.l ||
+                     sensitive_.distinct_with(c.sides[1]) < o_.l))
+        continue;
       const int32_t split = c.split;
       std::partition(order_ + b, order_ + e, [col, split](uint32_t r) { return col[r] < split; });
       *mid = b + c.left;
@@ -290,29 +324,23 @@ class Partitioner {
     return false;
   }
 
-  // Marks each sensitive value of order_[b, e) with bit 1 (code < median),
+  // Marks each value of `values` over order_[b, e) with bit 1 (code < median),
   // 2 (== median) or 4 (> median).
-  void sensitive_masks(const int32_t* col, int32_t median, uint32_t b, uint32_t e) {
+  void side_masks(SideMasks& m, const int32_t* values, const int32_t* col, int32_t median,
+                  uint32_t b, uint32_t e) {
     const uint32_t ep = next_epoch();
-    const int32_t* s = in_.sensitive.data();
-    touched_.clear();
+    m.touched.clear();
     for (uint32_t i = b; i < e; ++i) {
       const uint32_t r = order_[i];
-      const int32_t v = s[r];
-      if (sens_stamp_[v] != ep) {
-        sens_stamp_[v] = ep;
-        sens_mask_[v] = 0;
-        touched_.push_back(v);
+      const int32_t v = values[r];
+      if (m.stamp[v] != ep) {
+        m.stamp[v] = ep;
+        m.mask[v] = 0;
+        m.touched.push_back(v);
       }
       const int32_t c = col[r];
-      sens_mask_[v] |= c < median ? 1 : (c == median ? 2 : 4);
+      m.mask[v] |= c < median ? 1 : (c == median ? 2 : 4);
     }
-  }
-
-  uint32_t distinct_with(int bits) const {
-    uint32_t n = 0;
-    for (int32_t v : touched_) n += (sens_mask_[v] & bits) != 0;
-    return n;
   }
 
   struct Stats {
@@ -324,13 +352,13 @@ class Partitioner {
   const MondrianInput& in_;
   const MondrianOptions& o_;
   bool use_l_ = false;
+  bool use_persons_ = false;
   uint32_t* order_ = nullptr;
   uint32_t epoch_ = 0;
   std::vector<StampedCounts> counts_;
   std::vector<uint32_t> histogram_;
-  std::vector<uint32_t> sens_stamp_;
-  std::vector<uint8_t> sens_mask_;
-  std::vector<int32_t> touched_;
+  SideMasks sensitive_;  // distinct sensitive values per side of a cut (l-diversity)
+  SideMasks persons_;    // distinct persons per side of a cut (person mode)
   std::vector<int32_t> touched_codes_;
   std::vector<Stats> stats_;
   std::vector<double> score_;

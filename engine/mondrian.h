@@ -6,9 +6,9 @@
 // text; see mondrian_input.h). A partition is split at the median code of one
 // attribute: left = codes <= median (or < median, whichever side keeps the
 // cut closer to the middle when the median value repeats), right = the rest.
-// A cut is allowable when both sides keep at least k rows and, with l > 1, at
-// least l distinct sensitive values. The attribute is chosen by normalized
-// span (largest first), maximum entropy or minimum entropy of its values in
+// A cut is allowable when both sides keep at least k rows (in person mode:
+// k distinct persons) and, with l > 1, at least l distinct sensitive values. The attribute is
+// chosen by normalized span (largest first), maximum entropy or minimum entropy of its values in
 // the partition; when the best attribute has no allowable cut the next is
 // tried; a partition without any allowable cut is a final class.
 //
@@ -65,6 +65,13 @@ struct MondrianInput {
   std::vector<MondrianAttribute> qis;
   std::vector<int32_t> sensitive;  // one code per row; empty without a sensitive attribute
   uint32_t sensitive_domain = 0;
+  // Person mode: k counts the distinct persons of a class (a person with rows
+  // on both sides of a cut counts on each side).
+  std::vector<int32_t> person;  // one code per row; empty when rows are counted
+  uint32_t person_domain = 0;
+  std::string person_name;
+
+  bool counts_persons() const { return !person_name.empty(); }
 };
 
 struct MondrianProgress {
@@ -91,9 +98,9 @@ struct MondrianResult {
   std::vector<uint32_t> order;         // row indices grouped by class
   std::vector<uint32_t> class_end;     // class c = order[class_end[c-1] .. class_end[c])
   std::vector<AttributeRange> ranges;  // classes x qis, row-major
-  uint32_t min_class_size = 0;
-  double ms = 0;      // wall time of the partitioning
-  double cpu_ms = 0;  // CPU time of the calling thread
+  uint32_t min_class_size = 0;         // rows, or persons in person mode
+  double ms = 0;                       // wall time of the partitioning
+  double cpu_ms = 0;                   // CPU time of the calling thread
 
   size_t classes() const { return class_end.size(); }
   uint32_t class_begin(size_t c) const { return c ? class_end[c - 1] : 0; }
@@ -123,7 +130,7 @@ struct MondrianLoss {
   double gcp = 0;      // ncp_sum / (attributes x rows), in [0, 1]
   uint64_t rows = 0;
   uint64_t classes = 0;
-  uint32_t min_class_size = 0;
+  uint32_t min_class_size = 0;  // rows, or persons in person mode
 };
 MondrianLoss mondrian_loss(const MondrianInput& in, const MondrianResult& r);
 

@@ -187,9 +187,21 @@ std::vector<MondrianDomain> table_domains(const CsvTable& table,
 }
 
 MondrianInput encode_mondrian(const CsvTable& table, const std::vector<AttributeSpec>& specs,
-                              const std::vector<MondrianDomain>& domains) {
+                              const std::vector<MondrianDomain>& domains,
+                              const std::string& person) {
   MondrianInput in;
   in.rows = table.rows.size();
+  if (!person.empty()) {
+    const int column = person_column(table, specs, person);
+    CodeMap codes;
+    in.person.resize(in.rows);
+    for (size_t r = 0; r < in.rows; ++r) {
+      auto [it, added] = codes.emplace(table.rows[r][column], static_cast<int32_t>(codes.size()));
+      in.person[r] = it->second;
+    }
+    in.person_domain = std::max<uint32_t>(1, static_cast<uint32_t>(codes.size()));
+    in.person_name = person;
+  }
   size_t q = 0;
   for (const auto& s : specs) {
     if (s.role == AttributeRole::kSensitive) {

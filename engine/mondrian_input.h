@@ -39,10 +39,12 @@ std::vector<MondrianDomain> table_domains(const CsvTable& table,
 std::vector<std::string> distinct_values(const CsvTable& table, int column);
 
 // Encodes `table` under agreed domains. The sensitive attribute (if any spec
-// has that role) gets table-local codes. Throws DataError / HierarchyError
-// naming file, line, column and value (e.g. a value missing from the
-// hierarchy).
+// has that role) and the person column (`person`, person mode; see
+// person_column() in dataset.h) get table-local codes. Throws DataError /
+// HierarchyError naming file, line, column and value (e.g. a value missing
+// from the hierarchy).
 MondrianInput encode_mondrian(const CsvTable& table, const std::vector<AttributeSpec>& specs,
-                              const std::vector<MondrianDomain>& domains);
+                              const std::vector<MondrianDomain>& domains,
+                              const std::string& person = {});
 
 }  // namespace kanon::engine

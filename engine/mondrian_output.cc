@@ -98,6 +98,10 @@ std::string mondrian_report_json(const MondrianReport& r) {
   doc["algorithm"] = algorithm_name(Algorithm::kMondrian);
   doc["choice"] = r.choice;
   doc["privacy"] = r.privacy;
+  if (!r.person.empty()) {
+    doc["counts"] = "persons";
+    doc["person"] = r.person;
+  }
   doc["quasi_identifiers"] = r.quasi_identifiers;
   doc["rows"] = r.loss.rows;
   doc["classes"] = r.loss.classes;

@@ -30,6 +30,7 @@ std::string part_path(const std::string& path, int rank);
 struct MondrianReport {
   std::string privacy;  // PrivacyModel::describe()
   std::string choice;   // attribute choice
+  std::string person;   // person mode: the person column (min_class_size in persons)
   std::vector<std::string> quasi_identifiers;
   MondrianLoss loss;
   double ms = 0;        // partitioning, wall (slowest rank)

@@ -32,8 +32,7 @@ bool PrivacyModel::monotone() const {
   return false;
 }
 
-bool PrivacyModel::class_passes(uint32_t size, std::span<const SensitiveCount> dist) const {
-  if (size < k) return false;
+bool PrivacyModel::diverse(uint32_t size, std::span<const SensitiveCount> dist) const {
   switch (diversity) {
     case Diversity::kNone:
       return true;

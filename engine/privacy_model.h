@@ -41,7 +41,9 @@ struct PrivacyModel {
   //  - k-anonymity and distinct-l: if one of the classes merged into a class
   //    passes, the merged class passes (size and distinct values only grow),
   //    so merged failing classes consist of failing classes only and the
-  //    number of suppressed rows can only shrink under generalization.
+  //    number of suppressed rows can only shrink under generalization. The
+  //    same holds when k counts distinct persons (person mode): a merged
+  //    class has at least the persons of each of its parts.
   //  - entropy and recursive-(c,l): a passing class merged with a failing one
   //    can fail (e.g. {x,y} with {x x 100}), so with suppression more rows may
   //    be suppressed after generalizing: not monotone. Without suppression the
@@ -50,7 +52,12 @@ struct PrivacyModel {
   bool monotone() const;
 
   // `dist` holds the class's sensitive values with counts (distinct values).
-  bool class_passes(uint32_t size, std::span<const SensitiveCount> dist) const;
+  bool class_passes(uint32_t size, std::span<const SensitiveCount> dist) const {
+    return size >= k && diverse(size, dist);
+  }
+  // The l-diversity part alone (true without diversity). In person mode k is
+  // tested on the class's distinct persons, diversity still on its `size` rows.
+  bool diverse(uint32_t size, std::span<const SensitiveCount> dist) const;
 
   std::string describe() const;
 };

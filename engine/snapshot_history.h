@@ -1,7 +1,8 @@
 // The history of the Flash paper: snapshots of the equivalence classes of
 // previously checked transformations, stored compactly as (representative
 // row, count) pairs (plus the packed keys when the checker packs them, and
-// sensitive-value counts under l-diversity). A later
+// sensitive-value counts under l-diversity, and each class's distinct
+// persons in person mode). A later
 // check of a generalization of a stored transformation merges the snapshot's
 // classes instead of scanning all rows.
 //
@@ -41,6 +42,8 @@ struct Snapshot {
   std::vector<uint64_t> keys;          // packed keys only: the classes' keys
   std::vector<uint32_t> dist_offsets;  // l-diversity only: per class into dist
   std::vector<SensitiveCount> dist;
+  std::vector<uint32_t> person_offsets;  // person mode only: per class into persons
+  std::vector<int32_t> persons;          // each class's distinct persons
   uint64_t last_used = 0;
   size_t classes() const { return reps.size(); }
 };

@@ -113,9 +113,9 @@ LiveTable load_source(const std::string& conninfo, const policy::TablePolicy& po
 }
 
 // The report: the algorithm's part plus what the published rows show.
-ExportReport build_report(Publication& pub, const PublishedRows& rows, const Run& run,
-                          const ExportSettings& s, const ExportRequest& request,
-                          const std::string& target_label, uint64_t rows_in) {
+ExportReport build_report(Publication& pub, const PublishedRows& rows, const LiveTable& live,
+                          const Run& run, const ExportSettings& s, const ExportRequest& request,
+                          const std::string& target_label) {
   ExportReport rep = std::move(pub.report);
   rep.created_at = utc_now("{:%Y-%m-%dT%H:%M:%S}Z");
   rep.source = run.policy.name();
@@ -123,14 +123,26 @@ ExportReport build_report(Publication& pub, const PublishedRows& rows, const Run
   rep.command = request.command;
   rep.suppressed_rows = s.drop_suppressed ? "drop" : "mask";
   rep.k = s.k;
-  rep.rows_in = rows_in;
+  rep.rows_in = live.table.rows.size();
   rep.rows_out = rows.size();
   rep.suppressed = rows.suppressed();
   // Classes as a reader of the table sees them: rows with equal published
   // values (Mondrian classes whose ranges or nodes read alike are one).
   std::map<std::vector<std::string>, uint64_t> published_classes;
-  for (size_t c = 0; c < rows.class_sizes().size(); ++c)
-    if (rows.class_sizes()[c]) published_classes[pub.class_values[c]] += rows.class_sizes()[c];
+  if (live.person_column < 0) {
+    for (size_t c = 0; c < rows.class_sizes().size(); ++c)
+      if (rows.class_sizes()[c]) published_classes[pub.class_values[c]] += rows.class_sizes()[c];
+  } else {
+    // Person mode: a class's size is its distinct persons, counted here on
+    // the published rows rather than taken from the engine.
+    for (const auto& p : run.policy.person) rep.person += (rep.person.empty() ? "" : ", ") + p;
+    std::map<std::vector<std::string>, std::set<std::string_view>> persons;
+    for (size_t r = 0; r < pub.row_class.size(); ++r) {
+      const int64_t c = pub.row_class[r];
+      if (c >= 0) persons[pub.class_values[c]].insert(live.table.rows[r][live.person_column]);
+    }
+    for (const auto& [values, p] : persons) published_classes[values] = p.size();
+  }
   std::map<uint64_t, uint64_t> size_counts;
   for (const auto& [values, n] : published_classes) {
     ++rep.classes;
@@ -251,12 +263,12 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
   if (run.cancelled()) throw detail::cancelled_error();
 
   Publication pub = s.algorithm == engine::Algorithm::kMondrian
-                        ? publish_mondrian(live.table, policy, s, hooks)
-                        : publish_lattice(live.table, policy, s, hooks);
+                        ? publish_mondrian(live, policy, s, hooks)
+                        : publish_lattice(live, policy, s, hooks);
   run.notice(fmt::format("EXPORT {}: writing {}", policy.name(), target_label));
   const PublishedRows rows(live, pub, policy, s.drop_suppressed);
   ExportResult result;
-  result.report = build_report(pub, rows, run, s, request, target_label, live.table.rows.size());
+  result.report = build_report(pub, rows, live, run, s, request, target_label);
 
   ExportFiles files(s, target_label);
   result.export_id = commit_export(*conn, run, s, live, rows, result.report, files, clock);

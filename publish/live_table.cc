@@ -27,7 +27,17 @@ LiveTable load_live_table(pqxx::connection_base& conn, const policy::TablePolicy
         (select.empty() ? "" : ", ") +
         (loaded.count(c.name) ? policy::loaded_expression(c) : policy::quote_identifier(c.name));
   }
-  const size_t width = info.columns.size();
+  if (!policy.person.empty()) {
+    out.person_name = "kanon_person";
+    while (out.table.column(out.person_name) >= 0) out.person_name += "_";
+    out.person_column = static_cast<int>(out.table.header.size());
+    out.table.header.push_back(out.person_name);
+    out.types.push_back("text");
+    select += ", " + policy::person_expression(policy);
+  }
+  const size_t width = out.table.header.size();
+  // PostgreSQL text holds no NUL byte, so no person's text equals this one.
+  static const std::string kNullPerson("\0null", 5);
   pqxx::read_transaction tx(conn);
   policy::copy_rows(
       tx,
@@ -40,6 +50,7 @@ LiveTable load_live_table(pqxx::connection_base& conn, const policy::TablePolicy
             values[c] = *fields[c];
           } else {
             nulls[c] = 1;
+            if (static_cast<int>(c) == out.person_column) values[c] = kNullPerson;
           }
         }
         out.table.rows.push_back(std::move(values));

@@ -21,6 +21,7 @@
 #include "policy/table_policy.h"
 #include "publish/export_request.h"
 #include "publish/exporter.h"
+#include "publish/live_table.h"
 #include "publish/report.h"
 
 namespace kanon::publish {
@@ -35,10 +36,12 @@ struct Publication {
   ExportReport report;
 };
 
-Publication publish_lattice(const engine::CsvTable& table, const policy::TablePolicy& policy,
+// With the policy's `person:` both run the engine in person mode on the
+// live table's person column (k counts distinct persons per class).
+Publication publish_lattice(const LiveTable& live, const policy::TablePolicy& policy,
                             const ExportSettings& settings, const ExportHooks& hooks);
 
-Publication publish_mondrian(const engine::CsvTable& table, const policy::TablePolicy& policy,
+Publication publish_mondrian(const LiveTable& live, const policy::TablePolicy& policy,
                              const ExportSettings& settings, const ExportHooks& hooks);
 
 // Helpers shared by the producers and run_export().

@@ -32,14 +32,15 @@ engine::HierarchyProvider top_only() {
 
 }  // namespace
 
-Publication publish_lattice(const engine::CsvTable& table, const policy::TablePolicy& policy,
+Publication publish_lattice(const LiveTable& live, const policy::TablePolicy& policy,
                             const ExportSettings& s, const ExportHooks& hooks) {
+  const engine::CsvTable& table = live.table;
   std::map<std::string, std::string> files;
   const auto specs = detail::attribute_specs(policy, s, top_only(), &files);
   const engine::PrivacyModel privacy = detail::privacy_model(policy, s);
   engine::Dataset data;
   try {
-    data = engine::encode_dataset(table, specs);
+    data = engine::encode_dataset(table, specs, live.person_name);
   } catch (const std::exception& e) {
     throw ExportError(sqlstate::kInvalidParameterValue, fmt::format("kanon export: {}", e.what()));
   }

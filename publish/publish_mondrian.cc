@@ -31,8 +31,9 @@ const char* kind_label(engine::MondrianKind kind) {
 
 }  // namespace
 
-Publication publish_mondrian(const engine::CsvTable& table, const policy::TablePolicy& policy,
+Publication publish_mondrian(const LiveTable& live, const policy::TablePolicy& policy,
                              const ExportSettings& s, const ExportHooks& hooks) {
+  const engine::CsvTable& table = live.table;
   std::map<std::string, std::string> files;
   const auto specs = detail::attribute_specs(policy, s, nullptr, &files);
   engine::PrivacyModel privacy = detail::privacy_model(policy, s);
@@ -44,7 +45,8 @@ Publication publish_mondrian(const engine::CsvTable& table, const policy::TableP
 
   engine::MondrianInput in;
   try {
-    in = engine::encode_mondrian(table, specs, engine::table_domains(table, specs));
+    in = engine::encode_mondrian(table, specs, engine::table_domains(table, specs),
+                                 live.person_name);
   } catch (const std::exception& e) {
     throw ExportError(sqlstate::kInvalidParameterValue, fmt::format("kanon export: {}", e.what()));
   }

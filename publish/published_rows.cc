@@ -20,7 +20,8 @@ PublishedRows::PublishedRows(const LiveTable& live, const Publication& pub,
   for (size_t q = 0; q < pub.qi_columns.size(); ++q)
     qi_of_column_[pub.qi_columns[q]] = static_cast<int>(q);
   for (size_t c = 0; c < header.size(); ++c)
-    if (!dropped.count(header[c])) columns_.push_back(c);
+    if (!dropped.count(header[c]) && static_cast<int>(c) != live.person_column)
+      columns_.push_back(c);
   class_sizes_.assign(pub.class_values.size(), 0);
   for (const int64_t cls : pub.row_class) {
     if (cls < 0) ++suppressed_;

@@ -117,6 +117,10 @@ std::string report_to_json(const ExportReport& r) {
   doc["suppressed"] = r.suppressed;
   doc["suppression_limit"] = r.suppression_limit;
   doc["suppressed_rows"] = r.suppressed_rows;
+  if (r.counts_persons()) {
+    doc["counts"] = "persons";
+    doc["person"] = r.person;
+  }
   doc["classes"] = r.classes;
   doc["min_class_size"] = r.min_class;
   doc["max_class_size"] = r.max_class;
@@ -136,7 +140,7 @@ std::string report_to_json(const ExportReport& r) {
   for (const auto& [name, v] : r.losses) loss[name] = json_number(v);
   auto& histogram = doc["class_size_histogram"] = Json::array();
   for (const auto& [rows, classes] : r.histogram)
-    histogram.push_back({{"rows", rows}, {"classes", classes}});
+    histogram.push_back({{r.counts_persons() ? "persons" : "rows", rows}, {"classes", classes}});
   doc["lattice"] = {{"size", r.lattice_size},
                     {"checked", r.checked},
                     {"search_ms", json_number(r.search_ms, 3)},
@@ -163,8 +167,10 @@ std::string report_to_html(const ExportReport& r) {
     s += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", html(k), html(v));
   };
   row("privacy model", r.privacy);
-  row("smallest class (k achieved)", std::to_string(r.min_class));
-  row("largest class", std::to_string(r.max_class));
+  const std::string unit = r.counts_persons() ? " in persons" : "";
+  if (r.counts_persons()) row("classes counted in", "distinct persons of " + r.person);
+  row("smallest class" + unit + " (k achieved)", std::to_string(r.min_class));
+  row("largest class" + unit, std::to_string(r.max_class));
   row("classes", std::to_string(r.classes));
   row("rows read", std::to_string(r.rows_in));
   row("rows published", std::to_string(r.rows_out));
@@ -186,7 +192,10 @@ std::string report_to_html(const ExportReport& r) {
         a.level < 0 ? std::string("per class") : fmt::format("{} of {}", a.level, a.height - 1),
         html(a.hierarchy), a.distinct_before, a.distinct_after, ex);
   }
-  s += "</table>\n<h2>Class sizes</h2>\n" + svg_histogram(r.histogram);
+  s += std::string("</table>\n<h2>Class sizes")
+           .append(r.counts_persons() ? " (distinct persons)" : "")
+           .append("</h2>\n")
+           .append(svg_histogram(r.histogram));
   s += "<h2>Information loss</h2>\n<table>\n<tr><th>metric</th><th>value</th></tr>\n";
   for (const auto& [name, v] : r.losses)
     s += fmt::format("<tr><td>{}</td><td>{:.6g}</td></tr>\n", html(name), v);

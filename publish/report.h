@@ -27,6 +27,10 @@ struct ExportReport {
   std::string privacy, metric, algorithm, suppressed_rows;  // suppressed_rows: drop|mask
   uint32_t k = 0;
   uint64_t rows_in = 0, rows_out = 0, suppressed = 0, suppression_limit = 0;
+  // With the policy's `person:` (its columns in `person`), class sizes --
+  // min_class (k achieved), max_class and the histogram -- count distinct
+  // persons; otherwise rows.
+  std::string person;
   uint64_t classes = 0, min_class = 0, max_class = 0;
   bool timed_out = false;
   std::vector<AttributeReport> attributes;
@@ -38,6 +42,7 @@ struct ExportReport {
   std::string levels_text() const;  // "age=2, sex=0"
   // Mondrian: generalized per class, no lattice.
   bool multidimensional() const { return algorithm.rfind("mondrian", 0) == 0; }
+  bool counts_persons() const { return !person.empty(); }
 };
 
 // Buckets of class sizes: exact sizes when there are at most 12 distinct

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "tests/support/demo_data.h"
@@ -137,4 +138,108 @@ TEST_CASE("a hierarchy that misses a data value is refused with file and value")
   CHECK_MESSAGE(r.err.find("Female") != std::string::npos, r.err);
   CHECK_MESSAGE(r.err.find("sex") != std::string::npos, r.err);
   CHECK_FALSE(std::filesystem::exists(dir + "/x.csv"));
+}
+
+namespace {
+
+// purchases.csv: 30 customers with 1-3 purchases each, (age, zip) from a
+// small domain so that each combination has 5 customers; and customer 99
+// with 20 purchases at (90, 1000), a combination no one else has.
+std::string write_purchases(const std::string& dir) {
+  std::ofstream csv(dir + "/purchases.csv");
+  csv << "customer;age;zip;amount\n";
+  for (int c = 0; c < 30; ++c)
+    for (int n = 0; n <= c % 3; ++n) csv << c << ';' << 20 + c % 3 << ';' << 1000 + c % 2 << ";1\n";
+  for (int n = 0; n < 20; ++n) csv << "99;90;1000;" << n << '\n';
+  std::ofstream(dir + "/age.csv") << "20;*\n21;*\n22;*\n90;*\n";
+  std::ofstream(dir + "/zip.csv") << "1000;*\n1001;*\n";
+  return dir + "/purchases.csv";
+}
+
+// The fewest distinct customers in a class of the published rows (classes
+// over age and zip; the runs here suppress nothing).
+size_t min_customers(const std::string& csv_path) {
+  std::ifstream in(csv_path);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  REQUIRE(line == "customer;age;zip;amount");
+  std::map<std::string, std::set<std::string>> classes;
+  while (std::getline(in, line)) {
+    const auto cells = split(line, ';');
+    REQUIRE(cells.size() == 4);
+    classes[cells[1] + ';' + cells[2]].insert(cells[0]);
+  }
+  size_t smallest = SIZE_MAX;
+  for (const auto& [key, customers] : classes) smallest = std::min(smallest, customers.size());
+  return smallest;
+}
+
+// Whether zip stays ungeneralized: generalizing age alone suffices.
+bool json_levels_zip_kept(const std::string& path) {
+  return read_file(path).find("\"levels\": {\"age\": 1, \"zip\": 0}") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("anonymize --person: every published class holds k customers, not k rows") {
+  const std::string dir = temp_dir();
+  const std::string input = write_purchases(dir);
+  const auto run = [&](const std::vector<std::string>& extra, const std::string& name) {
+    std::vector<std::string> argv = {kanon_executable(),
+                                     "anonymize",
+                                     "-q",
+                                     "--input",
+                                     input,
+                                     "--hierarchy",
+                                     "age=" + dir + "/age.csv",
+                                     "--hierarchy",
+                                     "zip=" + dir + "/zip.csv",
+                                     "--k",
+                                     "3",
+                                     "--suppression",
+                                     "0",
+                                     "--metric",
+                                     "loss",
+                                     "--output",
+                                     dir + "/" + name + ".csv",
+                                     "--report",
+                                     dir + "/" + name + ".json"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return run_command(argv);
+  };
+  // Counting rows, customer 99's 20 purchases are released as a class of one.
+  const auto rows = run({}, "rows");
+  REQUIRE_MESSAGE(rows.exit_code == 0, rows.err);
+  CHECK(min_customers(dir + "/rows.csv") == 1);
+
+  for (const std::string algorithm : {"flash", "bfs"}) {
+    CAPTURE(algorithm);
+    const auto r = run({"--person", "customer", "--algorithm", algorithm}, "persons");
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const size_t smallest = min_customers(dir + "/persons.csv");
+    CHECK(smallest >= 3);
+    CHECK(json_levels_zip_kept(dir + "/persons.json"));
+    const std::string json = read_file(dir + "/persons.json");
+    CHECK(json.find("\"counts\": \"persons\"") != std::string::npos);
+    CHECK(json.find("\"person\": \"customer\"") != std::string::npos);
+    CHECK(json.find("\"min_class_size\": " + std::to_string(smallest) + ",") != std::string::npos);
+  }
+  // Mondrian (age and zip as numbers) in person mode.
+  const auto m =
+      run_command({kanon_executable(), "anonymize", "-q", "--algorithm", "mondrian", "--input",
+                   input, "--quasi-identifiers", "age,zip", "--person", "customer", "--k", "3",
+                   "--output", dir + "/mondrian.csv", "--report", dir + "/mondrian.json"});
+  REQUIRE_MESSAGE(m.exit_code == 0, m.err);
+  CHECK(min_customers(dir + "/mondrian.csv") >= 3);
+  CHECK(read_file(dir + "/mondrian.json").find("\"counts\": \"persons\"") != std::string::npos);
+
+  // The person column must exist and must not be a quasi-identifier.
+  const auto unknown = run({"--person", "client"}, "bad");
+  CHECK(unknown.exit_code == 1);
+  CHECK_MESSAGE(
+      unknown.err.find("person column 'client' is not in the header") != std::string::npos,
+      unknown.err);
+  const auto qi = run({"--person", "zip"}, "bad");
+  CHECK(qi.exit_code == 1);
+  CHECK_MESSAGE(qi.err.find("'zip' is also a quasi-identifier") != std::string::npos, qi.err);
 }

@@ -2,7 +2,8 @@
 // published tables whose quasi-identifier classes hold >= k rows (checked
 // with SQL), report files that agree with the table, SHOW EXPORTS, clear
 // errors that leave no table, Ctrl-C during a long search that leaves no
-// table, the CLI, and the HTML report rendered by headless Chromium.
+// table, the CLI, the HTML report rendered by headless Chromium, and a
+// policy with `person:` whose published classes hold >= k customers.
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -42,13 +43,39 @@ struct Fixture {
     pg.psql(
         "DROP TABLE IF EXISTS public.adult_big; CREATE TABLE public.adult_big AS "
         "SELECT a.* FROM public.adult a, generate_series(1, 4);");
+    // Purchases: 300 customers with 1-4 purchases each carrying their own
+    // (age, sex, zip), four or five customers per combination, and one
+    // customer with 60 purchases alone in theirs. Two copies: one exported
+    // with `person: customer_id`, one counting rows.
+    const char* const purchases =
+        "(id serial PRIMARY KEY, customer_id int NOT NULL, age int, sex text, zip text, "
+        "amount numeric); INSERT INTO {} (customer_id, age, sex, zip, amount) "
+        "SELECT c, 20 + c % 7, CASE WHEN c % 2 = 0 THEN 'F' ELSE 'M' END, (1000 + c % 5)::text, n "
+        "FROM generate_series(1, 300) c, generate_series(1, 1 + c % 4) n; "
+        "INSERT INTO {} (customer_id, age, sex, zip, amount) "
+        "SELECT 9999, 99, 'M', '99999', n FROM generate_series(1, 60) n;";
+    for (const std::string t : {"public.purchases_persons", "public.purchases_rows"}) {
+      std::string sql = std::string("DROP TABLE IF EXISTS ").append(t).append("; CREATE TABLE ");
+      sql.append(t).append(" ").append(purchases);
+      for (size_t at; (at = sql.find("{}")) != std::string::npos;) sql.replace(at, 2, t);
+      pg.psql(sql);
+    }
     std::ofstream(policy_path) << "tables:\n"
                                   "  - table: public.adult_big\n"
                                   "    k: 2\n"
                                   "    quasi_identifiers: [sex, age, race, marital-status, "
                                   "education, native-country, workclass, occupation]\n"
                                   "    exempt: [postgres]\n"
-                                  "    max_nodes: 100000\n";
+                                  "    max_nodes: 100000\n"
+                                  "  - table: public.purchases_persons\n"
+                                  "    k: 5\n"
+                                  "    quasi_identifiers: [age, sex, zip]\n"
+                                  "    person: customer_id\n"
+                                  "    exempt: [postgres]\n"
+                                  "  - table: public.purchases_rows\n"
+                                  "    k: 5\n"
+                                  "    quasi_identifiers: [age, sex, zip]\n"
+                                  "    exempt: [postgres]\n";
     proxy = std::make_unique<KanonProxy>(
         pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" + source_dir() +
                        "/config/policies/people.yaml, " + source_dir() +
@@ -241,6 +268,60 @@ TEST_CASE("EXPORT adult with Mondrian: every row published, classes of >= k, ran
   CHECK(std::stod(row[6]) > 0);
   CHECK(std::stod(row[6]) < 1);
   CHECK(json.find("\"hierarchy\": \"numeric ranges\"") != std::string::npos);
+}
+
+TEST_CASE("EXPORT with person: every published class holds k customers, k_achieved in persons") {
+  auto& f = fixture();
+  // The fewest distinct customers behind a published combination, counted by
+  // PostgreSQL on the published table.
+  const auto min_customers = [&](const std::string& table) {
+    return f.sql("SELECT min(n) FROM (SELECT count(DISTINCT customer_id) n FROM " + table +
+                 " GROUP BY age, sex, zip) s");
+  };
+  // Counting rows, the heavy customer's 60 purchases are a class of their own.
+  f.sql("DROP TABLE IF EXISTS public.purchases_rows_pub");
+  const auto rows = export_ok(
+      f, "EXPORT public.purchases_rows TO public.purchases_rows_pub WITH (report_dir = '" + f.dir +
+             "/reports')");
+  CHECK(std::stoi(min_customers("public.purchases_rows_pub")) < 5);
+
+  for (const std::string algorithm : {"flash", "mondrian"}) {
+    CAPTURE(algorithm);
+    const std::string target = "public.purchases_pub_" + algorithm;
+    f.sql("DROP TABLE IF EXISTS " + target);
+    const auto row = export_ok(f, "EXPORT public.purchases_persons TO " + target +
+                                      " WITH (algorithm = " + algorithm + ", report_dir = '" +
+                                      f.dir + "/reports')");
+    const std::string min = min_customers(target);
+    CHECK(std::stoi(min) >= 5);
+    CHECK(row[3] == min);  // k_achieved counts persons
+    CHECK(f.sql("SELECT count(*) FROM " + target +
+                " WHERE customer_id = 9999 AND age = '99' "
+                "AND zip = '99999'") == "0");
+    // The person text is the engine's only; the published columns are the table's.
+    CHECK(f.sql("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM "
+                "information_schema.columns WHERE table_schema || '.' || table_name = '" +
+                target + "'") == "id,customer_id,age,sex,zip,amount");
+    const std::string json = read_file(row[7]);
+    CHECK(json.find("\"counts\": \"persons\"") != std::string::npos);
+    CHECK(json.find("\"person\": \"customer_id\"") != std::string::npos);
+    CHECK(json_number(json, "min_class_size") == min);
+    CHECK(read_file(row[8]).find("smallest class in persons") != std::string::npos);
+    const auto shown = f.console("SHOW EXPORTS");
+    REQUIRE(shown.exit_code == 0);
+    CHECK(shown.out.find("|public.purchases_persons|" + target + "|5|" + min + "|") !=
+          std::string::npos);
+  }
+  // kanon export to a CSV file: k achieved in persons, no person column.
+  const std::string csv = f.dir + "/purchases.csv";
+  const auto r = run_command({kanon_executable(), "export", "--config", f.proxy->config_path(),
+                              "--table", "public.purchases_persons", "--to-csv", csv, "--with",
+                              "report_dir = '" + f.dir + "/reports'"});
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.out, m, std::regex("k achieved ([0-9]+) persons")));
+  CHECK(std::stoi(m[1]) >= 5);
+  CHECK(read_file(csv).rfind("id;customer_id;age;sex;zip;amount\n", 0) == 0);
 }
 
 TEST_CASE("wrong hierarchy or option: clear error, no table, no exports row") {

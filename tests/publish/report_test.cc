@@ -96,3 +96,18 @@ TEST_CASE("a Mondrian report: generalized per class, partitioning instead of a l
   CHECK(h.find("lattice size") == std::string::npos);
   CHECK_FALSE(sample().multidimensional());
 }
+
+TEST_CASE("a report that counts persons says so in JSON and HTML; one that counts rows does not") {
+  auto r = sample();
+  CHECK(report_to_json(r).find("\"counts\"") == std::string::npos);
+  CHECK(report_to_html(r).find("in persons") == std::string::npos);
+  r.person = "customer_id";
+  const std::string j = report_to_json(r);
+  CHECK(j.find("\"counts\": \"persons\",") != std::string::npos);
+  CHECK(j.find("\"person\": \"customer_id\",") != std::string::npos);
+  CHECK(j.find("\"class_size_histogram\": [{\"persons\": \"2\", \"classes\": 1}") !=
+        std::string::npos);
+  const std::string h = report_to_html(r);
+  CHECK(h.find("<th>smallest class in persons (k achieved)</th><td>2</td>") != std::string::npos);
+  CHECK(h.find("distinct persons of customer_id") != std::string::npos);
+}
