@@ -41,6 +41,14 @@ std::pair<long, long> analyst_count(const std::string& conninfo) {
   return {r[0].as<long>(), r[1].as<long>()};
 }
 
+// psql -At on `proxy`'s admin console; fails the test (with kanon's log) on error.
+std::string console_ok(KanonProxy& proxy, const std::string& command) {
+  const auto r =
+      run_command({"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
+  REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err << "\nkanon's log:\n" << proxy.log());
+  return r.out;
+}
+
 }  // namespace
 
 TEST_CASE("person: every released combination covers k customers, however many rows each has") {
@@ -62,13 +70,7 @@ TEST_CASE("person: every released combination covers k customers, however many r
   write_policy(policy_path, false);
   KanonProxy proxy(
       pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy_path + "]\n");
-  const auto console = [&](const std::string& command) {
-    const auto r = run_command(
-        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
-    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err << "\nkanon's log:\n"
-                                              << proxy.log());
-    return r.out;
-  };
+  const auto console = [&](const std::string& command) { return console_ok(proxy, command); };
   console("REFRESH public.purchases");
   // Counting rows: combinations of k rows or more that belong to fewer than
   // k customers are released (a customer with several purchases counts
@@ -170,13 +172,7 @@ TEST_CASE("person: mode materialized with the person a direct identifier, VERIFY
                              << "    direct_identifiers: {customer_id: null}\n";
   KanonProxy proxy(
       pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy_path + "]\n");
-  const auto console = [&](const std::string& command) {
-    const auto r = run_command(
-        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
-    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err << "\nkanon's log:\n"
-                                              << proxy.log());
-    return r.out;
-  };
+  const auto console = [&](const std::string& command) { return console_ok(proxy, command); };
   console("REFRESH public.purchases_m");
   // New customers in combinations of their own: held until k arrive together.
   pg.psql(
