@@ -36,9 +36,12 @@ bool may_name_prepared(std::string_view text) {
 }
 
 bool names_prepared(const rewriter::Statement& st) {
-  return !st.executed.empty() || st.kind == "PrepareStmt" || st.kind == "DeallocateStmt" ||
-         st.kind == "DeclareCursorStmt" || st.kind == "FetchStmt" || st.kind == "ClosePortalStmt" ||
-         st.kind == "DiscardStmt";
+  return !st.executed.empty() || st.kind == rewriter::StatementKind::kPrepare ||
+         st.kind == rewriter::StatementKind::kDeallocate ||
+         st.kind == rewriter::StatementKind::kDeclareCursor ||
+         st.kind == rewriter::StatementKind::kFetch ||
+         st.kind == rewriter::StatementKind::kClosePortal ||
+         st.kind == rewriter::StatementKind::kDiscard;
 }
 
 bool allowed(const rewriter::RewriteResult& r) {
@@ -156,8 +159,10 @@ std::optional<rewriter::RewriteResult> Session::track_names(
     for (const auto& name : st.executed)
       if (auto denial = check(Space::kStatement, name)) return denial;
     const auto statement_text = text.substr(st.location, st.length);
-    if (st.kind == "PrepareStmt" || st.kind == "DeclareCursorStmt") {
-      const Space space = st.kind == "PrepareStmt" ? Space::kStatement : Space::kPortal;
+    if (st.kind == rewriter::StatementKind::kPrepare ||
+        st.kind == rewriter::StatementKind::kDeclareCursor) {
+      const Space space =
+          st.kind == rewriter::StatementKind::kPrepare ? Space::kStatement : Space::kPortal;
       if (auto entry = entry_now(statement_text)) {
         entry->sql_level = true;
         entry->hold = st.cursor_hold;
@@ -165,13 +170,13 @@ std::optional<rewriter::RewriteResult> Session::track_names(
       } else {
         list.push_back(removal(space, st.object_name));
       }
-    } else if (st.kind == "DeallocateStmt") {
+    } else if (st.kind == rewriter::StatementKind::kDeallocate) {
       list.push_back(removal(Space::kStatement, st.object_name, st.object_name.empty()));
-    } else if (st.kind == "FetchStmt") {
+    } else if (st.kind == rewriter::StatementKind::kFetch) {
       if (auto denial = check(Space::kPortal, st.object_name)) return denial;
-    } else if (st.kind == "ClosePortalStmt") {
+    } else if (st.kind == rewriter::StatementKind::kClosePortal) {
       list.push_back(removal(Space::kPortal, st.object_name, st.object_name.empty()));
-    } else if (st.kind == "DiscardStmt" && st.subkind == "DISCARD_ALL") {
+    } else if (st.kind == rewriter::StatementKind::kDiscard && st.subkind == "DISCARD_ALL") {
       list.push_back(removal(Space::kStatement, "", true));
       list.push_back(removal(Space::kPortal, "", true));
     }

@@ -68,16 +68,16 @@ class TokenRange {
 
 // Where the query a wrapper runs begins (sql_parser.h, RunShape).
 std::optional<size_t> query_start(const TokenRange& r, const Statement& st) {
-  if (st.kind == "SelectStmt" || st.kind == "CopyStmt") return r.first();
-  if (st.kind == "PrepareStmt" || st.kind == "CreateTableAsStmt") {
+  if (st.kind == StatementKind::kSelect || st.kind == StatementKind::kCopy) return r.first();
+  if (st.kind == StatementKind::kPrepare || st.kind == StatementKind::kCreateTableAs) {
     const auto as = r.find(K::kAs, r.first());
     return as ? std::optional<size_t>(*as + 1) : std::nullopt;
   }
-  if (st.kind == "DeclareCursorStmt") {
+  if (st.kind == StatementKind::kDeclareCursor) {
     const auto f = r.find(K::kFor, r.first());
     return f ? std::optional<size_t>(*f + 1) : std::nullopt;
   }
-  if (st.kind == "ExplainStmt") {
+  if (st.kind == StatementKind::kExplain) {
     size_t i = r.first() + 1;  // EXPLAIN
     if (i < r.last() && r.at(i).kind == K::kOpen) {
       const auto after = r.after_group(i);
@@ -92,7 +92,7 @@ std::optional<size_t> query_start(const TokenRange& r, const Statement& st) {
 
 // Where it ends: the range's end, or CREATE TABLE AS's WITH [NO] DATA.
 size_t query_end(const TokenRange& r, const Statement& st, size_t start) {
-  if (st.kind != "CreateTableAsStmt") return r.last();
+  if (st.kind != StatementKind::kCreateTableAs) return r.last();
   for (size_t i = start; i + 1 < r.last(); ++i) {
     if (r.depth(i) != 0 || r.at(i).kind != K::kWith) continue;
     const K next = r.at(i + 1).kind;

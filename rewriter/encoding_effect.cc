@@ -119,17 +119,18 @@ class CodeCheck {
 // decided by what they read and call.
 bool read_only(const Statement& st) {
   if (st.select_into || !st.nested_writes.empty()) return false;
-  if (st.kind == "SelectStmt") return true;
-  if (st.kind == "ExplainStmt" || st.kind == "DeclareCursorStmt" || st.kind == "PrepareStmt")
-    return st.inner_kind == "SelectStmt";
-  if (st.kind == "CopyStmt")
+  if (st.kind == StatementKind::kSelect) return true;
+  if (st.kind == StatementKind::kExplain || st.kind == StatementKind::kDeclareCursor ||
+      st.kind == StatementKind::kPrepare)
+    return st.inner_kind == StatementKind::kSelect;
+  if (st.kind == StatementKind::kCopy)
     return !st.copy_from && !st.copy_to_file &&
-           (st.inner_kind.empty() || st.inner_kind == "SelectStmt");
+           (st.inner_node.empty() || st.inner_kind == StatementKind::kSelect);
   return false;
 }
 
 EncodingEffect statement_effect(const Statement& st, CodeCheck& code) {
-  if (st.kind == "VariableSetStmt") {
+  if (st.kind == StatementKind::kVariableSet) {
     if (st.subkind == "VAR_RESET_ALL") return {Kind::kReset, ""};
     if (st.setting != "client_encoding") return {};  // SET NAMES is client_encoding too
     if (st.subkind == "VAR_SET_DEFAULT" || st.subkind == "VAR_RESET") return {Kind::kReset, ""};
@@ -139,17 +140,17 @@ EncodingEffect statement_effect(const Statement& st, CodeCheck& code) {
       return {Kind::kSet, st.setting_values.front()};
     return {Kind::kAny, ""};
   }
-  if (st.kind == "DiscardStmt")
+  if (st.kind == StatementKind::kDiscard)
     return st.subkind == "DISCARD_ALL" ? EncodingEffect{Kind::kReset, ""} : EncodingEffect{};
-  if (st.kind == "TransactionStmt") {
+  if (st.kind == StatementKind::kTransaction) {
     if (st.subkind == "TRANS_STMT_BEGIN" || st.subkind == "TRANS_STMT_START" ||
         st.subkind == "TRANS_STMT_SAVEPOINT" || st.subkind == "TRANS_STMT_RELEASE")
       return {};
     return {Kind::kTransactionEnd, ""};
   }
-  if (st.kind == "VariableShowStmt" || st.kind == "DeallocateStmt" ||
-      st.kind == "ClosePortalStmt" || st.kind == "ListenStmt" || st.kind == "UnlistenStmt" ||
-      st.kind == "NotifyStmt")
+  if (st.kind == StatementKind::kVariableShow || st.kind == StatementKind::kDeallocate ||
+      st.kind == StatementKind::kClosePortal || st.kind == StatementKind::kListen ||
+      st.kind == StatementKind::kUnlisten || st.kind == StatementKind::kNotify)
     return {};
   if (read_only(st) && !code.runs_code(st)) return {};
   return {Kind::kAny, ""};

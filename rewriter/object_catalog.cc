@@ -237,12 +237,14 @@ class ReachGraph {
       return;
     }
     for (const Statement& st : parsed.statements) {
-      if (st.kind == "ExecuteStmt" ||
-          (classify_statement(st.kind) == StatementClass::kDenied && st.kind != "CallStmt")) {
+      if (st.kind == StatementKind::kExecute ||
+          (classify_statement(st.kind) == StatementClass::kDenied &&
+           st.kind != StatementKind::kCall)) {
         opaque(node, name);
         continue;
       }
-      const bool writes = st.kind != "SelectStmt" || !st.nested_writes.empty() || st.select_into;
+      const bool writes =
+          st.kind != StatementKind::kSelect || !st.nested_writes.empty() || st.select_into;
       for (const RelationRef& ref : st.relations) {
         if (ref.cte) continue;
         if ((ref.schema.empty() || ref.schema == "pg_catalog") && is_statistics_relation(ref.name))

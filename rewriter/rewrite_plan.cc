@@ -10,9 +10,10 @@
 namespace kanon::rewriter {
 namespace {
 
-bool is_write_kind(std::string_view kind) {
-  return kind == "InsertStmt" || kind == "UpdateStmt" || kind == "DeleteStmt" ||
-         kind == "MergeStmt" || kind == "TruncateStmt" || kind == "CopyStmt";
+bool is_write_kind(StatementKind kind) {
+  return kind == StatementKind::kInsert || kind == StatementKind::kUpdate ||
+         kind == StatementKind::kDelete || kind == StatementKind::kMerge ||
+         kind == StatementKind::kTruncate || kind == StatementKind::kCopy;
 }
 
 struct ProtectedRef {
@@ -46,12 +47,13 @@ class Planner {
   bool plan(const Statement& st) {
     const StatementClass cls = classify_statement(st.kind);
     if (context_.reads_nothing_protected &&
-        (st.kind == "DoStmt" || st.kind == "CallStmt" || st.kind == "CreateFunctionStmt"))
+        (st.kind == StatementKind::kDo || st.kind == StatementKind::kCall ||
+         st.kind == StatementKind::kCreateFunction))
       return plan_unprivileged_code(st);
-    if (st.kind == "CreateFunctionStmt" && st.function_language == "sql")
+    if (st.kind == StatementKind::kCreateFunction && st.function_language == "sql")
       return plan_sql_function(st);
     if (cls == StatementClass::kDenied)
-      return deny(denied_statement_rule(st.kind), statement_label(st.kind));
+      return deny(denied_statement_rule(st.kind), statement_label(st));
     for (const auto& f : st.functions)
       if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
     if (cls == StatementClass::kCopy && st.copy_to_file) return deny(rules::kCopyFile, "COPY");
@@ -93,7 +95,7 @@ class Planner {
     }
 
     // EXPLAIN can wrap CREATE TABLE AS / MATERIALIZED VIEW: a write too.
-    const bool wraps_write = cls == StatementClass::kWrapper && !st.inner_kind.empty() &&
+    const bool wraps_write = cls == StatementClass::kWrapper && !st.inner_node.empty() &&
                              classify_statement(st.inner_kind) == StatementClass::kWrite;
     const bool write = cls == StatementClass::kWrite || wraps_write || st.select_into ||
                        !st.nested_writes.empty() || (cls == StatementClass::kCopy && st.copy_from);
@@ -223,12 +225,13 @@ class Planner {
   // read statistics, or run code kanon cannot inspect.
   bool check_code(const Statement& st) {
     const StatementClass cls = classify_statement(st.kind);
-    if (st.kind == "CreateFunctionStmt" && st.function_language == "sql" && &st != current_)
+    if (st.kind == StatementKind::kCreateFunction && st.function_language == "sql" &&
+        &st != current_)
       return plan_sql_function(st);
-    if (cls == StatementClass::kDenied && st.kind != "CreateFunctionStmt")
-      return deny(denied_statement_rule(st.kind), statement_label(st.kind));
-    if (st.kind == "CreateFunctionStmt" && st.function_language != "sql")
-      return deny(rules::kOpaqueCode, statement_label(st.kind));
+    if (cls == StatementClass::kDenied && st.kind != StatementKind::kCreateFunction)
+      return deny(denied_statement_rule(st.kind), statement_label(st));
+    if (st.kind == StatementKind::kCreateFunction && st.function_language != "sql")
+      return deny(rules::kOpaqueCode, statement_label(st));
     for (const auto& f : st.functions)
       if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
     if (cls == StatementClass::kCopy) return deny(rules::kCopyFile, "COPY");

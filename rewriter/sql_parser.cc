@@ -31,26 +31,30 @@ class StatementWalker {
     const auto& wrapper = t_.at(stmt);
     if (wrapper.kind != Kind::kObject || wrapper.first_child < 0) return;
     const int32_t body = wrapper.first_child;
-    out_.kind = std::string(t_.at(body).key);
+    out_.node = std::string(t_.at(body).key);
+    out_.kind = statement_kind(out_.node);
     for (const char* field : {"query"}) {
       const int32_t q = t_.member(body, field);
-      if (q >= 0 && t_.at(q).kind == Kind::kObject && t_.at(q).first_child >= 0)
-        out_.inner_kind = std::string(t_.at(t_.at(q).first_child).key);
+      if (q >= 0 && t_.at(q).kind == Kind::kObject && t_.at(q).first_child >= 0) {
+        out_.inner_node = std::string(t_.at(t_.at(q).first_child).key);
+        out_.inner_kind = statement_kind(out_.inner_node);
+      }
     }
-    if (out_.kind == "CopyStmt") {
+    if (out_.kind == StatementKind::kCopy) {
       out_.copy_from = bool_member(body, "is_from");
       out_.copy_to_file = bool_member(body, "is_program") || t_.member(body, "filename") >= 0;
       out_.copy_has_attlist = t_.member(body, "attlist") >= 0;
     }
-    if (out_.kind == "CreateFunctionStmt") read_function(body);
-    if (out_.kind == "VariableSetStmt" || out_.kind == "VariableShowStmt") {
+    if (out_.kind == StatementKind::kCreateFunction) read_function(body);
+    if (out_.kind == StatementKind::kVariableSet || out_.kind == StatementKind::kVariableShow) {
       const int32_t n = t_.member(body, "name");
       if (n >= 0) out_.setting = std::string(t_.at(n).text);
     }
-    if (out_.kind == "VariableSetStmt" || out_.kind == "TransactionStmt")
+    if (out_.kind == StatementKind::kVariableSet || out_.kind == StatementKind::kTransaction)
       out_.subkind = std::string(string_member(body, "kind"));
-    if (out_.kind == "DiscardStmt") out_.subkind = std::string(string_member(body, "target"));
-    if (out_.kind == "VariableSetStmt") read_setting_values(body);
+    if (out_.kind == StatementKind::kDiscard)
+      out_.subkind = std::string(string_member(body, "target"));
+    if (out_.kind == StatementKind::kVariableSet) read_setting_values(body);
     read_object_name(body);
     read_run_shape(body);
     visit_node(stmt, {}, {});
@@ -65,12 +69,14 @@ class StatementWalker {
 
   // The name of the prepared statement or cursor a statement acts on.
   void read_object_name(int32_t body) {
-    const std::string_view kind = out_.kind;
-    if (kind == "PrepareStmt" || kind == "ExecuteStmt" || kind == "DeallocateStmt")
+    const StatementKind kind = out_.kind;
+    if (kind == StatementKind::kPrepare || kind == StatementKind::kExecute ||
+        kind == StatementKind::kDeallocate)
       out_.object_name = std::string(string_member(body, "name"));
-    if (kind == "DeclareCursorStmt" || kind == "FetchStmt" || kind == "ClosePortalStmt")
+    if (kind == StatementKind::kDeclareCursor || kind == StatementKind::kFetch ||
+        kind == StatementKind::kClosePortal)
       out_.object_name = std::string(string_member(body, "portalname"));
-    if (kind == "DeclareCursorStmt") {
+    if (kind == StatementKind::kDeclareCursor) {
       constexpr int kCursorOptHold = 0x0020;  // PostgreSQL's CURSOR_OPT_HOLD
       const int32_t options = t_.member(body, "options");
       out_.cursor_hold = options >= 0 && t_.at(options).kind == Kind::kNumber &&
@@ -148,7 +154,7 @@ class StatementWalker {
 
   // What the statement runs (RunShape).
   void read_run_shape(int32_t body) {
-    std::string_view type = out_.kind;
+    std::string_view type = out_.node;
     int32_t node = body;
     RunShape& run = out_.run;
     if (type == "ExplainStmt" || type == "PrepareStmt" || type == "DeclareCursorStmt" ||

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rewriter/statement_kind.h"
+
 namespace kanon::rewriter {
 
 // One reference to a relation by name (a RangeVar).
@@ -76,9 +78,13 @@ struct RunShape {
 };
 
 struct Statement {
-  std::string kind;        // PostgreSQL's node name, e.g. "SelectStmt", "CopyStmt"
-  std::string inner_kind;  // EXPLAIN/PREPARE/DECLARE/COPY/CREATE TABLE AS/VIEW: the wrapped query's
-  int location = 0;        // byte range of the statement in the whole text
+  std::string node;  // PostgreSQL's node name, e.g. "SelectStmt", "CopyStmt"
+  StatementKind kind = StatementKind::kOther;  // the same, as an enum
+  // EXPLAIN/PREPARE/DECLARE/COPY/CREATE TABLE AS/VIEW: the wrapped query's
+  // node name and kind.
+  std::string inner_node;
+  StatementKind inner_kind = StatementKind::kOther;
+  int location = 0;  // byte range of the statement in the whole text
   int length = 0;
   std::vector<RelationRef> relations;
   std::vector<ColumnReference> columns;

@@ -114,68 +114,69 @@ std::string denial_message(const Rule& rule, std::string_view object) {
 namespace {
 
 struct KindClass {
-  std::string_view kind;
+  StatementKind kind;
   StatementClass cls;
   std::string_view label;
 };
 
 // Statement kinds with a class other than kWrite.
 constexpr std::array kKinds = {
-    KindClass{"SelectStmt", StatementClass::kQuery, "SELECT"},
-    KindClass{"ExplainStmt", StatementClass::kWrapper, "EXPLAIN"},
-    KindClass{"PrepareStmt", StatementClass::kWrapper, "PREPARE"},
-    KindClass{"DeclareCursorStmt", StatementClass::kWrapper, "DECLARE CURSOR"},
-    KindClass{"CopyStmt", StatementClass::kCopy, "COPY"},
-    KindClass{"VariableSetStmt", StatementClass::kSession, "SET"},
-    KindClass{"VariableShowStmt", StatementClass::kSession, "SHOW"},
-    KindClass{"TransactionStmt", StatementClass::kSession, "transaction control"},
-    KindClass{"ExecuteStmt", StatementClass::kSession, "EXECUTE"},
-    KindClass{"DeallocateStmt", StatementClass::kSession, "DEALLOCATE"},
-    KindClass{"FetchStmt", StatementClass::kSession, "FETCH"},
-    KindClass{"ClosePortalStmt", StatementClass::kSession, "CLOSE"},
-    KindClass{"ListenStmt", StatementClass::kSession, "LISTEN"},
-    KindClass{"UnlistenStmt", StatementClass::kSession, "UNLISTEN"},
-    KindClass{"NotifyStmt", StatementClass::kSession, "NOTIFY"},
-    KindClass{"DiscardStmt", StatementClass::kSession, "DISCARD"},
-    KindClass{"ConstraintsSetStmt", StatementClass::kSession, "SET CONSTRAINTS"},
+    KindClass{StatementKind::kSelect, StatementClass::kQuery, "SELECT"},
+    KindClass{StatementKind::kExplain, StatementClass::kWrapper, "EXPLAIN"},
+    KindClass{StatementKind::kPrepare, StatementClass::kWrapper, "PREPARE"},
+    KindClass{StatementKind::kDeclareCursor, StatementClass::kWrapper, "DECLARE CURSOR"},
+    KindClass{StatementKind::kCopy, StatementClass::kCopy, "COPY"},
+    KindClass{StatementKind::kVariableSet, StatementClass::kSession, "SET"},
+    KindClass{StatementKind::kVariableShow, StatementClass::kSession, "SHOW"},
+    KindClass{StatementKind::kTransaction, StatementClass::kSession, "transaction control"},
+    KindClass{StatementKind::kExecute, StatementClass::kSession, "EXECUTE"},
+    KindClass{StatementKind::kDeallocate, StatementClass::kSession, "DEALLOCATE"},
+    KindClass{StatementKind::kFetch, StatementClass::kSession, "FETCH"},
+    KindClass{StatementKind::kClosePortal, StatementClass::kSession, "CLOSE"},
+    KindClass{StatementKind::kListen, StatementClass::kSession, "LISTEN"},
+    KindClass{StatementKind::kUnlisten, StatementClass::kSession, "UNLISTEN"},
+    KindClass{StatementKind::kNotify, StatementClass::kSession, "NOTIFY"},
+    KindClass{StatementKind::kDiscard, StatementClass::kSession, "DISCARD"},
+    KindClass{StatementKind::kConstraintsSet, StatementClass::kSession, "SET CONSTRAINTS"},
     // Code whose body kanon cannot see, and ways to reach the data as
     // someone else (foreign servers, subscriptions) or change the server.
-    KindClass{"DoStmt", StatementClass::kDenied, "DO"},
-    KindClass{"CreateFunctionStmt", StatementClass::kDenied, "CREATE FUNCTION/PROCEDURE"},
-    KindClass{"CallStmt", StatementClass::kDenied, "CALL"},
-    KindClass{"CreatePLangStmt", StatementClass::kDenied, "CREATE LANGUAGE"},
-    KindClass{"CreateEventTrigStmt", StatementClass::kDenied, "CREATE EVENT TRIGGER"},
-    KindClass{"LoadStmt", StatementClass::kDenied, "LOAD"},
-    KindClass{"AlterSystemStmt", StatementClass::kDenied, "ALTER SYSTEM"},
-    KindClass{"CreateExtensionStmt", StatementClass::kDenied, "CREATE EXTENSION"},
-    KindClass{"AlterExtensionStmt", StatementClass::kDenied, "ALTER EXTENSION"},
-    KindClass{"AlterExtensionContentsStmt", StatementClass::kDenied, "ALTER EXTENSION"},
-    KindClass{"CreateForeignServerStmt", StatementClass::kDenied, "CREATE SERVER"},
-    KindClass{"AlterForeignServerStmt", StatementClass::kDenied, "ALTER SERVER"},
-    KindClass{"CreateUserMappingStmt", StatementClass::kDenied, "CREATE USER MAPPING"},
-    KindClass{"AlterUserMappingStmt", StatementClass::kDenied, "ALTER USER MAPPING"},
-    KindClass{"CreateForeignTableStmt", StatementClass::kDenied, "CREATE FOREIGN TABLE"},
-    KindClass{"ImportForeignSchemaStmt", StatementClass::kDenied, "IMPORT FOREIGN SCHEMA"},
-    KindClass{"CreateSubscriptionStmt", StatementClass::kDenied, "CREATE SUBSCRIPTION"},
-    KindClass{"AlterSubscriptionStmt", StatementClass::kDenied, "ALTER SUBSCRIPTION"},
-    KindClass{"CreatePublicationStmt", StatementClass::kDenied, "CREATE PUBLICATION"},
-    KindClass{"AlterPublicationStmt", StatementClass::kDenied, "ALTER PUBLICATION"},
+    KindClass{StatementKind::kDo, StatementClass::kDenied, "DO"},
+    KindClass{StatementKind::kCreateFunction, StatementClass::kDenied, "CREATE FUNCTION/PROCEDURE"},
+    KindClass{StatementKind::kCall, StatementClass::kDenied, "CALL"},
+    KindClass{StatementKind::kCreatePLang, StatementClass::kDenied, "CREATE LANGUAGE"},
+    KindClass{StatementKind::kCreateEventTrig, StatementClass::kDenied, "CREATE EVENT TRIGGER"},
+    KindClass{StatementKind::kLoad, StatementClass::kDenied, "LOAD"},
+    KindClass{StatementKind::kAlterSystem, StatementClass::kDenied, "ALTER SYSTEM"},
+    KindClass{StatementKind::kCreateExtension, StatementClass::kDenied, "CREATE EXTENSION"},
+    KindClass{StatementKind::kAlterExtension, StatementClass::kDenied, "ALTER EXTENSION"},
+    KindClass{StatementKind::kAlterExtensionContents, StatementClass::kDenied, "ALTER EXTENSION"},
+    KindClass{StatementKind::kCreateForeignServer, StatementClass::kDenied, "CREATE SERVER"},
+    KindClass{StatementKind::kAlterForeignServer, StatementClass::kDenied, "ALTER SERVER"},
+    KindClass{StatementKind::kCreateUserMapping, StatementClass::kDenied, "CREATE USER MAPPING"},
+    KindClass{StatementKind::kAlterUserMapping, StatementClass::kDenied, "ALTER USER MAPPING"},
+    KindClass{StatementKind::kCreateForeignTable, StatementClass::kDenied, "CREATE FOREIGN TABLE"},
+    KindClass{StatementKind::kImportForeignSchema, StatementClass::kDenied,
+              "IMPORT FOREIGN SCHEMA"},
+    KindClass{StatementKind::kCreateSubscription, StatementClass::kDenied, "CREATE SUBSCRIPTION"},
+    KindClass{StatementKind::kAlterSubscription, StatementClass::kDenied, "ALTER SUBSCRIPTION"},
+    KindClass{StatementKind::kCreatePublication, StatementClass::kDenied, "CREATE PUBLICATION"},
+    KindClass{StatementKind::kAlterPublication, StatementClass::kDenied, "ALTER PUBLICATION"},
 };
 
 // Labels for common kWrite kinds (messages only).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kWriteLabels = {{
-    {"InsertStmt", "INSERT"},
-    {"UpdateStmt", "UPDATE"},
-    {"DeleteStmt", "DELETE"},
-    {"MergeStmt", "MERGE"},
-    {"TruncateStmt", "TRUNCATE"},
-    {"CreateTableAsStmt", "CREATE TABLE AS / MATERIALIZED VIEW"},
-    {"ViewStmt", "CREATE VIEW"},
-    {"RuleStmt", "CREATE RULE"},
-    {"CreateTrigStmt", "CREATE TRIGGER"},
-    {"CreatePolicyStmt", "CREATE POLICY"},
-    {"CreateStmt", "CREATE TABLE"},
-    {"DropStmt", "DROP"},
+constexpr std::array<std::pair<StatementKind, std::string_view>, 12> kWriteLabels = {{
+    {StatementKind::kInsert, "INSERT"},
+    {StatementKind::kUpdate, "UPDATE"},
+    {StatementKind::kDelete, "DELETE"},
+    {StatementKind::kMerge, "MERGE"},
+    {StatementKind::kTruncate, "TRUNCATE"},
+    {StatementKind::kCreateTableAs, "CREATE TABLE AS / MATERIALIZED VIEW"},
+    {StatementKind::kView, "CREATE VIEW"},
+    {StatementKind::kRule, "CREATE RULE"},
+    {StatementKind::kCreateTrig, "CREATE TRIGGER"},
+    {StatementKind::kCreatePolicy, "CREATE POLICY"},
+    {StatementKind::kCreateTable, "CREATE TABLE"},
+    {StatementKind::kDrop, "DROP"},
 }};
 
 struct DeniedFunction {
@@ -249,15 +250,16 @@ constexpr std::array<std::string_view, 6> kSystemColumns = {"ctid", "xmin", "xma
 
 }  // namespace
 
-StatementClass classify_statement(std::string_view kind) {
+StatementClass classify_statement(StatementKind kind) {
   for (const auto& k : kKinds)
     if (k.kind == kind) return k.cls;
   return StatementClass::kWrite;
 }
 
-const Rule& denied_statement_rule(std::string_view kind) {
-  if (kind == "DoStmt" || kind == "CreateFunctionStmt" || kind == "CallStmt" ||
-      kind == "CreatePLangStmt" || kind == "CreateEventTrigStmt")
+const Rule& denied_statement_rule(StatementKind kind) {
+  if (kind == StatementKind::kDo || kind == StatementKind::kCreateFunction ||
+      kind == StatementKind::kCall || kind == StatementKind::kCreatePLang ||
+      kind == StatementKind::kCreateEventTrig)
     return rules::kOpaqueCode;
   return rules::kServerAccess;
 }
@@ -304,12 +306,12 @@ bool is_system_column(std::string_view name) {
   return false;
 }
 
-std::string statement_label(std::string_view kind) {
+std::string statement_label(const Statement& st) {
   for (const auto& k : kKinds)
-    if (k.kind == kind) return std::string(k.label);
+    if (k.kind == st.kind) return std::string(k.label);
   for (const auto& [k, label] : kWriteLabels)
-    if (k == kind) return std::string(label);
-  return std::string(kind);
+    if (k == st.kind) return std::string(label);
+  return st.node;
 }
 
 }  // namespace kanon::rewriter

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/sqlstate.h"
+#include "rewriter/sql_parser.h"
 
 namespace kanon::rewriter {
 
@@ -21,10 +22,10 @@ enum class StatementClass {
   kDenied,   // code or server access kanon cannot inspect: always denied
 };
 
-// By PostgreSQL's node name of the statement ("SelectStmt", "DoStmt", ...).
-// Kinds not in the table are kWrite (fail closed when protected tables are
+// By the statement's kind (statement_kind.h, from PostgreSQL's node name).
+// Kinds not in the table, kOther among them, are kWrite (fail closed when protected tables are
 // involved).
-StatementClass classify_statement(std::string_view kind);
+StatementClass classify_statement(StatementKind kind);
 
 // A denial: the rule id, the sentence that explains it and the SQLSTATE the
 // client gets. Every denial kanon makes, the proxy's included, is one of
@@ -92,7 +93,7 @@ extern const Rule kAuditUnavailable;
 std::string denial_message(const Rule& rule, std::string_view object);
 
 // The rule for a statement kind of class kDenied.
-const Rule& denied_statement_rule(std::string_view kind);
+const Rule& denied_statement_rule(StatementKind kind);
 
 // Functions denied in every restricted statement (they run SQL text, read a
 // table or a server file by name, or decode WAL); nullptr when allowed.
@@ -125,6 +126,6 @@ std::string statistics_filter(std::string_view name);
 bool is_system_column(std::string_view name);
 
 // "DO", "CREATE FUNCTION", ... for messages; the node name otherwise.
-std::string statement_label(std::string_view kind);
+std::string statement_label(const Statement& st);
 
 }  // namespace kanon::rewriter

@@ -269,7 +269,7 @@ CREATE VIEW cat_s.v_operator AS SELECT id FROM cat_s.notes WHERE id OPERATOR(cat
       const auto parsed = kanon::rewriter::parse_sql(r.definition);
       REQUIRE(parsed.ok);
       REQUIRE(parsed.statements.size() == 1);
-      CHECK(parsed.statements[0].kind == "SelectStmt");
+      CHECK(parsed.statements[0].kind == kanon::rewriter::StatementKind::kSelect);
       for (const auto& ref : parsed.statements[0].relations) {
         // pg_catalog is always searched first: its names stay bare.
         if (ref.name.rfind("pg_", 0) == 0) continue;

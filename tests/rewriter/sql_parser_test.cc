@@ -5,6 +5,7 @@
 #include "rewriter/json_tree.h"
 
 using kanon::rewriter::parse_sql;
+using kanon::rewriter::StatementKind;
 
 TEST_CASE("parse_sql counts the statements of a multi-statement string") {
   const auto out = parse_sql("SELECT 1; SELECT * FROM adult WHERE age = 39");
@@ -52,9 +53,11 @@ TEST_CASE("parse_sql: statement kinds, inner queries, COPY details, nested write
       "FROM d; SELECT * INTO n FROM t; SET search_path = x");
   REQUIRE(out.ok);
   REQUIRE(out.statements.size() == 5);
-  CHECK(out.statements[0].kind == "ExplainStmt");
-  CHECK(out.statements[0].inner_kind == "SelectStmt");
-  CHECK(out.statements[1].kind == "CopyStmt");
+  CHECK(out.statements[0].kind == StatementKind::kExplain);
+  CHECK(out.statements[0].inner_kind == StatementKind::kSelect);
+  CHECK(out.statements[0].node == "ExplainStmt");
+  CHECK(out.statements[0].inner_node == "SelectStmt");
+  CHECK(out.statements[1].kind == StatementKind::kCopy);
   CHECK(out.statements[1].copy_to_file);
   CHECK(out.statements[1].copy_has_attlist);
   CHECK_FALSE(out.statements[1].copy_from);
@@ -108,4 +111,19 @@ TEST_CASE("parse_sql: identifiers the grammar decodes reach our types decoded") 
   REQUIRE(rels.size() == 2);
   CHECK(rels[0].name == "p\xC3\xA9ople");
   CHECK(rels[1].name == "Mixed Case");
+}
+
+TEST_CASE("statement_kind: every kind a rule names, from its node name; others kOther") {
+  using kanon::rewriter::statement_kind;
+  CHECK(statement_kind("SelectStmt") == StatementKind::kSelect);
+  CHECK(statement_kind("CreateStmt") == StatementKind::kCreateTable);
+  CHECK(statement_kind("DoStmt") == StatementKind::kDo);
+  CHECK(statement_kind("AlterExtensionContentsStmt") == StatementKind::kAlterExtensionContents);
+  CHECK(statement_kind("AlterTableStmt") == StatementKind::kOther);
+  CHECK(statement_kind("") == StatementKind::kOther);
+  // A statement of a kind no rule names keeps its node name for messages.
+  const auto out = parse_sql("ALTER TABLE t ADD COLUMN c int");
+  REQUIRE(out.ok);
+  CHECK(out.statements[0].kind == StatementKind::kOther);
+  CHECK(out.statements[0].node == "AlterTableStmt");
 }
