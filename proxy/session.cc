@@ -536,10 +536,11 @@ awaitable<void> Session::retry_guarded(GuardedQuery query) {
     note_sent(frame, action);
     if (encoding_ && action != StatementGate::Action::kDrop)
       encoding_->on_client_frame(frame, forwarded_effect_, gate_->cycle());
-    if (action == StatementGate::Action::kForward)
-      out.insert(out.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
-    else if (action == StatementGate::Action::kReplace)
-      out.insert(out.end(), gate_->replacement().begin(), gate_->replacement().end());
+    const wire::Bytes sent = action == StatementGate::Action::kForward ? wire::whole(frame)
+                             : action == StatementGate::Action::kReplace
+                                 ? wire::Bytes(gate_->replacement())
+                                 : wire::Bytes();
+    out.insert(out.end(), sent.begin(), sent.end());
   }
   gate_->end_replay();
   ++context_.stats.guard_retries;

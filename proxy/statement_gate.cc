@@ -43,9 +43,9 @@ wire::Buffer encode_denial(const rewriter::RewriteResult& result) {
   return out;
 }
 
-// A frame as it came: type, length, body.
 void append_raw(const wire::Frame& frame, wire::Buffer& out) {
-  out.insert(out.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
+  const wire::Bytes bytes = wire::whole(frame);
+  out.insert(out.end(), bytes.begin(), bytes.end());
 }
 
 // An extended cycle's messages kept for a retry, at most (a larger cycle,
@@ -378,7 +378,7 @@ ResponseFilter::Action ResponseFilter::release(const wire::Frame& frame, bool re
   if (replaced)
     out.insert(out.end(), replacement_.begin(), replacement_.end());
   else
-    out.insert(out.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
+    append_raw(frame, out);
   replacement_ = std::move(out);
   return Action::kReplace;
 }
@@ -474,7 +474,7 @@ ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
                                           frame.type == wire::backend::kNoticeResponse ||
                                           frame.type == wire::backend::kParameterStatus);
       if (held) {
-        held_.insert(held_.end(), frame.body.data() - 5, frame.body.data() + frame.body.size());
+        append_raw(frame, held_);
         return Action::kDrop;
       }
       return release(frame, false);

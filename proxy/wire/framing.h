@@ -34,6 +34,12 @@ struct Frame {
 // A typed message: 1 type byte, int32 length (counting itself), body.
 Frame frame_typed(Bytes input, uint32_t max_message_size);
 
+// A typed message's bytes as they came (type, length, body).
+// REQUIRES: `frame` from frame_typed, status kFrame, its input still there.
+inline Bytes whole(const Frame& frame) {
+  return {frame.body.data() - 5, frame.body.size() + 5};
+}
+
 // An untyped start-up packet (StartupMessage, SSLRequest, GSSENCRequest,
 // CancelRequest): int32 length (counting itself), body.
 Frame frame_startup(Bytes input, uint32_t max_message_size);

@@ -67,23 +67,7 @@ TEST_CASE("oracle: Flash (all optimization combinations) and BFS find the true o
     p.k = 1 + static_cast<uint32_t>(rng() % 5);
     const double supps[] = {0, 0, 0.05, 0.1, 0.3};
     p.suppression = supps[rng() % 5];
-    switch (rng() % 6) {
-      case 0:
-        p.diversity = Diversity::kDistinct;
-        p.l = 2;
-        break;
-      case 1:
-        p.diversity = Diversity::kEntropy;
-        p.l = 1.5;
-        break;
-      case 2:
-        p.diversity = Diversity::kRecursive;
-        p.l = 2;
-        p.c = 3;
-        break;
-      default:
-        break;
-    }
+    testing::random_diversity(rng, p);
     const MetricKind kind = all_metrics()[rng() % all_metrics().size()];
     const Truth truth = brute_force(prob.data, p, kind);
     CAPTURE(i);

@@ -222,23 +222,7 @@ PrivacyModel random_model(std::mt19937& rng) {
   m.k = 2 + static_cast<uint32_t>(rng() % 3);
   const double supps[] = {0, 0.05, 0.2};
   m.suppression = supps[rng() % 3];
-  switch (rng() % 6) {
-    case 0:
-      m.diversity = Diversity::kDistinct;
-      m.l = 2;
-      break;
-    case 1:
-      m.diversity = Diversity::kEntropy;
-      m.l = 1.5;
-      break;
-    case 2:
-      m.diversity = Diversity::kRecursive;
-      m.l = 2;
-      m.c = 3;
-      break;
-    default:
-      break;
-  }
+  testing::random_diversity(rng, m);
   return m;
 }
 

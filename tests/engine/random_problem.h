@@ -11,6 +11,7 @@
 
 #include "engine/csv.h"
 #include "engine/dataset.h"
+#include "engine/privacy_model.h"
 
 namespace kanon::engine::testing {
 
@@ -78,6 +79,28 @@ inline RandomProblem random_problem(std::mt19937& rng, int dims, int rows) {
   p.specs.push_back({"s", AttributeRole::kSensitive, nullptr});
   p.data = encode_dataset(p.table, p.specs);
   return p;
+}
+
+// One of distinct-2, entropy-1.5, recursive-(3,2) diversity, or none
+// (three chances in six), drawn with one rng() call.
+inline void random_diversity(std::mt19937& rng, PrivacyModel& m) {
+  switch (rng() % 6) {
+    case 0:
+      m.diversity = Diversity::kDistinct;
+      m.l = 2;
+      break;
+    case 1:
+      m.diversity = Diversity::kEntropy;
+      m.l = 1.5;
+      break;
+    case 2:
+      m.diversity = Diversity::kRecursive;
+      m.l = 2;
+      m.c = 3;
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace kanon::engine::testing
