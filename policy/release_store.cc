@@ -197,6 +197,24 @@ std::vector<std::optional<std::string>> leaf_tuple(const DisclosureTree& tree, i
   return out;
 }
 
+std::vector<ReleaseSummary> list_releases(pqxx::transaction_base& tx, const std::string& table_name,
+                                          size_t limit) {
+  std::vector<ReleaseSummary> out;
+  if (tx.exec1("SELECT to_regclass('kanon.releases') IS NULL")[0].as<bool>()) return out;
+  const auto rows = tx.exec_params(
+      fmt::format("SELECT version, to_char(built_at AT TIME ZONE 'UTC', "
+                  "'YYYY-MM-DD HH24:MI:SS\"Z\"'), baseline, k, rows, released_fraction, "
+                  "linked_rows, min_candidates, rows_below_k, held_rows FROM (SELECT * FROM {} "
+                  "WHERE table_name = $1 ORDER BY version DESC LIMIT $2) latest ORDER BY version",
+                  qualified(tx, kReleasesTable)),
+      table_name, static_cast<int64_t>(limit));
+  for (const auto& r : rows)
+    out.push_back({r[0].as<uint64_t>(), r[1].as<std::string>(), r[2].as<bool>(),
+                   r[3].as<uint64_t>(), r[4].as<uint64_t>(), r[5].as<double>(), r[6].as<uint64_t>(),
+                   r[7].as<uint64_t>(), r[8].as<uint64_t>(), r[9].as<uint64_t>()});
+  return out;
+}
+
 uint64_t next_release_version(pqxx::transaction_base& tx, const std::string& table_name) {
   return tx
       .exec_params(fmt::format("SELECT coalesce(max(version), 0) + 1 FROM {} WHERE table_name = $1",

@@ -153,6 +153,24 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
                     StoredHistory& stored, const ReleaseWrite& write);
 
 // The next free version number of `table_name` (1 when none).
+// One stored release as SHOW RELEASES lists it.
+struct ReleaseSummary {
+  uint64_t version = 0;
+  std::string built_at;  // UTC, "YYYY-MM-DD HH:MM:SSZ"
+  bool baseline = false;
+  uint64_t k = 0, rows = 0;
+  double released_fraction = 0;
+  // The history check when the release was made: rows linked to earlier
+  // releases, the smallest candidate set (the real k over time), rows
+  // below k, keys held back.
+  uint64_t linked_rows = 0, min_candidates = 0, rows_below_k = 0, held_rows = 0;
+};
+
+// The latest `limit` releases of `table_name`, oldest first; none when
+// kanon.releases does not exist.
+std::vector<ReleaseSummary> list_releases(pqxx::transaction_base& tx, const std::string& table_name,
+                                          size_t limit = 200);
+
 uint64_t next_release_version(pqxx::transaction_base& tx, const std::string& table_name);
 
 // The tree as stored in kanon.releases.tree, and back.

@@ -121,7 +121,7 @@ ServerConfig load_server_config(const std::string& path) {
   r.expect_map(root, "",
                {"listen", "backend", "limits", "log_level", "threads", "policies", "tls", "admin",
                 "metrics", "restricted_settings", "databases", "shutdown_lame_duck",
-                "shutdown_grace", "audit", "snapshots"});
+                "shutdown_grace", "audit", "snapshots", "web"});
   const auto dir = std::filesystem::path(path).parent_path();
   const auto resolve = [&](const std::string& file) {
     const std::filesystem::path p(file);
@@ -185,14 +185,28 @@ ServerConfig load_server_config(const std::string& path) {
   if (root["log_level"]) cfg.log_level = parse_log_level(r, root["log_level"]);
   if (root["threads"])
     cfg.threads = static_cast<uint32_t>(r.integer(root["threads"], "threads", 0, 256));
-  if (const auto tls = root["tls"]) {
-    r.expect_map(tls, "tls", {"cert", "key"});
-    if (!tls["cert"] || !tls["key"]) r.fail(tls, "tls", "needs both cert and key");
-    cfg.tls.cert = resolve(r.string(tls["cert"], "tls.cert"));
-    cfg.tls.key = resolve(r.string(tls["key"], "tls.key"));
-    for (const auto& [file, key] : {std::pair{cfg.tls.cert, "cert"}, std::pair{cfg.tls.key, "key"}})
+  const auto read_tls = [&](const YAML::Node& tls, const std::string& name) {
+    r.expect_map(tls, name, {"cert", "key"});
+    if (!tls["cert"] || !tls["key"]) r.fail(tls, name, "needs both cert and key");
+    ClientTls out{resolve(r.string(tls["cert"], name + ".cert")),
+                  resolve(r.string(tls["key"], name + ".key"))};
+    for (const auto& [file, key] : {std::pair{out.cert, "cert"}, std::pair{out.key, "key"}})
       if (!std::filesystem::exists(file))
-        r.fail(tls[key], std::string("tls.") + key, fmt::format("no such file: {}", file));
+        r.fail(tls[key], name + "." + key, fmt::format("no such file: {}", file));
+    return out;
+  };
+  if (const auto tls = root["tls"]) cfg.tls = read_tls(tls, "tls");
+  if (const auto web = root["web"]) {
+    r.expect_map(web, "web", {"listen", "tls", "session_timeout"});
+    if (!web["listen"]) r.fail(web, "web", "needs listen (\"HOST:PORT\")");
+    cfg.web.listen = parse_endpoint_at(r, web["listen"], "web.listen");
+    if (cfg.web.listen.port == 0) r.fail(web["listen"], "web.listen", "needs a port other than 0");
+    cfg.web.tls = web["tls"] ? read_tls(web["tls"], "web.tls") : cfg.tls;
+    if (web["session_timeout"]) {
+      cfg.web.session_timeout = read_duration(r, web["session_timeout"], "web.session_timeout");
+      if (cfg.web.session_timeout < std::chrono::minutes(1))
+        r.fail(web["session_timeout"], "web.session_timeout", "must be at least 1m");
+    }
   }
   if (const auto admin = root["admin"]) {
     r.expect_map(admin, "admin", {"database", "users", "auth_database"});

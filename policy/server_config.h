@@ -87,6 +87,19 @@ struct AuditConfig {
   bool enabled() const { return !file.empty() || !table.empty(); }
 };
 
+// The web console (web:; docs/operations.md#web-console). Off unless
+// web.listen is set.
+struct WebConfig {
+  Endpoint listen{"127.0.0.1", 0};  // port 0 = off
+  // web.tls; when absent, the top-level tls: (clients and the web console
+  // then share one certificate). Neither: plain HTTP.
+  ClientTls tls;
+  // A login session ends after this long without a request
+  // (web.session_timeout, a duration: "30m").
+  std::chrono::milliseconds session_timeout{std::chrono::minutes(30)};
+  bool enabled() const { return listen.port != 0; }
+};
+
 struct ServerConfig {
   std::string path;  // the file it was loaded from
   Endpoint listen{"127.0.0.1", 6432};
@@ -103,6 +116,7 @@ struct ServerConfig {
   AdminConfig admin;
   // Prometheus text endpoint (metrics.listen); port 0 = off.
   Endpoint metrics{"127.0.0.1", 0};
+  WebConfig web;
   // Lame duck (first phase of SIGTERM, SIGINT, console SHUTDOWN): how long
   // kanon goes on accepting and serving new connections while /readyz
   // answers 503, so that a load balancer or orchestrator polling it stops

@@ -13,6 +13,7 @@
 #include "base/text.h"
 #include "policy/history_build.h"
 #include "policy/policy_file.h"
+#include "policy/release_store.h"
 #include "policy/verification.h"
 #include "proxy/admin_export.h"
 #include "proxy/result_set.h"
@@ -84,7 +85,7 @@ std::string quote_value(const std::string& v) {
 
 class Commands {
  public:
-  Commands(ServerContext& context, wire::Buffer& out, ConsoleChannel& channel)
+  Commands(ServerContext& context, std::vector<ResultSet>& out, ConsoleChannel& channel)
       : context_(context), out_(out), channel_(channel) {}
 
   void run(const std::vector<std::string>& words) {
@@ -115,8 +116,12 @@ class Commands {
   static constexpr size_t kAny = 64;
   static const std::vector<Command> kCommands;
 
+  std::shared_ptr<const policy::TableSnapshot> snapshot_of(const std::string& name) {
+    return built(find(name));
+  }
+
  private:
-  void emit(const ResultSet& r) { encode(r, out_); }
+  void emit(ResultSet r) { out_.push_back(std::move(r)); }
 
   void help(const std::vector<std::string>&) {
     ResultSet r{{"command", "what it does"}};
@@ -572,6 +577,30 @@ class Commands {
     emit(r);
   }
 
+  // The stored releases (kanon.releases), oldest first: what VERIFY HISTORY
+  // found when each was made.
+  void releases(const std::vector<std::string>& words) {
+    const auto p = find(words[2]);
+    std::vector<policy::ReleaseSummary> listed;
+    try {
+      pqxx::connection conn(conninfo(p));
+      pqxx::read_transaction tx(conn);
+      listed = policy::list_releases(tx, p.name());
+    } catch (const std::exception& e) {
+      throw ConsoleError(
+          sqlstate::kConnectionFailure,
+          fmt::format("kanon admin: SHOW RELEASES {} failed: {}", p.name(), e.what()));
+    }
+    ResultSet r{{"version", "built_at", "baseline", "k", "rows", "released_fraction", "linked_rows",
+                 "real_k", "rows_below_k", "held"}};
+    const auto n = [](uint64_t x) { return std::to_string(x); };
+    for (const auto& v : listed)
+      r.add({n(v.version), v.built_at, v.baseline ? "yes" : "no", n(v.k), n(v.rows),
+             fmt::format("{:.4f}", v.released_fraction), n(v.linked_rows), n(v.min_candidates),
+             n(v.rows_below_k), n(v.held_rows)});
+    emit(r);
+  }
+
   // VERIFY HISTORY <table> [SINCE <version>]
   void verify_history(const std::vector<std::string>& words) {
     std::optional<uint64_t> since;
@@ -623,16 +652,16 @@ class Commands {
     const auto& config = *context_.runtime()->config;
     for (const auto& s : stores().all())
       databases.emplace_back(s->database(), policy::service_conninfo(config, s->database()));
-    run_show_exports(databases, out_);
+    emit(run_show_exports(databases));
   }
 
   void export_table(const std::vector<std::string>& words) {
     const auto p = find(words[1]);
-    run_export_command(conninfo(p), p, join(words, " "), out_, channel_);
+    emit(run_export_command(conninfo(p), p, join(words, " "), channel_));
   }
 
   ServerContext& context_;
-  wire::Buffer& out_;
+  std::vector<ResultSet>& out_;
   ConsoleChannel& channel_;  // notices and cancel for long commands (EXPORT)
 };
 
@@ -740,6 +769,12 @@ const std::vector<Commands::Command> Commands::kCommands = {
      "EXPORT <table> [TO ...] [WITH (...)]",
      "publish an anonymized copy (docs/export.md)",
      &Commands::export_table},
+    {{"SHOW", "RELEASES"},
+     1,
+     1,
+     "SHOW RELEASES <table>",
+     "the stored releases, oldest first, with the real k over time each one had",
+     &Commands::releases},
     {{"SHOW", "EXPORTS"},
      0,
      0,
@@ -752,14 +787,53 @@ const std::vector<Commands::Command> Commands::kCommands = {
 
 void ConsoleChannel::notice(std::string_view message) {
   const std::lock_guard lock(mu_);
-  wire::encode_notice(pending_, "NOTICE", sqlstate::kSuccessfulCompletion, message);
+  pending_.emplace_back(message);
 }
 
 wire::Buffer ConsoleChannel::take_notices() {
-  const std::lock_guard lock(mu_);
   wire::Buffer out;
+  for (const auto& m : take_notice_texts())
+    wire::encode_notice(out, "NOTICE", sqlstate::kSuccessfulCompletion, m);
+  return out;
+}
+
+std::vector<std::string> ConsoleChannel::take_notice_texts() {
+  const std::lock_guard lock(mu_);
+  std::vector<std::string> out;
   out.swap(pending_);
   return out;
+}
+
+ConsoleAnswer AdminConsole::answer(const std::vector<std::string>& words, ConsoleChannel& channel) {
+  ConsoleAnswer a;
+  try {
+    Commands(context_, a.results, channel).run(words);
+  } catch (const ConsoleError& e) {
+    a.fail(e.sqlstate, e.what());
+  } catch (const publish::ExportError& e) {
+    a.fail(e.sqlstate, e.what());
+  } catch (const std::exception& e) {
+    a.fail("XX000", fmt::format("kanon admin: {}", e.what()));
+  }
+  return a;
+}
+
+std::shared_ptr<const policy::TableSnapshot> AdminConsole::snapshot(const std::string& table,
+                                                                    ConsoleAnswer& error) {
+  std::vector<ResultSet> unused;
+  ConsoleChannel channel;
+  try {
+    return Commands(context_, unused, channel).snapshot_of(table);
+  } catch (const ConsoleError& e) {
+    error.fail(e.sqlstate, e.what());
+  } catch (const std::exception& e) {
+    error.fail("XX000", fmt::format("kanon admin: {}", e.what()));
+  }
+  return nullptr;
+}
+
+ConsoleAnswer AdminConsole::answer(std::string_view command, ConsoleChannel& channel) {
+  return answer(split_words(command), channel);
 }
 
 void AdminConsole::execute(std::string_view command, wire::Buffer& out, ConsoleChannel& channel) {
@@ -768,20 +842,12 @@ void AdminConsole::execute(std::string_view command, wire::Buffer& out, ConsoleC
     wire::encode(wire::EmptyQueryResponse{}, out);
     return;
   }
-  wire::Buffer answer;
-  try {
-    Commands(context_, answer, channel).run(words);
-  } catch (const ConsoleError& e) {
-    answer.clear();
-    wire::encode_error(answer, "ERROR", e.sqlstate, e.what());
-  } catch (const publish::ExportError& e) {
-    answer.clear();
-    wire::encode_error(answer, "ERROR", e.sqlstate, e.what());
-  } catch (const std::exception& e) {
-    answer.clear();
-    wire::encode_error(answer, "ERROR", "XX000", fmt::format("kanon admin: {}", e.what()));
+  const ConsoleAnswer a = answer(words, channel);
+  if (!a.ok()) {
+    wire::encode_error(out, "ERROR", a.sqlstate, a.error);
+    return;
   }
-  out.insert(out.end(), answer.begin(), answer.end());
+  for (const ResultSet& r : a.results) encode(r, out);
 }
 
 }  // namespace kanon::proxy

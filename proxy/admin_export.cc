@@ -11,12 +11,13 @@
 
 namespace kanon::proxy {
 
-void run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
-                        const std::string& command, wire::Buffer& out, ConsoleChannel& channel) {
+ResultSet run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
+                             const std::string& command, ConsoleChannel& channel) {
   const auto request = publish::parse_export_command(command);
   publish::ExportHooks hooks;
   hooks.notice = [&](const std::string& m) { channel.notice(m); };
   hooks.cancelled = [&] { return channel.cancelled(); };
+  hooks.progress = [&](double done) { channel.set_progress(done); };
   const auto r = publish::run_export(conninfo, policy, request, hooks);
   const auto loss = r.report.losses.find(r.report.metric);
   ResultSet rs{{"published", "rows", "levels", "k_achieved", "classes", "suppressed", "loss",
@@ -27,11 +28,10 @@ void run_export_command(const std::string& conninfo, const policy::TablePolicy& 
           loss == r.report.losses.end() ? std::string("") : fmt::format("{:.6f}", loss->second),
           r.json_path, r.html_path});
   rs.tag = "EXPORT";
-  encode(rs, out);
+  return rs;
 }
 
-void run_show_exports(const std::vector<std::pair<std::string, std::string>>& databases,
-                      wire::Buffer& out) {
+ResultSet run_show_exports(const std::vector<std::pair<std::string, std::string>>& databases) {
   ResultSet rs{{"database", "id", "exported_at", "source", "target", "k", "k_achieved", "classes",
                 "rows", "suppressed", "levels", "loss", "json_report", "html_report", "command"}};
   for (const auto& [database, conninfo] : databases) {
@@ -51,7 +51,7 @@ void run_show_exports(const std::vector<std::pair<std::string, std::string>>& da
                       database.empty() ? "default database" : database, e.what()));
     }
   }
-  encode(rs, out);
+  return rs;
 }
 
 }  // namespace kanon::proxy

@@ -16,15 +16,14 @@
 
 #include "policy/table_policy.h"
 #include "proxy/admin_console.h"
-#include "proxy/wire/framing.h"
+#include "proxy/result_set.h"
 
 namespace kanon::proxy {
 
-void run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
-                        const std::string& command, wire::Buffer& out, ConsoleChannel& channel);
+ResultSet run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
+                             const std::string& command, ConsoleChannel& channel);
 
 // The exports recorded in each database (database name, service conninfo).
-void run_show_exports(const std::vector<std::pair<std::string, std::string>>& databases,
-                      wire::Buffer& out);
+ResultSet run_show_exports(const std::vector<std::pair<std::string, std::string>>& databases);
 
 }  // namespace kanon::proxy

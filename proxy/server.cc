@@ -241,6 +241,7 @@ void Server::run() {
     const auto m = metrics_->local_endpoint();
     log(LogLevel::kInfo, "metrics on http://{}:{}/metrics", m.address().to_string(), m.port());
   }
+  for (auto& service : attached_) service->start();
   if (context_.policies) context_.policies->start();
   using Guard = asio::executor_work_guard<asio::io_context::executor_type>;
   std::vector<Guard> guards;
@@ -281,6 +282,7 @@ void Server::run() {
           signals.cancel();
           hangup.cancel();
           if (metrics_) metrics_->stop();
+          for (auto& service : attached_) service->stop();
           guards.clear();
           for (auto& io : contexts_) io->stop();
           return;

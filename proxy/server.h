@@ -29,6 +29,16 @@ namespace kanon::proxy {
 
 class Session;
 
+// A service that lives as long as the server's I/O (the web console): started
+// by run() once the server accepts, stopped when it stops. It runs on
+// Server::io() and may use Server::context().
+class AttachedService {
+ public:
+  virtual ~AttachedService() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+};
+
 class Server {
  public:
   // Binds the listening socket; throws std::runtime_error naming the address
@@ -41,6 +51,11 @@ class Server {
   void run();
   // Starts the drain. Thread-safe.
   void stop();
+
+  // For attached services (call before run()).
+  boost::asio::io_context& io() { return *contexts_[0]; }
+  ServerContext& context() { return context_; }
+  void attach(std::unique_ptr<AttachedService> service) { attached_.push_back(std::move(service)); }
 
  private:
   void accept_next();
@@ -59,7 +74,8 @@ class Server {
   ServerContext context_;
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
   boost::asio::ip::tcp::acceptor acceptor_;
-  std::unique_ptr<MetricsEndpoint> metrics_;  // on contexts_[0]
+  std::unique_ptr<MetricsEndpoint> metrics_;                // on contexts_[0]
+  std::vector<std::unique_ptr<AttachedService>> attached_;  // on contexts_[0]
   size_t next_context_ = 0;
   std::mutex sessions_mutex_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;

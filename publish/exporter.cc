@@ -84,6 +84,9 @@ struct Run {
     if (hooks.notice) hooks.notice(m);
   }
   bool cancelled() const { return hooks.cancelled && hooks.cancelled(); }
+  void progress(double done) const {
+    if (hooks.progress) hooks.progress(done);
+  }
 };
 
 // Connects and reads the source table; backend errors become ExportError.
@@ -173,6 +176,7 @@ int64_t commit_export(pqxx::connection& conn, const Run& run, const ExportSettin
       detail::Throttle throttle;
       write_table(tx, s, live, rows, [&](uint64_t written) {
         if (run.cancelled()) throw detail::Cancelled{};
+        run.progress(0.8 + 0.2 * static_cast<double>(written) / std::max<size_t>(1, rows.size()));
         if (throttle.due())
           run.notice(fmt::format("EXPORT {}: {} of {} rows written", run.policy.name(), written,
                                  rows.size()));
@@ -261,11 +265,13 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
   run.notice(fmt::format("EXPORT {}: loaded {} rows in {:.0f} ms", policy.name(),
                          live.table.rows.size(), clock.ms()));
   if (run.cancelled()) throw detail::cancelled_error();
+  run.progress(0.1);
 
   Publication pub = s.algorithm == engine::Algorithm::kMondrian
                         ? publish_mondrian(live, policy, s, hooks)
                         : publish_lattice(live, policy, s, hooks);
   run.notice(fmt::format("EXPORT {}: writing {}", policy.name(), target_label));
+  run.progress(0.8);
   const PublishedRows rows(live, pub, policy, s.drop_suppressed);
   ExportResult result;
   result.report = build_report(pub, rows, live, run, s, request, target_label);
@@ -273,6 +279,7 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
   ExportFiles files(s, target_label);
   result.export_id = commit_export(*conn, run, s, live, rows, result.report, files, clock);
   files.keep();
+  run.progress(1);
   result.json_path = files.json_path;
   result.html_path = files.html_path;
   return result;

@@ -21,6 +21,11 @@ struct ExportHooks {
   // Progress for the user (loading, search, writing); called at most about
   // twice per second.
   std::function<void(const std::string&)> notice;
+  // The share of the run done, 0 to 1, for a progress bar: loading ends at
+  // 0.1, the search (transformations checked of the lattice, or rows
+  // partitioned) at 0.8, writing (rows written) at 1. Called often; keep it
+  // cheap.
+  std::function<void(double)> progress;
   // Polled between checks and between written batches; true stops the run
   // with ExportError 57014 and nothing is written.
   std::function<bool()> cancelled;

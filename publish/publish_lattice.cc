@@ -51,6 +51,8 @@ Publication publish_lattice(const LiveTable& live, const policy::TablePolicy& po
   search.time_limit_s = s.time_limit_s;
   search.progress = [&](const engine::SearchProgress& p) {
     if (hooks.cancelled && hooks.cancelled()) throw detail::Cancelled{};
+    if (hooks.progress && p.lattice_size)
+      hooks.progress(0.1 + 0.7 * static_cast<double>(p.checked) / p.lattice_size);
     if (!hooks.notice || !throttle.due()) return;
     hooks.notice(fmt::format(
         "EXPORT {}: {} of {} transformations checked, best {} {}, {:.1f} s", policy.name(),

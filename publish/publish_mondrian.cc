@@ -54,6 +54,8 @@ Publication publish_mondrian(const LiveTable& live, const policy::TablePolicy& p
   detail::Throttle throttle;
   options.progress = [&](const engine::MondrianProgress& p) {
     if (hooks.cancelled && hooks.cancelled()) throw detail::Cancelled{};
+    if (hooks.progress && p.rows)
+      hooks.progress(0.1 + 0.7 * static_cast<double>(p.rows_done) / p.rows);
     if (!hooks.notice || !throttle.due()) return;
     hooks.notice(fmt::format("EXPORT {}: {} of {} rows partitioned into {} classes, {:.1f} s",
                              policy.name(), p.rows_done, p.rows, p.classes, p.elapsed_ms / 1000.0));
