@@ -376,24 +376,42 @@ class Judge {
     return out;
   }
 
+  // A relation the login holds `privileges` on (or owns), with its ACL in
+  // `acls` and the restricted tables its `reach` reaches; nullopt otherwise.
+  struct HeldRelation {
+    const CatalogRelation* relation;
+    const ObjectAcl* acl;
+    std::vector<std::string> tables;
+  };
+  std::optional<HeldRelation> held_relation(
+      const Membership& m, const std::vector<std::string>& restricted, uint32_t oid,
+      const std::map<uint32_t, ObjectAcl>& acls,
+      const std::set<std::pair<std::string, uint32_t>>& privileges,
+      rewriter::Reach CatalogRelation::*reach) const {
+    const CatalogRelation* r = catalog_.relation(oid);
+    const auto acl = acls.find(oid);
+    if (!r || acl == acls.end()) return std::nullopt;
+    std::vector<std::string> tables = reached(r->*reach, restricted);
+    if (tables.empty()) return std::nullopt;
+    if (!holds(m, privileges, oid) && !m.count(acl->second.owner)) return std::nullopt;
+    return HeldRelation{r, &acl->second, std::move(tables)};
+  }
+
   void relation(const RoleFacts& login, const Membership& m,
                 const std::vector<std::string>& restricted, uint32_t oid,
                 std::vector<Exposure>& out) const {
-    const CatalogRelation* r = catalog_.relation(oid);
-    const auto acl = facts_.relation_acls.find(oid);
-    if (!r || acl == facts_.relation_acls.end()) return;
-    const std::vector<std::string> tables = reached(r->read, restricted);
-    if (tables.empty()) return;
-    if (!holds(m, facts_.select, oid) && !m.count(acl->second.owner)) return;
+    const auto held = held_relation(m, restricted, oid, facts_.relation_acls, facts_.select,
+                                    &CatalogRelation::read);
+    if (!held) return;
+    const auto& [r, acl, tables] = *held;
     const auto& f = *r->facts;
     const std::string name = f.schema + "." + f.name;
     const bool table = r->cls == RelationClass::kProtected || r->cls == RelationClass::kChild;
     Exposure x = row(login, table ? ExposurePath::kSelectTable : ExposurePath::kSelectRelation,
                      name, tables);
-    const Sources s =
-        sources(login, m, acl->second, "SELECT", acl->second.quoted,
-                fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->second.quoted),
-                kReadAllData, tables);
+    const Sources s = sources(login, m, *acl, "SELECT", acl->quoted,
+                              fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->quoted),
+                              kReadAllData, tables);
     const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
     std::string fix = join(s.fixes, "; ");
     if (r->cls == RelationClass::kProtected) {
@@ -444,19 +462,16 @@ class Judge {
   void written(const RoleFacts& login, const Membership& m,
                const std::vector<std::string>& restricted, uint32_t oid,
                std::vector<Exposure>& out) const {
-    const CatalogRelation* r = catalog_.relation(oid);
-    const auto acl = facts_.write_acls.find(oid);
-    if (!r || acl == facts_.write_acls.end()) return;
-    const std::vector<std::string> tables = reached(r->write, restricted);
-    if (tables.empty()) return;
-    if (!holds(m, facts_.write, oid) && !m.count(acl->second.owner)) return;
+    const auto held =
+        held_relation(m, restricted, oid, facts_.write_acls, facts_.write, &CatalogRelation::write);
+    if (!held) return;
+    const auto& [r, acl, tables] = *held;
     const auto& f = *r->facts;
     const std::string name = f.schema + "." + f.name;
     Exposure x = row(login, ExposurePath::kWriteRelation, name, tables);
-    const Sources s =
-        sources(login, m, acl->second, kWrite, acl->second.quoted,
-                fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->second.quoted),
-                kWriteAllData, tables);
+    const Sources s = sources(login, m, *acl, kWrite, acl->quoted,
+                              fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->quoted),
+                              kWriteAllData, tables);
     const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
     const char* counts = "the row counts of UPDATE and DELETE with a WHERE clause tell its values";
     if (r->cls == RelationClass::kProtected) {
