@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <deque>
 
-#include "audit/server_access.h"
+#include "access/direct_access.h"
 #include "base/text.h"
 #include "policy/sql_text.h"
 
@@ -18,6 +18,8 @@ using rewriter::ObjectCatalog;
 using rewriter::RelationClass;
 
 constexpr const char* kReadAllData = "pg_read_all_data";
+constexpr const char* kWriteAllData = "pg_write_all_data";
+constexpr const char* kWrite = "INSERT, UPDATE, DELETE, TRUNCATE";
 
 using base::join;
 
@@ -29,11 +31,25 @@ bool builtin_function(const policy::FunctionFacts& f) {
   return f.builtin || f.schema == "pg_catalog" || f.schema == "information_schema";
 }
 
-// A function that reads the server's files (server_access.h): built in, or
-// C code of an extension (dblink), not a user's function of that name.
-const ServerAccess* server_file_function(const policy::FunctionFacts& f) {
-  if (!f.builtin && (f.language != "c" || f.extension.empty())) return nullptr;
-  return find_access(kServerFileFunctions, f.name);
+// A function EXECUTE on which is a path of its own (access/direct_access.h).
+const access::DirectAccess* server_file_function(const policy::FunctionFacts& f) {
+  return access::path_function(f.name, f.builtin, f.language, f.extension);
+}
+
+ExposurePath attribute_path(access::Attribute a) {
+  switch (a) {
+    case access::Attribute::kSuperuser:
+      return ExposurePath::kSuperuser;
+    case access::Attribute::kCreateRole:
+      return ExposurePath::kCreateRole;
+    case access::Attribute::kBypassRls:
+      return ExposurePath::kBypassRls;
+    case access::Attribute::kReplication:
+      return ExposurePath::kReplication;
+    case access::Attribute::kNone:
+      break;
+  }
+  return ExposurePath::kServerFiles;
 }
 
 // Every role a login is a member of (itself included) and, for each, the
@@ -181,72 +197,25 @@ class Judge {
     }
     if (restricted.empty()) return;
 
-    if (login.superuser) {
-      Exposure x = row(login, ExposurePath::kSuperuser, login.name, restricted);
-      const bool exempt_anyway = std::any_of(restricted.begin(), restricted.end(), [&](auto& t) {
-        const auto& ex = policies_.at(t)->exempt;
-        return std::any_of(ex.begin(), ex.end(), [&](auto& r) { return roles_.find(r); });
-      });
-      x.detail = fmt::format("{} is a superuser: it reads every table without kanon{}", login.name,
-                             exempt_anyway ? "; through kanon it is exempt too (PostgreSQL counts "
-                                             "a superuser as a member of every role)"
-                                           : "");
-      x.fix = fmt::format(
-          "ALTER ROLE {} NOSUPERUSER, or list it under exempt: if it is meant to see raw data "
-          "(its other paths are listed once it is no superuser)",
-          login.quoted);
-      report.rows.push_back(std::move(x));
-      return;
-    }
-    for (const auto& [g, hop] : m) {
-      const RoleFacts* r = roles_.find(g);
-      if (g == login.name || !r || !r->superuser) continue;
-      Exposure x = row(login, ExposurePath::kSuperuser, g, restricted);
-      x.detail = fmt::format(
-          "{} is a member of the superuser role {}: after SET ROLE it reads "
-          "every table without kanon",
-          login.name, g);
-      x.fix = roles_.revoke_membership(login.name, m, g);
-      report.rows.push_back(std::move(x));
-      return;
-    }
-    if (login.createrole) {
-      Exposure x = row(login, ExposurePath::kCreateRole, login.name, restricted);
-      x.detail = fmt::format(
-          "{} has CREATEROLE: it can grant itself an exempt role or pg_read_all_data, even "
-          "through kanon",
-          login.name);
-      x.fix = fmt::format("ALTER ROLE {} NOCREATEROLE", login.quoted);
-      report.rows.push_back(std::move(x));
-    }
-    if (login.bypassrls) {
-      Exposure x = row(login, ExposurePath::kBypassRls, login.name, restricted);
-      x.detail = fmt::format(
-          "{} has BYPASSRLS: row-level security does not limit what it reads without kanon",
-          login.name);
-      x.fix = fmt::format("ALTER ROLE {} NOBYPASSRLS", login.quoted);
-      report.rows.push_back(std::move(x));
-    }
-    if (login.replication) {
-      Exposure x = row(login, ExposurePath::kReplication, login.name, restricted);
-      x.detail = fmt::format(
-          "{} has REPLICATION: a replication connection copies every table (kanon refuses them, "
-          "PostgreSQL does not)",
-          login.name);
-      x.fix = fmt::format("ALTER ROLE {} NOREPLICATION", login.quoted);
-      report.rows.push_back(std::move(x));
-    }
-    for (const auto& f : kServerFileRoles) {
-      if (!m.count(f.name)) continue;
-      Exposure x = row(login, ExposurePath::kServerFiles, f.name, restricted);
-      x.detail = fmt::format("{} is a member of {}: it {}", login.name, f.name, f.what);
-      x.fix = roles_.revoke_membership(login.name, m, f.name);
-      report.rows.push_back(std::move(x));
+    // What the login holds whatever its grants say (access/direct_access.h).
+    // A superuser's other paths are left out: its row's fix comes first.
+    for (const auto& a : access::direct_access()) {
+      if (a.kind == access::Kind::kAttribute) {
+        if (attribute(login, m, a, restricted, report) &&
+            a.attribute == access::Attribute::kSuperuser)
+          return;
+      } else if (a.kind == access::Kind::kRole && m.count(a.name)) {
+        Exposure x = row(login, ExposurePath::kServerFiles, a.name, restricted);
+        x.detail = fmt::format("{} is a member of {}: {}", login.name, a.name, a.gives);
+        x.fix = roles_.revoke_membership(login.name, m, a.name);
+        report.rows.push_back(std::move(x));
+      }
     }
 
     if (!login.connect) return;  // no session at all, with or without kanon
     std::vector<Exposure> grants;
     for (uint32_t oid : candidates_.relations) relation(login, m, restricted, oid, grants);
+    for (uint32_t oid : candidates_.written) written(login, m, restricted, oid, grants);
     for (uint32_t oid : candidates_.functions) function(login, m, restricted, oid, grants);
     if (grants.empty()) return;
     if (facts_.hba) {
@@ -275,6 +244,56 @@ class Judge {
     return x;
   }
 
+  // The rows of attribute `a` (kAttribute) for the login: its own, or every
+  // role it belongs to that has it (only the first for SUPERUSER). True
+  // when there is one.
+  bool attribute(const RoleFacts& login, const Membership& m, const access::DirectAccess& a,
+                 const std::vector<std::string>& restricted, ExposureReport& report) const {
+    const ExposurePath path = attribute_path(a.attribute);
+    const bool superuser = a.attribute == access::Attribute::kSuperuser;
+    if (login.has(a.attribute)) {
+      Exposure x = row(login, path, login.name, restricted);
+      if (superuser) {
+        const bool exempt_anyway = std::any_of(restricted.begin(), restricted.end(), [&](auto& t) {
+          const auto& ex = policies_.at(t)->exempt;
+          return std::any_of(ex.begin(), ex.end(), [&](auto& r) { return roles_.find(r); });
+        });
+        x.detail = fmt::format("{} is a superuser: {}{}", login.name, a.gives,
+                               exempt_anyway ? "; through kanon it is exempt too (PostgreSQL "
+                                               "counts a superuser as a member of every role)"
+                                             : "");
+        x.fix = access::fix(a, login.quoted) +
+                ", or list it under exempt: if it is meant to see raw data (its other paths are "
+                "listed once it is no superuser)";
+      } else {
+        x.detail = fmt::format("{} has {}: {}", login.name, a.name, a.gives);
+        x.fix = access::fix(a, login.quoted);
+      }
+      report.rows.push_back(std::move(x));
+      return true;
+    }
+    bool found = false;
+    for (const auto& [g, hop] : m) {
+      const RoleFacts* r = roles_.find(g);
+      if (g == login.name || !r || !r->has(a.attribute)) continue;
+      Exposure x = row(login, path, g, restricted);
+      if (superuser) {
+        x.detail =
+            fmt::format("{} is a member of the superuser role {}: {}", login.name, g, a.through);
+        x.fix = roles_.revoke_membership(login.name, m, g);
+        report.rows.push_back(std::move(x));
+        return true;
+      }
+      x.detail =
+          fmt::format("{} is a member of {}, which has {}: {}", login.name, g, a.name, a.through);
+      x.fix = fmt::format("{}, or {}", access::fix(a, r->quoted),
+                          roles_.revoke_membership(login.name, m, g));
+      report.rows.push_back(std::move(x));
+      found = true;
+    }
+    return found;
+  }
+
   // A role that may own an object over `tables`: an exempt role of the first
   // table's policy, or kanon's service account.
   std::string trusted_owner(const std::vector<std::string>& tables) const {
@@ -290,7 +309,7 @@ class Judge {
   // ("public.t", "FUNCTION public.f(integer)"); `alter` as ALTER names it.
   Sources sources(const RoleFacts& login, const Membership& m, const ObjectAcl& acl,
                   const std::string& privilege, const std::string& on, const std::string& alter,
-                  bool read_all_data, const std::vector<std::string>& tables) const {
+                  const char* all_data, const std::vector<std::string>& tables) const {
     Sources s;
     bool owner_done = false;
     for (const auto& g : acl.grants) {
@@ -299,7 +318,9 @@ class Judge {
           g.columns.empty()
               ? ""
               : fmt::format("column{} {} ", g.columns.size() == 1 ? "" : "s", join(g.columns));
-      const std::string revoke = fmt::format("REVOKE {}{} ON {} FROM ", privilege, cols, on);
+      const std::string revoke =
+          fmt::format("REVOKE {}{} ON {} FROM ",
+                      g.privileges.empty() ? privilege : join(g.privileges, ", "), cols, on);
       if (g.grantee.empty()) {
         s.why.push_back(what + "granted to PUBLIC");
         s.fixes.push_back(revoke + "PUBLIC");
@@ -317,9 +338,9 @@ class Judge {
       }
     }
     if (!owner_done && m.count(acl.owner)) owner(login, m, acl, alter, tables, s);
-    if (read_all_data && m.count(kReadAllData)) {
-      s.why.push_back("through pg_read_all_data");
-      s.fixes.push_back(roles_.revoke_membership(login.name, m, kReadAllData));
+    if (all_data && m.count(all_data)) {
+      s.why.push_back(fmt::format("through {}", all_data));
+      s.fixes.push_back(roles_.revoke_membership(login.name, m, all_data));
     }
     if (s.fixes.empty())
       s.fixes.push_back(fmt::format("REVOKE {} ON {} FROM {}", privilege, on, login.quoted));
@@ -355,23 +376,42 @@ class Judge {
     return out;
   }
 
+  // A relation the login holds `privileges` on (or owns), with its ACL in
+  // `acls` and the restricted tables its `reach` reaches; nullopt otherwise.
+  struct HeldRelation {
+    const CatalogRelation* relation;
+    const ObjectAcl* acl;
+    std::vector<std::string> tables;
+  };
+  std::optional<HeldRelation> held_relation(
+      const Membership& m, const std::vector<std::string>& restricted, uint32_t oid,
+      const std::map<uint32_t, ObjectAcl>& acls,
+      const std::set<std::pair<std::string, uint32_t>>& privileges,
+      rewriter::Reach CatalogRelation::*reach) const {
+    const CatalogRelation* r = catalog_.relation(oid);
+    const auto acl = acls.find(oid);
+    if (!r || acl == acls.end()) return std::nullopt;
+    std::vector<std::string> tables = reached(r->*reach, restricted);
+    if (tables.empty()) return std::nullopt;
+    if (!holds(m, privileges, oid) && !m.count(acl->second.owner)) return std::nullopt;
+    return HeldRelation{r, &acl->second, std::move(tables)};
+  }
+
   void relation(const RoleFacts& login, const Membership& m,
                 const std::vector<std::string>& restricted, uint32_t oid,
                 std::vector<Exposure>& out) const {
-    const CatalogRelation* r = catalog_.relation(oid);
-    const auto acl = facts_.relation_acls.find(oid);
-    if (!r || acl == facts_.relation_acls.end()) return;
-    const std::vector<std::string> tables = reached(r->read, restricted);
-    if (tables.empty()) return;
-    if (!holds(m, facts_.select, oid) && !m.count(acl->second.owner)) return;
+    const auto held = held_relation(m, restricted, oid, facts_.relation_acls, facts_.select,
+                                    &CatalogRelation::read);
+    if (!held) return;
+    const auto& [r, acl, tables] = *held;
     const auto& f = *r->facts;
     const std::string name = f.schema + "." + f.name;
     const bool table = r->cls == RelationClass::kProtected || r->cls == RelationClass::kChild;
     Exposure x = row(login, table ? ExposurePath::kSelectTable : ExposurePath::kSelectRelation,
                      name, tables);
-    const Sources s = sources(
-        login, m, acl->second, "SELECT", acl->second.quoted,
-        fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->second.quoted), true, tables);
+    const Sources s = sources(login, m, *acl, "SELECT", acl->quoted,
+                              fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->quoted),
+                              kReadAllData, tables);
     const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
     std::string fix = join(s.fixes, "; ");
     if (r->cls == RelationClass::kProtected) {
@@ -416,6 +456,47 @@ class Judge {
     out.push_back(std::move(x));
   }
 
+  // A relation whose writing reaches a protected table (its read reach, its
+  // rules, triggers, defaults, constraints: ObjectCatalog's write reach), as
+  // the proxy counts it.
+  void written(const RoleFacts& login, const Membership& m,
+               const std::vector<std::string>& restricted, uint32_t oid,
+               std::vector<Exposure>& out) const {
+    const auto held =
+        held_relation(m, restricted, oid, facts_.write_acls, facts_.write, &CatalogRelation::write);
+    if (!held) return;
+    const auto& [r, acl, tables] = *held;
+    const auto& f = *r->facts;
+    const std::string name = f.schema + "." + f.name;
+    Exposure x = row(login, ExposurePath::kWriteRelation, name, tables);
+    const Sources s = sources(login, m, *acl, kWrite, acl->quoted,
+                              fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->quoted),
+                              kWriteAllData, tables);
+    const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
+    const char* counts = "the row counts of UPDATE and DELETE with a WHERE clause tell its values";
+    if (r->cls == RelationClass::kProtected) {
+      x.detail = fmt::format("{} can write the protected table {}{} without kanon: {}", login.name,
+                             name, why, counts);
+    } else if (r->cls == RelationClass::kChild) {
+      x.detail = fmt::format(
+          "{} can write {}, an inheritance child or partition of the protected table {}, without "
+          "kanon{}: {}",
+          login.name, name, r->protected_parent, why, counts);
+    } else if (r->write.tables.empty()) {
+      x.detail = fmt::format(
+          "{} can write the {} {}{} without kanon: writing it runs code kanon cannot see into ({})",
+          login.name, relation_noun(f.kind), name, why, r->write.via);
+    } else {
+      x.detail = fmt::format(
+          "{} can write the {} {}{} without kanon, and writing it reads {} (via {}){}: rules run "
+          "with their owner's rights",
+          login.name, relation_noun(f.kind), name, why, join(r->write.tables), r->write.via,
+          r->write.opaque ? " and runs code kanon cannot analyse" : "");
+    }
+    x.fix = join(s.fixes, "; ");
+    out.push_back(std::move(x));
+  }
+
   void function(const RoleFacts& login, const Membership& m,
                 const std::vector<std::string>& restricted, uint32_t oid,
                 std::vector<Exposure>& out) const {
@@ -424,7 +505,7 @@ class Judge {
     if (!fn || acl == facts_.function_acls.end() || !acl->second.callable) return;
     const auto& f = *fn->facts;
     const std::string name = f.schema + "." + f.name;
-    const ServerAccess* files = server_file_function(f);
+    const access::DirectAccess* files = server_file_function(f);
     std::vector<std::string> tables;
     if (files)
       tables = restricted;  // their data files
@@ -436,10 +517,10 @@ class Judge {
     if (files) {
       Exposure x = row(login, ExposurePath::kServerFiles, acl->second.quoted, tables);
       const Sources s = sources(login, m, acl->second, "EXECUTE", "FUNCTION " + acl->second.quoted,
-                                "ALTER FUNCTION " + acl->second.quoted, false, tables);
+                                "ALTER FUNCTION " + acl->second.quoted, nullptr, tables);
       const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
-      x.detail = fmt::format("{} can EXECUTE {}{}: it {}", login.name, acl->second.quoted, why,
-                             files->what);
+      x.detail =
+          fmt::format("{} can EXECUTE {}{}: {}", login.name, acl->second.quoted, why, files->gives);
       x.fix = join(s.fixes, "; ");
       out.push_back(std::move(x));
       return;
@@ -449,7 +530,7 @@ class Judge {
     const Sources s =
         sources(login, m, acl->second, "EXECUTE",
                 fmt::format("{} {}", f.kind == 'p' ? "PROCEDURE" : "FUNCTION", acl->second.quoted),
-                fmt::format("ALTER {} {}", keyword, acl->second.quoted), false, tables);
+                fmt::format("ALTER {} {}", keyword, acl->second.quoted), nullptr, tables);
     const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
     const std::string reads =
         fn->reach.tables.empty()
@@ -582,6 +663,22 @@ bool loopback(const std::string& address) {
 
 }  // namespace
 
+bool RoleFacts::has(access::Attribute a) const {
+  switch (a) {
+    case access::Attribute::kSuperuser:
+      return superuser;
+    case access::Attribute::kCreateRole:
+      return createrole;
+    case access::Attribute::kBypassRls:
+      return bypassrls;
+    case access::Attribute::kReplication:
+      return replication;
+    case access::Attribute::kNone:
+      break;
+  }
+  return false;
+}
+
 const char* to_string(ExposurePath path) {
   switch (path) {
     case ExposurePath::kSuperuser:
@@ -600,6 +697,8 @@ const char* to_string(ExposurePath path) {
       return "select-table";
     case ExposurePath::kSelectRelation:
       return "select-relation";
+    case ExposurePath::kWriteRelation:
+      return "write-relation";
     case ExposurePath::kExecuteFunction:
       return "execute-function";
     case ExposurePath::kExemptThroughRole:
@@ -657,6 +756,7 @@ ExposureCandidates exposure_candidates(const ObjectCatalog& catalog) {
     if (r.kind != 'r' && r.kind != 'p' && r.kind != 'v' && r.kind != 'm' && r.kind != 'f') continue;
     const CatalogRelation* c = catalog.relation(r.oid);
     if (c && c->read.any()) out.relations.push_back(r.oid);
+    if (c && c->write.any()) out.written.push_back(r.oid);
   }
   for (const auto& f : facts.functions) {
     if (server_file_function(f)) {

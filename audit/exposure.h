@@ -15,7 +15,10 @@
 // role `exempt:` names gets an informational row (who effectively sees raw
 // data); every other login is restricted for the table.
 //
-// Paths (Exposure::path), for a restricted login:
+// Paths (Exposure::path), for a restricted login. The first five are the
+// entries of access/direct_access.h's table, the one the proxy reads too (a
+// login that holds none of them and none of the privilege paths reads
+// nothing protected):
 //   superuser        rolsuper, or membership in a superuser role: reads
 //                    everything (and through kanon PostgreSQL counts a
 //                    superuser as a member of every role, so it is exempt)
@@ -23,10 +26,12 @@
 //                    pg_read_all_data, even through kanon
 //   bypassrls        BYPASSRLS
 //   replication      REPLICATION: a copy of the whole cluster
+//                    (these three: the login's own, or a role's it belongs
+//                    to, one row per such role)
 //   server-files     membership in pg_read_server_files,
 //                    pg_write_server_files or pg_execute_server_program, or
 //                    EXECUTE on a function that reads the server's files
-//                    (server_access.h, the proxy's list too)
+//                    (pg_read_file, lo_import, dblink_connect_u, ...)
 //   connect          a pg_hba.conf rule that admits the login to this
 //                    database from elsewhere than kanon's address
 //   select-table     SELECT on the protected table or an inheritance child
@@ -34,19 +39,22 @@
 //   select-relation  SELECT on a view, materialized view, foreign table or
 //                    other relation whose reading reaches the table (or is
 //                    opaque: kanon cannot see what it reads)
+//   write-relation   INSERT, UPDATE, DELETE or TRUNCATE on a relation whose
+//                    writing reaches the table (the table itself, or rules,
+//                    triggers, defaults, constraints that read it) or is
+//                    opaque
 //   execute-function EXECUTE on a function (not built-in, not a trigger
 //                    function) that reaches the table or is opaque, unless
 //                    the policy lists it under allowed_functions
 //   exempt-through-role  informational, see above
-// The first five are reported whatever pg_hba.conf says. The privilege
-// paths (select-*, execute-function) need a session outside kanon (and
-// CONNECT on the database): when
-// pg_hba.conf could be read they are reported only for logins with a
-// `connect` row (and those rows only for logins with a privilege path);
-// when it could not, every one is reported (and a note says why).
-// Privileges count through every role the login is a member of (SET ROLE
-// works without INHERIT). A superuser's other paths are not listed: the
-// superuser row's fix comes first.
+// The first four, and memberships in server-file roles, are reported
+// whatever pg_hba.conf says. The privilege paths (select-*, write-relation,
+// execute-function, and server-files through EXECUTE) need a session
+// outside kanon (and CONNECT on the database): when pg_hba.conf could be read they are reported
+// only for logins with a `connect` row (and those rows only for logins with a privilege path); when
+// it could not, every one is reported (and a note says why). Privileges count through every role
+// the login is a member of (SET ROLE works without INHERIT). A superuser's other paths are not
+// listed: the superuser row's fix comes first.
 #pragma once
 
 #include <cstdint>
@@ -57,6 +65,7 @@
 #include <utility>
 #include <vector>
 
+#include "access/direct_access.h"
 #include "policy/history_check.h"
 #include "policy/table_policy.h"
 #include "rewriter/object_catalog.h"
@@ -76,6 +85,7 @@ struct RoleFacts {
   // at all, so its grants are no path.
   bool connect = true;
   std::vector<std::string> member_of;  // pg_auth_members: roles granted to it directly
+  bool has(access::Attribute a) const;
 };
 
 // A grant of SELECT (relations) or EXECUTE (functions), from the object's
@@ -83,6 +93,9 @@ struct RoleFacts {
 struct Grant {
   std::string grantee;               // role name; "" for PUBLIC
   std::vector<std::string> columns;  // a column-level grant; empty for the whole relation
+  // The privileges granted, when they are not the one the report asks about
+  // (writes: some of INSERT, UPDATE, DELETE, TRUNCATE).
+  std::vector<std::string> privileges;
 };
 
 struct ObjectAcl {
@@ -118,18 +131,27 @@ struct PrivilegeFacts {
   // included).
   std::set<std::pair<std::string, uint32_t>> select;
   std::set<std::pair<std::string, uint32_t>> execute;
+  // (role, oid): the role holds INSERT, UPDATE, DELETE or TRUNCATE on the
+  // relation (has_table_privilege, table level) and USAGE on its schema.
+  std::set<std::pair<std::string, uint32_t>> write;
   std::map<uint32_t, ObjectAcl> relation_acls;
   std::map<uint32_t, ObjectAcl> function_acls;
+  // The write candidates': grants of INSERT, UPDATE, DELETE or TRUNCATE,
+  // one Grant per grantee with its privileges.
+  std::map<uint32_t, ObjectAcl> write_acls;
   std::optional<std::vector<HbaRule>> hba;  // nullopt: pg_hba_file_rules could not be read
   std::string hba_error;                    // why not
 };
 
 // The relations and functions whose privileges matter: every relation whose
 // reading reaches a protected table or is opaque (tables, views,
-// materialized views, foreign tables), every function that is not built-in
-// whose reach is not empty.
+// materialized views, foreign tables), every such relation whose writing
+// does (`written`), every function that is not built-in whose reach is not
+// empty, and the functions EXECUTE on which is a path of its own
+// (access/direct_access.h).
 struct ExposureCandidates {
   std::vector<uint32_t> relations;
+  std::vector<uint32_t> written;
   std::vector<uint32_t> functions;
 };
 ExposureCandidates exposure_candidates(const rewriter::ObjectCatalog& catalog);
@@ -143,6 +165,7 @@ enum class ExposurePath {
   kConnect,
   kSelectTable,
   kSelectRelation,
+  kWriteRelation,
   kExecuteFunction,
   kExemptThroughRole,
 };

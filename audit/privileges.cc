@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <memory>
 #include <pqxx/pqxx>
+#include <set>
 
 #include "policy/catalog_facts.h"
 #include "policy/history_build.h"
@@ -54,19 +55,35 @@ constexpr const char* kRolesSql =
     "  JOIN pg_catalog.pg_roles g ON g.oid = a.roleid WHERE a.member = r.oid ORDER BY 1) "
     "FROM pg_catalog.pg_roles r ORDER BY r.rolname";
 
-// Tagged rows: 's' / 'e' (role, object): the role holds SELECT / EXECUTE;
-// 'R' / 'F' (object, quoted name, owner, callable): each candidate;
-// 'r' / 'c' / 'f' (object, grantee or "" for PUBLIC, quoted column): the
-// grants of SELECT on relations and columns, of EXECUTE on functions.
+// Tagged rows: 's' / 'w' / 'e' (role, object): the role holds SELECT / a
+// write privilege / EXECUTE; 'R' / 'W' / 'F' (object, quoted name, owner,
+// callable): each candidate; 'r' / 'c' / 'x' / 'f' (object, grantee or ""
+// for PUBLIC, quoted column or privilege): the grants of SELECT on
+// relations and columns, of INSERT, UPDATE, DELETE and TRUNCATE on the
+// write candidates, of EXECUTE on functions.
 constexpr const char* kPrivilegesSql =
     "WITH rel AS (SELECT c.* FROM pg_catalog.pg_class c "
     "  WHERE c.oid = ANY ($1::pg_catalog.oid[])), "
     "fn AS (SELECT p.* FROM pg_catalog.pg_proc p WHERE p.oid = ANY ($2::pg_catalog.oid[])), "
+    "wrel AS (SELECT c.* FROM pg_catalog.pg_class c WHERE c.oid = ANY ($3::pg_catalog.oid[])), "
     "who AS (SELECT oid, rolname FROM pg_catalog.pg_roles WHERE NOT rolsuper) "
     "SELECT 's', rel.oid, w.rolname::pg_catalog.text, NULL, NULL "
     "FROM rel CROSS JOIN who w "
     "WHERE pg_catalog.has_any_column_privilege(w.oid, rel.oid, 'SELECT') "
     "  AND pg_catalog.has_schema_privilege(w.oid, rel.relnamespace, 'USAGE') "
+    "UNION ALL SELECT 'w', wrel.oid, w.rolname::pg_catalog.text, NULL, NULL "
+    "FROM wrel CROSS JOIN who w "
+    "WHERE pg_catalog.has_table_privilege(w.oid, wrel.oid, 'INSERT, UPDATE, DELETE, TRUNCATE') "
+    "  AND pg_catalog.has_schema_privilege(w.oid, wrel.relnamespace, 'USAGE') "
+    "UNION ALL SELECT 'W', wrel.oid, pg_catalog.format('%I.%I', n.nspname, wrel.relname), "
+    "  pg_catalog.pg_get_userbyid(wrel.relowner)::pg_catalog.text, NULL "
+    "FROM wrel JOIN pg_catalog.pg_namespace n ON n.oid = wrel.relnamespace "
+    "UNION ALL SELECT 'x', wrel.oid, CASE WHEN a.grantee = 0 THEN '' "
+    "  ELSE pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text END, a.privilege_type, "
+    "  NULL "
+    "FROM wrel, pg_catalog.aclexplode(COALESCE(wrel.relacl, "
+    "  pg_catalog.acldefault('r', wrel.relowner))) a "
+    "WHERE a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE') "
     "UNION ALL SELECT 'e', fn.oid, w.rolname::pg_catalog.text, NULL, NULL "
     "FROM fn CROSS JOIN who w "
     "WHERE pg_catalog.has_function_privilege(w.oid, fn.oid, 'EXECUTE') "
@@ -130,8 +147,11 @@ PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
   }
   // Column grants: one Grant per (relation, grantee), columns in attnum order.
   std::map<std::pair<uint32_t, std::string>, std::vector<std::pair<int, std::string>>> columns;
-  for (const auto& row : tx.exec_params(kPrivilegesSql, oid_array(candidates.relations),
-                                        oid_array(candidates.functions))) {
+  // Write grants: one Grant per (relation, grantee) with its privileges.
+  std::map<std::pair<uint32_t, std::string>, std::set<std::string>> writes;
+  for (const auto& row :
+       tx.exec_params(kPrivilegesSql, oid_array(candidates.relations),
+                      oid_array(candidates.functions), oid_array(candidates.written))) {
     const char tag = row[0].c_str()[0];
     const uint32_t oid = oid_of(row[1]);
     switch (tag) {
@@ -141,12 +161,18 @@ PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
       case 'e':
         facts.execute.emplace(text_of(row[2]), oid);
         break;
+      case 'w':
+        facts.write.emplace(text_of(row[2]), oid);
+        break;
       case 'R':
+      case 'W':
       case 'F': {
-        ObjectAcl& acl = (tag == 'R' ? facts.relation_acls : facts.function_acls)[oid];
+        ObjectAcl& acl = (tag == 'R'   ? facts.relation_acls
+                          : tag == 'W' ? facts.write_acls
+                                       : facts.function_acls)[oid];
         acl.quoted = text_of(row[2]);
         acl.owner = text_of(row[3]);
-        acl.callable = tag == 'R' || bool_of(row[4]);
+        acl.callable = tag != 'F' || bool_of(row[4]);
         break;
       }
       case 'r':
@@ -158,6 +184,9 @@ PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
       case 'c':
         columns[{oid, text_of(row[2])}].emplace_back(std::atoi(row[4].c_str()), text_of(row[3]));
         break;
+      case 'x':
+        writes[{oid, text_of(row[2])}].insert(text_of(row[3]));
+        break;
       default:
         break;
     }
@@ -167,6 +196,13 @@ PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
     Grant g{key.second, {}};
     for (const auto& c : cols) g.columns.push_back(c.second);
     facts.relation_acls[key.first].grants.push_back(std::move(g));
+  }
+  for (const auto& [key, privileges] : writes) {
+    Grant g{key.second, {}, {}};
+    // In GRANT's order, not the alphabet's.
+    for (const char* p : {"INSERT", "UPDATE", "DELETE", "TRUNCATE"})
+      if (privileges.count(p)) g.privileges.push_back(p);
+    facts.write_acls[key.first].grants.push_back(std::move(g));
   }
   if (hba_readable) {
     std::vector<HbaRule> rules;

@@ -2,7 +2,7 @@
 
 #include <pqxx/pqxx>
 
-#include "audit/server_access.h"
+#include "access/direct_access.h"
 #include "proxy/log.h"
 #include "rewriter/object_catalog.h"
 
@@ -95,23 +95,14 @@ std::optional<bool> RoleDirectory::reads_nothing_protected(const std::string& lo
       const auto row = tx.exec_params1(
           "WITH m AS (SELECT b.* FROM pg_roles a JOIN pg_roles b "
           "  ON pg_has_role(a.oid, b.oid, 'MEMBER') WHERE a.rolname = $1) "
-          "SELECT EXISTS (SELECT 1 FROM m) AND NOT EXISTS (SELECT 1 FROM m WHERE "
-          "  rolsuper OR rolcreaterole OR rolbypassrls OR rolreplication "
-          "  OR rolname IN (" +
-              audit::sql_names(audit::kServerFileRoles) +
-              ") "
+          "SELECT EXISTS (SELECT 1 FROM m) AND NOT EXISTS (SELECT 1 FROM m WHERE " +
+              access::holds_sql("m") +
               "  OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = ANY ($2::oid[]) "
               "             AND has_any_column_privilege(m.oid, c.oid, 'SELECT')) "
               "  OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = ANY ($3::oid[]) "
               "             AND has_table_privilege(m.oid, c.oid, 'INSERT, UPDATE, DELETE, "
               "TRUNCATE')) "
               "  OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.oid = ANY ($4::oid[]) "
-              "             AND has_function_privilege(m.oid, p.oid, 'EXECUTE')) "
-              // Functions that read the server's files (the table files, logs)
-              // or connect without a password: not granted to PUBLIC by default.
-              "  OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.proname IN (" +
-              audit::sql_names(audit::kServerFileFunctions) +
-              ") "
               "             AND has_function_privilege(m.oid, p.oid, 'EXECUTE')))",
           login, read, write, definer);
       const bool reads_nothing = row[0].as<bool>();

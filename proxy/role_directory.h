@@ -49,14 +49,15 @@ class RoleDirectory {
 
   // True when PostgreSQL keeps `login` from reading protected data (see
   // rewriter::PlanContext::reads_nothing_protected): neither it nor any role
-  // it belongs to is a superuser, has CREATEROLE, BYPASSRLS or REPLICATION,
-  // is a server-file role, or holds SELECT (any column) on `c.read`, a write
-  // privilege on `c.write`, EXECUTE on `c.definer` or on a function that
-  // reads server files (pg_read_file, lo_import, ...) or connects without a
-  // password (dblink_connect_u). nullopt when the
-  // catalog cannot be read (the caller then treats it as false). Cached per
-  // login for `ttl` and for one policy snapshot `version` (a GRANT is DDL:
-  // the catalog watcher publishes a new version).
+  // it belongs to holds an entry of access/direct_access.h (superuser,
+  // CREATEROLE, BYPASSRLS, REPLICATION, a server-file role, EXECUTE on a
+  // function that reads server files or connects without a password:
+  // `access::holds_sql`, the table kanon check reports from too) or holds
+  // SELECT (any column) on `c.read`, a write privilege on `c.write` or
+  // EXECUTE on `c.definer`. nullopt when the catalog cannot be read (the
+  // caller then treats it as false). Cached per login for `ttl` and for one
+  // policy snapshot `version` (a GRANT is DDL: the catalog watcher publishes
+  // a new version).
   std::optional<bool> reads_nothing_protected(const std::string& login, const CodeCandidates& c,
                                               uint64_t version);
 

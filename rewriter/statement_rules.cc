@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "access/direct_access.h"
+
 namespace kanon::rewriter {
 
 namespace rules {
@@ -185,9 +187,10 @@ struct DeniedFunction {
   const Rule* rule;
 };
 
-// Functions a restricted session may never call. They take SQL text, a
-// cursor or a table/schema/database by name and return its rows, or read
-// server files, large-object files or the write-ahead log.
+// Functions a restricted session may never call because they take SQL text,
+// a cursor or a table/schema/database by name and return its rows. Those
+// that read server files, large-object files or the write-ahead log are
+// access/direct_access.h's (rules::kServerFileFunction).
 constexpr std::array kDeniedFunctions = {
     // SQL text / cursors / tables by name -> XML (PostgreSQL core)
     DeniedFunction{"query_to_xml", true, &rules::kSqlTextFunction},  // _and_xmlschema too
@@ -210,16 +213,6 @@ constexpr std::array kDeniedFunctions = {
     DeniedFunction{"tuple_data_split", false, &rules::kSqlTextFunction},
     DeniedFunction{"bt_page_items", false, &rules::kSqlTextFunction},
     DeniedFunction{"pgrowlocks", false, &rules::kSqlTextFunction},
-    // Server files, large-object files, WAL contents.
-    DeniedFunction{"pg_read_file", false, &rules::kServerFileFunction},
-    DeniedFunction{"pg_read_binary_file", false, &rules::kServerFileFunction},
-    DeniedFunction{"pg_ls_", true, &rules::kServerFileFunction},
-    DeniedFunction{"pg_stat_file", false, &rules::kServerFileFunction},
-    DeniedFunction{"pg_file_", true, &rules::kServerFileFunction},  // adminpack
-    DeniedFunction{"lo_import", false, &rules::kServerFileFunction},
-    DeniedFunction{"lo_export", false, &rules::kServerFileFunction},
-    DeniedFunction{"pg_logical_slot_", true, &rules::kServerFileFunction},
-    DeniedFunction{"pg_get_wal_", true, &rules::kServerFileFunction},  // pg_walinspect
 };
 
 // The large-object functions libpq's lo_* calls reach through the fast path
@@ -267,6 +260,7 @@ const Rule& denied_statement_rule(StatementKind kind) {
 const Rule* denied_function(std::string_view name) {
   for (const auto& f : kDeniedFunctions)
     if (f.prefix ? name.starts_with(f.name) : name == f.name) return f.rule;
+  if (access::function_named(name)) return &rules::kServerFileFunction;
   return nullptr;
 }
 

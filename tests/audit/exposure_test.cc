@@ -7,6 +7,9 @@
 
 #include <algorithm>
 
+#include "access/direct_access.h"
+#include "rewriter/statement_rules.h"
+
 using kanon::audit::Exposure;
 using kanon::audit::ExposureOptions;
 using kanon::audit::ExposurePath;
@@ -48,6 +51,7 @@ class World {
   }
 
   uint32_t people() const { return people_; }
+  CatalogFacts& facts() { return *facts_; }
   PrivilegeFacts& priv() { return priv_; }
   TablePolicy& policy() { return policies_.front(); }
 
@@ -510,4 +514,175 @@ TEST_CASE("text and JSON reports") {
   const auto c = clean.run();
   CHECK(has(exposure_report_text(c), "no exposures: no restricted login has a path"));
   CHECK(has(exposure_report_json(c), "\"rows\": [],"));
+}
+
+// access/direct_access.h is the one table of what gives a login protected
+// data whatever its grants say. Every entry must reach each consumer: the
+// report (a row with the entry's path and fix, held directly and through a
+// role), the rewriter (denied by name) and the proxy's SQL. An entry added
+// to the table and left out of a consumer fails here.
+TEST_CASE("every entry of the direct-access table is a report row, a denial and proxy SQL") {
+  namespace access = kanon::access;
+  const std::string proxy_sql = access::holds_sql("m");
+  size_t paths = 0;
+  for (const auto& a : access::direct_access()) {
+    CAPTURE(a.name);
+    World w;
+    w.hba({});  // read, and nobody may connect: attributes and roles still count
+    ExposurePath path = ExposurePath::kServerFiles;
+    std::string object = a.name;
+    std::string fix;
+    if (a.kind == access::Kind::kAttribute) {
+      RoleFacts& holder = w.role("holder");
+      REQUIRE(!holder.has(a.attribute));
+      switch (a.attribute) {
+        case access::Attribute::kSuperuser:
+          holder.superuser = true;
+          path = ExposurePath::kSuperuser;
+          break;
+        case access::Attribute::kCreateRole:
+          holder.createrole = true;
+          path = ExposurePath::kCreateRole;
+          break;
+        case access::Attribute::kBypassRls:
+          holder.bypassrls = true;
+          path = ExposurePath::kBypassRls;
+          break;
+        case access::Attribute::kReplication:
+          holder.replication = true;
+          path = ExposurePath::kReplication;
+          break;
+        case access::Attribute::kNone:
+          FAIL("an attribute entry without its attribute");
+      }
+      CHECK(w.R("holder").has(a.attribute));
+      object = "holder";
+      fix = std::string("ALTER ROLE holder NO") + a.name;
+      CHECK(has(proxy_sql, std::string("m.") + a.column));
+    } else if (a.kind == access::Kind::kRole) {
+      if (std::none_of(w.priv().roles.begin(), w.priv().roles.end(),
+                       [&](const RoleFacts& r) { return r.name == a.name; }))
+        w.role(a.name, false);
+      w.role("holder");
+      w.grant_role(a.name, "holder");
+      fix = std::string("REVOKE ") + a.name + " FROM holder";
+      CHECK(has(proxy_sql, std::string("'") + a.name + "'"));
+      CHECK(access::role_named(a.name) == &a);
+    } else {
+      // Every function of the table is denied by name through kanon.
+      // dblink_connect_u: dblink*'s sql-text-function comes first.
+      const bool server_file =
+          kanon::rewriter::denied_function(a.name) == &kanon::rewriter::rules::kServerFileFunction;
+      CHECK((server_file || std::string_view(a.name).starts_with("dblink")));
+      CHECK(kanon::rewriter::denied_function(std::string(a.name) + (a.prefix ? "x" : "")) !=
+            nullptr);
+      CHECK(access::function_named(a.name) == &a);
+      CHECK(has(proxy_sql, std::string("'") + a.name + "'") == a.execute_is_path);
+      // A built-in function of that name, EXECUTE granted to holder.
+      w.role("holder");
+      const uint32_t fn = w.function(a.name, "internal");
+      w.F(fn).schema = "pg_catalog";
+      w.F(fn).builtin = true;
+      auto& acl = w.priv().function_acls[fn];
+      acl.quoted = std::string("pg_catalog.") + a.name + "(text)";
+      acl.grants = {{"holder", {}}};
+      w.priv().execute.emplace("holder", fn);
+      w.priv().hba = std::nullopt;  // a privilege path: counted when pg_hba.conf is not read
+      object = acl.quoted;
+      fix = "REVOKE EXECUTE ON FUNCTION " + acl.quoted + " FROM holder";
+      if (!a.execute_is_path) {
+        CHECK(access::path_function(a.name, true, "internal", "") == nullptr);
+        CHECK(w.run().rows.empty());
+        continue;
+      }
+      CHECK(access::path_function(a.name, true, "internal", "") == &a);
+      // A user's function of that name is judged by its body, not by its name.
+      CHECK(access::path_function(a.name, false, "sql", "") == nullptr);
+      CHECK(access::path_function(a.name, false, "c", "dblink") == &a);
+    }
+    ++paths;
+    CHECK(access::fix(a, "holder", object) == fix);
+    const auto r = w.run();
+    const auto& x = one(r, "holder", path);
+    CHECK(x.object == object);
+    CHECK(x.reaches == Tables{"public.people"});
+    CHECK(has(x.detail, a.gives));
+    CHECK(x.fix.starts_with(fix));
+    CHECK(r.exposures() == 1);
+  }
+  CHECK(paths == 14);  // 4 attributes, 3 roles, 7 functions
+}
+
+TEST_CASE("attributes of a role the login belongs to count, as the proxy counts them") {
+  World w;
+  w.role("ops");
+  w.role("admins", false).createrole = true;
+  w.R("admins").bypassrls = true;
+  w.role("replicators", false).replication = true;
+  w.role("team", false);
+  w.grant_role("admins", "ops");
+  w.grant_role("team", "ops");
+  w.grant_role("replicators", "team");
+  w.hba({});
+  const auto r = w.run();
+  const auto& c = one(r, "ops", ExposurePath::kCreateRole);
+  CHECK(c.object == "admins");
+  CHECK(c.detail ==
+        "ops is a member of admins, which has CREATEROLE: after SET ROLE it can grant itself an "
+        "exempt role or pg_read_all_data, even through kanon");
+  CHECK(c.fix == "ALTER ROLE admins NOCREATEROLE, or REVOKE admins FROM ops");
+  const auto& b = one(r, "ops", ExposurePath::kBypassRls);
+  CHECK(b.fix == "ALTER ROLE admins NOBYPASSRLS, or REVOKE admins FROM ops");
+  const auto& p = one(r, "ops", ExposurePath::kReplication);
+  CHECK(p.object == "replicators");
+  CHECK(has(p.detail, "decode every table's changes"));
+  CHECK(p.fix ==
+        "ALTER ROLE replicators NOREPLICATION, or REVOKE replicators FROM team (which ops "
+        "belongs to), or REVOKE team FROM ops");
+  CHECK(r.exposures() == 3);
+  // Not a member any more: nothing.
+  w.R("ops").member_of.clear();
+  CHECK(w.run().rows.empty());
+}
+
+TEST_CASE("write privileges on a relation whose writing reaches the table, as the proxy counts") {
+  World w;
+  w.role("writer");
+  w.role("clerk");
+  w.role("reader");
+  // rule_tab's rule copies people; notes reaches nothing.
+  const uint32_t rule_tab = w.table("app", "rule_tab");
+  const uint32_t notes = w.table("app", "notes");
+  for (auto& r : w.facts().relations)
+    if (r.oid == rule_tab) r.write_relations = {w.people()};
+  w.priv().write_acls[rule_tab] = {
+      "app.rule_tab", "owner", {{"writer", {}, {"INSERT", "UPDATE"}}}, true};
+  w.priv().write.emplace("writer", rule_tab);
+  w.priv().write_acls[notes] = {"app.notes", "owner", {{"writer", {}, {"INSERT"}}}, true};
+  w.priv().write.emplace("writer", notes);
+  // clerk may write the protected table itself, through pg_write_all_data.
+  w.role("pg_write_all_data", false);
+  w.grant_role("pg_write_all_data", "clerk");
+  w.priv().write_acls[w.people()] = {"public.people", "owner", {}, true};
+  w.priv().write.emplace("clerk", w.people());
+  w.priv().write.emplace("pg_write_all_data", w.people());
+  const auto r = w.run();
+  const auto& x = one(r, "writer", ExposurePath::kWriteRelation);
+  CHECK(x.object == "app.rule_tab");
+  CHECK(x.reaches == Tables{"public.people"});
+  CHECK(x.detail ==
+        "writer can write the table app.rule_tab (granted to it) without kanon, and writing it "
+        "reads public.people (via public.people): rules run with their owner's rights");
+  CHECK(x.fix == "REVOKE INSERT, UPDATE ON app.rule_tab FROM writer");
+  const auto& c = one(r, "clerk", ExposurePath::kWriteRelation);
+  CHECK(c.object == "public.people");
+  CHECK(c.detail ==
+        "clerk can write the protected table public.people (through pg_write_all_data) without "
+        "kanon: the row counts of UPDATE and DELETE with a WHERE clause tell its values");
+  CHECK(c.fix == "REVOKE pg_write_all_data FROM clerk");
+  CHECK(rows(r, "reader", ExposurePath::kWriteRelation).empty());
+  CHECK(r.exposures() == 2);
+  // Only through kanon (pg_hba.conf admits nobody from elsewhere): not counted.
+  w.hba({});
+  CHECK(w.run().rows.empty());
 }

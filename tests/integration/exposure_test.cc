@@ -7,12 +7,19 @@
 // the fixes are applied and the report is clean for those logins (exit 0).
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <pqxx/pqxx>
 #include <sstream>
+#include <thread>
 
+#include "access/direct_access.h"
+#include "base/text.h"
+#include "proxy/role_directory.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/statement_outcome.h"
 
 using namespace kanon::testing;
 
@@ -302,4 +309,134 @@ TEST_CASE("EXECUTE on a function that reads the server's files is a path, as the
   INFO(clean.out << clean.err);
   CHECK_FALSE(has(clean.out, "pg_read_file"));
   pg.psql("DROP ROLE expo_files");
+}
+
+// Through kanon, a login granted EXECUTE on pg_read_file is refused the
+// function (server-file-function) and DO blocks (no proof that PostgreSQL
+// keeps it from protected data: opaque-code), as before; kanon check reports
+// the grant with its REVOKE. Once revoked, DO runs again.
+TEST_CASE("a restricted login granted pg_read_file: the proxy refuses, kanon check reports it") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP ROLE IF EXISTS expo_file_reader; CREATE ROLE expo_file_reader LOGIN; "
+      "GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) TO expo_file_reader");
+  // PostgreSQL itself lets it read the file: the denial below is kanon's.
+  {
+    pqxx::connection direct(pg.conninfo("expo_file_reader"));
+    CHECK(run(direct, "SELECT length(pg_read_file('PG_VERSION')) > 0").rows == "t|\n");
+  }
+  const std::string code = "DO $$ BEGIN PERFORM 1; END $$";
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    pqxx::connection c(f.proxy->conninfo("expo_file_reader"));
+    const auto file = run(c, "SELECT pg_read_file('PG_VERSION')", extended);
+    CHECK(file.sqlstate == "42501");
+    CHECK(has(file.message,
+              "restricted sessions may not call functions that read server files or the "
+              "write-ahead log: pg_read_file (kanon rule server-file-function)"));
+    const auto block = run(c, code, extended);
+    CHECK(block.sqlstate == "42501");
+    CHECK(has(block.message, "(kanon rule opaque-code)"));
+  }
+  const auto r = run_command({kanon_executable(), "check", "--config", f.proxy->config_path(),
+                              "--role", "expo_file_reader"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(has(r.out, "\nexpo_file_reader  server-files  pg_catalog.pg_read_file(text)"));
+  CHECK(has(r.out,
+            "expo_file_reader can EXECUTE pg_catalog.pg_read_file(text) (granted to it): it reads "
+            "files on the database server, the table's data files included"));
+  CHECK(has(r.out,
+            "fix: REVOKE EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) FROM expo_file_reader"));
+  pg.psql("REVOKE EXECUTE ON FUNCTION pg_catalog.pg_read_file(text) FROM expo_file_reader");
+  // The REVOKE is DDL: a session decided on the catalog that has seen it may
+  // run DO (wait for that catalog, not for a time).
+  Outcome after;
+  for (int i = 0; i < 200; ++i) {
+    pqxx::connection c(f.proxy->conninfo("expo_file_reader"));
+    after = run(c, code);
+    if (after.sqlstate.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK_MESSAGE(after.sqlstate.empty(), after.message);
+  const auto clean = run_command({kanon_executable(), "check", "--config", f.proxy->config_path(),
+                                  "--role", "expo_file_reader"});
+  INFO(clean.out << clean.err);
+  CHECK(clean.exit_code == 0);
+  pg.psql("DROP ROLE expo_file_reader");
+}
+
+// Every entry of access/direct_access.h, held by a login on a real
+// PostgreSQL 15: the proxy's query (RoleDirectory::reads_nothing_protected)
+// counts it and kanon check reports it with the table's fix; neither does
+// before it is held or after the fix. An entry one of them leaves out
+// fails here.
+TEST_CASE("every path of the direct-access table: the proxy counts it, kanon check reports it") {
+  namespace access = kanon::access;
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP ROLE IF EXISTS expo_holder; CREATE ROLE expo_holder LOGIN");
+  // dblink_connect_u is dblink's; the extension goes again at the end.
+  pg.psql(
+      "DROP SCHEMA IF EXISTS expo_ext CASCADE; CREATE SCHEMA expo_ext; "
+      "CREATE EXTENSION dblink SCHEMA expo_ext; "
+      "REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA expo_ext FROM PUBLIC; "
+      "GRANT USAGE ON SCHEMA expo_ext TO expo_holder");
+  kanon::proxy::RoleDirectory roles(pg.conninfo("postgres"), std::chrono::seconds(0));
+  uint64_t version = 0;  // a new one for each question: no cached verdict
+  const auto reads_nothing = [&] {
+    return roles.reads_nothing_protected("expo_holder", {}, ++version);
+  };
+  const auto check = [&] {
+    return run_command(
+        {kanon_executable(), "check", "--config", f.proxy->config_path(), "--role", "expo_holder"});
+  };
+  pqxx::connection direct(pg.conninfo("postgres"));
+  size_t checked = 0;
+  for (const auto& a : access::direct_access()) {
+    if (a.kind == access::Kind::kFunction && !a.execute_is_path) continue;
+    CAPTURE(a.name);
+    std::string hold, undo, object, path = "server-files";
+    if (a.kind == access::Kind::kAttribute) {
+      hold = std::string("ALTER ROLE expo_holder ") + a.name;
+      undo = std::string("ALTER ROLE expo_holder NO") + a.name;
+      object = "expo_holder";
+      path = kanon::base::lower(a.name);  // the report's path is the keyword
+    } else if (a.kind == access::Kind::kRole) {
+      hold = std::string("GRANT ") + a.name + " TO expo_holder";
+      undo = std::string("REVOKE ") + a.name + " FROM expo_holder";
+      object = a.name;
+    } else {
+      // The first overload, as the report spells it.
+      const auto sig = pqxx::nontransaction(direct).exec_params(
+          "SELECT format('%I.%I(%s)', n.nspname, p.proname, "
+          "pg_get_function_identity_arguments(p.oid)) FROM pg_proc p "
+          "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = $1 ORDER BY p.oid "
+          "LIMIT 1",
+          std::string(a.name));
+      REQUIRE_MESSAGE(sig.size() == 1, "no function " << a.name);
+      object = sig[0][0].as<std::string>();
+      hold = "GRANT EXECUTE ON FUNCTION " + object + " TO expo_holder";
+      undo = "REVOKE EXECUTE ON FUNCTION " + object + " FROM expo_holder";
+    }
+    CHECK(reads_nothing() == true);
+    pg.psql(hold);
+    CHECK(reads_nothing() == false);
+    const auto held = check();
+    INFO(held.out << held.err);
+    CHECK(held.exit_code == 2);
+    CHECK(has(held.out, "\nexpo_holder  " + path));
+    CHECK(has(held.out, "  " + object));
+    CHECK(has(held.out, a.gives));
+    CHECK(has(held.out, "fix: " + access::fix(a, "expo_holder", object)));
+    pg.psql(undo);
+    CHECK(reads_nothing() == true);
+    const auto fixed = check();
+    INFO(fixed.out << fixed.err);
+    CHECK(fixed.exit_code == 0);
+    ++checked;
+  }
+  CHECK(checked == 14);
+  pg.psql("DROP SCHEMA expo_ext CASCADE; DROP OWNED BY expo_holder; DROP ROLE expo_holder");
 }
