@@ -8,6 +8,7 @@
 #include "policy/server_config.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
+#include "web/web_server.h"
 
 namespace kanon::app {
 namespace {
@@ -44,7 +45,10 @@ void add_proxy_command(CLI::App& app) {
       // on every statement (measured in bench/rewriter: it dominates p99).
       mallopt(M_TRIM_THRESHOLD, 64 << 20);
       mallopt(M_MMAP_THRESHOLD, 32 << 20);
+      const policy::WebConfig web = config.web;
       proxy::Server server(std::move(config));
+      if (web.enabled())
+        server.attach(std::make_unique<web::WebServer>(server.io(), server.context(), web));
       server.run();
     } catch (const std::exception& e) {
       fmt::print(stderr, "kanon proxy: {}\n", e.what());

@@ -1,0 +1,77 @@
+#include "web/http_text.h"
+
+namespace kanon::web {
+
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string percent_decode(std::string_view text, bool plus_is_space) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '+' && plus_is_space) {
+      out += ' ';
+    } else if (c == '%' && i + 2 < text.size() && hex_digit(text[i + 1]) >= 0 &&
+               hex_digit(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit(text[i + 1]) * 16 + hex_digit(text[i + 2]));
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> parse_form(std::string_view text) {
+  std::map<std::string, std::string> out;
+  while (!text.empty()) {
+    const size_t amp = text.find('&');
+    const std::string_view pair = text.substr(0, amp);
+    text = amp == std::string_view::npos ? std::string_view() : text.substr(amp + 1);
+    if (pair.empty()) continue;
+    const size_t eq = pair.find('=');
+    const std::string name = percent_decode(pair.substr(0, eq));
+    const std::string value =
+        eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1));
+    out.emplace(name, value);
+  }
+  return out;
+}
+
+std::optional<std::string> cookie_value(std::string_view header, std::string_view name) {
+  while (!header.empty()) {
+    const size_t semi = header.find(';');
+    const std::string_view item = trim(header.substr(0, semi));
+    header = semi == std::string_view::npos ? std::string_view() : header.substr(semi + 1);
+    const size_t eq = item.find('=');
+    if (eq != std::string_view::npos && trim(item.substr(0, eq)) == name)
+      return std::string(trim(item.substr(eq + 1)));
+  }
+  return std::nullopt;
+}
+
+std::string_view target_path(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
+std::string_view target_query(std::string_view target) {
+  const size_t q = target.find('?');
+  return q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+}
+
+}  // namespace kanon::web

@@ -1,0 +1,56 @@
+// LoginSessions: the web console's logins. A successful login gets a
+// session id (the cookie) and a CSRF token (sent back in a header with every
+// POST); both are 32 random bytes from OpenSSL, hex. A session ends after
+// `timeout` without a request, after `lifetime` in any case, or at logout.
+// At most `max_sessions` live at once: the least recently used goes first.
+// Thread-safe; the clock is passed in so tests need no waiting.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace kanon::web {
+
+using Clock = std::chrono::steady_clock;
+
+struct LoginSession {
+  std::string id;    // the cookie's value
+  std::string csrf;  // the X-CSRF-Token every POST must carry
+  std::string user;
+  Clock::time_point created, last_used;
+};
+
+class LoginSessions {
+ public:
+  LoginSessions(std::chrono::milliseconds timeout, std::chrono::milliseconds lifetime,
+                size_t max_sessions = 64)
+      : timeout_(timeout), lifetime_(lifetime), max_(max_sessions) {}
+
+  LoginSession open(const std::string& user, Clock::time_point now);
+  // The live session of `id`, its last use set to `now`; nullopt when there
+  // is none or it expired (then it is removed).
+  std::optional<LoginSession> touch(std::string_view id, Clock::time_point now);
+  void close(std::string_view id);
+  size_t size() const;
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  bool expired(const LoginSession& s, Clock::time_point now) const;
+
+  const std::chrono::milliseconds timeout_, lifetime_;
+  const size_t max_;
+  mutable std::mutex mu_;
+  std::map<std::string, LoginSession> sessions_;  // by the SHA-256 of the id
+};
+
+// 32 random bytes as 64 hex digits; throws when OpenSSL has no entropy.
+std::string random_token();
+// Compares in time that does not depend on where they differ.
+bool same_token(std::string_view a, std::string_view b);
+
+}  // namespace kanon::web

@@ -1,0 +1,170 @@
+#include "web/web_server.h"
+
+#include <fmt/format.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "proxy/log.h"
+#include "proxy/tls_contexts.h"
+
+namespace kanon::web {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+using proxy::LogLevel;
+
+namespace {
+
+constexpr size_t kHeaderLimit = 8 * 1024;
+constexpr uint64_t kBodyLimit = 64 * 1024;
+constexpr auto kRequestTime = std::chrono::seconds(30);
+constexpr int kMaxConnections = 64;
+
+// Requests on one connection until it closes, fails or times out.
+template <class Stream>
+asio::awaitable<void> serve(Stream& stream, beast::tcp_stream& tcp, WebApp& app,
+                            const std::string& peer, bool tls) {
+  beast::flat_buffer buffer;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(kHeaderLimit);
+    parser.body_limit(kBodyLimit);
+    tcp.expires_after(kRequestTime);
+    boost::system::error_code ec;
+    co_await http::async_read(stream, buffer, parser,
+                              asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == http::error::end_of_stream || ec == beast::error::timeout || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || ec == asio::ssl::error::stream_truncated ||
+        ec == asio::error::operation_aborted)
+      co_return;
+    Response response;
+    if (ec) {
+      // Malformed or too large: answered, then the connection is closed
+      // (the rest of the request is not read).
+      const bool headers = ec == http::error::header_limit;
+      const bool body = ec == http::error::body_limit;
+      response = WebApp::refusal(headers ? http::status::request_header_fields_too_large
+                                 : body  ? http::status::payload_too_large
+                                         : http::status::bad_request,
+                                 headers ? "request headers larger than 8 KiB"
+                                 : body  ? "request body larger than 64 KiB"
+                                         : fmt::format("malformed request: {}", ec.message()),
+                                 11);
+      proxy::log(LogLevel::kDebug, "web console: {} from {}", response.body(), peer);
+    } else {
+      const Request request = parser.release();
+      try {
+        response = co_await app.handle(request, peer, tls);
+        response.keep_alive(request.keep_alive());
+      } catch (const std::exception& e) {
+        proxy::log(LogLevel::kError, "web console: {} {} failed: {}",
+                   std::string(request.method_string()), std::string(request.target()), e.what());
+        response =
+            WebApp::refusal(http::status::internal_server_error,
+                            "kanon could not answer this request (see its log)", request.version());
+      }
+    }
+    tcp.expires_after(kRequestTime);
+    co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec || !response.keep_alive()) co_return;
+  }
+}
+
+// Decrements the connection count when the coroutine ends, however it ends.
+struct Counted {
+  std::shared_ptr<std::atomic<int>> n;
+  ~Counted() { n->fetch_sub(1); }
+};
+
+asio::awaitable<void> connection(tcp::socket socket, WebApp& app,
+                                 std::shared_ptr<asio::ssl::context> tls,
+                                 std::shared_ptr<std::atomic<int>> count) {
+  const Counted counted{std::move(count)};
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  const std::string peer =
+      ec ? "unknown" : fmt::format("{}:{}", remote.address().to_string(), remote.port());
+  if (!tls) {
+    beast::tcp_stream stream(std::move(socket));
+    co_await serve(stream, stream, app, peer, false);
+    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+    co_return;
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls);
+  beast::get_lowest_layer(stream).expires_after(kRequestTime);
+  co_await stream.async_handshake(asio::ssl::stream_base::server,
+                                  asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) {
+    proxy::log(LogLevel::kDebug, "web console: TLS handshake with {} failed: {}", peer,
+               ec.message());
+    co_return;
+  }
+  co_await serve(stream, beast::get_lowest_layer(stream), app, peer, true);
+  beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(5));
+  co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
+}
+
+tcp::endpoint resolve(asio::io_context& io, const policy::Endpoint& listen) {
+  tcp::resolver resolver(io);
+  boost::system::error_code ec;
+  const auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
+  if (ec || results.empty())
+    throw std::runtime_error(fmt::format("web.listen: cannot resolve {}:{}: {}", listen.host,
+                                         listen.port, ec ? ec.message() : "no address"));
+  return results.begin()->endpoint();
+}
+
+}  // namespace
+
+WebServer::WebServer(asio::io_context& io, proxy::ServerContext& context,
+                     const policy::WebConfig& config)
+    : io_(io),
+      app_(context, config),
+      tls_(proxy::make_client_tls_context(config.tls)),
+      acceptor_(io) {
+  const tcp::endpoint endpoint = resolve(io, config.listen);
+  boost::system::error_code ec;
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error(fmt::format("web.listen: cannot listen on {}:{}: {}",
+                                         config.listen.host, config.listen.port, ec.message()));
+}
+
+void WebServer::start() {
+  const auto ep = acceptor_.local_endpoint();
+  proxy::log(LogLevel::kInfo, "web console on {}://{}:{}/", tls_ ? "https" : "http",
+             ep.address().to_string(), ep.port());
+  asio::co_spawn(io_, accept_loop(), asio::detached);
+}
+
+void WebServer::stop() {
+  boost::system::error_code ec;
+  acceptor_.close(ec);
+}
+
+asio::awaitable<void> WebServer::accept_loop() {
+  for (;;) {
+    boost::system::error_code ec;
+    tcp::socket socket =
+        co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
+    if (ec) continue;
+    if (connections_->fetch_add(1) >= kMaxConnections) {
+      connections_->fetch_sub(1);
+      socket.close(ec);
+      continue;
+    }
+    asio::co_spawn(io_, connection(std::move(socket), app_, tls_, connections_), asio::detached);
+  }
+}
+
+}  // namespace kanon::web

@@ -1,0 +1,40 @@
+// WebServer: the web console's listener (web.listen), on the server's first
+// I/O context. Each connection is one coroutine reading requests with
+// Boost.Beast's parser — headers at most 8 KiB (431), bodies at most 64 KiB
+// (413), malformed requests 400, each request within 30 s — and answering
+// them with WebApp; keep-alive as the client asks. TLS when web.tls (or
+// tls:) is set. Blocking work goes to the blocking pool, so no request ever
+// holds up the proxy's sessions. At most 64 connections at once; more are
+// closed at once.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <memory>
+
+#include "proxy/server.h"
+#include "web/web_app.h"
+
+namespace kanon::web {
+
+class WebServer : public proxy::AttachedService {
+ public:
+  // Binds now; throws std::runtime_error naming the address or the TLS file.
+  WebServer(boost::asio::io_context& io, proxy::ServerContext& context,
+            const policy::WebConfig& config);
+  void start() override;
+  void stop() override;
+  boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }
+
+ private:
+  boost::asio::awaitable<void> accept_loop();
+
+  boost::asio::io_context& io_;
+  WebApp app_;
+  std::shared_ptr<boost::asio::ssl::context> tls_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::shared_ptr<std::atomic<int>> connections_ = std::make_shared<std::atomic<int>>(0);
+};
+
+}  // namespace kanon::web
