@@ -4,6 +4,7 @@
 //   SHOW HELP | SHOW POLICIES | SHOW TREE <table> | SHOW PREDICATES <table>
 //   SHOW STATS | SHOW CLIENTS | SHOW AUDIT | SHOW EXPOSURE [<role>] | RELOAD | REFRESH <table>
 //   VERIFY <table> | PAUSE | RESUME | SHUTDOWN   (ServerContext::pause, ::paused, ::shutdown)
+//   SHOW CLASSES <table> | SHOW UTILITY <table>   (risk and utility: admin_risk.h)
 //   EXPORT <table> [TO ...] [WITH (...)] | SHOW EXPORTS   (admin_export.h)
 //
 // <table> is "schema.table" or a bare name that only one policy has.
