@@ -49,6 +49,19 @@ void add_verify_command(CLI::App& app) {
           p.name(), rep.rows, rep.groups, rep.min_group, k, rep.groups_below_k,
           100.0 * rep.released_fraction,
           rep.groups_below_k == 0 ? "OK" : "VIOLATION: some groups are smaller than k");
+      // Re-identification risk (docs/risk.md).
+      const auto& r = rep.risk;
+      fmt::print(
+          "prosecutor risk: highest {:.6g} ({} records), average {:.6g}, above {:.6g}: {} "
+          "records\n",
+          r.prosecutor.highest, r.prosecutor.records_at_highest, r.prosecutor.average, r.threshold,
+          r.prosecutor.records_above);
+      if (r.journalist)
+        fmt::print("journalist risk ({}): highest {:.6g}, average {:.6g}\n", p.risk.population(),
+                   r.journalist->highest, r.journalist->average);
+      else if (!rep.population_error.empty())
+        fmt::print("journalist risk: none: {}\n", rep.population_error);
+      fmt::print("marketer risk {:.6g}\n", r.marketer);
     } catch (const std::exception& e) {
       fmt::print(stderr, "kanon verify: {}\n", e.what());
       throw CLI::RuntimeError(1);

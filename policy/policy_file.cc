@@ -72,7 +72,8 @@ const std::set<std::string> kTableKeys = {"table",
                                           "grants",
                                           "grant_to",
                                           "key",
-                                          "person"};
+                                          "person",
+                                          "risk"};
 
 void parse_export(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
   r.expect_map(node, key, {"hierarchies", "suppression", "metric", "algorithm", "grant"});
@@ -103,6 +104,28 @@ void parse_export(const Reader& r, const YAML::Node& node, const std::string& ke
       r.fail(a, key + ".algorithm", engine::algorithm_names().unknown(p.export_options.algorithm));
   }
   if (const auto g = node["grant"]) p.export_options.grant = r.role_list(g, key + ".grant");
+}
+
+void parse_risk(const Reader& r, const YAML::Node& node, const std::string& key, TablePolicy& p) {
+  r.expect_map(node, key, {"threshold", "population"});
+  p.risk.where = r.ref(node, key);
+  if (const auto t = node["threshold"]) {
+    const double v = r.fraction(t, key + ".threshold");
+    if (v <= 0)
+      r.fail(t, key + ".threshold",
+             "must be above 0 (the highest re-identification probability a record may have, "
+             "e.g. 0.2 for classes of 5)");
+    p.risk.threshold = v;
+  }
+  if (const auto pop = node["population"]) {
+    const std::string name = r.string(pop, key + ".population");
+    const auto parts = split_table_name(name);
+    if (!parts)
+      r.fail(pop, key + ".population",
+             fmt::format("'{}' is not a schema-qualified table name (schema.table)", name));
+    p.risk.population_schema = parts->first;
+    p.risk.population_table = parts->second;
+  }
 }
 
 TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::string& key) {
@@ -304,6 +327,7 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
   }
 
   if (const auto x = node["export"]) parse_export(r, x, key + ".export", p);
+  if (const auto x = node["risk"]) parse_risk(r, x, key + ".risk", p);
   return p;
 }
 

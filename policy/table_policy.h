@@ -51,6 +51,19 @@ struct ExportOptions {
   std::vector<std::string> grant;
 };
 
+// `risk:` how VERIFY and EXPORT report re-identification risk (docs/risk.md).
+struct RiskOptions {
+  std::optional<double> threshold;  // in (0, 1]; unset: 1/k
+  // A table in the same database with the quasi-identifier columns, one row
+  // per person of the population the table was drawn from; empty: none (no
+  // journalist figures, the marketer's from the release alone).
+  std::string population_schema, population_table;
+  SourceRef where;
+
+  bool has_population() const { return !population_table.empty(); }
+  std::string population() const { return population_schema + "." + population_table; }
+};
+
 struct TablePolicy {
   // `database:` the database the table lives in; load_policies() fills an
   // unset one with backend.dbname, and it stays empty only when that is unset
@@ -90,6 +103,7 @@ struct TablePolicy {
   std::vector<std::string> person;
   std::vector<SourceRef> person_refs;
   ExportOptions export_options;
+  RiskOptions risk;
   // Functions ("schema.name") a restricted session may call although they
   // can read this table (their results are not masked): the policy's word
   // that they release nothing identifying. See docs/security.md.
@@ -98,6 +112,9 @@ struct TablePolicy {
 
   // "schema.table" as written in policies (unquoted).
   std::string name() const { return schema + "." + table; }
+  // The risk threshold: `risk.threshold`, else 1/k (records above it are in
+  // classes below k).
+  double risk_threshold() const { return risk.threshold.value_or(1.0 / k); }
 };
 
 const char* to_string(EnforcementMode mode);

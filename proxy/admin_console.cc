@@ -16,6 +16,7 @@
 #include "policy/release_store.h"
 #include "policy/verification.h"
 #include "proxy/admin_export.h"
+#include "proxy/admin_risk.h"
 #include "proxy/result_set.h"
 #include "proxy/wire/backend_messages.h"
 #include "proxy/wire/error_fields.h"
@@ -532,26 +533,65 @@ class Commands {
     emit(r);
   }
 
-  void verify(const std::string& name) {
-    const auto p = find(name);
-    const auto t = built(p);
-    const auto runtime = context_.runtime();
+  // The verification of `p` on a service connection; a population table
+  // that cannot be used is said in a notice (its figures are NULL).
+  policy::VerificationReport verification(const policy::TablePolicy& p,
+                                          const policy::TableSnapshot& t, const char* command) {
     policy::VerificationReport v;
     try {
       pqxx::connection conn(conninfo(p));
-      v = policy::verify_table(conn, *t);
+      v = policy::verify_table(conn, t, p.risk);
     } catch (const std::exception& e) {
       throw ConsoleError(sqlstate::kConnectionFailure,
-                         fmt::format("kanon admin: VERIFY {} failed: {}", p.name(), e.what()));
+                         fmt::format("kanon admin: {} {} failed: {}", command, p.name(), e.what()));
     }
+    if (!v.population_error.empty())
+      channel_.notice(fmt::format("kanon admin: {} {}: no journalist or marketer risk: {}", command,
+                                  p.name(), v.population_error));
+    return v;
+  }
+
+  void verify(const std::string& name) {
+    const auto p = find(name);
+    const auto t = built(p);
+    const policy::VerificationReport v = verification(p, *t, "VERIFY");
     ResultSet r{{"table", "policy_k", "real_k", "groups", "groups_below_k", "rows",
                  "released_fraction", "verdict"}};
-    r.add({p.name(), std::to_string(p.k), std::to_string(v.min_group), std::to_string(v.groups),
-           std::to_string(v.groups_below_k), std::to_string(v.rows),
-           fmt::format("{:.4f}", v.released_fraction),
-           v.rows == 0 || v.min_group >= p.k ? "ok" : "BELOW k: run REFRESH"});
+    for (auto& c : risk_columns()) r.columns.push_back(std::move(c));
+    std::vector<std::optional<std::string>> row = {
+        p.name(),
+        std::to_string(p.k),
+        std::to_string(v.min_group),
+        std::to_string(v.groups),
+        std::to_string(v.groups_below_k),
+        std::to_string(v.rows),
+        fmt::format("{:.4f}", v.released_fraction),
+        v.rows == 0 || v.min_group >= p.k ? "ok" : "BELOW k: run REFRESH"};
+    for (auto& x : risk_values(v, p.risk)) row.push_back(std::move(x));
+    r.add(std::move(row));
     r.tag = "VERIFY";
     emit(r);
+  }
+
+  void show_classes(const std::vector<std::string>& w) {
+    const auto p = find(w[2]);
+    emit(classes_result(verification(p, *built(p), "SHOW CLASSES")));
+  }
+
+  void show_utility(const std::vector<std::string>& w) {
+    const auto p = find(w[2]);
+    const auto t = built(p);
+    const policy::VerificationReport v = verification(p, *t, "SHOW UTILITY");
+    std::vector<policy::ColumnDistinct> distinct;
+    try {
+      pqxx::connection conn(conninfo(p));
+      distinct = policy::distinct_values(conn, *t);
+    } catch (const std::exception& e) {
+      throw ConsoleError(
+          sqlstate::kConnectionFailure,
+          fmt::format("kanon admin: SHOW UTILITY {} failed: {}", p.name(), e.what()));
+    }
+    emit(utility_result(p, v, distinct));
   }
 
   void reanonymize(const std::string& name) {
@@ -755,7 +795,9 @@ const std::vector<Commands::Command> Commands::kCommands = {
      1,
      1,
      "VERIFY <table>",
-     "the real k, groups and released fraction, as the server sees it",
+     "the real k, groups and released fraction, as the server sees it, and the "
+     "re-identification risk (prosecutor; journalist and marketer with risk.population; "
+     "docs/risk.md)",
      &Commands::verify},
     {{"REANONYMIZE"},
      1,
@@ -775,6 +817,18 @@ const std::vector<Commands::Command> Commands::kCommands = {
      "SHOW RELEASES <table>",
      "the stored releases, oldest first, with the real k over time each one had",
      &Commands::releases},
+    {{"SHOW", "CLASSES"},
+     1,
+     1,
+     "SHOW CLASSES <table>",
+     "the class sizes restricted users see: classes and rows per size, each size's risk",
+     &Commands::show_classes},
+    {{"SHOW", "UTILITY"},
+     1,
+     1,
+     "SHOW UTILITY <table>",
+     "per quasi-identifier: rows released unmasked, distinct values before and after masking",
+     &Commands::show_utility},
     {{"SHOW", "EXPORTS"},
      0,
      0,

@@ -5,6 +5,8 @@
 // arguments, usage, help, handler); SHOW HELP prints it, so the list lives
 // there only. EXPORT and SHOW EXPORTS are in admin_export.h. The web console
 // (web/) runs the same commands through answer().
+// Risk and utility (VERIFY's columns, SHOW CLASSES, SHOW UTILITY) are
+// formatted in admin_risk.h.
 //
 // <table> is "schema.table" or a bare name that only one policy has.
 // execute() may block (REFRESH, VERIFY, RELOAD and SHOW EXPOSURE talk to the

@@ -184,6 +184,9 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
   s.algorithm =
       engine::parse_algorithm(p.export_options.algorithm).value_or(engine::Algorithm::kFlash);
   s.grant = p.export_options.grant;
+  s.risk_threshold = p.risk_threshold();
+  s.population_schema = p.risk.population_schema;
+  s.population_table = p.risk.population_table;
   bool choice_given = false, grant_given = false;
   for (const auto& [key, v] : request.with) {
     if (key == "k") {
@@ -273,12 +276,33 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
       }
     } else if (key == "replace") {
       s.replace = boolean(key, v);
+    } else if (key == "risk_threshold") {
+      s.risk_threshold = number(key, v);
+      if (!(s.risk_threshold > 0 && s.risk_threshold <= 1))
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: option risk_threshold: '{}' must be a "
+                                      "probability above 0 and at most 1",
+                                      v));
+    } else if (key == "population") {
+      if (lower(v) == "none") {
+        s.population_schema.clear();
+        s.population_table.clear();
+      } else {
+        const auto parts = policy::split_table_name(v);
+        if (!parts)
+          throw ExportError(sqlstate::kInvalidParameterValue,
+                            fmt::format("kanon export: option population: '{}' is not a "
+                                        "schema-qualified table name (schema.table) or none",
+                                        v));
+        s.population_schema = parts->first;
+        s.population_table = parts->second;
+      }
     } else {
       throw ExportError(
           sqlstate::kInvalidParameterValue,
           fmt::format("kanon export: unknown option '{}' (k, l, suppression, metric, "
                       "algorithm, choice, time_limit, hierarchies, hierarchy.<column>, "
-                      "suppressed, report_dir, replace, grant)",
+                      "suppressed, report_dir, replace, grant, risk_threshold, population)",
                       key));
     }
   }

@@ -5,7 +5,8 @@
 //                 algorithm = flash|bfs|mondrian, choice = span|max-entropy|min-entropy,
 //                 time_limit = 30, hierarchies = '<dir>',
 //                 "hierarchy.<column>" = '<file>', suppressed = drop|mask,
-//                 report_dir = '<dir>', replace = true, grant = 'role, ...')]
+//                 report_dir = '<dir>', replace = true, grant = 'role, ...',
+//                 risk_threshold = 0.2, population = '<schema.table>' | none)]
 //
 // parse_export_command() reads the text; resolve_settings() merges the WITH
 // options over the policy's `export:` section. Both throw ExportError
@@ -55,7 +56,11 @@ struct ExportSettings {
   bool replace = false;            // drop an existing target table first
   std::vector<std::string> grant;  // roles given SELECT on the published table
   std::string report_dir;
-  std::string target_schema, target_table;  // empty when the target is a CSV file
+  // The report's risk section (docs/risk.md): the policy's `risk:` unless
+  // the options say otherwise; population = none drops the policy's table.
+  double risk_threshold = 0.5;
+  std::string population_schema, population_table;  // empty: no population
+  std::string target_schema, target_table;          // empty when the target is a CSV file
   std::string csv_path;
 };
 

@@ -19,6 +19,7 @@
 #include "base/stopwatch.h"
 #include "engine/anonymizer.h"
 #include "engine/job_config.h"
+#include "publish/export_risk.h"
 #include "publish/exports_table.h"
 #include "publish/live_table.h"
 #include "publish/publication.h"
@@ -116,9 +117,9 @@ LiveTable load_source(const std::string& conninfo, const policy::TablePolicy& po
 }
 
 // The report: the algorithm's part plus what the published rows show.
-ExportReport build_report(Publication& pub, const PublishedRows& rows, const LiveTable& live,
-                          const Run& run, const ExportSettings& s, const ExportRequest& request,
-                          const std::string& target_label) {
+ExportReport build_report(pqxx::connection& conn, Publication& pub, const PublishedRows& rows,
+                          const LiveTable& live, const Run& run, const ExportSettings& s,
+                          const ExportRequest& request, const std::string& target_label) {
   ExportReport rep = std::move(pub.report);
   rep.created_at = utc_now("{:%Y-%m-%dT%H:%M:%S}Z");
   rep.source = run.policy.name();
@@ -131,7 +132,7 @@ ExportReport build_report(Publication& pub, const PublishedRows& rows, const Liv
   rep.suppressed = rows.suppressed();
   // Classes as a reader of the table sees them: rows with equal published
   // values (Mondrian classes whose ranges or nodes read alike are one).
-  std::map<std::vector<std::string>, uint64_t> published_classes;
+  PublishedClasses published_classes;
   if (live.person_column < 0) {
     for (size_t c = 0; c < rows.class_sizes().size(); ++c)
       if (rows.class_sizes()[c]) published_classes[pub.class_values[c]] += rows.class_sizes()[c];
@@ -159,6 +160,10 @@ ExportReport build_report(Publication& pub, const PublishedRows& rows, const Liv
     for (const auto& [values, n] : published_classes) published.insert(values[q]);
     rep.attributes[q].distinct_after = static_cast<uint32_t>(published.size());
   }
+  rep.risk = export_risk(conn, pub, run.policy, s, published_classes);
+  if (!rep.risk.population_note.empty())
+    run.notice(fmt::format("EXPORT {}: no journalist risk: {}", run.policy.name(),
+                           rep.risk.population_note));
   return rep;
 }
 
@@ -274,7 +279,7 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
   run.progress(0.8);
   const PublishedRows rows(live, pub, policy, s.drop_suppressed);
   ExportResult result;
-  result.report = build_report(pub, rows, live, run, s, request, target_label);
+  result.report = build_report(*conn, pub, rows, live, run, s, request, target_label);
 
   ExportFiles files(s, target_label);
   result.export_id = commit_export(*conn, run, s, live, rows, result.report, files, clock);

@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/csv.h"
@@ -34,6 +36,29 @@ struct Publication {
   // Filled by the algorithm: privacy, metric, algorithm, suppression_limit,
   // attributes (without distinct_after), losses, lattice/search figures.
   ExportReport report;
+
+  // How a value of another table (the population, for the report's
+  // journalist risk) is published, per quasi-identifier: level 0 keeps it,
+  // the top level makes it `top`, other levels look it up in `values` (every
+  // level-0 value of the hierarchy; a value not there cannot be placed).
+  struct ValueMap {
+    bool identity = false;
+    std::optional<std::string> top;
+    std::unordered_map<std::string, std::string> values;
+  };
+  std::vector<ValueMap> value_maps;  // empty: the algorithm cannot place other rows
+  std::string no_value_maps;         // why value_maps is empty (Mondrian)
+
+  // The published value of `value` of quasi-identifier q; nullopt when it
+  // cannot be placed. REQUIRES: q < value_maps.size().
+  std::optional<std::string> publish_value(size_t q, const std::string& value) const {
+    const ValueMap& m = value_maps[q];
+    if (m.identity) return value;
+    if (m.top) return m.top;
+    const auto it = m.values.find(value);
+    if (it == m.values.end()) return std::nullopt;
+    return it->second;
+  }
 };
 
 // With the policy's `person:` both run the engine in person mode on the

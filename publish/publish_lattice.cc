@@ -3,6 +3,7 @@
 // model suppressed within the limit.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "base/sqlstate.h"
@@ -28,6 +29,51 @@ engine::HierarchyProvider top_only() {
     }
     return t;
   };
+}
+
+// This attribute's released fraction and its parts of the precision and
+// loss metrics (engine/quality_metric.h), suppressed rows counting 1.
+void attribute_utility(const engine::Dataset& data, size_t q, int level,
+                       const std::vector<uint8_t>& supp, uint64_t suppressed, AttributeReport& a) {
+  const auto& qi = data.qis[q];
+  const int top = qi.max_level();
+  const auto& map = qi.maps[level];
+  // Hierarchy rows under each generalized value (Iyengar's loss).
+  std::vector<uint64_t> under(qi.dictionary.size(), 0);
+  for (uint32_t c = 0; c < qi.domain_size; ++c) ++under[map[c]];
+  const size_t w = data.width();
+  const double n = static_cast<double>(data.rows);
+  double share = 0;
+  uint64_t released = 0;
+  for (size_t r = 0; r < data.rows; ++r) {
+    if (supp[r]) continue;
+    const int32_t code = data.data[r * w + q];
+    share += static_cast<double>(under[map[code]]);
+    if (map[code] != qi.maps[top][code]) ++released;
+  }
+  if (data.rows == 0) return;
+  a.released_fraction = static_cast<double>(released) / n;
+  const double kept = n - static_cast<double>(suppressed);
+  a.precision = (kept * (top > 0 ? static_cast<double>(level) / top : 0.0) +
+                 static_cast<double>(suppressed)) /
+                n;
+  const double dom = static_cast<double>(qi.domain_size);
+  a.loss = qi.domain_size <= 1
+               ? 0.0
+               : (share + static_cast<double>(suppressed) * dom - n) / (n * dom - n);
+}
+
+Publication::ValueMap value_map(const engine::QuasiIdentifier& qi, int level) {
+  Publication::ValueMap m;
+  if (level == 0) {
+    m.identity = true;
+  } else if (level == qi.max_level()) {
+    m.top = qi.dictionary.decode(qi.maps[level][0]);
+  } else {
+    for (uint32_t c = 0; c < qi.domain_size; ++c)
+      m.values.emplace(qi.dictionary.decode(c), qi.dictionary.decode(qi.maps[level][c]));
+  }
+  return m;
 }
 
 }  // namespace
@@ -110,9 +156,13 @@ Publication publish_lattice(const LiveTable& live, const policy::TablePolicy& po
   rep.lattice_size = outcome.search.lattice_size;
   rep.checked = outcome.search.checked;
   rep.search_ms = outcome.search.search_ms;
+  const uint64_t suppressed = static_cast<uint64_t>(
+      std::count_if(supp.begin(), supp.end(), [](uint8_t x) { return x != 0; }));
   for (size_t q = 0; q < w; ++q) {
     const auto& qi = data.qis[q];
     AttributeReport a;
+    attribute_utility(data, q, levels[q], supp, suppressed, a);
+    pub.value_maps.push_back(value_map(qi, levels[q]));
     a.name = qi.name;
     a.level = levels[q];
     a.height = qi.height;

@@ -96,9 +96,19 @@ Publication publish_mondrian(const LiveTable& live, const policy::TablePolicy& p
   rep.suppression_limit = privacy.suppression_limit(in.rows);
   rep.losses = {{"dp", loss.dp}, {"ncp", loss.ncp_sum}, {"gcp", loss.gcp}};
   rep.search_ms = r.ms;
+  pub.no_value_maps =
+      "Mondrian cuts its classes from the table's own values (a class publishes the range, set "
+      "or node of the values it holds), so a population record has no defined class: a value "
+      "between two classes' ranges falls in none, a node or set may cover it in several. Use "
+      "algorithm = flash or bfs for journalist and marketer risk.";
   for (size_t a = 0; a < d; ++a) {
     const auto& attr = in.qis[a];
     AttributeReport ar;
+    uint64_t released = 0;
+    for (size_t row = 0; row < table.rows.size(); ++row)
+      if (pub.row_class[row] >= 0 && pub.class_values[pub.row_class[row]][a] != "*") ++released;
+    if (!table.rows.empty())
+      ar.released_fraction = static_cast<double>(released) / static_cast<double>(table.rows.size());
     ar.name = attr.name;
     ar.level = -1;  // per class, not one level for the table
     ar.hierarchy = files[attr.name].empty() ? kind_label(attr.kind) : files[attr.name];

@@ -70,6 +70,76 @@ std::string svg_histogram(const std::vector<std::pair<std::string, uint64_t>>& b
   return s + "</svg>\n";
 }
 
+base::Json risk_json(const RiskReport& risk) {
+  using base::Json;
+  using base::json_number;
+  const auto& f = risk.figures;
+  Json j;
+  j["threshold"] = json_number(f.threshold);
+  j["records"] = f.records;
+  j["classes"] = f.classes;
+  j["prosecutor"] = {{"highest", json_number(f.prosecutor.highest)},
+                     {"records_at_highest", f.prosecutor.records_at_highest},
+                     {"average", json_number(f.prosecutor.average)},
+                     {"records_above_threshold", f.prosecutor.records_above},
+                     {"share_above_threshold", json_number(f.prosecutor.share_above)}};
+  if (f.journalist)
+    j["journalist"] = {{"highest", json_number(f.journalist->highest)},
+                       {"average", json_number(f.journalist->average)},
+                       {"records_above_threshold", f.journalist->records_above},
+                       {"share_above_threshold", json_number(f.journalist->share_above)}};
+  else
+    j["journalist"] = nullptr;
+  j["marketer"] = json_number(f.marketer);
+  j["marketer_from"] = f.with_population ? "population" : "release";
+  if (risk.population.empty())
+    j["population"] = nullptr;
+  else
+    j["population"] = {{"table", risk.population},
+                       {"rows", risk.population_rows},
+                       {"unplaced_rows", risk.population_unplaced}};
+  j["population_note"] = risk.population_note.empty() ? Json(nullptr) : Json(risk.population_note);
+  return j;
+}
+
+std::string risk_html(const ExportReport& r) {
+  const auto& f = r.risk.figures;
+  const std::string unit = r.counts_persons() ? "persons" : "records";
+  std::string s =
+      "<h2>Re-identification risk</h2>\n<p>Figures as ARX reports them (El Emam's "
+      "prosecutor, journalist and marketer models; see kanon's docs/risk.md).";
+  if (r.counts_persons()) s += " Class sizes count distinct persons.";
+  s += "</p>\n<table>\n<tr><th>figure</th><th>value</th></tr>\n";
+  const auto row = [&](const std::string& k, const std::string& v) {
+    s += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html(k), html(v));
+  };
+  const auto pct = [](double x) { return fmt::format("{:.2f}%", 100 * x); };
+  row("threshold", fmt::format("{:.6g}", f.threshold));
+  row("prosecutor: highest risk", fmt::format("{:.6g}", f.prosecutor.highest));
+  row(unit + " at the highest risk", std::to_string(f.prosecutor.records_at_highest));
+  row("prosecutor: average risk (success rate)", fmt::format("{:.6g}", f.prosecutor.average));
+  row("prosecutor: " + unit + " above the threshold",
+      fmt::format("{} ({})", f.prosecutor.records_above, pct(f.prosecutor.share_above)));
+  if (f.journalist) {
+    row("journalist: highest risk", fmt::format("{:.6g}", f.journalist->highest));
+    row("journalist: average risk", fmt::format("{:.6g}", f.journalist->average));
+    row("journalist: " + unit + " above the threshold",
+        fmt::format("{} ({})", f.journalist->records_above, pct(f.journalist->share_above)));
+  }
+  row(f.with_population ? "marketer risk" : "marketer risk (no population: J / n)",
+      fmt::format("{:.6g}", f.marketer));
+  if (!r.risk.population.empty()) {
+    row("population table", r.risk.population);
+    row("population rows", std::to_string(r.risk.population_rows));
+    row("population rows in no published class", std::to_string(r.risk.population_unplaced));
+  }
+  s += "</table>\n";
+  if (!r.risk.population_note.empty())
+    s += fmt::format("<p><strong>No journalist figures:</strong> {}</p>\n",
+                     html(r.risk.population_note));
+  return s;
+}
+
 }  // namespace
 
 std::string ExportReport::levels_text() const {
@@ -134,8 +204,12 @@ std::string report_to_json(const ExportReport& r) {
                           {"hierarchy", a.hierarchy},
                           {"distinct_before", a.distinct_before},
                           {"distinct_after", a.distinct_after},
+                          {"released_fraction", json_number(a.released_fraction)},
+                          {"precision", a.precision ? json_number(*a.precision) : Json(nullptr)},
+                          {"loss", a.loss ? json_number(*a.loss) : Json(nullptr)},
                           {"examples", std::move(examples)}});
   }
+  doc["risk"] = risk_json(r.risk);
   auto& loss = doc["loss"] = Json::object();
   for (const auto& [name, v] : r.losses) loss[name] = json_number(v);
   auto& histogram = doc["class_size_histogram"] = Json::array();
@@ -181,18 +255,25 @@ std::string report_to_html(const ExportReport& r) {
   row(r.multidimensional() ? "loss reported" : "optimized metric", r.metric);
   s += "</table>\n<h2>Generalization per attribute</h2>\n<table>\n"
        "<tr><th>attribute</th><th>level</th><th>hierarchy</th><th>distinct values before</th>"
-       "<th>after</th><th>examples</th></tr>\n";
+       "<th>after</th><th>released</th><th>precision loss</th><th>loss</th><th>examples</th>"
+       "</tr>\n";
   for (const auto& a : r.attributes) {
     std::string ex;
     for (const auto& [from, to] : a.examples)
       ex += fmt::format("{}{} &rarr; {}", ex.empty() ? "" : "<br>", html(from), html(to));
+    const auto opt = [](const std::optional<double>& x) {
+      return x ? fmt::format("{:.4f}", *x) : std::string("&ndash;");
+    };
     s += fmt::format(
-        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}%</td><td>{}</td>"
+        "<td>{}</td><td>{}</td></tr>\n",
         html(a.name),
         a.level < 0 ? std::string("per class") : fmt::format("{} of {}", a.level, a.height - 1),
-        html(a.hierarchy), a.distinct_before, a.distinct_after, ex);
+        html(a.hierarchy), a.distinct_before, a.distinct_after, 100 * a.released_fraction,
+        opt(a.precision), opt(a.loss), ex);
   }
-  s += std::string("</table>\n<h2>Class sizes")
+  s += "</table>\n" + risk_html(r);
+  s += std::string("<h2>Class sizes")
            .append(r.counts_persons() ? " (distinct persons)" : "")
            .append("</h2>\n")
            .append(svg_histogram(r.histogram));

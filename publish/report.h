@@ -5,9 +5,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "policy/reidentification_risk.h"
 
 namespace kanon::publish {
 
@@ -19,6 +22,27 @@ struct AttributeReport {
   uint32_t distinct_before = 0;  // distinct values in the data
   uint32_t distinct_after = 0;   // distinct published values (kept rows)
   std::vector<std::pair<std::string, std::string>> examples;  // original -> published
+  // Utility (docs/risk.md): the share of the rows read whose value is
+  // published and not the hierarchy's top (suppressed rows and '*' release
+  // nothing of it); lattice only, this attribute's part of the precision
+  // metric (level / top level, a suppressed row counting 1) and of the loss
+  // metric (Iyengar's, as engine/quality_metric.h computes it).
+  double released_fraction = 0;
+  std::optional<double> precision, loss;
+};
+
+// Re-identification risk of the published classes (docs/risk.md;
+// policy/reidentification_risk.h). Suppressed rows are not in any class.
+struct RiskReport {
+  policy::RiskFigures figures;  // journalist figures only with a usable population
+  std::string population;       // "schema.table", or "" when none was named
+  uint64_t population_rows = 0;
+  // Population rows whose values the hierarchies do not cover at the chosen
+  // levels: they fall in no published class (each F_j is then a lower bound,
+  // so the journalist and marketer figures err on the high side).
+  uint64_t population_unplaced = 0;
+  // Why a named population gave no figures (Mondrian, a mismatch), or "".
+  std::string population_note;
 };
 
 struct ExportReport {
@@ -38,6 +62,7 @@ struct ExportReport {
   uint64_t lattice_size = 0, checked = 0;
   double search_ms = 0, total_ms = 0;
   std::vector<std::pair<std::string, uint64_t>> histogram;  // class-size bucket -> classes
+  RiskReport risk;
 
   std::string levels_text() const;  // "age=2, sex=0"
   // Mondrian: generalized per class, no lattice.

@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 #include <regex>
 #include <thread>
@@ -194,7 +196,8 @@ TEST_CASE("EXPORT adult with the shipped hierarchies: k=5 within 2% suppression,
   std::string notices;
   const auto row = export_ok(f,
                              "EXPORT public.adult TO public.adult_pub WITH (hierarchies = '" +
-                                 adult_dir() + "', report_dir = '" + f.dir + "/reports')",
+                                 adult_dir() + "', report_dir = '" + f.dir +
+                                 "/reports', risk_threshold = 0.1, population = 'public.adult')",
                              &notices);
   CHECK(notices.find("NOTICE:  EXPORT public.adult: loaded 30162 rows") != std::string::npos);
   CHECK(notices.find("best transformation found") != std::string::npos);
@@ -218,6 +221,45 @@ TEST_CASE("EXPORT adult with the shipped hierarchies: k=5 within 2% suppression,
   CHECK(json.find("adult_hierarchy_age.csv") != std::string::npos);
   CHECK(f.sql("SELECT report->>'min_class_size' FROM kanon.exports WHERE target = "
               "'public.adult_pub' ORDER BY id DESC LIMIT 1") == min_class);
+
+  // Risk (docs/risk.md): the prosecutor figures as SQL computes them on the
+  // published table.
+  const auto report = nlohmann::json::parse(json);
+  const auto& risk = report.at("risk");
+  const std::string classes =
+      std::string("(SELECT count(*) AS f FROM public.adult_pub GROUP BY ") + kAdultQis + ")";
+  CHECK(risk.at("threshold").get<double>() == doctest::Approx(0.1));
+  CHECK(risk.at("records").get<int>() == published);
+  CHECK(risk.at("prosecutor").at("highest").get<double>() ==
+        doctest::Approx(1.0 / std::stoi(min_class)));
+  CHECK(std::to_string(risk.at("prosecutor").at("records_at_highest").get<int>()) ==
+        f.sql("SELECT sum(f) FROM " + classes + " c WHERE f = " + min_class));
+  CHECK(
+      risk.at("prosecutor").at("average").get<double>() ==
+      doctest::Approx(std::stod(f.sql("SELECT count(*)::float8 / sum(f) FROM " + classes + " c"))));
+  CHECK(std::to_string(risk.at("prosecutor").at("records_above_threshold").get<int>()) ==
+        f.sql("SELECT coalesce(sum(f), 0) FROM " + classes + " c WHERE 1.0 / f > 0.1"));
+  // The source as its own population: every row placed (the hierarchies
+  // list every value), each class at least as large there.
+  REQUIRE(risk.at("journalist").is_object());
+  CHECK(risk.at("population").at("rows").get<int>() == 30162);
+  CHECK(risk.at("population").at("unplaced_rows").get<int>() == 0);
+  CHECK(risk.at("journalist").at("highest").get<double>() <=
+        risk.at("prosecutor").at("highest").get<double>());
+  CHECK(risk.at("marketer").get<double>() <= risk.at("prosecutor").at("average").get<double>());
+  CHECK(risk.at("marketer_from") == "population");
+  // Utility per column: the metrics are the mean of the columns' precision
+  // and the geometric mean of their loss.
+  double precision = 0, log_loss = 0;
+  for (const auto& a : report.at("attributes")) {
+    precision += a.at("precision").get<double>();
+    log_loss += std::log1p(a.at("loss").get<double>());
+    CHECK(a.at("released_fraction").get<double>() >= 0);
+    CHECK(a.at("released_fraction").get<double>() <= 1);
+  }
+  const double d = static_cast<double>(report.at("attributes").size());
+  CHECK(precision / d == doctest::Approx(report.at("loss").at("precision").get<double>()));
+  CHECK(std::exp(log_loss / d) - 1 == doctest::Approx(report.at("loss").at("loss").get<double>()));
 }
 
 TEST_CASE("EXPORT adult with Mondrian: every row published, classes of >= k, ranges and nodes") {
@@ -232,11 +274,12 @@ TEST_CASE("EXPORT adult with Mondrian: every row published, classes of >= k, ran
         e.path().extension() == ".csv" && e.path().filename() != "adult.csv")
       fs::copy_file(e.path(), dir + "/" + e.path().filename().string(),
                     fs::copy_options::overwrite_existing);
-  const auto row = export_ok(f,
-                             "EXPORT public.adult TO public.adult_mondrian WITH (algorithm = "
-                             "mondrian, k = 10, hierarchies = '" +
-                                 dir + "', report_dir = '" + f.dir + "/reports')",
-                             &notices);
+  const auto row =
+      export_ok(f,
+                "EXPORT public.adult TO public.adult_mondrian WITH (algorithm = "
+                "mondrian, k = 10, hierarchies = '" +
+                    dir + "', report_dir = '" + f.dir + "/reports', population = 'public.adult')",
+                &notices);
   CHECK(notices.find("rows partitioned into") != std::string::npos);
   CHECK(row[1] == "30162");  // Mondrian suppresses nothing
   CHECK(row[2] == "per class (mondrian)");
@@ -268,6 +311,13 @@ TEST_CASE("EXPORT adult with Mondrian: every row published, classes of >= k, ran
   CHECK(std::stod(row[6]) > 0);
   CHECK(std::stod(row[6]) < 1);
   CHECK(json.find("\"hierarchy\": \"numeric ranges\"") != std::string::npos);
+  // No journalist risk for Mondrian, and the report says why.
+  const auto risk = nlohmann::json::parse(json).at("risk");
+  CHECK(risk.at("journalist").is_null());
+  CHECK(risk.at("population_note").get<std::string>().find("Mondrian cuts its classes") == 0);
+  CHECK(risk.at("prosecutor").at("highest").get<double>() ==
+        doctest::Approx(1.0 / std::stoi(min_class)));
+  CHECK(notices.find("no journalist risk: Mondrian") != std::string::npos);
 }
 
 TEST_CASE("EXPORT with person: every published class holds k customers, k_achieved in persons") {

@@ -95,9 +95,9 @@ std::string http_get(uint16_t port, const std::string& path) {
 TEST_CASE("console: help, policies, tree, predicates, verify; errors are clear") {
   auto& f = fixture();
   const std::string help = f.console_ok("SHOW HELP");
-  for (const char* cmd :
-       {"SHOW POLICIES", "SHOW TREE <table>", "SHOW PREDICATES <table>", "SHOW STATS",
-        "SHOW CLIENTS", "RELOAD", "REFRESH <table>", "VERIFY <table>"})
+  for (const char* cmd : {"SHOW POLICIES", "SHOW TREE <table>", "SHOW PREDICATES <table>",
+                          "SHOW STATS", "SHOW CLIENTS", "RELOAD", "REFRESH <table>",
+                          "VERIFY <table>", "SHOW CLASSES <table>", "SHOW UTILITY <table>"})
     CHECK(help.find(cmd) != std::string::npos);
 
   const std::string policies = f.console_ok("show policies;");
@@ -119,7 +119,10 @@ TEST_CASE("console: help, policies, tree, predicates, verify; errors are clear")
   CHECK(predicates.find("state|(state = OH)|1|CASE WHEN") != std::string::npos);
   CHECK(predicates.find("city|((state = OH) AND (city = Hamlet))|2|") != std::string::npos);
 
-  CHECK(f.console_ok("VERIFY people") == "public.people|2|2|5|0|11|0.4545|ok\n");
+  // Then the risk columns (tests/integration/risk_test.cc checks them
+  // against SQL): classes of 2, 2, 2, 3, 2 rows, threshold 1/k, no population.
+  CHECK(f.console_ok("VERIFY people") ==
+        "public.people|2|2|5|0|11|0.4545|ok|0.5|8|0.454545|0|0|0.5|||||0.454545\n");
 
   const auto unknown = f.console("SHOW NONSENSE");
   CHECK(unknown.exit_code != 0);
@@ -180,7 +183,8 @@ TEST_CASE("rows deleted: VERIFY shows k broken, REFRESH rebuilds and masks follo
     return tx.exec("SELECT count(*) FROM rtest WHERE occupation = 'Farmer'")[0][0].as<int>();
   };
   CHECK(farmers() == 2);  // cohort D111 releases its occupation
-  CHECK(f.console_ok("VERIFY rtest") == "public.rtest|2|2|5|0|11|0.4545|ok\n");
+  CHECK(f.console_ok("VERIFY rtest") ==
+        "public.rtest|2|2|5|0|11|0.4545|ok|0.5|8|0.454545|0|0|0.5|||||0.454545\n");
   PgSandbox::shared().psql("DELETE FROM public.rtest WHERE id = 6");  // a Farmer
   // The old masks now release a class of one.
   const std::string broken = f.console_ok("VERIFY rtest");
@@ -188,7 +192,7 @@ TEST_CASE("rows deleted: VERIFY shows k broken, REFRESH rebuilds and masks follo
   CHECK(broken.find("BELOW k: run REFRESH") != std::string::npos);
   const std::string refreshed = f.console_ok("REFRESH rtest");
   CHECK(refreshed.find("public.rtest|10|") == 0);
-  CHECK(f.console_ok("VERIFY rtest").find("|ok\n") != std::string::npos);
+  CHECK(f.console_ok("VERIFY rtest").find("|ok|") != std::string::npos);
   CHECK(farmers() == 0);  // the lone Farmer is no longer released
 }
 

@@ -46,6 +46,19 @@ const std::string kHead =
 
 }  // namespace
 
+TEST_CASE("risk: threshold and population table; 1/k without a threshold") {
+  const auto ps = load_policy_file(
+      write(kHead + "    risk:\n      threshold: 0.1\n      population: stats.census\n"));
+  REQUIRE(ps.size() == 1);
+  CHECK(ps[0].risk.threshold == 0.1);
+  CHECK(ps[0].risk_threshold() == 0.1);
+  CHECK(ps[0].risk.has_population());
+  CHECK(ps[0].risk.population() == "stats.census");
+  const auto plain = load_policy_file(write(kHead));
+  CHECK_FALSE(plain[0].risk.has_population());
+  CHECK(plain[0].risk_threshold() == doctest::Approx(0.5));  // k = 2
+}
+
 TEST_CASE("a full policy entry loads") {
   const auto ps =
       load_policy_file(write(kHead + "    direct_identifiers: {name: null, ssn: \"***\"}\n"
@@ -146,6 +159,16 @@ TEST_CASE("every validation error names file, line and key") {
         f + "5: tables[0].export.grant: expected a list of users or roles");
   CHECK(error_of(kHead + "    export: {suppression: 2}\n") ==
         f + "5: tables[0].export.suppression: must be between 0 and 1");
+  CHECK(error_of(kHead + "    risk: {threshold: 0}\n") ==
+        f + "5: tables[0].risk.threshold: must be above 0 (the highest re-identification "
+            "probability a record may have, e.g. 0.2 for classes of 5)");
+  CHECK(error_of(kHead + "    risk: {threshold: 1.5}\n") ==
+        f + "5: tables[0].risk.threshold: must be between 0 and 1");
+  CHECK(error_of(kHead + "    risk: {population: census}\n") ==
+        f + "5: tables[0].risk.population: 'census' is not a schema-qualified table name "
+            "(schema.table)");
+  CHECK(error_of(kHead + "    risk: {populace: public.census}\n")
+            .find(f + "5: tables[0].risk.populace: unknown key") == 0);
   CHECK(error_of(kHead + "    export:\n      hierarchies: {zip: z.csv}\n") ==
         f + "6: tables[0].export.hierarchies.zip: 'zip' is not a quasi-identifier of this table");
   CHECK(error_of(kHead + kHead.substr(8)) ==

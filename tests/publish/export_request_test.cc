@@ -158,3 +158,32 @@ TEST_CASE("algorithm = mondrian and its attribute choice; the policy's algorithm
   CHECK(w.grant == std::vector<std::string>{"x"});
   CHECK(resolve_settings(parse_export_command("EXPORT adult TO '/tmp/a.csv'"), q).grant.empty());
 }
+
+TEST_CASE("risk options: threshold and population over the policy's risk:, none drops it") {
+  auto p = adult_policy();
+  const auto plain = resolve_settings(parse_export_command("EXPORT adult"), p);
+  CHECK(plain.risk_threshold == doctest::Approx(1.0 / p.k));
+  CHECK(plain.population_table.empty());
+  p.risk.threshold = 0.1;
+  p.risk.population_schema = "stats";
+  p.risk.population_table = "census";
+  const auto from_policy = resolve_settings(parse_export_command("EXPORT adult"), p);
+  CHECK(from_policy.risk_threshold == doctest::Approx(0.1));
+  CHECK(from_policy.population_schema == "stats");
+  CHECK(from_policy.population_table == "census");
+  const auto given = resolve_settings(
+      parse_export_command("EXPORT adult WITH (risk_threshold = 0.25, population = 'x.y')"), p);
+  CHECK(given.risk_threshold == doctest::Approx(0.25));
+  CHECK(given.population_schema == "x");
+  CHECK(given.population_table == "y");
+  const auto none =
+      resolve_settings(parse_export_command("EXPORT adult WITH (population = none)"), p);
+  CHECK(none.population_table.empty());
+  CHECK(error_of("EXPORT adult WITH (risk_threshold = 0)").find("option risk_threshold") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult WITH (risk_threshold = 1.5)").find("option risk_threshold") !=
+        std::string::npos);
+  CHECK(error_of("EXPORT adult WITH (population = census)")
+            .find("option population: 'census' is not a schema-qualified table name") !=
+        std::string::npos);
+}
