@@ -635,9 +635,12 @@ class Commands {
                  "real_k", "rows_below_k", "held"}};
     const auto n = [](uint64_t x) { return std::to_string(x); };
     for (const auto& v : listed)
+      // real_k: NULL when no row was linked to an earlier release (a baseline,
+      // or a table without a row key): there was nothing to count.
       r.add({n(v.version), v.built_at, v.baseline ? "yes" : "no", n(v.k), n(v.rows),
-             fmt::format("{:.4f}", v.released_fraction), n(v.linked_rows), n(v.min_candidates),
-             n(v.rows_below_k), n(v.held_rows)});
+             fmt::format("{:.4f}", v.released_fraction), n(v.linked_rows),
+             v.linked_rows ? std::optional(n(v.min_candidates)) : std::nullopt, n(v.rows_below_k),
+             n(v.held_rows)});
     emit(r);
   }
 

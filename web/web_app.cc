@@ -179,8 +179,10 @@ asio::awaitable<Response> WebApp::handle(const Request& request, const std::stri
   if (get && (call.path == "/" || call.path == "/index.html"))
     co_return make(http::status::ok, call.version(), std::string(find_asset("index.html")->body),
                    find_asset("index.html")->content_type);
-  if (get && call.path.starts_with("/assets/")) {
-    const auto asset = find_asset(std::string_view(call.path).substr(8));
+  if (get && (call.path.starts_with("/assets/") || call.path == "/favicon.ico")) {
+    const auto asset =
+        find_asset(call.path == "/favicon.ico" ? std::string_view("favicon.svg")
+                                               : std::string_view(call.path).substr(8));
     if (!asset) co_return call.error(http::status::not_found, "no such asset");
     Response r =
         make(http::status::ok, call.version(), std::string(asset->body), asset->content_type);

@@ -26,6 +26,19 @@ constexpr uint64_t kBodyLimit = 64 * 1024;
 constexpr auto kRequestTime = std::chrono::seconds(30);
 constexpr int kMaxConnections = 64;
 
+// After a refusal: stop sending, then read and drop what the client still
+// sends (at most 1 MiB, 5 s), so that closing does not reset the
+// connection before the client has read the answer.
+asio::awaitable<void> drain(beast::tcp_stream& tcp) {
+  boost::system::error_code ec;
+  tcp.socket().shutdown(tcp::socket::shutdown_send, ec);
+  tcp.expires_after(std::chrono::seconds(5));
+  char scratch[16 * 1024];
+  for (size_t total = 0; !ec && total < (size_t{1} << 20);)
+    total += co_await tcp.async_read_some(asio::buffer(scratch),
+                                          asio::redirect_error(asio::use_awaitable, ec));
+}
+
 // Requests on one connection until it closes, fails or times out.
 template <class Stream>
 asio::awaitable<void> serve(Stream& stream, beast::tcp_stream& tcp, WebApp& app,
@@ -71,7 +84,9 @@ asio::awaitable<void> serve(Stream& stream, beast::tcp_stream& tcp, WebApp& app,
       }
     }
     tcp.expires_after(kRequestTime);
+    const bool refused = !!ec;
     co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && refused) co_await drain(tcp);
     if (ec || !response.keep_alive()) co_return;
   }
 }

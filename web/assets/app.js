@@ -293,7 +293,8 @@
     const rel = releases.ok ? records(first(releases.doc)) : [];
     const history = h('section', { class: 'card', id: 'releases' }, h('h2', {}, 'Releases over time'));
     if (rel.length) {
-      const pts = (key) => rel.map((r) => ({ x: Number(r.version), y: Number(r[key]) }));
+      const pts = (key) => rel.filter((r) => r[key] !== null)
+        .map((r) => ({ x: Number(r.version), y: Number(r[key]) }));
       history.append(h('div', { class: 'grid' },
         C.lines('Real k over the release history (VERIFY HISTORY at each release)',
           [{ name: 'real k', color: '#1f5fa8', points: pts('real_k') },

@@ -7,7 +7,7 @@
 'use strict';
 (function () {
   const SVG = 'http://www.w3.org/2000/svg';
-  const W = 1000, H = 560;
+  const H = 560;
 
   function el(name, attrs, text) {
     const e = document.createElementNS(SVG, name);
@@ -93,7 +93,7 @@
 
     const boxEl = document.createElement('div');
     boxEl.className = 'tree-box';
-    const svg = el('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'xMinYMin meet',
+    const svg = el('svg', { preserveAspectRatio: 'none',
       role: 'group', 'aria-label': `Disclosure tree of ${doc.table}: ${doc.cohorts.length} ` +
         `cohorts over ${doc.rows} rows; the table of cohorts below lists the same` });
     boxEl.append(svg);
@@ -111,7 +111,11 @@
       return node.cohort.path.some((s) => s.value.toLowerCase().includes(q));
     }
 
+    let W = 1000;
     function draw() {
+      // One drawing unit per pixel of the box, so text is never stretched.
+      W = Math.max(320, boxEl.clientWidth || 1000);
+      svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
       svg.textContent = '';
       const z = state.zoom;
       const levels = Math.min(z.height, state.depth) + 1;
