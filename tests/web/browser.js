@@ -106,7 +106,11 @@ async function main() {
     const after = Number((await page.textContent('#version-after')).match(/[0-9]+/)[0]);
     check(after > before, `REFRESH left the version at ${after} (was ${before})`);
     await page.click('#action-verify');
-    await page.waitForFunction(() => /VERIFY/.test(document.getElementById('action-output').textContent), null, WAIT);
+    await page.waitForSelector('#verify-risk [data-bar]', WAIT);
+    check(await page.locator('#verify-risk [data-bar="prosecutor highest"]').count() === 1,
+      'VERIFY drew no prosecutor risk');
+    check(await page.locator('#live-classes [data-bucket]').count() > 0, 'no live class-size histogram');
+    check(await page.locator('#live-utility [data-bar]').count() > 0, 'no live utility bars');
     // The refresh made a release linked to the one before: its real k is drawn.
     await page.reload();
     await page.waitForSelector('#releases [data-series="real k"]', WAIT);

@@ -13,6 +13,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -27,6 +28,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/tls_certs.h"
 
 using namespace kanon::testing;
 namespace asio = boost::asio;
@@ -57,6 +59,30 @@ Reply http_exchange(uint16_t port, const std::string& raw) {
   beast::flat_buffer buffer;
   http::response<http::string_body> response;
   http::read(socket, buffer, response);
+  Reply r;
+  r.status = static_cast<int>(response.result_int());
+  for (const auto& f : response) {
+    std::string name(f.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.headers[name] = std::string(f.value());
+  }
+  r.body = response.body();
+  return r;
+}
+
+// The same over TLS, verifying the server's certificate against `ca`.
+Reply https_exchange(uint16_t port, const std::string& raw, const std::string& ca) {
+  asio::io_context io;
+  asio::ssl::context tls(asio::ssl::context::tls_client);
+  tls.load_verify_file(ca);
+  tls.set_verify_mode(asio::ssl::verify_peer);
+  asio::ssl::stream<asio::ip::tcp::socket> stream(io, tls);
+  stream.next_layer().connect({asio::ip::make_address("127.0.0.1"), port});
+  stream.handshake(asio::ssl::stream_base::client);
+  asio::write(stream, asio::buffer(raw));
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response);
   Reply r;
   r.status = static_cast<int>(response.result_int());
   for (const auto& f : response) {
@@ -402,6 +428,35 @@ TEST_CASE("exports from the web: settings checked, progress to done, cancel writ
   CHECK_FALSE(std::filesystem::exists(cancelled_csv));
   CHECK(f.post_csrf("/api/exports/jobs/" + std::to_string(job) + "/cancel", Json::object(), login)
             .status == 409);
+}
+
+TEST_CASE("with tls: the web console speaks only TLS and its cookie is Secure") {
+  const auto& certs = TlsCerts::shared();
+  const uint16_t port = free_port();
+  KanonProxy proxy(PgSandbox::shared().port(),
+                   "admin: {database: kanon, users: [" + std::string(kAdmin) +
+                       "]}\n"
+                       "tls: {cert: " +
+                       certs.server_cert() + ", key: " + certs.server_key() +
+                       "}\n"
+                       "web: {listen: \"127.0.0.1:" +
+                       std::to_string(port) + "\"}\n");
+  REQUIRE_MESSAGE(wait_for_port(port, 120), proxy.log());
+  const Reply login = https_exchange(
+      port,
+      request_text("POST", "/login", std::string("user=") + kAdmin + "&password=" + kPassword,
+                   {"Content-Type: application/x-www-form-urlencoded"}),
+      certs.ca_cert());
+  REQUIRE_MESSAGE(login.status == 200, login.body);
+  const std::string cookie = login.headers.at("set-cookie");
+  CHECK(cookie.find("; Secure") != std::string::npos);
+  const Reply session = https_exchange(
+      port,
+      request_text("GET", "/api/session", "", {"Cookie: " + cookie.substr(0, cookie.find(';'))}),
+      certs.ca_cert());
+  CHECK(session.json().at("user") == kAdmin);
+  // Plain HTTP to the TLS port gets no HTTP answer.
+  CHECK_THROWS(http_exchange(port, request_text("GET", "/api/session", "", {})));
 }
 
 namespace {

@@ -239,6 +239,17 @@
       output.textContent = '';
       if (!r.ok) { output.append(problem(r.doc), notices(r.doc)); return; }
       output.append(notices(r.doc), table(first(r.doc), `${r.doc.command}`));
+      if (command === 'verify') {
+        const v = records(first(r.doc))[0] || {};
+        const num = (k) => (v[k] === null || v[k] === undefined ? null : Number(v[k]));
+        output.append(h('div', { id: 'verify-risk' }, riskBars('Re-identification risk now (VERIFY)', [
+          { label: 'prosecutor highest', value: num('prosecutor_max_risk') },
+          { label: 'prosecutor average', value: num('prosecutor_avg_risk') },
+          { label: `share above ${v.risk_threshold}`, value: num('share_above_threshold') },
+          { label: 'journalist highest', value: num('journalist_max_risk') },
+          { label: 'journalist average', value: num('journalist_avg_risk') },
+          { label: 'marketer', value: num('marketer_risk') }])));
+      }
       if (command === 'refresh' || command === 'reanonymize') {
         const p = await api('/api/show/policies');
         const now = records(first(p.doc)).find((x) => x.table === doc.table) || {};
@@ -283,12 +294,31 @@
       : 0 }));
     const charts = h('div', { class: 'grid' });
     charts.append(h('section', { class: 'card', id: 'released-bars' },
-      C.bars('Released fraction per quasi-identifier', released,
+      C.bars('Released fraction per quasi-identifier, as built', released,
         { labelHeader: 'quasi-identifier', valueHeader: 'rows released' })));
     charts.append(h('section', { class: 'card', id: 'class-sizes' },
       C.histogram('Cohort sizes (rows per cohort; the smallest is the tree\'s k)',
         cohortSizes(doc.cohorts), { xLabel: 'rows in the cohort', yLabel: 'cohorts' })));
     view.append(charts);
+    // As restricted users read the table now (a scan of the table each).
+    const live = h('div', { class: 'grid', id: 'live-charts' },
+      h('p', { class: 'muted' }, 'Reading the masked classes (SHOW CLASSES, SHOW UTILITY)…'));
+    view.append(h('section', { class: 'card' }, h('h2', {}, 'As restricted users see it now'), live));
+    Promise.all([api('/api/show/classes' + q), api('/api/show/utility' + q)]).then(([cl, ut]) => {
+      live.textContent = '';
+      if (cl.ok) {
+        const rows = records(first(cl.doc));
+        live.append(h('div', { id: 'live-classes' }, C.histogram('Class sizes (real k is the smallest)',
+          rows.map((r) => ({ label: r.class_size, count: Number(r.classes) })),
+          { xLabel: 'rows (or persons) in the class', yLabel: 'classes' })));
+      } else live.append(problem(cl.doc));
+      if (ut.ok) {
+        const rows = records(first(ut.doc));
+        live.append(h('div', { id: 'live-utility' }, C.bars('Released fraction per quasi-identifier',
+          rows.map((r) => ({ label: r.column, value: Number(r.released_fraction) })),
+          { labelHeader: 'quasi-identifier', valueHeader: 'rows released' })));
+      } else live.append(problem(ut.doc));
+    });
 
     const rel = releases.ok ? records(first(releases.doc)) : [];
     const history = h('section', { class: 'card', id: 'releases' }, h('h2', {}, 'Releases over time'));
@@ -396,7 +426,7 @@
           row[target] && row[target].endsWith('.csv') ? [' ', h('a', { href: `/exports/${v}/csv` }, 'CSV')] : null) } }));
       const rows = records(result);
       if (rows.length) {
-        const last = rows[0];
+        const last = rows.reduce((a, b) => (Number(b.id) > Number(a.id) ? b : a));
         const report = await fetch(`/exports/${last.id}/json`, { credentials: 'same-origin' });
         if (report.ok) past.prepend(reportCharts(await report.json(), last));
       }
@@ -404,25 +434,43 @@
     refreshJobs();
   }
 
+  // Risk figures as bars (0 to 1), the same names as VERIFY's columns.
+  function riskBars(title, figures) {
+    const items = figures.filter((f) => f.value !== null && f.value !== undefined && !Number.isNaN(f.value));
+    return C.bars(title, items, { format: (v) => v.toFixed(4), labelHeader: 'figure',
+      valueHeader: 'risk (0 to 1)' });
+  }
+
   // The charts of an export's JSON report: utility per column and risk.
   function reportCharts(rep, row) {
     const box = h('div', { class: 'grid', id: 'report-charts' });
     const attrs = rep.attributes || [];
-    if (attrs.length)
-      box.append(C.bars(`Export ${row.id}: distinct values kept per column`,
-        attrs.map((a) => ({ label: a.name, value: a.distinct_before ? a.distinct_after / a.distinct_before : 0 })),
-        { labelHeader: 'column', valueHeader: 'distinct after / before' }));
+    if (attrs.length) {
+      box.append(C.bars(`Export ${row.id}: released fraction per column`,
+        attrs.map((a) => ({ label: a.name, value: Number(a.released_fraction || 0) })),
+        { labelHeader: 'column', valueHeader: 'values published below the hierarchy top' }));
+      if (attrs.some((a) => a.precision !== null && a.precision !== undefined))
+        box.append(C.bars(`Export ${row.id}: precision loss per column`,
+          attrs.map((a) => ({ label: a.name, value: Number(a.precision || 0) })),
+          { labelHeader: 'column', valueHeader: 'generalization height used' }));
+    }
     const hist = rep.class_size_histogram || [];
     if (hist.length)
       box.append(C.histogram(`Export ${row.id}: class sizes`, hist.map((b) => ({
         label: String(b.rows !== undefined ? b.rows : b.persons), count: Number(b.classes) })),
       { xLabel: rep.counts === 'persons' ? 'persons in the class' : 'rows in the class',
         yLabel: 'classes' }));
-    if (rep.risk) {
-      const items = Object.entries(rep.risk).filter(([, v]) => typeof v === 'number')
-        .map(([k, v]) => ({ label: k, value: v }));
-      if (items.length) box.append(C.bars(`Export ${row.id}: re-identification risk`, items,
-        { format: (v) => v.toFixed(4), valueHeader: 'risk' }));
+    const r = rep.risk;
+    if (r && r.prosecutor) {
+      const figures = [
+        { label: 'prosecutor highest', value: r.prosecutor.highest },
+        { label: 'prosecutor average', value: r.prosecutor.average },
+        { label: `share above ${r.threshold}`, value: r.prosecutor.share_above_threshold },
+        { label: 'marketer', value: r.marketer }];
+      if (r.journalist)
+        figures.push({ label: 'journalist highest', value: r.journalist.highest },
+          { label: 'journalist average', value: r.journalist.average });
+      box.append(riskBars(`Export ${row.id}: re-identification risk (docs/risk.md)`, figures));
     }
     return box;
   }
