@@ -200,7 +200,6 @@ ServerConfig load_server_config(const std::string& path) {
     r.expect_map(web, "web", {"listen", "tls", "session_timeout"});
     if (!web["listen"]) r.fail(web, "web", "needs listen (\"HOST:PORT\")");
     cfg.web.listen = parse_endpoint_at(r, web["listen"], "web.listen");
-    if (cfg.web.listen.port == 0) r.fail(web["listen"], "web.listen", "needs a port other than 0");
     cfg.web.tls = web["tls"] ? read_tls(web["tls"], "web.tls") : cfg.tls;
     if (web["session_timeout"]) {
       cfg.web.session_timeout = read_duration(r, web["session_timeout"], "web.session_timeout");

@@ -41,6 +41,9 @@ The admin console (SHOW HELP, SHOW POLICIES, SHOW TREE people, VERIFY adult, ...
 
   psql "host=${LISTEN%:*} port=${LISTEN##*:} user=postgres dbname=kanon"
 
+The web console (tree, risk, exports, exposure, audit): http://127.0.0.1:8080/
+  log in as kanon_scram / scram-secret (an admin user with a password)
+
 Metrics: http://127.0.0.1:9187/metrics
 
 Roles: postgres (superuser), analyst; kanon_md5/md5-secret and kanon_scram/scram-secret use passwords.

@@ -105,11 +105,45 @@ TEST_CASE("the shipped config/kanon.yaml loads") {
   const char* src = std::getenv("KANON_SOURCE_DIR");
   REQUIRE(src != nullptr);
   const auto cfg = load_server_config(std::string(src) + "/config/kanon.yaml");
-  CHECK(cfg.admin.users == std::vector<std::string>{"postgres"});
+  CHECK(cfg.admin.users == std::vector<std::string>{"postgres", "kanon_scram"});
   CHECK(cfg.policies.size() == 2);
   CHECK(cfg.metrics.port == 9187);
+  CHECK(cfg.web.enabled());
+  CHECK(cfg.web.listen.port == 8080);
   CHECK(cfg.shutdown_lame_duck == std::chrono::milliseconds(0));
   CHECK(cfg.shutdown_grace == std::chrono::seconds(30));
+}
+
+TEST_CASE("web: listen, tls (its own or inherited), session_timeout; mistakes are named") {
+  const auto off = load_server_config(write_config("log_level: info\n"));
+  CHECK_FALSE(off.web.enabled());
+  const auto on = load_server_config(
+      write_config("web: {listen: \"127.0.0.1:8081\", session_timeout: 10m}\n"));
+  CHECK(on.web.listen.host == "127.0.0.1");
+  CHECK(on.web.listen.port == 8081);
+  CHECK(on.web.session_timeout == std::chrono::minutes(10));
+  CHECK(on.web.tls.cert.empty());  // plain HTTP
+  const auto inherited = load_server_config(
+      write_config("tls: {cert: cert.pem, key: key.pem}\nweb: {listen: \"0.0.0.0:8443\"}\n"));
+  CHECK(inherited.web.tls.cert == kDir + "/cert.pem");
+  CHECK(inherited.web.tls.key == kDir + "/key.pem");
+  CHECK(inherited.web.session_timeout == std::chrono::minutes(30));
+  std::filesystem::create_directories(kDir + "/web");
+  std::ofstream(kDir + "/web/c.pem") << "x\n";
+  std::ofstream(kDir + "/web/k.pem") << "x\n";
+  const auto own = load_server_config(
+      write_config("tls: {cert: cert.pem, key: key.pem}\n"
+                   "web: {listen: \"127.0.0.1:8443\", tls: {cert: web/c.pem, key: web/k.pem}}\n"));
+  CHECK(own.web.tls.cert == kDir + "/web/c.pem");
+  CHECK(error_of("web: {}\n").find("web: needs listen") != std::string::npos);
+  CHECK(error_of("web: {listen: \"127.0.0.1:0\"}\n").find("'0' is not a port number") !=
+        std::string::npos);
+  CHECK(error_of("web: {listen: \"nonsense\"}\n").find("web.listen") != std::string::npos);
+  CHECK(error_of("web: {listen: \"127.0.0.1:1\", session_timeout: 30s}\n")
+            .find("web.session_timeout: must be at least 1m") != std::string::npos);
+  CHECK(error_of("web: {listen: \"127.0.0.1:1\", tls: {cert: nope.pem, key: key.pem}}\n")
+            .find("web.tls.cert: no such file") != std::string::npos);
+  CHECK(error_of("web: {listen: \"127.0.0.1:1\", port: 3}\n").find("port") != std::string::npos);
 }
 
 TEST_CASE("the compose example's kanon.yaml loads, with a lame duck before the drain") {
