@@ -19,6 +19,7 @@
 
 #include "policy/policy_file.h"
 #include "policy/policy_store.h"
+#include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/wire/startup_messages.h"
 
@@ -207,19 +208,7 @@ asio::awaitable<std::string> MetricsEndpoint::probe_backend() {
 MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const policy::Endpoint& listen,
                                  ServerContext& context)
     : context_(context), acceptor_(io) {
-  boost::system::error_code ec;
-  tcp::resolver resolver(io);
-  const auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
-  if (!ec && !results.empty()) {
-    const auto endpoint = results.begin()->endpoint();
-    acceptor_.open(endpoint.protocol(), ec);
-    if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(endpoint, ec);
-    if (!ec) acceptor_.listen(64, ec);
-  }
-  if (ec || results.empty())
-    throw std::runtime_error(fmt::format("cannot serve metrics on {}:{}: {}", listen.host,
-                                         listen.port, ec ? ec.message() : "no address"));
+  open_listener(acceptor_, listen, "metrics.listen");
 }
 
 void MetricsEndpoint::start() {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "policy/policy_file.h"
+#include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/session.h"
 #include "proxy/wire/error_fields.h"
@@ -26,16 +27,6 @@ namespace {
 
 constexpr auto kShutdownGrace = std::chrono::seconds(5);
 
-tcp::endpoint resolve_listen(asio::io_context& io, const policy::Endpoint& listen) {
-  tcp::resolver resolver(io);
-  boost::system::error_code ec;
-  const auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
-  if (ec || results.empty())
-    throw std::runtime_error(fmt::format("cannot resolve listen address {}:{}: {}", listen.host,
-                                         listen.port, ec ? ec.message() : "no address"));
-  return results.begin()->endpoint();
-}
-
 }  // namespace
 
 Server::Server(policy::ServerConfig config)
@@ -48,16 +39,7 @@ Server::Server(policy::ServerConfig config)
         return v;
       }()),
       acceptor_(*contexts_[0]) {
-  const auto& listen = config.listen;
-  const tcp::endpoint endpoint = resolve_listen(*contexts_[0], listen);
-  boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    throw std::runtime_error(
-        fmt::format("cannot listen on {}:{}: {}", listen.host, listen.port, ec.message()));
+  open_listener(acceptor_, config.listen, "listen");
   if (config.metrics.port != 0)
     metrics_ = std::make_unique<MetricsEndpoint>(*contexts_[0], config.metrics, context_);
   // Clients that connect from now on wait in the backlog until run().

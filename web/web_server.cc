@@ -9,6 +9,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/tls_contexts.h"
 
@@ -125,16 +126,6 @@ asio::awaitable<void> connection(tcp::socket socket, WebApp& app,
   co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, ec));
 }
 
-tcp::endpoint resolve(asio::io_context& io, const policy::Endpoint& listen) {
-  tcp::resolver resolver(io);
-  boost::system::error_code ec;
-  const auto results = resolver.resolve(listen.host, std::to_string(listen.port), ec);
-  if (ec || results.empty())
-    throw std::runtime_error(fmt::format("web.listen: cannot resolve {}:{}: {}", listen.host,
-                                         listen.port, ec ? ec.message() : "no address"));
-  return results.begin()->endpoint();
-}
-
 }  // namespace
 
 WebServer::WebServer(asio::io_context& io, proxy::ServerContext& context,
@@ -143,15 +134,7 @@ WebServer::WebServer(asio::io_context& io, proxy::ServerContext& context,
       app_(context, config),
       tls_(proxy::make_client_tls_context(config.tls)),
       acceptor_(io) {
-  const tcp::endpoint endpoint = resolve(io, config.listen);
-  boost::system::error_code ec;
-  acceptor_.open(endpoint.protocol(), ec);
-  if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(endpoint, ec);
-  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    throw std::runtime_error(fmt::format("web.listen: cannot listen on {}:{}: {}",
-                                         config.listen.host, config.listen.port, ec.message()));
+  proxy::open_listener(acceptor_, config.listen, "web.listen");
 }
 
 void WebServer::start() {

@@ -117,8 +117,8 @@ TEST_CASE("the shipped config/kanon.yaml loads") {
 TEST_CASE("web: listen, tls (its own or inherited), session_timeout; mistakes are named") {
   const auto off = load_server_config(write_config("log_level: info\n"));
   CHECK_FALSE(off.web.enabled());
-  const auto on = load_server_config(
-      write_config("web: {listen: \"127.0.0.1:8081\", session_timeout: 10m}\n"));
+  const auto on =
+      load_server_config(write_config("web: {listen: \"127.0.0.1:8081\", session_timeout: 10m}\n"));
   CHECK(on.web.listen.host == "127.0.0.1");
   CHECK(on.web.listen.port == 8081);
   CHECK(on.web.session_timeout == std::chrono::minutes(10));

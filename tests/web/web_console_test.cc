@@ -48,6 +48,18 @@ struct Reply {
   Json json() const { return Json::parse(body); }
 };
 
+Reply to_reply(const http::response<http::string_body>& response) {
+  Reply r;
+  r.status = static_cast<int>(response.result_int());
+  for (const auto& f : response) {
+    std::string name(f.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.headers[name] = std::string(f.value());
+  }
+  r.body = response.body();
+  return r;
+}
+
 // One request on a connection of its own; `raw` is sent as it is.
 Reply http_exchange(uint16_t port, const std::string& raw) {
   asio::io_context io;
@@ -59,15 +71,7 @@ Reply http_exchange(uint16_t port, const std::string& raw) {
   beast::flat_buffer buffer;
   http::response<http::string_body> response;
   http::read(socket, buffer, response);
-  Reply r;
-  r.status = static_cast<int>(response.result_int());
-  for (const auto& f : response) {
-    std::string name(f.name_string());
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    r.headers[name] = std::string(f.value());
-  }
-  r.body = response.body();
-  return r;
+  return to_reply(response);
 }
 
 // The same over TLS, verifying the server's certificate against `ca`.
@@ -83,15 +87,7 @@ Reply https_exchange(uint16_t port, const std::string& raw, const std::string& c
   beast::flat_buffer buffer;
   http::response<http::string_body> response;
   http::read(stream, buffer, response);
-  Reply r;
-  r.status = static_cast<int>(response.result_int());
-  for (const auto& f : response) {
-    std::string name(f.name_string());
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    r.headers[name] = std::string(f.value());
-  }
-  r.body = response.body();
-  return r;
+  return to_reply(response);
 }
 
 std::string request_text(const std::string& method, const std::string& target,
