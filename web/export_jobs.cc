@@ -2,20 +2,16 @@
 
 #include <algorithm>
 
+#include "base/name_table.h"
+
 namespace kanon::web {
 
 const char* to_string(JobState state) {
-  switch (state) {
-    case JobState::kRunning:
-      return "running";
-    case JobState::kDone:
-      return "done";
-    case JobState::kFailed:
-      return "failed";
-    case JobState::kCancelled:
-      return "cancelled";
-  }
-  return "?";
+  static const base::NameTable<JobState> kNames{{JobState::kRunning, "running"},
+                                                {JobState::kDone, "done"},
+                                                {JobState::kFailed, "failed"},
+                                                {JobState::kCancelled, "cancelled"}};
+  return kNames.name(state);
 }
 
 ExportJobs::~ExportJobs() {

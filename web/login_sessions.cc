@@ -78,4 +78,28 @@ size_t LoginSessions::size() const {
   return sessions_.size();
 }
 
+std::chrono::milliseconds FailedLogins::wait(const std::string& address,
+                                             Clock::time_point now) const {
+  const std::lock_guard lock(mu_);
+  const auto it = counts_.find(address);
+  if (it == counts_.end() || it->second.failures < limit_) return std::chrono::milliseconds(0);
+  const auto left = it->second.last + pause_ - now;
+  return left > Clock::duration::zero() ? std::chrono::ceil<std::chrono::milliseconds>(left)
+                                        : std::chrono::milliseconds(0);
+}
+
+void FailedLogins::failed(const std::string& address, Clock::time_point now) {
+  const std::lock_guard lock(mu_);
+  // Forget addresses whose pause is long over, so the map stays small.
+  std::erase_if(counts_, [&](const auto& kv) { return now - kv.second.last > 10 * pause_; });
+  Count& c = counts_[address];
+  ++c.failures;
+  c.last = now;
+}
+
+void FailedLogins::succeeded(const std::string& address) {
+  const std::lock_guard lock(mu_);
+  counts_.erase(address);
+}
+
 }  // namespace kanon::web

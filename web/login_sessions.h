@@ -48,6 +48,31 @@ class LoginSessions {
   std::map<std::string, LoginSession> sessions_;  // by the SHA-256 of the id
 };
 
+// Failed logins per client address: after `limit` failures in a row, the
+// address is refused for `pause` (each further failure restarts the pause),
+// so passwords cannot be guessed at the rate the backend answers. A success
+// clears the address. Thread-safe; the clock is passed in.
+class FailedLogins {
+ public:
+  FailedLogins(size_t limit = 5, std::chrono::milliseconds pause = std::chrono::seconds(30))
+      : limit_(limit), pause_(pause) {}
+
+  // How long `address` must still wait; zero when it may try.
+  std::chrono::milliseconds wait(const std::string& address, Clock::time_point now) const;
+  void failed(const std::string& address, Clock::time_point now);
+  void succeeded(const std::string& address);
+
+ private:
+  struct Count {
+    size_t failures = 0;
+    Clock::time_point last;
+  };
+  const size_t limit_;
+  const std::chrono::milliseconds pause_;
+  mutable std::mutex mu_;
+  std::map<std::string, Count> counts_;
+};
+
 // 32 random bytes as 64 hex digits; throws when OpenSSL has no entropy.
 std::string random_token();
 // Compares in time that does not depend on where they differ.

@@ -235,14 +235,28 @@ asio::awaitable<Response> WebApp::login(Call& call) {
     return it == form.end() ? std::string() : it->second;
   };
   const std::string user = field("user"), password = field("password");
+  // Throttled per client address (without the port).
+  const std::string address = call.peer.substr(0, call.peer.rfind(':'));
+  if (const auto wait = failed_logins_.wait(address, Clock::now()); wait.count() > 0) {
+    proxy::log(LogLevel::kWarning,
+               "web console: login as \"{}\" from {} refused: too many failed logins, {} s to "
+               "wait",
+               user, call.peer, (wait.count() + 999) / 1000);
+    Response r = call.error(http::status::too_many_requests,
+                            "too many failed logins from this address; try again later");
+    r.set(http::field::retry_after, std::to_string((wait.count() + 999) / 1000));
+    co_return r;
+  }
   const auto config = context_.runtime()->config;
   const LoginCheck check = co_await proxy::run_blocking(
       context_.blocking, [&] { return check_login(*config, user, password); });
   if (!check.accepted) {
+    failed_logins_.failed(address, Clock::now());
     proxy::log(LogLevel::kWarning, "web console: login as \"{}\" from {} refused: {}", user,
                call.peer, check.reason);
     co_return call.error(http::status::unauthorized, "wrong user or password");
   }
+  failed_logins_.succeeded(address);
   const LoginSession s = sessions_.open(user, Clock::now());
   proxy::log(LogLevel::kInfo, "web console: {} logged in from {}", user, call.peer);
   Response r = call.json(http::status::ok, Json{{"user", user}, {"csrf", s.csrf}});

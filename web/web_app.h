@@ -68,6 +68,7 @@ class WebApp {
 
   proxy::ServerContext& context_;
   LoginSessions sessions_;
+  FailedLogins failed_logins_;
   ExportJobs jobs_;
 };
 

@@ -453,6 +453,21 @@ TEST_CASE("with tls: the web console speaks only TLS and its cookie is Secure") 
   CHECK(session.json().at("user") == kAdmin);
   // Plain HTTP to the TLS port gets no HTTP answer.
   CHECK_THROWS(http_exchange(port, request_text("GET", "/api/session", "", {})));
+
+  // Guessing: after 5 failed logins from one address it must wait, even
+  // with the right password.
+  const auto attempt = [&](const std::string& password) {
+    return https_exchange(
+        port,
+        request_text("POST", "/login", std::string("user=") + kAdmin + "&password=" + password,
+                     {"Content-Type: application/x-www-form-urlencoded"}),
+        certs.ca_cert());
+  };
+  for (int i = 0; i < 5; ++i) REQUIRE(attempt("guess" + std::to_string(i)).status == 401);
+  const Reply throttled = attempt(kPassword);
+  CHECK(throttled.status == 429);
+  CHECK(std::stoi(throttled.headers.at("retry-after")) > 0);
+  CHECK(proxy.log().find("too many failed logins") != std::string::npos);
 }
 
 namespace {

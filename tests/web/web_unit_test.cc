@@ -86,3 +86,20 @@ TEST_CASE("forms, queries and cookies") {
   CHECK(target_query("/api/tree?table=adult") == "table=adult");
   CHECK(target_query("/") == "");
 }
+
+TEST_CASE("failed logins: after the limit an address waits, each failure restarts the pause") {
+  FailedLogins failed(3, 30s);
+  const Clock::time_point t0{};
+  for (int i = 0; i < 3; ++i) {
+    CHECK(failed.wait("10.0.0.1", t0).count() == 0);
+    failed.failed("10.0.0.1", t0);
+  }
+  CHECK(failed.wait("10.0.0.1", t0) == 30s);
+  CHECK(failed.wait("10.0.0.1", t0 + 10s) == 20s);
+  CHECK(failed.wait("10.0.0.2", t0).count() == 0);  // another address
+  CHECK(failed.wait("10.0.0.1", t0 + 30s).count() == 0);
+  failed.failed("10.0.0.1", t0 + 31s);  // still over the limit: a new pause
+  CHECK(failed.wait("10.0.0.1", t0 + 31s) == 30s);
+  failed.succeeded("10.0.0.1");
+  CHECK(failed.wait("10.0.0.1", t0 + 31s).count() == 0);
+}
