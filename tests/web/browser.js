@@ -106,7 +106,9 @@ async function main() {
     const after = Number((await page.textContent('#version-after')).match(/[0-9]+/)[0]);
     check(after > before, `REFRESH left the version at ${after} (was ${before})`);
     await page.click('#action-verify');
-    await page.waitForSelector('#verify-risk [data-bar]', WAIT);
+    // attached, not visible: a bar of a risk 0 has no width.
+    await page.waitForSelector('#verify-risk [data-bar]', { ...WAIT, state: 'attached' });
+    await page.waitForSelector('#live-charts svg', WAIT);
     check(await page.locator('#verify-risk [data-bar="prosecutor highest"]').count() === 1,
       'VERIFY drew no prosecutor risk');
     check(await page.locator('#live-classes [data-bucket]').count() > 0, 'no live class-size histogram');
@@ -162,14 +164,15 @@ async function main() {
 
     // A phone-sized screen: nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
-    for (const route of ['#/', `#/table/${encodeURIComponent(treeTable)}`, '#/exports']) {
+    for (const [route, ready] of [['#/', '#alerts'],
+      [`#/table/${encodeURIComponent(treeTable)}`, '#live-charts svg'],
+      ['#/exports', '#past-exports > .scroll > table']]) {
       await page.goto(url + route);
-      await page.waitForSelector('#view h1', WAIT);
-      await page.waitForLoadState('networkidle');
+      await page.waitForSelector(ready, WAIT);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       check(width <= 392, `${route} is ${width}px wide on a 390px screen`);
+      await page.screenshot({ path: path.join(shots, `07-phone-${ready.slice(1, 6)}.png`), fullPage: true });
     }
-    await page.screenshot({ path: path.join(shots, '07-phone.png'), fullPage: true });
     ok('usable at 390px wide');
 
     await page.setViewportSize({ width: 1280, height: 800 });
