@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "base/json.h"
@@ -89,8 +89,58 @@ std::string string_field(const Json& body, const char* name) {
   throw std::invalid_argument(fmt::format("{} must be a string or a number", name));
 }
 
-bool matches(const std::string& text, const char* pattern) {
-  return std::regex_match(text, std::regex(pattern));
+// Checks of form values, written out (no std::regex: it is slow, and GCC 12
+// warns about its internals under the sanitizers).
+bool identifier(std::string_view s, bool lower_only) {
+  const auto letter = [&](char c) {
+    return (c >= 'a' && c <= 'z') || c == '_' || (!lower_only && c >= 'A' && c <= 'Z');
+  };
+  if (s.empty() || !letter(s[0])) return false;
+  for (char c : s)
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
+  return true;
+}
+
+// "a", "a.b" ... with between `min` and `max` identifiers.
+bool dotted(std::string_view s, size_t min, size_t max, bool lower_only) {
+  size_t parts = 0;
+  for (;;) {
+    const size_t dot = s.find('.');
+    if (!identifier(s.substr(0, dot), lower_only)) return false;
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    s.remove_prefix(dot + 1);
+  }
+  return parts >= min && parts <= max;
+}
+
+bool digits(std::string_view s, size_t max) {
+  return !s.empty() && s.size() <= max &&
+         s.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+bool whole_number(std::string_view s, size_t max_digits) {
+  return digits(s, max_digits) && s[0] != '0';
+}
+
+// 0, 1, or a decimal fraction below 1 with at most 6 places (".02", "0.02").
+bool fraction(std::string_view s) {
+  if (s == "0" || s == "1") return true;
+  if (s.starts_with("0")) s.remove_prefix(1);
+  return s.starts_with(".") && digits(s.substr(1), 6);
+}
+
+bool metric_name(std::string_view s) {
+  return !s.empty() && s.size() <= 31 && s[0] >= 'a' && s[0] <= 'z' &&
+         s.find_first_not_of("abcdefghijklmnopqrstuvwxyz_-") == std::string_view::npos;
+}
+
+bool csv_path(std::string_view s) {
+  return s.size() > 5 && s[0] == '/' && s.ends_with(".csv") &&
+         s.find("..") == std::string_view::npos &&
+         s.find_first_not_of(
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./-") ==
+             std::string_view::npos;
 }
 
 // The EXPORT command of a form; std::invalid_argument naming the field when
@@ -98,7 +148,7 @@ bool matches(const std::string& text, const char* pattern) {
 // ever reaches the console's EXPORT parser).
 std::string export_command(const Json& body) {
   const std::string table = string_field(body, "table");
-  if (!matches(table, "[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*){0,2}"))
+  if (!dotted(table, 1, 3, false))
     throw std::invalid_argument("table: expected [database.][schema.]table");
   std::string command = "EXPORT " + table;
   const std::string target = string_field(body, "target_table");
@@ -106,29 +156,39 @@ std::string export_command(const Json& body) {
   if (!target.empty() && !csv.empty())
     throw std::invalid_argument("give a target table or a CSV file, not both");
   if (!target.empty()) {
-    if (!matches(target, "[a-z_][a-z0-9_]*\\.[a-z_][a-z0-9_]*"))
+    if (!dotted(target, 2, 2, true))
       throw std::invalid_argument("target_table: expected schema.table in lower case");
     command += " TO " + target;
   } else if (!csv.empty()) {
-    if (!matches(csv, "/[A-Za-z0-9_./-]+\\.csv") || csv.find("..") != std::string::npos)
+    if (!csv_path(csv))
       throw std::invalid_argument(
           "csv_path: expected an absolute path of letters, digits, _ . - / ending in .csv");
     command += " TO '" + csv + "'";
   }
   std::vector<std::string> options;
-  const auto option = [&](const char* name, const char* pattern, const char* what) {
+  const auto option = [&](const char* name, auto valid, const char* what) {
     const std::string v = string_field(body, name);
     if (v.empty()) return;
-    if (!matches(v, pattern)) throw std::invalid_argument(fmt::format("{}: {}", name, what));
+    if (!valid(std::string_view(v))) throw std::invalid_argument(fmt::format("{}: {}", name, what));
     options.push_back(fmt::format("{} = {}", name, v));
   };
-  option("k", "[1-9][0-9]{0,6}", "expected a whole number of at least 1");
-  option("l", "[1-9][0-9]{0,3}", "expected a whole number of at least 1");
-  option("suppression", "(0|1|0?\\.[0-9]{1,6})", "expected a fraction between 0 and 1");
-  option("algorithm", "flash|bfs|mondrian", "expected flash, bfs or mondrian");
-  option("metric", "[a-z][a-z_-]{0,30}", "expected a metric name");
-  option("time_limit", "[0-9]{1,6}", "expected seconds");
-  option("replace", "true|false", "expected true or false");
+  const auto either = [](std::initializer_list<std::string_view> names) {
+    return [names](std::string_view v) {
+      return std::find(names.begin(), names.end(), v) != names.end();
+    };
+  };
+  option(
+      "k", [](std::string_view v) { return whole_number(v, 7); },
+      "expected a whole number of at least 1");
+  option(
+      "l", [](std::string_view v) { return whole_number(v, 4); },
+      "expected a whole number of at least 1");
+  option("suppression", fraction, "expected a fraction between 0 and 1");
+  option("algorithm", either({"flash", "bfs", "mondrian"}), "expected flash, bfs or mondrian");
+  option("metric", metric_name, "expected a metric name");
+  option(
+      "time_limit", [](std::string_view v) { return digits(v, 6); }, "expected seconds");
+  option("replace", either({"true", "false"}), "expected true or false");
   if (!options.empty()) command += " WITH (" + base::join(options, ", ") + ")";
   return command;
 }
@@ -216,10 +276,15 @@ asio::awaitable<Response> WebApp::handle(const Request& request, const std::stri
     co_return r;
   }
   if (call.path.starts_with("/api/")) co_return co_await api(call, *session);
-  static const std::regex kExportFile("/exports/([0-9]{1,18})/(report|json|csv)");
-  std::smatch m;
-  if (get && std::regex_match(call.path, m, kExportFile))
-    co_return co_await export_file(call, m[1], m[2]);
+  // /exports/<id>/report|json|csv
+  if (get && call.path.starts_with("/exports/")) {
+    const std::string_view rest = std::string_view(call.path).substr(9);
+    const size_t slash = rest.find('/');
+    const std::string_view id = rest.substr(0, slash), what = rest.substr(slash + 1);
+    if (slash != std::string_view::npos && digits(id, 18) &&
+        (what == "report" || what == "json" || what == "csv"))
+      co_return co_await export_file(call, std::string(id), std::string(what));
+  }
   co_return call.error(http::status::not_found, "no such page");
 }
 
@@ -359,10 +424,14 @@ asio::awaitable<Response> WebApp::api(Call& call, const LoginSession& session) {
     for (const auto& j : jobs_.list()) jobs.push_back(job_json(j));
     co_return call.json(http::status::ok, Json{{"jobs", std::move(jobs)}});
   }
-  static const std::regex kCancel("exports/jobs/([0-9]{1,18})/cancel");
-  std::match_results<std::string_view::const_iterator> m;
-  if (post && std::regex_match(path.begin(), path.end(), m, kCancel)) {
-    const uint64_t id = std::stoull(m[1].str());
+  // exports/jobs/<id>/cancel
+  constexpr std::string_view kJobs = "exports/jobs/", kCancel = "/cancel";
+  if (post && path.size() > kJobs.size() + kCancel.size() && path.starts_with(kJobs) &&
+      path.ends_with(kCancel)) {
+    const std::string_view number =
+        path.substr(kJobs.size(), path.size() - kJobs.size() - kCancel.size());
+    if (!digits(number, 18)) co_return call.error(http::status::not_found, "no such export");
+    const uint64_t id = std::stoull(std::string(number));
     if (!jobs_.cancel(id)) co_return call.error(http::status::conflict, "no such running export");
     proxy::log(LogLevel::kInfo, "web console: {} cancels export {}", session.user, id);
     co_return call.json(http::status::ok, Json{{"cancelling", id}});
