@@ -1,0 +1,115 @@
+// Schema `kanon`: the tables kanon keeps in every database it serves (the
+// release history, shared snapshots and refresh requests, exports) and the
+// version they are at. This file owns their DDL; nothing else in kanon
+// creates or alters a table of schema `kanon` (the catalog watch's sequence,
+// functions and event triggers are the exception: catalog_watch.h installs
+// them only as a superuser, and checks them by their exact text, not by a
+// version).
+//
+// kanon.schema_version has one row per migration applied (version, summary,
+// applied_at, applied_by); the schema's version is the largest. A table, not
+// a COMMENT ON SCHEMA: recording a version is then an INSERT in the same
+// transaction as its DDL (a COMMENT is itself DDL, and fires the catalog
+// watch's event trigger), it keeps when and by whom each step was applied,
+// and SELECT on it can be granted to PUBLIC (every account kanon runs as
+// must read it) without giving anything else.
+//
+// Version 0 is a database no kanon recorded a version in: an earlier kanon
+// created the tables it needed when it first needed them, so any subset of
+// version 1's tables may be there, some already with version 2's columns.
+// Every migration is therefore idempotent (CREATE TABLE / ADD COLUMN IF NOT
+// EXISTS), and a database whose recorded version is current but which lacks
+// a table or column of it (dropped by hand) gets every step again.
+#pragma once
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pqxx {
+class connection_base;
+class transaction_base;
+}  // namespace pqxx
+
+namespace kanon::policy {
+
+// The schema version this kanon writes.
+inline constexpr int kKanonSchemaVersion = 2;
+
+// One step: the statements that take the schema from version - 1 to version.
+struct SchemaMigration {
+  int version = 0;
+  const char* summary = "";
+  std::vector<std::string> statements;
+};
+
+// Every migration, oldest first; the last one's version is kKanonSchemaVersion.
+const std::vector<SchemaMigration>& kanon_schema_migrations();
+
+// Every table of schema kanon at kKanonSchemaVersion with its columns.
+const std::map<std::string, std::set<std::string>>& kanon_schema_tables();
+
+// What the catalog says of schema kanon (read with reads only).
+struct KanonSchemaState {
+  bool schema_exists = false;
+  int recorded = 0;  // largest kanon.schema_version.version; 0: none recorded
+  // The tables in schema kanon and their columns.
+  std::map<std::string, std::set<std::string>> tables;
+};
+
+// What ensure_kanon_schema does with a state. Pure.
+struct SchemaPlan {
+  enum class Action { kNone, kMigrate, kTooNew };
+  Action action = Action::kNone;
+  // The first migration to run (kMigrate): recorded + 1, or 1 when a table or
+  // column of the current version is missing (every step is idempotent).
+  int first_step = 0;
+  // What the current version has and the database lacks, as
+  // "kanon.releases" (the whole table) or "kanon.releases.row_format".
+  std::vector<std::string> missing;
+};
+SchemaPlan plan_kanon_schema(const KanonSchemaState& state);
+
+// What ensure_kanon_schema found and did.
+struct SchemaOutcome {
+  int found = 0;         // the recorded version before
+  int version = 0;       // the recorded version after
+  bool applied = false;  // this call ran DDL (and took the migration lock)
+  // Set when the tables are all in place but no version is recorded and the
+  // account may not record it (no CREATE on schema kanon): kanon works, the
+  // schema's owner should run kanon once to record the version.
+  std::string note;
+};
+
+// A database whose schema kanon is newer than this kanon knows, or a
+// migration that failed for another reason than a missing privilege.
+// Missing privileges throw pqxx::insufficient_privilege (SQLSTATE 42501)
+// with a message naming the account, what is missing and what to grant.
+class KanonSchemaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Reads the state; when the schema is current and complete, returns having
+// run reads only (no DDL, no lock: any DDL would advance the catalog
+// generation and fail the guard of every restricted statement running).
+// Otherwise takes the advisory lock (7306355, 1) to the end of `tx` (several
+// kanon processes may start at once; the catalog watch takes the same lock
+// for its DDL), reads the state again, and applies the missing steps and
+// records them, in `tx`. Refuses (KanonSchemaError) a database whose
+// recorded version is newer than kKanonSchemaVersion: an older kanon must
+// not write a newer schema. REQUIRES: `tx` is READ COMMITTED (it must see
+// what another process committed while it waited for the lock). The caller
+// commits.
+SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx);
+
+// The same in a transaction of its own, committed. REQUIRES: no transaction
+// open on `conn`.
+SchemaOutcome ensure_kanon_schema(pqxx::connection_base& conn);
+
+// Reads the state (catalog and kanon.schema_version only).
+KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx);
+
+}  // namespace kanon::policy
