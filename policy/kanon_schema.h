@@ -1,10 +1,8 @@
 // Schema `kanon`: the tables kanon keeps in every database it serves (the
 // release history, shared snapshots and refresh requests, exports) and the
-// version they are at. This file owns their DDL; nothing else in kanon
-// creates or alters a table of schema `kanon` (the catalog watch's sequence,
-// functions and event triggers are the exception: catalog_watch.h installs
-// them only as a superuser, and checks them by their exact text, not by a
-// version).
+// version they are at, and the catalog watch's objects (below). This file
+// owns all DDL of schema `kanon`; nothing else in kanon creates or alters
+// an object in it.
 //
 // kanon.schema_version has one row per migration applied (version, summary,
 // applied_at, applied_by); the schema's version is the largest. A table, not
@@ -111,5 +109,27 @@ SchemaOutcome ensure_kanon_schema(pqxx::connection_base& conn);
 
 // Reads the state (catalog and kanon.schema_version only).
 KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx);
+
+// The catalog watch's objects (catalog_watch.h): the sequence
+// kanon.catalog_generation, the functions kanon.catalog_changed(),
+// kanon.catalog_is(int8), kanon.catalog_stays(int8) and kanon.serial() with
+// their grants, and the event triggers kanon_catalog_ddl and
+// kanon_catalog_drop. Not versioned: only a superuser may create event
+// triggers, so whether they are there depends on the account kanon runs as,
+// not on the schema's version; they are checked by their exact text,
+// settings and privileges instead, so a function changed by hand (or by
+// another kanon) is replaced.
+//
+// Whether every one is there as create_catalog_watch makes it. Reads only.
+bool catalog_watch_in_place(pqxx::transaction_base& tx);
+// Creates schema kanon when missing, and creates or replaces every object.
+// REQUIRES: a superuser, the schema lock (7306355, 1) held by `tx`.
+void create_catalog_watch(pqxx::transaction_base& tx);
+
+// The bodies of kanon.catalog_is and kanon.catalog_stays as
+// create_catalog_watch creates them (prosrc): the catalog reader recognizes
+// the guards by them (CatalogFacts).
+const std::string& catalog_guard_body();
+const std::string& catalog_holding_guard_body();
 
 }  // namespace kanon::policy
