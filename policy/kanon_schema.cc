@@ -19,52 +19,62 @@ const std::vector<SchemaMigration>& kanon_schema_migrations() {
        "the tables as kanon made them before the schema had a version",
        {
            // The release history (release_store.h), before row format 2.
-           "CREATE TABLE IF NOT EXISTS kanon.releases (table_name text NOT NULL, "
-           "version bigint NOT NULL, built_at timestamptz NOT NULL DEFAULT now(), "
-           "baseline boolean NOT NULL, k integer NOT NULL, tree jsonb NOT NULL, "
-           "rows bigint NOT NULL, released_fraction double precision NOT NULL, "
-           "linked_rows bigint NOT NULL, min_candidates bigint NOT NULL, "
-           "rows_below_k bigint NOT NULL, updated_rows_below_k bigint NOT NULL, "
-           "held_rows bigint NOT NULL, PRIMARY KEY (table_name, version))",
-           "CREATE TABLE IF NOT EXISTS kanon.release_rows (table_name text NOT NULL, "
-           "key text NOT NULL, since_version bigint NOT NULL, released text[], "
-           "held boolean NOT NULL DEFAULT false, PRIMARY KEY (table_name, key, since_version))",
-           "CREATE TABLE IF NOT EXISTS kanon.held_keys (table_name text NOT NULL, "
-           "key text NOT NULL, PRIMARY KEY (table_name, key))",
+           {"CREATE TABLE IF NOT EXISTS kanon.releases (table_name text NOT NULL, "
+            "version bigint NOT NULL, built_at timestamptz NOT NULL DEFAULT now(), "
+            "baseline boolean NOT NULL, k integer NOT NULL, tree jsonb NOT NULL, "
+            "rows bigint NOT NULL, released_fraction double precision NOT NULL, "
+            "linked_rows bigint NOT NULL, min_candidates bigint NOT NULL, "
+            "rows_below_k bigint NOT NULL, updated_rows_below_k bigint NOT NULL, "
+            "held_rows bigint NOT NULL, PRIMARY KEY (table_name, version))",
+            {"kanon.releases"}},
+           {"CREATE TABLE IF NOT EXISTS kanon.release_rows (table_name text NOT NULL, "
+            "key text NOT NULL, since_version bigint NOT NULL, released text[], "
+            "held boolean NOT NULL DEFAULT false, PRIMARY KEY (table_name, key, since_version))",
+            {"kanon.release_rows"}},
+           {"CREATE TABLE IF NOT EXISTS kanon.held_keys (table_name text NOT NULL, "
+            "key text NOT NULL, PRIMARY KEY (table_name, key))",
+            {"kanon.held_keys"}},
            // Shared snapshots (shared_snapshots.h).
-           "CREATE TABLE IF NOT EXISTS kanon.snapshots (table_name text NOT NULL, "
-           "version bigint NOT NULL, policy_hash text NOT NULL, fingerprint text NOT NULL, "
-           "built_at timestamptz NOT NULL, built_by text NOT NULL, "
-           "stored_at timestamptz NOT NULL DEFAULT now(), body text NOT NULL, "
-           "PRIMARY KEY (table_name, version))",
-           "CREATE TABLE IF NOT EXISTS kanon.snapshot_servers (replica text NOT NULL, "
-           "table_name text NOT NULL, version bigint NOT NULL, "
-           "since timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (replica, table_name))",
-           "CREATE TABLE IF NOT EXISTS kanon.refresh_requests (id bigserial PRIMARY KEY, "
-           "grp integer NOT NULL, verb text NOT NULL, table_name text NOT NULL, "
-           "asked_by text NOT NULL, asked_at timestamptz NOT NULL DEFAULT now(), "
-           "taken boolean NOT NULL DEFAULT false, error text)",
+           {"CREATE TABLE IF NOT EXISTS kanon.snapshots (table_name text NOT NULL, "
+            "version bigint NOT NULL, policy_hash text NOT NULL, fingerprint text NOT NULL, "
+            "built_at timestamptz NOT NULL, built_by text NOT NULL, "
+            "stored_at timestamptz NOT NULL DEFAULT now(), body text NOT NULL, "
+            "PRIMARY KEY (table_name, version))",
+            {"kanon.snapshots"}},
+           {"CREATE TABLE IF NOT EXISTS kanon.snapshot_servers (replica text NOT NULL, "
+            "table_name text NOT NULL, version bigint NOT NULL, "
+            "since timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (replica, table_name))",
+            {"kanon.snapshot_servers"}},
+           {"CREATE TABLE IF NOT EXISTS kanon.refresh_requests (id bigserial PRIMARY KEY, "
+            "grp integer NOT NULL, verb text NOT NULL, table_name text NOT NULL, "
+            "asked_by text NOT NULL, asked_at timestamptz NOT NULL DEFAULT now(), "
+            "taken boolean NOT NULL DEFAULT false, error text)",
+            {"kanon.refresh_requests"}},
            // Exports (publish/exports_table.h).
-           "CREATE TABLE IF NOT EXISTS kanon.exports (id bigint GENERATED ALWAYS AS IDENTITY "
-           "PRIMARY KEY, exported_at timestamptz NOT NULL DEFAULT now(), source text NOT NULL, "
-           "target text NOT NULL, k integer NOT NULL, min_class bigint NOT NULL, "
-           "classes bigint NOT NULL, rows_in bigint NOT NULL, rows_out bigint NOT NULL, "
-           "suppressed bigint NOT NULL, levels text NOT NULL, metric text NOT NULL, "
-           "loss double precision NOT NULL, algorithm text NOT NULL, command text NOT NULL, "
-           "report jsonb NOT NULL, json_report text, html_report text)",
+           {"CREATE TABLE IF NOT EXISTS kanon.exports (id bigint GENERATED ALWAYS AS IDENTITY "
+            "PRIMARY KEY, exported_at timestamptz NOT NULL DEFAULT now(), source text NOT NULL, "
+            "target text NOT NULL, k integer NOT NULL, min_class bigint NOT NULL, "
+            "classes bigint NOT NULL, rows_in bigint NOT NULL, rows_out bigint NOT NULL, "
+            "suppressed bigint NOT NULL, levels text NOT NULL, metric text NOT NULL, "
+            "loss double precision NOT NULL, algorithm text NOT NULL, command text NOT NULL, "
+            "report jsonb NOT NULL, json_report text, html_report text)",
+            {"kanon.exports"}},
            // The version; every account kanon runs as reads it.
-           "CREATE TABLE IF NOT EXISTS kanon.schema_version (version integer PRIMARY KEY, "
-           "summary text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), "
-           "applied_by text NOT NULL DEFAULT current_user)",
-           "GRANT SELECT ON kanon.schema_version TO PUBLIC",
+           {"CREATE TABLE IF NOT EXISTS kanon.schema_version (version integer PRIMARY KEY, "
+            "summary text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(), "
+            "applied_by text NOT NULL DEFAULT current_user)",
+            {"kanon.schema_version"}},
+           {"GRANT SELECT ON kanon.schema_version TO PUBLIC", {"kanon.schema_version"}},
        }},
       {2,
        "release row format 2: release histories and until_version",
        {
-           "ALTER TABLE kanon.releases ADD COLUMN IF NOT EXISTS row_format integer NOT NULL "
-           "DEFAULT 1, ADD COLUMN IF NOT EXISTS histories jsonb",
-           "ALTER TABLE kanon.release_rows ADD COLUMN IF NOT EXISTS history bigint, "
-           "ADD COLUMN IF NOT EXISTS until_version bigint",
+           {"ALTER TABLE kanon.releases ADD COLUMN IF NOT EXISTS row_format integer NOT NULL "
+            "DEFAULT 1, ADD COLUMN IF NOT EXISTS histories jsonb",
+            {"kanon.releases.row_format", "kanon.releases.histories"}},
+           {"ALTER TABLE kanon.release_rows ADD COLUMN IF NOT EXISTS history bigint, "
+            "ADD COLUMN IF NOT EXISTS until_version bigint",
+            {"kanon.release_rows.history", "kanon.release_rows.until_version"}},
        }},
   };
   return migrations;
@@ -100,22 +110,34 @@ SchemaPlan plan_kanon_schema(const KanonSchemaState& state) {
     plan.action = SchemaPlan::Action::kTooNew;
     return plan;
   }
+  // What is absent: every missing table with each of its columns.
+  std::set<std::string> absent;
   for (const auto& [table, columns] : kanon_schema_tables()) {
+    const std::string name = "kanon." + table;
     const auto found = state.tables.find(table);
     if (found == state.tables.end()) {
-      plan.missing.push_back("kanon." + table);
+      plan.missing.push_back(name);
+      absent.insert(name);
+      for (const auto& column : columns) absent.insert(name + "." + column);
       continue;
     }
     for (const auto& column : columns)
-      if (!found->second.count(column)) plan.missing.push_back("kanon." + table + "." + column);
+      if (!found->second.count(column)) {
+        plan.missing.push_back(name + "." + column);
+        absent.insert(name + "." + column);
+      }
   }
-  if (!plan.missing.empty()) {
+  for (const auto& step : kanon_schema_migrations())
+    for (const auto& statement : step.statements) {
+      const bool needed =
+          statement.adds.empty()
+              ? step.version > state.recorded
+              : std::any_of(statement.adds.begin(), statement.adds.end(),
+                            [&](const std::string& add) { return absent.count(add) > 0; });
+      if (needed) plan.statements.push_back(statement.sql);
+    }
+  if (!plan.statements.empty() || state.recorded < kKanonSchemaVersion)
     plan.action = SchemaPlan::Action::kMigrate;
-    plan.first_step = 1;
-  } else if (state.recorded < kKanonSchemaVersion) {
-    plan.action = SchemaPlan::Action::kMigrate;
-    plan.first_step = state.recorded + 1;
-  }
   return plan;
 }
 
@@ -217,25 +239,26 @@ SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx) {
   // Not IF NOT EXISTS: that needs CREATE on the database even when the
   // schema exists.
   if (!state.schema_exists) tx.exec("CREATE SCHEMA kanon");
-  for (const auto& step : kanon_schema_migrations()) {
-    if (step.version < plan.first_step) continue;
+  for (const auto& sql : plan.statements) {
     try {
-      for (const auto& sql : step.statements) tx.exec(sql);
+      tx.exec(sql);
     } catch (const pqxx::insufficient_privilege& e) {
       throw pqxx::insufficient_privilege(
-          fmt::format("kanon: upgrading schema kanon to version {} ({}) as \"{}\": {}",
-                      step.version, step.summary, account, e.what()));
+          fmt::format("kanon: upgrading schema kanon from version {} to {} as \"{}\": {}",
+                      state.recorded, kKanonSchemaVersion, account, e.what()));
     } catch (const pqxx::sql_error& e) {
       throw KanonSchemaError(
-          fmt::format("kanon: upgrading schema kanon to version {} ({}) failed: {}", step.version,
-                      step.summary, e.what()));
+          fmt::format("kanon: upgrading schema kanon from version {} to {} "
+                      "failed: {}",
+                      state.recorded, kKanonSchemaVersion, e.what()));
     }
+  }
+  for (const auto& step : kanon_schema_migrations())
     if (step.version > state.recorded)
       tx.exec_params(
           "INSERT INTO kanon.schema_version (version, summary) VALUES ($1, $2) "
           "ON CONFLICT (version) DO NOTHING",
           step.version, std::string(step.summary));
-  }
   out.version = kKanonSchemaVersion;
   return out;
 }

@@ -15,9 +15,10 @@
 // Version 0 is a database no kanon recorded a version in: an earlier kanon
 // created the tables it needed when it first needed them, so any subset of
 // version 1's tables may be there, some already with version 2's columns.
-// Every migration is therefore idempotent (CREATE TABLE / ADD COLUMN IF NOT
-// EXISTS), and a database whose recorded version is current but which lacks
-// a table or column of it (dropped by hand) gets every step again.
+// Every statement is therefore idempotent (CREATE TABLE / ADD COLUMN IF NOT
+// EXISTS) and runs only when what it adds is missing (SchemaStatement), and
+// a database whose recorded version is current but which lacks a table or
+// column of it (dropped by hand) gets the statements that add them again.
 #pragma once
 
 #include <map>
@@ -36,11 +37,22 @@ namespace kanon::policy {
 // The schema version this kanon writes.
 inline constexpr int kKanonSchemaVersion = 2;
 
+// One statement of a migration, with the tables ("kanon.releases") and
+// columns ("kanon.releases.row_format") it adds. It runs only when one of
+// them is missing, or, adding none (a change to something that exists), when
+// its migration's version is above the recorded one: DDL that would change
+// nothing is never run (it would still fire the catalog watch, and an ALTER
+// needs ownership of the table even when the column is there).
+struct SchemaStatement {
+  std::string sql;
+  std::vector<std::string> adds;
+};
+
 // One step: the statements that take the schema from version - 1 to version.
 struct SchemaMigration {
   int version = 0;
   const char* summary = "";
-  std::vector<std::string> statements;
+  std::vector<SchemaStatement> statements;
 };
 
 // Every migration, oldest first; the last one's version is kKanonSchemaVersion.
@@ -61,9 +73,9 @@ struct KanonSchemaState {
 struct SchemaPlan {
   enum class Action { kNone, kMigrate, kTooNew };
   Action action = Action::kNone;
-  // The first migration to run (kMigrate): recorded + 1, or 1 when a table or
-  // column of the current version is missing (every step is idempotent).
-  int first_step = 0;
+  // The statements to run (kMigrate), in order; may be empty when only the
+  // version is to be recorded.
+  std::vector<std::string> statements;
   // What the current version has and the database lacks, as
   // "kanon.releases" (the whole table) or "kanon.releases.row_format".
   std::vector<std::string> missing;
@@ -72,9 +84,11 @@ SchemaPlan plan_kanon_schema(const KanonSchemaState& state);
 
 // What ensure_kanon_schema found and did.
 struct SchemaOutcome {
-  int found = 0;         // the recorded version before
-  int version = 0;       // the recorded version after
-  bool applied = false;  // this call ran DDL (and took the migration lock)
+  int found = 0;    // the recorded version before
+  int version = 0;  // the recorded version after
+  // This call took the migration lock and wrote: the plan's DDL (if any)
+  // and the versions it recorded.
+  bool applied = false;
   // Set when the tables are all in place but no version is recorded and the
   // account may not record it (no CREATE on schema kanon): kanon works, the
   // schema's owner should run kanon once to record the version.
@@ -95,12 +109,11 @@ class KanonSchemaError : public std::runtime_error {
 // generation and fail the guard of every restricted statement running).
 // Otherwise takes the advisory lock (7306355, 1) to the end of `tx` (several
 // kanon processes may start at once; the catalog watch takes the same lock
-// for its DDL), reads the state again, and applies the missing steps and
-// records them, in `tx`. Refuses (KanonSchemaError) a database whose
-// recorded version is newer than kKanonSchemaVersion: an older kanon must
-// not write a newer schema. REQUIRES: `tx` is READ COMMITTED (it must see
-// what another process committed while it waited for the lock). The caller
-// commits.
+// for its DDL), reads the state again, runs the plan's statements and
+// records every version above the recorded one, in `tx`. Refuses (KanonSchemaError) a database
+// whose recorded version is newer than kKanonSchemaVersion: an older kanon must not write a newer
+// schema. REQUIRES: `tx` is READ COMMITTED (it must see what another process committed while it
+// waited for the lock). The caller commits.
 SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx);
 
 // The same in a transaction of its own, committed. REQUIRES: no transaction

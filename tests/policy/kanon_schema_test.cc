@@ -46,15 +46,24 @@ TEST_CASE("migrations are numbered 1.. to the current version and create every t
     const std::string create = "CREATE TABLE IF NOT EXISTS kanon." + table + " (";
     const bool created = std::any_of(steps.begin(), steps.end(), [&](const SchemaMigration& m) {
       return std::any_of(m.statements.begin(), m.statements.end(),
-                         [&](const std::string& sql) { return sql.rfind(create, 0) == 0; });
+                         [&](const SchemaStatement& st) { return st.sql.rfind(create, 0) == 0; });
     });
     CHECK(created);
   }
   // Every statement is idempotent (version 0 may hold any subset of the
-  // tables) and names schema kanon explicitly.
+  // tables), names schema kanon explicitly, and adds tables and columns of
+  // the current version.
   for (const auto& m : steps)
-    for (const auto& sql : m.statements) {
+    for (const auto& st : m.statements) {
+      const std::string& sql = st.sql;
       CAPTURE(sql);
+      for (const auto& add : st.adds) {
+        CAPTURE(add);
+        const auto dot = add.find('.', 6);
+        const auto table = kanon_schema_tables().find(add.substr(6, dot - 6));
+        REQUIRE(table != kanon_schema_tables().end());
+        if (dot != std::string::npos) CHECK(table->second.count(add.substr(dot + 1)) == 1);
+      }
       const bool idempotent =
           sql.find("IF NOT EXISTS") != std::string::npos || sql.rfind("GRANT ", 0) == 0;
       CHECK(idempotent);
@@ -62,16 +71,33 @@ TEST_CASE("migrations are numbered 1.. to the current version and create every t
     }
 }
 
+namespace {
+
+// Every statement of every migration, in order.
+std::vector<std::string> all_statements() {
+  std::vector<std::string> out;
+  for (const auto& m : kanon_schema_migrations())
+    for (const auto& st : m.statements) out.push_back(st.sql);
+  return out;
+}
+
+bool starts(const std::string& sql, const std::string& prefix) {
+  return sql.rfind(prefix, 0) == 0;
+}
+
+}  // namespace
+
 TEST_CASE("plan: current and complete -> nothing") {
   const auto plan = plan_kanon_schema(current_state());
   CHECK(plan.action == SchemaPlan::Action::kNone);
   CHECK(plan.missing.empty());
+  CHECK(plan.statements.empty());
 }
 
 TEST_CASE("plan: no schema -> every step, every table missing") {
   const auto plan = plan_kanon_schema(KanonSchemaState{});
   CHECK(plan.action == SchemaPlan::Action::kMigrate);
-  CHECK(plan.first_step == 1);
+  CHECK(plan.statements == all_statements());
   CHECK(plan.missing.size() == kanon_schema_tables().size());
   CHECK(std::find(plan.missing.begin(), plan.missing.end(), "kanon.releases") !=
         plan.missing.end());
@@ -80,28 +106,56 @@ TEST_CASE("plan: no schema -> every step, every table missing") {
 TEST_CASE("plan: an earlier kanon's tables -> every step; the columns it lacks are named") {
   const auto plan = plan_kanon_schema(version_one_state());
   CHECK(plan.action == SchemaPlan::Action::kMigrate);
-  CHECK(plan.first_step == 1);
+  // No CREATE TABLE of a table that is there.
+  REQUIRE(plan.statements.size() == 4);
+  CHECK(starts(plan.statements[0], "CREATE TABLE IF NOT EXISTS kanon.schema_version "));
+  CHECK(starts(plan.statements[1], "GRANT SELECT ON kanon.schema_version"));
+  CHECK(starts(plan.statements[2], "ALTER TABLE kanon.releases ADD COLUMN"));
+  CHECK(starts(plan.statements[3], "ALTER TABLE kanon.release_rows ADD COLUMN"));
   CHECK(plan.missing ==
         std::vector<std::string>{"kanon.release_rows.history", "kanon.release_rows.until_version",
                                  "kanon.releases.histories", "kanon.releases.row_format",
                                  "kanon.schema_version"});
 }
 
-TEST_CASE("plan: complete tables at an older recorded version -> the later steps only") {
+TEST_CASE("plan: complete tables at an older recorded version -> only the record") {
   auto state = current_state();
   state.recorded = 1;
   const auto plan = plan_kanon_schema(state);
   CHECK(plan.action == SchemaPlan::Action::kMigrate);
-  CHECK(plan.first_step == 2);
+  CHECK(plan.statements.empty());
   CHECK(plan.missing.empty());
 }
 
-TEST_CASE("plan: current version with a column dropped by hand -> every step again") {
+TEST_CASE("plan: the current tables with no version recorded -> kanon.schema_version only") {
+  auto state = current_state();
+  state.recorded = 0;
+  state.tables.erase("schema_version");
+  const auto plan = plan_kanon_schema(state);
+  CHECK(plan.action == SchemaPlan::Action::kMigrate);
+  CHECK(plan.missing == std::vector<std::string>{"kanon.schema_version"});
+  REQUIRE(plan.statements.size() == 2);
+  CHECK(starts(plan.statements[0], "CREATE TABLE IF NOT EXISTS kanon.schema_version "));
+  CHECK(starts(plan.statements[1], "GRANT SELECT ON kanon.schema_version"));
+}
+
+TEST_CASE("plan: a missing table is made in version 1's form, then given later columns") {
+  auto state = current_state();
+  state.tables.erase("releases");
+  const auto plan = plan_kanon_schema(state);
+  CHECK(plan.missing == std::vector<std::string>{"kanon.releases"});
+  REQUIRE(plan.statements.size() == 2);
+  CHECK(starts(plan.statements[0], "CREATE TABLE IF NOT EXISTS kanon.releases "));
+  CHECK(starts(plan.statements[1], "ALTER TABLE kanon.releases ADD COLUMN"));
+}
+
+TEST_CASE("plan: current version with a column dropped by hand -> the statement adding it") {
   auto state = current_state();
   state.tables.at("releases").erase("histories");
   const auto plan = plan_kanon_schema(state);
   CHECK(plan.action == SchemaPlan::Action::kMigrate);
-  CHECK(plan.first_step == 1);
+  REQUIRE(plan.statements.size() == 1);
+  CHECK(starts(plan.statements[0], "ALTER TABLE kanon.releases ADD COLUMN"));
   CHECK(plan.missing == std::vector<std::string>{"kanon.releases.histories"});
 }
 
