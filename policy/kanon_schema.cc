@@ -221,7 +221,7 @@ SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx) {
         "account \"{0}\" lacks CREATE on database \"{1}\" (CREATE SCHEMA kanon AUTHORIZATION "
         "\"{0}\", or GRANT CREATE ON DATABASE \"{1}\" TO \"{0}\")",
         account, database));
-  if (state.schema_exists && !create_in_schema)
+  if (state.schema_exists && !create_in_schema && !plan.statements.empty())
     throw pqxx::insufficient_privilege(fmt::format(
         "kanon: permission denied to upgrade schema kanon from version {} to {}: it lacks {}, "
         "and the service account \"{}\" lacks CREATE on schema kanon (run kanon once as the "
@@ -248,8 +248,7 @@ SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx) {
                       state.recorded, kKanonSchemaVersion, account, e.what()));
     } catch (const pqxx::sql_error& e) {
       throw KanonSchemaError(
-          fmt::format("kanon: upgrading schema kanon from version {} to {} "
-                      "failed: {}",
+          fmt::format("kanon: upgrading schema kanon from version {} to {} failed: {}",
                       state.recorded, kKanonSchemaVersion, e.what()));
     }
   }
