@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "policy/kanon_schema.h"
+
 namespace pqxx {
 class connection_base;
 }
@@ -32,7 +34,8 @@ inline constexpr int kGenerationLockKey2 = 2;
 // commits only after the statements holding it ended.
 inline constexpr int kStaysLockKey2 = 3;
 
-// Creates, idempotently, in schema `kanon`: the sequence above, the guard
+// Creates, idempotently, in schema `kanon` (with kanon_schema.h's
+// create_catalog_watch, which owns the DDL): the sequence above, the guard
 // functions kanon.catalog_is(int8) and kanon.catalog_stays(int8) (usable by
 // PUBLIC; the second takes the lock of kStaysLockKey2 shared first), the
 // plpgsql function
@@ -46,11 +49,5 @@ inline constexpr int kStaysLockKey2 = 3;
 // Needs a superuser (event triggers do); returns false, with the reason in
 // `error` when given, when the account is not one or a statement fails.
 bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* error = nullptr);
-
-// The bodies of kanon.catalog_is and kanon.catalog_stays as the function
-// above creates them (prosrc): the catalog reader recognizes the guards by
-// them (CatalogFacts).
-const std::string& catalog_guard_body();
-const std::string& catalog_holding_guard_body();
 
 }  // namespace kanon::policy

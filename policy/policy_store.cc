@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 
 #include "policy/catalog_watch.h"
+#include "policy/kanon_schema.h"
 #include "policy/materializer.h"
 #include "policy/snapshot_codec.h"
 
@@ -428,7 +429,7 @@ std::vector<SnapshotListing> PolicyStore::stored_snapshots(std::string& builder)
   if (conninfo_.empty()) return {};
   pqxx::connection conn(conninfo_);
   pqxx::work tx(conn);
-  ensure_snapshot_tables(tx);
+  ensure_kanon_schema(tx);
   builder = current_builder(tx, replica_group(policies()));
   auto out = list_snapshots(tx);
   tx.commit();

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "base/json.h"
+#include "policy/kanon_schema.h"
 #include "policy/table_loader.h"
 
 namespace kanon::policy {
@@ -100,60 +101,7 @@ std::string array_literal(const std::vector<std::optional<std::string>>& tuple) 
 }
 
 void ensure_release_tables(pqxx::transaction_base& tx) {
-  // Only what is missing is created: CREATE ... IF NOT EXISTS checks the
-  // right to create even when the object exists, and a service user may
-  // have been given the tables without that right.
-  const char* const check =
-      "SELECT to_regnamespace('kanon') IS NULL, to_regclass('kanon.releases') IS NULL, "
-      "to_regclass('kanon.release_rows') IS NULL, to_regclass('kanon.held_keys') IS NULL, "
-      "NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = "
-      "to_regclass('kanon.releases') AND attname = 'histories' AND NOT attisdropped), "
-      "NOT EXISTS (SELECT FROM pg_catalog.pg_attribute WHERE attrelid = "
-      "to_regclass('kanon.release_rows') AND attname = 'until_version' AND NOT attisdropped)";
-  auto missing = tx.exec(check)[0];
-  bool any = false;
-  for (const auto& field : missing) any = any || field.as<bool>();
-  if (!any) return;
-  // Two builders creating them at once (two kanon processes, or the proxy
-  // and `kanon tree`) would collide in the catalog's unique indexes, even
-  // with IF NOT EXISTS: the lock the catalog watcher takes to create schema
-  // kanon serializes them, and the check is made again under it.
-  tx.exec("SELECT pg_catalog.pg_advisory_xact_lock(7306355, 1)");
-  missing = tx.exec(check)[0];
-  if (missing[0].as<bool>()) tx.exec("CREATE SCHEMA IF NOT EXISTS " + tx.quote_name("kanon"));
-  if (missing[1].as<bool>())
-    tx.exec(fmt::format(
-        "CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, version bigint NOT NULL, "
-        "built_at timestamptz NOT NULL DEFAULT now(), baseline boolean NOT NULL, "
-        "k integer NOT NULL, tree jsonb NOT NULL, rows bigint NOT NULL, "
-        "released_fraction double precision NOT NULL, linked_rows bigint NOT NULL, "
-        "min_candidates bigint NOT NULL, rows_below_k bigint NOT NULL, "
-        "updated_rows_below_k bigint NOT NULL, held_rows bigint NOT NULL, "
-        "row_format integer NOT NULL DEFAULT 1, histories jsonb, "
-        "PRIMARY KEY (table_name, version))",
-        qualified(tx, kReleasesTable)));
-  else if (missing[4].as<bool>())
-    tx.exec(
-        fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS row_format integer NOT NULL "
-                    "DEFAULT 1, ADD COLUMN IF NOT EXISTS histories jsonb",
-                    qualified(tx, kReleasesTable)));
-  if (missing[2].as<bool>())
-    tx.exec(
-        fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
-                    "since_version bigint NOT NULL, released text[], "
-                    "held boolean NOT NULL DEFAULT false, history bigint, until_version bigint, "
-                    "PRIMARY KEY (table_name, key, since_version))",
-                    qualified(tx, kReleaseRowsTable)));
-  else if (missing[5].as<bool>())
-    tx.exec(
-        fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS history bigint, "
-                    "ADD COLUMN IF NOT EXISTS until_version bigint",
-                    qualified(tx, kReleaseRowsTable)));
-  if (missing[3].as<bool>())
-    tx.exec(
-        fmt::format("CREATE TABLE IF NOT EXISTS {} (table_name text NOT NULL, key text NOT NULL, "
-                    "PRIMARY KEY (table_name, key))",
-                    qualified(tx, kHeldKeysTable)));
+  ensure_kanon_schema(tx);
 }
 
 std::string tree_json(const DisclosureTree& tree) {

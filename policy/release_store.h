@@ -60,8 +60,9 @@ inline constexpr const char* kHeldKeysTable = "held_keys";
 // kanon.releases.row_format of what this kanon writes.
 inline constexpr int kReleaseRowFormat = 2;
 
-// CREATE SCHEMA / TABLE IF NOT EXISTS; adds the columns of row_format 2 to
-// tables an earlier kanon made.
+// ensure_kanon_schema(tx) (kanon_schema.h), which owns the tables' DDL:
+// creates them, or adds the columns of row_format 2 to tables an earlier
+// kanon made; reads only when they are current.
 void ensure_release_tables(pqxx::transaction_base& tx);
 
 // The releases of one table since its last baseline (trees, no keys) and

@@ -6,6 +6,7 @@
 #include <map>
 #include <pqxx/pqxx>
 
+#include "policy/kanon_schema.h"
 #include "policy/snapshot_codec.h"
 
 namespace kanon::policy {
@@ -23,37 +24,9 @@ std::string application_name(const std::string& replica) {
 
 }  // namespace
 
-void ensure_snapshot_tables(pqxx::transaction_base& tx) {
-  // Nothing is done when the tables are there: even a CREATE ... IF NOT
-  // EXISTS that creates nothing runs the catalog watcher's event trigger,
-  // which advances the catalog generation and so fails the catalog guard
-  // of every restricted statement running (catalog_watch.h).
-  if (tx.exec("SELECT to_regclass('kanon.snapshots') IS NOT NULL AND "
-              "to_regclass('kanon.snapshot_servers') IS NOT NULL AND "
-              "to_regclass('kanon.refresh_requests') IS NOT NULL")[0][0]
-          .as<bool>())
-    return;
-  tx.exec("CREATE SCHEMA IF NOT EXISTS kanon");
-  tx.exec(
-      "CREATE TABLE IF NOT EXISTS kanon.snapshots ("
-      "table_name text NOT NULL, version bigint NOT NULL, policy_hash text NOT NULL, "
-      "fingerprint text NOT NULL, built_at timestamptz NOT NULL, built_by text NOT NULL, "
-      "stored_at timestamptz NOT NULL DEFAULT now(), body text NOT NULL, "
-      "PRIMARY KEY (table_name, version))");
-  tx.exec(
-      "CREATE TABLE IF NOT EXISTS kanon.snapshot_servers ("
-      "replica text NOT NULL, table_name text NOT NULL, version bigint NOT NULL, "
-      "since timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (replica, table_name))");
-  tx.exec(
-      "CREATE TABLE IF NOT EXISTS kanon.refresh_requests ("
-      "id bigserial PRIMARY KEY, grp integer NOT NULL, verb text NOT NULL, "
-      "table_name text NOT NULL, asked_by text NOT NULL, asked_at timestamptz NOT NULL DEFAULT "
-      "now(), taken boolean NOT NULL DEFAULT false, error text)");
-}
-
 uint64_t ask_refresh(pqxx::transaction_base& tx, int32_t group, const std::string& verb,
                      const std::string& table, const std::string& replica) {
-  ensure_snapshot_tables(tx);
+  ensure_kanon_schema(tx);
   tx.exec("DELETE FROM kanon.refresh_requests WHERE asked_at < now() - interval '1 day'");
   const auto id = tx.exec_params(
                         "INSERT INTO kanon.refresh_requests (grp, verb, table_name, asked_by) "
@@ -94,7 +67,7 @@ std::optional<std::string> refresh_error(pqxx::transaction_base& tx, uint64_t id
 uint64_t store_snapshot(pqxx::transaction_base& tx, const TableSnapshot& snapshot,
                         const std::string& replica, uint32_t keep) {
   const std::string table = snapshot.policy.name();
-  ensure_snapshot_tables(tx);
+  ensure_kanon_schema(tx);
   tx.exec_params("SELECT pg_advisory_xact_lock($1, hashtext($2))", kLeaderLockClass, table);
   const auto version =
       tx.exec_params(

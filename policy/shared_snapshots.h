@@ -48,9 +48,6 @@ inline constexpr const char* kSnapshotChannel = "kanon_snapshot";
 inline constexpr const char* kRefreshChannel = "kanon_refresh";
 inline constexpr int kLeaderLockClass = 0x6b616e6f;  // "kano"
 
-// CREATE SCHEMA / TABLE IF NOT EXISTS.
-void ensure_snapshot_tables(pqxx::transaction_base& tx);
-
 // Stores `snapshot` as the table's next version, keeps the last `keep` of
 // its policy,
 // notifies kanon_snapshot (at commit) and returns the version.

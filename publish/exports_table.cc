@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "policy/kanon_schema.h"
+
 namespace kanon::publish {
 
 namespace {
@@ -12,24 +14,10 @@ std::string table_name(pqxx::transaction_base& tx) {
 
 }  // namespace
 
-void ensure_exports_table(pqxx::transaction_base& tx) {
-  tx.exec(fmt::format("CREATE SCHEMA IF NOT EXISTS {}", tx.quote_name(kExportsSchema)));
-  tx.exec(fmt::format(
-      "CREATE TABLE IF NOT EXISTS {} ("
-      "id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-      "exported_at timestamptz NOT NULL DEFAULT now(), "
-      "source text NOT NULL, target text NOT NULL, k integer NOT NULL, "
-      "min_class bigint NOT NULL, classes bigint NOT NULL, rows_in bigint NOT NULL, "
-      "rows_out bigint NOT NULL, suppressed bigint NOT NULL, levels text NOT NULL, "
-      "metric text NOT NULL, loss double precision NOT NULL, algorithm text NOT NULL, "
-      "command text NOT NULL, report jsonb NOT NULL, json_report text, html_report text)",
-      table_name(tx)));
-}
-
 int64_t record_export(pqxx::transaction_base& tx, const ExportReport& r,
                       const std::string& report_json, const std::string& json_path,
                       const std::string& html_path) {
-  ensure_exports_table(tx);
+  policy::ensure_kanon_schema(tx);
   const auto loss = r.losses.find(r.metric);
   const auto res = tx.exec_params(
       fmt::format("INSERT INTO {} (source, target, k, min_class, classes, rows_in, rows_out, "

@@ -1,6 +1,7 @@
 // The exports table (kanon.exports): one row per published export with its
-// numbers, its JSON report and the paths of the report files. Created on
-// first use, in the export's own transaction.
+// numbers, its JSON report and the paths of the report files. Its DDL is
+// policy/kanon_schema.h's; record_export ensures the schema in the export's
+// own transaction.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,6 @@ namespace kanon::publish {
 
 inline constexpr const char* kExportsSchema = "kanon";
 inline constexpr const char* kExportsTable = "exports";
-
-void ensure_exports_table(pqxx::transaction_base& tx);
 
 // Inserts the report; returns the new id.
 int64_t record_export(pqxx::transaction_base& tx, const ExportReport& report,
