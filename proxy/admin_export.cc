@@ -22,11 +22,16 @@ ResultSet run_export_command(const std::string& conninfo, const policy::TablePol
   const auto loss = r.report.losses.find(r.report.metric);
   ResultSet rs{{"published", "rows", "levels", "k_achieved", "classes", "suppressed", "loss",
                 "json_report", "html_report"}};
-  rs.add({r.report.target, std::to_string(r.report.rows_out), r.report.levels_text(),
+  const bool dry_run = r.dry_run;
+  const auto file = [&](const std::string& path) {
+    return dry_run ? std::nullopt : std::optional<std::string>(path);
+  };
+  rs.add({dry_run ? "dry run, nothing written: " + r.report.target : r.report.target,
+          std::to_string(r.report.rows_out), r.report.levels_text(),
           std::to_string(r.report.min_class), std::to_string(r.report.classes),
           std::to_string(r.report.suppressed),
           loss == r.report.losses.end() ? std::string("") : fmt::format("{:.6f}", loss->second),
-          r.json_path, r.html_path});
+          file(r.json_path), file(r.html_path)});
   rs.tag = "EXPORT";
   return rs;
 }

@@ -276,6 +276,8 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
       }
     } else if (key == "replace") {
       s.replace = boolean(key, v);
+    } else if (key == "dry_run") {
+      s.dry_run = boolean(key, v);
     } else if (key == "risk_threshold") {
       s.risk_threshold = number(key, v);
       if (!(s.risk_threshold > 0 && s.risk_threshold <= 1))
@@ -300,10 +302,11 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
     } else {
       throw ExportError(
           sqlstate::kInvalidParameterValue,
-          fmt::format("kanon export: unknown option '{}' (k, l, suppression, metric, "
-                      "algorithm, choice, time_limit, hierarchies, hierarchy.<column>, "
-                      "suppressed, report_dir, replace, grant, risk_threshold, population)",
-                      key));
+          fmt::format(
+              "kanon export: unknown option '{}' (k, l, suppression, metric, "
+              "algorithm, choice, time_limit, hierarchies, hierarchy.<column>, "
+              "suppressed, report_dir, replace, grant, risk_threshold, population, dry_run)",
+              key));
     }
   }
   for (const auto& [column, file] : s.hierarchies) {

@@ -52,8 +52,11 @@ struct ExportSettings {
   double time_limit_s = 0;
   std::map<std::string, std::string> hierarchies;  // quasi-identifier -> file
   std::string hierarchy_dir;
-  bool drop_suppressed = true;     // false: suppressed rows keep '*' in their quasi-identifiers
-  bool replace = false;            // drop an existing target table first
+  bool drop_suppressed = true;  // false: suppressed rows keep '*' in their quasi-identifiers
+  bool replace = false;         // drop an existing target table first
+  // Search and report only: no table, no file, no kanon.exports row (what
+  // the export would cost, before it is made).
+  bool dry_run = false;
   std::vector<std::string> grant;  // roles given SELECT on the published table
   std::string report_dir;
   // The report's risk section (docs/risk.md): the policy's `risk:` unless

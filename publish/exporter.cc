@@ -275,11 +275,19 @@ ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& 
   Publication pub = s.algorithm == engine::Algorithm::kMondrian
                         ? publish_mondrian(live, policy, s, hooks)
                         : publish_lattice(live, policy, s, hooks);
-  run.notice(fmt::format("EXPORT {}: writing {}", policy.name(), target_label));
+  if (!s.dry_run) run.notice(fmt::format("EXPORT {}: writing {}", policy.name(), target_label));
   run.progress(0.8);
   const PublishedRows rows(live, pub, policy, s.drop_suppressed);
   ExportResult result;
   result.report = build_report(*conn, pub, rows, live, run, s, request, target_label);
+  if (s.dry_run) {
+    // Nothing is written: the connection's transaction never began.
+    result.report.total_ms = clock.ms();
+    result.dry_run = true;
+    run.notice(fmt::format("EXPORT {}: dry run, nothing written", policy.name()));
+    run.progress(1);
+    return result;
+  }
 
   ExportFiles files(s, target_label);
   result.export_id = commit_export(*conn, run, s, live, rows, result.report, files, clock);

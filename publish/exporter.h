@@ -35,8 +35,11 @@ struct ExportResult {
   ExportReport report;
   std::string json_path, html_path;
   int64_t export_id = 0;
+  bool dry_run = false;  // nothing was written
 };
 
+// With dry_run, returns after the report: nothing is written (no table or
+// file, no report files, no kanon.exports row; export_id 0).
 // Throws ExportError (with a SQLSTATE) for bad settings, hierarchies that do
 // not fit the data, no solution, cancel and backend failures.
 ExportResult run_export(const std::string& conninfo, const policy::TablePolicy& policy,

@@ -189,6 +189,7 @@ std::string export_command(const Json& body) {
   option(
       "time_limit", [](std::string_view v) { return digits(v, 6); }, "expected seconds");
   option("replace", either({"true", "false"}), "expected true or false");
+  option("dry_run", either({"true", "false"}), "expected true or false");
   if (!options.empty()) command += " WITH (" + base::join(options, ", ") + ")";
   return command;
 }

@@ -69,7 +69,9 @@ TEST_CASE("defaults come from the policy; WITH overrides them") {
   CHECK(o.metric == kanon::engine::MetricKind::kLoss);
   CHECK(o.time_limit_s == doctest::Approx(30));
   CHECK(o.replace);
+  CHECK_FALSE(o.dry_run);
   CHECK(o.target_schema == "other");
+  CHECK(resolve_settings(parse_export_command("EXPORT adult WITH (dry_run = true)"), p).dry_run);
   CHECK(o.target_table == "t");
 
   const auto g = resolve_settings(

@@ -121,9 +121,16 @@ async function main() {
     // An export that runs to 100 %, its report and its CSV.
     await page.goto(`${url}#/exports?table=${encodeURIComponent(exportTable)}`);
     await page.waitForSelector('#export-form');
+    // First its cost (a dry run), then the export itself.
     await page.fill('#csv_path', path.join(exportDir, 'done.csv'));
-    await page.click('#export-start');
+    await page.click('#export-preview');
     await page.waitForSelector('[data-job][data-state="done"]', WAIT);
+    check((await page.textContent('#jobs')).includes('dry run, nothing written'),
+      'the preview does not say it wrote nothing');
+    check(!fs.existsSync(path.join(exportDir, 'done.csv')), 'the preview wrote the CSV');
+    await page.click('#export-start');
+    await page.waitForFunction(
+      () => document.querySelectorAll('[data-job][data-state="done"]').length === 2, null, WAIT);
     const pct = await page.textContent('[data-job][data-state="done"] [data-progress]');
     check(pct.trim() === '100%', 'a finished export shows ' + pct);
     await page.waitForSelector('#past-exports a[href$="/csv"]', WAIT);
@@ -132,7 +139,7 @@ async function main() {
     const csv = await page.evaluate(async (h) => (await fetch(h)).text(), csvHref);
     check(csv.split('\n').length > 2, 'the CSV download is empty');
     await page.screenshot({ path: path.join(shots, '04-export-done.png'), fullPage: true });
-    ok('an export reached 100%; report charts and CSV download shown');
+    ok('a preview wrote nothing; an export reached 100%; report charts and CSV download shown');
 
     // Another, held at its start by a lock, then cancelled.
     const pg = new Client({ connectionString: env('KANON_PG_CONNINFO') });

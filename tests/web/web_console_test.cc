@@ -406,6 +406,22 @@ TEST_CASE("exports from the web: settings checked, progress to done, cancel writ
   CHECK(f.get("/exports/" + id + "/json", &login).json().at("source") == "public.people");
   CHECK(f.get("/exports/999999/csv", &login).status == 404);
 
+  // A dry run: the cost, and nothing written.
+  const size_t exports_before = exports.at("rows").size();
+  const std::string dry_csv = f.dir + "/dry.csv";
+  const Reply dry = start({{"table", "people"}, {"csv_path", dry_csv}, {"dry_run", "true"}});
+  REQUIRE_MESSAGE(dry.status == 202, dry.body);
+  const Json previewed = wait_for_job(f, login, dry.json().at("job").get<uint64_t>());
+  REQUIRE_MESSAGE(previewed.at("state") == "done", previewed.dump());
+  const Json preview_row = previewed.at("result").at("rows").at(0);
+  CHECK(preview_row.at(0).get<std::string>() == "dry run, nothing written: " + dry_csv);
+  CHECK(preview_row.at(3) == done.at("result").at("rows").at(0).at(3));  // k achieved
+  CHECK(preview_row.at(7).is_null());                                    // no report file
+  CHECK_FALSE(std::filesystem::exists(dry_csv));
+  CHECK(f.get("/api/show/exports", &login).json().at("results").at(0).at("rows").size() ==
+        exports_before);
+  CHECK(start({{"table", "people"}, {"dry_run", "maybe"}}).status == 400);
+
   // Held at its start by a lock, then cancelled: nothing written.
   pqxx::connection holder(PgSandbox::shared().conninfo());
   pqxx::work lock(holder);

@@ -367,10 +367,14 @@
       ...field('suppression', 'Suppression limit (fraction of rows)', { placeholder: '0.02' }),
       h('label', { for: 'algorithm' }, 'Algorithm'), algorithm,
       h('label', {}, h('input', { type: 'checkbox', id: 'replace' }), ' Replace an existing target'),
-      h('p', {}, h('button', { type: 'submit', id: 'export-start' }, 'Start export')), message);
+      h('p', { class: 'actions' }, h('button', { type: 'submit', id: 'export-start' }, 'Start export'),
+        h('button', { type: 'submit', id: 'export-preview', class: 'secondary' },
+          'Preview the cost (dry run)')), message);
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
       const body = { table: select.value };
+      // The preview runs the search and the report but writes nothing.
+      if (e.submitter && e.submitter.id === 'export-preview') body.dry_run = 'true';
       for (const k of ['target_table', 'csv_path', 'k', 'suppression'])
         if ($(k).value.trim()) body[k] = $(k).value.trim();
       body.algorithm = algorithm.value;
