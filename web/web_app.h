@@ -8,8 +8,9 @@
 //   GET  /api/session            who is logged in, the CSRF token
 //   GET  /api/show/<view>        a console SHOW as JSON: policies, stats,
 //                                clients, catalog, snapshots, audit,
-//                                exposure[?role=], exports,
-//                                tree?table=, predicates?table=
+//                                exposure[?role=], exports, and per
+//                                table (?table=) tree, predicates,
+//                                classes, utility, releases
 //   GET  /api/tree?table=        the disclosure tree's cohorts (as kanon tree
 //                                --format json)
 //   POST /api/run                {command: refresh|verify|verify-history|
