@@ -237,17 +237,16 @@ asio::awaitable<Response> WebApp::handle(const Request& request, const std::stri
     if (host == request.end() || origin_host(sv(origin->value())) != sv(host->value()))
       co_return call.error(http::status::forbidden, "cross-origin request refused");
   }
-  if (get && (call.path == "/" || call.path == "/index.html"))
-    co_return make(http::status::ok, call.version(), std::string(find_asset("index.html")->body),
-                   find_asset("index.html")->content_type);
-  if (get && (call.path.starts_with("/assets/") || call.path == "/favicon.ico")) {
-    const auto asset =
-        find_asset(call.path == "/favicon.ico" ? std::string_view("favicon.svg")
-                                               : std::string_view(call.path).substr(8));
+  // The page and its assets: all that is served before login.
+  if (get && (call.path == "/" || call.path == "/index.html" || call.path == "/favicon.ico" ||
+              call.path.starts_with("/assets/"))) {
+    const std::string_view name = call.path == "/" || call.path == "/index.html" ? "index.html"
+                                  : call.path == "/favicon.ico"
+                                      ? "favicon.svg"
+                                      : std::string_view(call.path).substr(8);
+    const auto asset = find_asset(name);
     if (!asset) co_return call.error(http::status::not_found, "no such asset");
-    Response r =
-        make(http::status::ok, call.version(), std::string(asset->body), asset->content_type);
-    co_return r;
+    co_return make(http::status::ok, call.version(), std::string(asset->body), asset->content_type);
   }
   if (post && call.path == "/login") co_return co_await login(call);
 
