@@ -29,6 +29,17 @@ function check(condition, message) {
 }
 function ok(step) { console.log('ok: ' + step); }
 
+// Clicks a button of the export form; the id of the job it started (jobs
+// other tests started are listed too, so steps follow their own ids).
+async function startJob(page, button) {
+  await page.click(button);
+  await page.waitForFunction(() => document.getElementById('export-message').textContent.length > 0,
+    null, WAIT);
+  const id = await page.getAttribute('#export-message', 'data-started');
+  check(id, 'the export was not started: ' + await page.textContent('#export-message'));
+  return id;
+}
+
 async function main() {
   fs.mkdirSync(shots, { recursive: true });
   const browser = await chromium.launch({
@@ -123,21 +134,22 @@ async function main() {
     await page.waitForSelector('#export-form');
     // First its cost (a dry run), then the export itself.
     await page.fill('#csv_path', path.join(exportDir, 'done.csv'));
-    await page.click('#export-preview');
-    await page.waitForSelector('[data-job][data-state="done"]', WAIT);
-    check((await page.textContent('#jobs')).includes('dry run, nothing written'),
-      'the preview does not say it wrote nothing');
+    const preview = await startJob(page, '#export-preview');
+    await page.waitForSelector(`[data-job="${preview}"][data-state="done"]`, WAIT);
+    check((await page.textContent(`[data-job="${preview}"]`)).includes('dry run, nothing written'),
+      'the preview does not say it wrote nothing: ' + await page.textContent(`[data-job="${preview}"]`));
     check(!fs.existsSync(path.join(exportDir, 'done.csv')), 'the preview wrote the CSV');
-    await page.click('#export-start');
-    await page.waitForFunction(
-      () => document.querySelectorAll('[data-job][data-state="done"]').length === 2, null, WAIT);
-    const pct = await page.textContent('[data-job][data-state="done"] [data-progress]');
+    const done = await startJob(page, '#export-start');
+    await page.waitForSelector(`[data-job="${done}"][data-state="done"]`, WAIT);
+    const pct = await page.textContent(`[data-job="${done}"] [data-progress]`);
     check(pct.trim() === '100%', 'a finished export shows ' + pct);
-    await page.waitForSelector('#past-exports a[href$="/csv"]', WAIT);
+    const csvLink = '#past-exports tr:has-text("done.csv") a[href$="/csv"]';
+    await page.waitForSelector(csvLink, WAIT);
     await page.waitForSelector('#report-charts svg', WAIT);
-    const csvHref = await page.getAttribute('#past-exports a[href$="/csv"]', 'href');
+    const csvHref = await page.getAttribute(csvLink, 'href');
     const csv = await page.evaluate(async (h) => (await fetch(h)).text(), csvHref);
-    check(csv.split('\n').length > 2, 'the CSV download is empty');
+    check(csv === fs.readFileSync(path.join(exportDir, 'done.csv'), 'utf8') && csv.split('\n').length > 2,
+      'the CSV download is not the file written');
     await page.screenshot({ path: path.join(shots, '04-export-done.png'), fullPage: true });
     ok('a preview wrote nothing; an export reached 100%; report charts and CSV download shown');
 
@@ -147,12 +159,11 @@ async function main() {
     await pg.query('BEGIN');
     await pg.query(`LOCK TABLE ${exportTable} IN ACCESS EXCLUSIVE MODE`);
     await page.fill('#csv_path', path.join(exportDir, 'cancelled.csv'));
-    await page.click('#export-start');
-    await page.waitForSelector('[data-job][data-state="running"] [data-cancel]', WAIT);
-    await page.click('[data-job][data-state="running"] [data-cancel]');
+    const held = await startJob(page, '#export-start');
+    await page.click(`[data-job="${held}"][data-state="running"] [data-cancel]`, WAIT);
     await pg.query('ROLLBACK');
     await pg.end();
-    await page.waitForSelector('[data-job][data-state="cancelled"]', WAIT);
+    await page.waitForSelector(`[data-job="${held}"][data-state="cancelled"]`, WAIT);
     check(!fs.existsSync(path.join(exportDir, 'cancelled.csv')), 'a cancelled export left its file');
     ok('a running export was cancelled and wrote nothing');
 
@@ -190,6 +201,18 @@ async function main() {
     errors = errors.filter((e) => !/status of 401/.test(e));  // the check just above
     check(errors.length === 0, 'console errors: ' + errors.join(' | '));
     ok('logged out; no console errors');
+  } catch (e) {
+    // What the page showed when a step failed: its address, its status
+    // lines and a screenshot, so a failure in CI can be read afterwards.
+    const pages = browser.contexts().flatMap((c) => c.pages());
+    if (pages.length) {
+      const last = pages[pages.length - 1];
+      const text = async (sel) => (await last.locator(sel).allTextContents()).join(' | ') || '(none)';
+      console.error(`page ${last.url()}`);
+      for (const sel of ['#export-message', '#jobs', '.error']) console.error(`${sel}: ${await text(sel)}`);
+      await last.screenshot({ path: path.join(shots, 'failure.png'), fullPage: true }).catch(() => {});
+    }
+    throw e;
   } finally {
     await browser.close();
   }

@@ -372,6 +372,8 @@
           'Preview the cost (dry run)')), message);
     form.addEventListener('submit', async (e) => {
       e.preventDefault();
+      message.textContent = '';
+      delete message.dataset.started;
       const body = { table: select.value };
       // The preview runs the search and the report but writes nothing.
       if (e.submitter && e.submitter.id === 'export-preview') body.dry_run = 'true';
@@ -382,6 +384,7 @@
       const r = await api('/api/exports', body);
       message.textContent = r.ok ? `Export ${r.doc.job} started: ${r.doc.command}` : r.doc.error;
       message.className = r.ok ? '' : 'error';
+      if (r.ok) message.dataset.started = String(r.doc.job);
       refreshJobs();
     });
     const jobs = h('div', { id: 'jobs' });
@@ -391,9 +394,14 @@
     h('section', { class: 'card' }, h('h2', {}, 'Started here'), jobs)),
     h('section', { class: 'card' }, h('h2', {}, 'Published exports (SHOW EXPORTS)'), past));
 
+    // Answers can arrive out of order (a poll and a click's refresh): an
+    // older answer than the one drawn would show a finished job running.
+    let asked = 0, drawn = 0;
     async function refreshJobs() {
+      const mine = ++asked;
       const r = await api('/api/exports/jobs');
-      if (!r.ok) return;
+      if (!r.ok || mine < drawn) return;
+      drawn = mine;
       jobs.textContent = '';
       if (!r.doc.jobs.length) jobs.append(h('p', { class: 'muted' }, 'None yet.'));
       let running = false;
