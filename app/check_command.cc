@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "audit/privileges.h"
 #include "policy/policy_file.h"
+#include "policy/policy_stores.h"
 
 namespace kanon::app {
 namespace {
@@ -47,14 +48,14 @@ void add_check_command(CLI::App& app) {
   cmd->callback([o] {
     audit::ExposureReport report;
     try {
-      const auto cfg = policy::load_server_config(o->config, o->conninfo);
+      const auto cfg = settings::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
       audit::CheckOptions options;
       options.exposure.roles.insert(o->roles.begin(), o->roles.end());
       options.kanon_address = o->kanon_address;
       report = audit::check_every_database(
-          policies, policy::default_database(cfg),
-          [&](const std::string& database) { return policy::service_conninfo(cfg, database); },
+          policies, settings::default_database(cfg),
+          [&](const std::string& database) { return settings::service_conninfo(cfg, database); },
           options);
     } catch (const std::exception& e) {
       fmt::print(stderr, "kanon check: {}\n", e.what());

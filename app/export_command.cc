@@ -13,6 +13,7 @@
 #include "app/commands.h"
 #include "base/sqlstate.h"
 #include "policy/policy_file.h"
+#include "policy/policy_stores.h"
 #include "publish/exporter.h"
 
 namespace kanon::app {
@@ -83,13 +84,13 @@ void add_export_command(CLI::App& app) {
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
     try {
-      const auto cfg = policy::load_server_config(o->config, o->conninfo);
+      const auto cfg = settings::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
       publish::ExportHooks hooks;
       hooks.notice = progress_line;
       hooks.cancelled = [] { return g_interrupted.load(); };
-      const auto r = publish::run_export(policy::service_conninfo(cfg, p.database), p,
+      const auto r = publish::run_export(settings::service_conninfo(cfg, p.database), p,
                                          publish::parse_export_command(command), hooks);
       fmt::print(stderr, "\n");
       const auto& rep = r.report;

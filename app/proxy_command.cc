@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "app/commands.h"
-#include "policy/server_config.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
+#include "settings/server_config.h"
 #include "web/web_server.h"
 
 namespace kanon::app {
@@ -34,18 +34,18 @@ void add_proxy_command(CLI::App& app) {
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
   cmd->callback([opts] {
     try {
-      policy::ServerConfig config = policy::load_server_config(opts->config);
-      if (!opts->listen.empty()) config.listen = policy::parse_endpoint(opts->listen, "--listen");
+      settings::ServerConfig config = settings::load_server_config(opts->config);
+      if (!opts->listen.empty()) config.listen = settings::parse_endpoint(opts->listen, "--listen");
       if (!opts->backend.empty())
-        config.backend = policy::parse_endpoint(opts->backend, "--backend");
-      if (auto level = policy::log_level_from_string(opts->log_level)) config.log_level = *level;
+        config.backend = settings::parse_endpoint(opts->backend, "--backend");
+      if (auto level = settings::log_level_from_string(opts->log_level)) config.log_level = *level;
       proxy::set_log_level(config.log_level);
       // The rewriter's parser allocates and frees a few hundred KB per
       // statement; without these glibc hands that memory back to the kernel
       // on every statement (measured in bench/rewriter: it dominates p99).
       mallopt(M_TRIM_THRESHOLD, 64 << 20);
       mallopt(M_MMAP_THRESHOLD, 32 << 20);
-      const policy::WebConfig web = config.web;
+      const settings::WebConfig web = config.web;
       proxy::Server server(std::move(config));
       if (web.enabled())
         server.attach(std::make_unique<web::WebServer>(server.io(), server.context(), web));

@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "policy/policy_file.h"
+#include "policy/policy_stores.h"
 #include "policy/table_snapshot.h"
 #include "policy/tree_report.h"
 
@@ -42,10 +43,10 @@ void add_tree_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([o] {
     try {
-      const auto cfg = policy::load_server_config(o->config, o->conninfo);
+      const auto cfg = settings::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
-      pqxx::connection conn(policy::service_conninfo(cfg, p.database));
+      pqxx::connection conn(settings::service_conninfo(cfg, p.database));
       policy::BuildOptions build;
       build.form = o->form == "nested"   ? policy::PredicateForm::kNestedCase
                    : o->form == "flat"   ? policy::PredicateForm::kFlatCase

@@ -9,6 +9,7 @@
 
 #include "app/commands.h"
 #include "policy/policy_file.h"
+#include "policy/policy_stores.h"
 #include "policy/table_snapshot.h"
 #include "policy/verification.h"
 
@@ -36,10 +37,10 @@ void add_verify_command(CLI::App& app) {
     policy::VerificationReport rep;
     uint32_t k = 0;
     try {
-      const auto cfg = policy::load_server_config(o->config, o->conninfo);
+      const auto cfg = settings::load_server_config(o->config, o->conninfo);
       const auto policies = policy::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
-      pqxx::connection conn(policy::service_conninfo(cfg, p.database));
+      pqxx::connection conn(settings::service_conninfo(cfg, p.database));
       const auto snap = policy::build_table_snapshot(conn, p);
       rep = policy::verify_table(conn, *snap);
       k = p.k;

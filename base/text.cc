@@ -1,5 +1,7 @@
 #include "base/text.h"
 
+#include <charconv>
+
 namespace kanon::base {
 
 void append_utf8(std::string& out, uint32_t cp) {
@@ -51,6 +53,29 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     out += items[i];
   }
   return out;
+}
+
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  const std::string unit(end, text.data() + text.size());
+  uint64_t ms = 0;
+  if (unit == "ms") {
+    ms = 1;
+  } else if (unit == "s" || unit.empty()) {
+    ms = 1000;
+  } else if (unit == "m") {
+    ms = 60'000;
+  } else if (unit == "h") {
+    ms = 3'600'000;
+  } else if (unit == "d") {
+    ms = 86'400'000;
+  } else {
+    return std::nullopt;
+  }
+  if (n > (uint64_t{1} << 40) / ms) return std::nullopt;
+  return std::chrono::milliseconds(n * ms);
 }
 
 }  // namespace kanon::base

@@ -3,8 +3,10 @@
 // (PostgreSQL folds identifiers the same way for UTF-8).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +38,10 @@ inline char hex_digit(unsigned nibble) {
 }
 
 // The items with `separator` between them: {"a", "b"} -> "a, b".
+// Parses "10m", "30s", "1h", "500ms", "2d" or a plain number of seconds.
+// nullopt on anything else.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
+
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
 // Two lower-case hexadecimal digits: 0x2f -> "2f".

@@ -9,9 +9,9 @@
 #include "base/text.h"
 #include "policy/history_refresh.h"
 #include "policy/release_store.h"
-#include "policy/server_config.h"
 #include "policy/sql_text.h"
 #include "policy/table_loader.h"
+#include "settings/server_config.h"
 
 namespace kanon::policy {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "base/text.h"
 #include "policy/release_store.h"
-#include "policy/server_config.h"
 #include "policy/sql_text.h"
+#include "settings/server_config.h"
 
 namespace kanon::policy {
 namespace {

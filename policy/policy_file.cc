@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <set>
 
+#include "base/text.h"
 #include "base/yaml_reader.h"
 #include "engine/algorithm.h"
 #include "engine/quality_metric.h"
@@ -218,7 +219,7 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
 
   if (const auto f = node["refresh"]) {
     const std::string text = r.string(f, key + ".refresh");
-    const auto d = parse_duration(text);
+    const auto d = base::parse_duration(text);
     if (!d || d->count() <= 0)
       r.fail(f, key + ".refresh",
              fmt::format("'{}' is not a positive duration (e.g. 30s, 10m, 1h)", text));
@@ -349,29 +350,6 @@ const char* to_string(GrantPolicy grants) {
   return grants == GrantPolicy::kManage ? "manage" : "none";
 }
 
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& text) {
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end == text.data()) return std::nullopt;
-  const std::string unit(end, text.data() + text.size());
-  uint64_t ms = 0;
-  if (unit == "ms") {
-    ms = 1;
-  } else if (unit == "s" || unit.empty()) {
-    ms = 1000;
-  } else if (unit == "m") {
-    ms = 60'000;
-  } else if (unit == "h") {
-    ms = 3'600'000;
-  } else if (unit == "d") {
-    ms = 86'400'000;
-  } else {
-    return std::nullopt;
-  }
-  if (n > (uint64_t{1} << 40) / ms) return std::nullopt;
-  return std::chrono::milliseconds(n * ms);
-}
-
 std::optional<std::vector<std::string>> split_qualified_name(const std::string& text) {
   std::vector<std::string> parts(1);
   size_t i = 0;
@@ -495,10 +473,10 @@ std::string database_qualified_name(const TablePolicy& policy) {
   return policy.database.empty() ? policy.name() : policy.database + "." + policy.name();
 }
 
-std::vector<TablePolicy> load_policies(const ServerConfig& config) {
+std::vector<TablePolicy> load_policies(const std::vector<std::string>& files,
+                                       const std::string& default_db) {
   std::vector<TablePolicy> all;
-  const std::string default_db = default_database(config);
-  for (const auto& file : config.policies) {
+  for (const auto& file : files) {
     for (auto& p : load_policy_file(file)) {
       if (p.database.empty()) {
         p.database = default_db;

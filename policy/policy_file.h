@@ -13,18 +13,22 @@
 #include <string>
 #include <vector>
 
-#include "policy/server_config.h"
+#include "base/config_error.h"
 #include "policy/table_policy.h"
 
 namespace kanon::policy {
 
+using base::ConfigError;
+
 // Throws ConfigError.
 std::vector<TablePolicy> load_policy_file(const std::string& path);
 
-// Every table of every file in `config.policies`, each with its database
-// (`database:` of the entry, else of the file, else backend.dbname); a table
-// named twice in one database throws.
-std::vector<TablePolicy> load_policies(const ServerConfig& config);
+// Every table of every file in `files` (the configuration's `policies:`),
+// each with its database (`database:` of the entry, else of the file, else
+// `default_db`, the configuration's backend.dbname); a table named twice in
+// one database throws. (policy_stores.h reads them from a ServerConfig.)
+std::vector<TablePolicy> load_policies(const std::vector<std::string>& files,
+                                       const std::string& default_db);
 
 // The policy of `name`: "database.schema.table", "schema.table" or a bare
 // table name, whichever names exactly one policy. Throws ConfigError listing
@@ -43,10 +47,6 @@ std::vector<TablePolicy> policies_of(const std::vector<TablePolicy>& policies,
 // "database.schema.table", or "schema.table" when the database is the
 // service account's default (unset).
 std::string database_qualified_name(const TablePolicy& policy);
-
-// Parses "10m", "30s", "1h", "500ms", "2d" or a plain number of seconds.
-// nullopt on anything else.
-std::optional<std::chrono::milliseconds> parse_duration(const std::string& text);
 
 // Splits a dotted name into its parts (each optionally double-quoted, ""
 // inside quotes for a quote). nullopt when a part is empty or a quote is not

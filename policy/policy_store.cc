@@ -73,7 +73,8 @@ std::string refused_rename(const TableSnapshot& served, const CatalogFacts& cata
 }
 
 PolicyStore::PolicyStore(std::string conninfo, std::vector<TablePolicy> policies,
-                         BuildOptions options, std::string database, SharingOptions sharing)
+                         BuildOptions options, std::string database,
+                         settings::SharingOptions sharing)
     : conninfo_(conninfo),
       database_(std::move(database)),
       policies_(std::move(policies)),

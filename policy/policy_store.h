@@ -108,7 +108,7 @@ class PolicyStore {
   // `sharing`: snapshots shared with other kanon processes on the database
   // (shared_snapshots.h).
   PolicyStore(std::string conninfo, std::vector<TablePolicy> policies, BuildOptions options = {},
-              std::string database = "", SharingOptions sharing = {});
+              std::string database = "", settings::SharingOptions sharing = {});
   PolicyStore(std::vector<TablePolicy> policies, Builder builder);
   ~PolicyStore();
   PolicyStore(const PolicyStore&) = delete;
@@ -262,7 +262,7 @@ class PolicyStore {
   int wake_pipe_[2] = {-1, -1};
   std::thread watcher_;
 
-  const SharingOptions sharing_;
+  const settings::SharingOptions sharing_;
   mutable std::mutex leader_mu_;
   std::unique_ptr<LeaderLock> leader_;
   int32_t leader_group_ = 0;

@@ -6,15 +6,17 @@
 
 namespace kanon::policy {
 
-PolicyStores::Factory PolicyStores::service_factory(const ServerConfig& config) {
+PolicyStores::Factory PolicyStores::service_factory(const settings::ServerConfig& config) {
   return [config](const std::string& database, std::vector<TablePolicy> tables) {
-    return std::make_shared<PolicyStore>(service_conninfo(config, database), std::move(tables),
-                                         BuildOptions{}, database, config.snapshots);
+    return std::make_shared<PolicyStore>(settings::service_conninfo(config, database),
+                                         std::move(tables), BuildOptions{}, database,
+                                         config.snapshots);
   };
 }
 
-PolicyStores::PolicyStores(const ServerConfig& config, std::vector<TablePolicy> policies)
-    : PolicyStores(default_database(config), std::move(policies), service_factory(config)) {}
+PolicyStores::PolicyStores(const settings::ServerConfig& config, std::vector<TablePolicy> policies)
+    : PolicyStores(settings::default_database(config), std::move(policies),
+                   service_factory(config)) {}
 
 PolicyStores::PolicyStores(std::string default_database, std::vector<TablePolicy> policies,
                            Factory factory)
@@ -148,6 +150,10 @@ void PolicyStores::stop() {
   for (const auto& store : all()) store->stop();
   std::lock_guard lock(mu_);
   started_ = false;
+}
+
+std::vector<TablePolicy> load_policies(const settings::ServerConfig& config) {
+  return load_policies(config.policies, settings::default_database(config));
 }
 
 }  // namespace kanon::policy

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "policy/policy_store.h"
-#include "policy/server_config.h"
+#include "settings/server_config.h"
 
 namespace kanon::policy {
 
@@ -36,8 +36,8 @@ class PolicyStores {
 
   // Stores connected with `config`'s service account (service_conninfo per
   // database).
-  static Factory service_factory(const ServerConfig& config);
-  PolicyStores(const ServerConfig& config, std::vector<TablePolicy> policies);
+  static Factory service_factory(const settings::ServerConfig& config);
+  PolicyStores(const settings::ServerConfig& config, std::vector<TablePolicy> policies);
   // For tests: stores made by `factory`; `default_database` always has one.
   PolicyStores(std::string default_database, std::vector<TablePolicy> policies, Factory factory);
   ~PolicyStores();
@@ -94,5 +94,9 @@ class PolicyStores {
   std::map<std::string, std::shared_ptr<PolicyStore>> stores_;  // by database
   bool started_ = false;
 };
+
+// Every table of every policy file `config` lists (load_policies in
+// policy_file.h), databases defaulting to `config`'s own.
+std::vector<TablePolicy> load_policies(const settings::ServerConfig& config);
 
 }  // namespace kanon::policy

@@ -35,8 +35,8 @@
 #include <string>
 #include <vector>
 
-#include "policy/sharing_options.h"
 #include "policy/table_snapshot.h"
+#include "settings/sharing_options.h"
 
 namespace pqxx {
 class transaction_base;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/server_config.h"
+#include "base/config_error.h"
 #include "policy/table_policy.h"
 
 namespace pqxx {
@@ -14,6 +14,8 @@ class connection_base;
 }
 
 namespace kanon::policy {
+
+using base::ConfigError;
 
 struct ColumnInfo {
   std::string name;

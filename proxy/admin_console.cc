@@ -167,7 +167,7 @@ class Commands {
 
   // The service account's connection to `p`'s database.
   std::string conninfo(const policy::TablePolicy& p) {
-    return policy::service_conninfo(*context_.runtime()->config, p.database);
+    return settings::service_conninfo(*context_.runtime()->config, p.database);
   }
 
   // The policy named by `name` ([database.]schema.table or a bare table
@@ -428,9 +428,9 @@ class Commands {
     audit::ExposureReport report;
     try {
       report = audit::check_every_database(
-          all, policy::default_database(*runtime->config),
+          all, settings::default_database(*runtime->config),
           [&](const std::string& database) {
-            return policy::service_conninfo(*runtime->config, database);
+            return settings::service_conninfo(*runtime->config, database);
           },
           options);
     } catch (const std::exception& e) {
@@ -694,7 +694,7 @@ class Commands {
     std::vector<std::pair<std::string, std::string>> databases;
     const auto& config = *context_.runtime()->config;
     for (const auto& s : stores().all())
-      databases.emplace_back(s->database(), policy::service_conninfo(config, s->database()));
+      databases.emplace_back(s->database(), settings::service_conninfo(config, s->database()));
     emit(run_show_exports(databases));
   }
 

@@ -20,9 +20,9 @@ constexpr auto kRetryEvery = std::chrono::seconds(1);
 
 }  // namespace
 
-AuditTrail::AuditTrail(const policy::AuditConfig& config, const std::string& service_conninfo)
-    : keep_text_(config.text == policy::AuditText::kFull),
-      deny_on_failure_(config.on_failure == policy::AuditOnFailure::kDeny),
+AuditTrail::AuditTrail(const settings::AuditConfig& config, const std::string& service_conninfo)
+    : keep_text_(config.text == settings::AuditText::kFull),
+      deny_on_failure_(config.on_failure == settings::AuditOnFailure::kDeny),
       audit_exempt_(config.exempt),
       capacity_(config.queue_size) {
   if (!config.file.empty()) sinks_.push_back(std::make_unique<AuditFileSink>(config.file));

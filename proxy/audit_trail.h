@@ -20,9 +20,9 @@
 #include <thread>
 #include <vector>
 
-#include "policy/server_config.h"
 #include "proxy/audit_record.h"
 #include "proxy/audit_ring.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
@@ -35,7 +35,7 @@ class AuditTrail {
   // REQUIRES: config.enabled(). `service_conninfo` is the table sink's
   // connection. Opens the sinks once (a sink that cannot be opened starts
   // down) and starts the writer thread.
-  AuditTrail(const policy::AuditConfig& config, const std::string& service_conninfo);
+  AuditTrail(const settings::AuditConfig& config, const std::string& service_conninfo);
   // Writes what is queued, then stops the writer.
   ~AuditTrail();
   AuditTrail(const AuditTrail&) = delete;

@@ -15,13 +15,13 @@ constexpr uint8_t kAcceptEncryption = 'S';
 
 }  // namespace
 
-BackendTlsNegotiator::BackendTlsNegotiator(policy::SslMode mode) : mode_(mode) {
-  assert(mode != policy::SslMode::kDisable);
+BackendTlsNegotiator::BackendTlsNegotiator(settings::SslMode mode) : mode_(mode) {
+  assert(mode != settings::SslMode::kDisable);
   wire::encode(wire::SslRequest{}, request_);
 }
 
 bool BackendTlsNegotiator::verify_peer() const {
-  return mode_ == policy::SslMode::kVerifyCa || mode_ == policy::SslMode::kVerifyFull;
+  return mode_ == settings::SslMode::kVerifyCa || mode_ == settings::SslMode::kVerifyFull;
 }
 
 BackendTlsNegotiator::Step BackendTlsNegotiator::on_bytes(wire::Bytes received) {
@@ -31,9 +31,9 @@ BackendTlsNegotiator::Step BackendTlsNegotiator::on_bytes(wire::Bytes received) 
     return fail("the server answered the SSLRequest with something else than S or N");
   if (received.size() > 1) return fail("the server sent data after its answer to the SSLRequest");
   if (answer == kAcceptEncryption) return Step::kStartTls;
-  if (mode_ == policy::SslMode::kPrefer) return Step::kPlain;
+  if (mode_ == settings::SslMode::kPrefer) return Step::kPlain;
   return fail(fmt::format("the server does not support TLS, but backend.sslmode is {}",
-                          policy::to_string(mode_)));
+                          settings::to_string(mode_)));
 }
 
 BackendTlsNegotiator::Step BackendTlsNegotiator::fail(std::string failure) {

@@ -13,8 +13,8 @@
 
 #include <string>
 
-#include "policy/server_config.h"
 #include "proxy/wire/framing.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
@@ -28,7 +28,7 @@ class BackendTlsNegotiator {
   };
 
   // REQUIRES: mode != kDisable (nothing to negotiate then).
-  explicit BackendTlsNegotiator(policy::SslMode mode);
+  explicit BackendTlsNegotiator(settings::SslMode mode);
 
   // The SSLRequest packet to send first.
   const wire::Buffer& request() const { return request_; }
@@ -39,12 +39,12 @@ class BackendTlsNegotiator {
   // For kStartTls: check the certificate chain (verify-ca, verify-full)
   // and the host name (verify-full).
   bool verify_peer() const;
-  bool verify_host() const { return mode_ == policy::SslMode::kVerifyFull; }
+  bool verify_host() const { return mode_ == settings::SslMode::kVerifyFull; }
 
  private:
   Step fail(std::string failure);
 
-  policy::SslMode mode_;
+  settings::SslMode mode_;
   wire::Buffer request_;
   std::string failure_;
 };

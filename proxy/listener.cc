@@ -6,7 +6,7 @@
 
 namespace kanon::proxy {
 
-void open_listener(boost::asio::ip::tcp::acceptor& acceptor, const policy::Endpoint& listen,
+void open_listener(boost::asio::ip::tcp::acceptor& acceptor, const settings::Endpoint& listen,
                    std::string_view what) {
   using tcp = boost::asio::ip::tcp;
   boost::system::error_code ec;

@@ -7,11 +7,11 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <string_view>
 
-#include "policy/server_config.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
-void open_listener(boost::asio::ip::tcp::acceptor& acceptor, const policy::Endpoint& listen,
+void open_listener(boost::asio::ip::tcp::acceptor& acceptor, const settings::Endpoint& listen,
                    std::string_view what);
 
 }  // namespace kanon::proxy

@@ -32,7 +32,7 @@ void log_line(LogLevel level, std::string_view message) {
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
   const std::string line =
-      fmt::format("{}.{:03}Z {:<7} {}\n", stamp, millis, policy::to_string(level), message);
+      fmt::format("{}.{:03}Z {:<7} {}\n", stamp, millis, settings::to_string(level), message);
   const std::lock_guard lock(g_mutex);
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

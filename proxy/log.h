@@ -7,11 +7,11 @@
 
 #include <string_view>
 
-#include "policy/server_config.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
-using policy::LogLevel;
+using settings::LogLevel;
 
 void set_log_level(LogLevel level);
 bool log_enabled(LogLevel level);

@@ -205,7 +205,7 @@ asio::awaitable<std::string> MetricsEndpoint::probe_backend() {
   co_return "";
 }
 
-MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const policy::Endpoint& listen,
+MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const settings::Endpoint& listen,
                                  ServerContext& context)
     : context_(context), acceptor_(io) {
   open_listener(acceptor_, listen, "metrics.listen");

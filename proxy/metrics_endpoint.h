@@ -15,15 +15,15 @@
 #include <chrono>
 #include <string>
 
-#include "policy/server_config.h"
 #include "proxy/server_context.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
 class MetricsEndpoint {
  public:
   // Binds now; throws std::runtime_error naming the address on failure.
-  MetricsEndpoint(boost::asio::io_context& io, const policy::Endpoint& listen,
+  MetricsEndpoint(boost::asio::io_context& io, const settings::Endpoint& listen,
                   ServerContext& context);
   void start();
   void stop();

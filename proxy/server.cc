@@ -29,7 +29,7 @@ constexpr auto kShutdownGrace = std::chrono::seconds(5);
 
 }  // namespace
 
-Server::Server(policy::ServerConfig config)
+Server::Server(settings::ServerConfig config)
     : context_(config),
       contexts_([&] {
         std::vector<std::unique_ptr<asio::io_context>> v;
@@ -43,7 +43,7 @@ Server::Server(policy::ServerConfig config)
   if (config.metrics.port != 0)
     metrics_ = std::make_unique<MetricsEndpoint>(*contexts_[0], config.metrics, context_);
   // Clients that connect from now on wait in the backlog until run().
-  const std::string conninfo = policy::service_conninfo(config);
+  const std::string conninfo = settings::service_conninfo(config);
   context_.roles = std::make_unique<RoleDirectory>(conninfo);
   if (config.audit.enabled()) context_.audit = std::make_unique<AuditTrail>(config.audit, conninfo);
   context_.policies = std::make_unique<policy::PolicyStores>(config, policy::load_policies(config));
@@ -140,7 +140,7 @@ void Server::build_policies() {
 
 std::string Server::reload() {
   const auto old = context_.runtime()->config;
-  policy::ServerConfig fresh = policy::load_server_config(old->path);
+  settings::ServerConfig fresh = settings::load_server_config(old->path);
   auto tables = policy::load_policies(fresh);
   if (fresh.listen.host != old->listen.host || fresh.listen.port != old->listen.port ||
       fresh.threads != old->threads)

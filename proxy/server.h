@@ -20,10 +20,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "policy/server_config.h"
 #include "policy/table_policy.h"
 #include "proxy/metrics_endpoint.h"
 #include "proxy/server_context.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
@@ -43,7 +43,7 @@ class Server {
  public:
   // Binds the listening socket; throws std::runtime_error naming the address
   // when that fails.
-  explicit Server(policy::ServerConfig config);
+  explicit Server(settings::ServerConfig config);
   ~Server();
 
   // The bound address (useful with port 0).

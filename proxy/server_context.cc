@@ -8,7 +8,7 @@
 
 namespace kanon::proxy {
 
-ServerContext::ServerContext(policy::ServerConfig config) {
+ServerContext::ServerContext(settings::ServerConfig config) {
   set_config(std::move(config));
 }
 
@@ -16,11 +16,11 @@ ServerContext::~ServerContext() {
   blocking.join();
 }
 
-void ServerContext::set_config(policy::ServerConfig config) {
+void ServerContext::set_config(settings::ServerConfig config) {
   auto runtime = std::make_shared<Runtime>();
   runtime->client_tls = make_client_tls_context(config.tls);
   runtime->backend_tls = make_backend_tls_context(config.backend_tls);
-  runtime->config = std::make_shared<const policy::ServerConfig>(std::move(config));
+  runtime->config = std::make_shared<const settings::ServerConfig>(std::move(config));
   const std::lock_guard lock(mu_);
   runtime_ = std::move(runtime);
 }

@@ -16,20 +16,20 @@
 #include <string>
 
 #include "policy/policy_stores.h"
-#include "policy/server_config.h"
 #include "proxy/audit_trail.h"
 #include "proxy/cancel_registry.h"
 #include "proxy/client_registry.h"
 #include "proxy/role_directory.h"
 #include "proxy/stats.h"
 #include "rewriter/rewriter.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
 enum class ShutdownPhase : uint8_t { kServing, kLameDuck, kDraining };
 
 struct Runtime {
-  std::shared_ptr<const policy::ServerConfig> config;
+  std::shared_ptr<const settings::ServerConfig> config;
   std::shared_ptr<boost::asio::ssl::context> client_tls;   // null: refuse SSLRequest
   std::shared_ptr<boost::asio::ssl::context> backend_tls;  // null: sslmode disable
 };
@@ -37,7 +37,7 @@ struct Runtime {
 class ServerContext {
  public:
   // Throws std::runtime_error for unusable TLS files.
-  explicit ServerContext(policy::ServerConfig config);
+  explicit ServerContext(settings::ServerConfig config);
   ~ServerContext();
 
   std::shared_ptr<const Runtime> runtime() const {
@@ -46,7 +46,7 @@ class ServerContext {
   }
   // Builds a new Runtime (TLS contexts included) and swaps it in; throws
   // without changing anything when the TLS files are unusable.
-  void set_config(policy::ServerConfig config);
+  void set_config(settings::ServerConfig config);
 
   CancelRegistry cancels;
   std::atomic<uint32_t> active_clients{0};

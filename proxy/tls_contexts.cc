@@ -25,7 +25,7 @@ void load(const std::string& what, const std::string& file, F f) {
 
 }  // namespace
 
-std::shared_ptr<ssl::context> make_client_tls_context(const policy::ClientTls& tls) {
+std::shared_ptr<ssl::context> make_client_tls_context(const settings::ClientTls& tls) {
   if (!tls.enabled()) return nullptr;
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   harden(*ctx);
@@ -38,8 +38,8 @@ std::shared_ptr<ssl::context> make_client_tls_context(const policy::ClientTls& t
   return ctx;
 }
 
-std::shared_ptr<ssl::context> make_backend_tls_context(const policy::BackendTls& tls) {
-  if (tls.mode == policy::SslMode::kDisable) return nullptr;
+std::shared_ptr<ssl::context> make_backend_tls_context(const settings::BackendTls& tls) {
+  if (tls.mode == settings::SslMode::kDisable) return nullptr;
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
   harden(*ctx);
   if (!tls.rootcert.empty())

@@ -7,14 +7,15 @@
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
 
-#include "policy/server_config.h"
+#include "settings/server_config.h"
 
 namespace kanon::proxy {
 
 // nullptr when tls: is not configured.
-std::shared_ptr<boost::asio::ssl::context> make_client_tls_context(const policy::ClientTls& tls);
+std::shared_ptr<boost::asio::ssl::context> make_client_tls_context(const settings::ClientTls& tls);
 
 // nullptr for sslmode: disable.
-std::shared_ptr<boost::asio::ssl::context> make_backend_tls_context(const policy::BackendTls& tls);
+std::shared_ptr<boost::asio::ssl::context> make_backend_tls_context(
+    const settings::BackendTls& tls);
 
 }  // namespace kanon::proxy

@@ -226,7 +226,7 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
       s.choice = *c;
       choice_given = true;
     } else if (key == "time_limit") {
-      const auto d = policy::parse_duration(v);
+      const auto d = base::parse_duration(v);
       if (!d)
         throw ExportError(sqlstate::kInvalidParameterValue,
                           fmt::format("kanon export: option time_limit: '{}' is not a "

@@ -8,7 +8,7 @@
 
 namespace kanon::web {
 
-LoginCheck check_login(const policy::ServerConfig& config, const std::string& user,
+LoginCheck check_login(const settings::ServerConfig& config, const std::string& user,
                        const std::string& password) {
   const auto& admins = config.admin.users;
   if (std::find(admins.begin(), admins.end(), user) == admins.end())
@@ -25,7 +25,7 @@ LoginCheck check_login(const policy::ServerConfig& config, const std::string& us
                                   user.c_str(),
                                   password.c_str(),
                                   "10",
-                                  policy::to_string(config.backend_tls.mode),
+                                  settings::to_string(config.backend_tls.mode),
                                   "kanon web console login"};
   if (!config.backend_tls.rootcert.empty()) {
     keys.push_back("sslrootcert");

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "policy/server_config.h"
+#include "settings/server_config.h"
 
 namespace kanon::web {
 
@@ -18,7 +18,7 @@ struct LoginCheck {
   std::string reason;
 };
 
-LoginCheck check_login(const policy::ServerConfig& config, const std::string& user,
+LoginCheck check_login(const settings::ServerConfig& config, const std::string& user,
                        const std::string& password);
 
 }  // namespace kanon::web

@@ -213,7 +213,7 @@ struct WebApp::Call {
   }
 };
 
-WebApp::WebApp(proxy::ServerContext& context, const policy::WebConfig& config)
+WebApp::WebApp(proxy::ServerContext& context, const settings::WebConfig& config)
     : context_(context), sessions_(config.session_timeout, kLifetime), jobs_(context) {}
 
 Response WebApp::refusal(http::status status, const std::string& message, unsigned version) {

@@ -47,7 +47,7 @@ using Response = http::response<http::string_body>;
 
 class WebApp {
  public:
-  WebApp(proxy::ServerContext& context, const policy::WebConfig& config);
+  WebApp(proxy::ServerContext& context, const settings::WebConfig& config);
 
   // `peer`: the client's address, for the log; `tls`: cookies get Secure.
   boost::asio::awaitable<Response> handle(const Request& request, const std::string& peer,

@@ -129,7 +129,7 @@ asio::awaitable<void> connection(tcp::socket socket, WebApp& app,
 }  // namespace
 
 WebServer::WebServer(asio::io_context& io, proxy::ServerContext& context,
-                     const policy::WebConfig& config)
+                     const settings::WebConfig& config)
     : io_(io),
       app_(context, config),
       tls_(proxy::make_client_tls_context(config.tls)),

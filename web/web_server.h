@@ -22,7 +22,7 @@ class WebServer : public proxy::AttachedService {
  public:
   // Binds now; throws std::runtime_error naming the address or the TLS file.
   WebServer(boost::asio::io_context& io, proxy::ServerContext& context,
-            const policy::WebConfig& config);
+            const settings::WebConfig& config);
   void start() override;
   void stop() override;
   boost::asio::ip::tcp::endpoint local_endpoint() const { return acceptor_.local_endpoint(); }

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   const auto store = [&](const std::string& replica) {
     return std::make_unique<policy::PolicyStore>(
         pg.conninfo(), policies, policy::BuildOptions{}, "postgres",
-        policy::SharingOptions{.enabled = true, .replica = replica, .keep = 3});
+        settings::SharingOptions{.enabled = true, .replica = replica, .keep = 3});
   };
   // The builder holds the lock for the whole run; it stores version 1.
   auto builder = store("builder");

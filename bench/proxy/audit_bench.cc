@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--statements")) n = std::stoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--file")) file = argv[i + 1];
   }
-  policy::AuditConfig config;
+  settings::AuditConfig config;
   config.file = file;
   config.queue_size = 1u << 20;  // the benchmark measures cost, not back-pressure
   fmt::print("audit trail cost per statement ({} statements, file sink {})\n", n, file);

@@ -72,4 +72,15 @@ TEST_CASE("case folding is ASCII only") {
   CHECK(lower("") == "");
 }
 
+TEST_CASE("durations") {
+  CHECK(parse_duration("30s") == std::chrono::seconds(30));
+  CHECK(parse_duration("500ms") == std::chrono::milliseconds(500));
+  CHECK(parse_duration("2h") == std::chrono::hours(2));
+  CHECK(parse_duration("2d") == std::chrono::hours(48));
+  CHECK(parse_duration("15") == std::chrono::seconds(15));
+  CHECK(!parse_duration("m"));
+  CHECK(!parse_duration("5 minutes"));
+  CHECK(!parse_duration("99999999999999d"));
+}
+
 }  // namespace kanon::base

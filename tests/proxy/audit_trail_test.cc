@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace kanon::proxy;
-using kanon::policy::AuditConfig;
+using kanon::settings::AuditConfig;
 
 namespace {
 

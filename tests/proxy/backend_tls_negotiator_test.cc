@@ -7,8 +7,8 @@
 #include "proxy/wire/startup_messages.h"
 
 using namespace kanon;
-using policy::SslMode;
 using proxy::BackendTlsNegotiator;
+using settings::SslMode;
 using Step = BackendTlsNegotiator::Step;
 using namespace std::literals;
 
@@ -39,7 +39,7 @@ TEST_CASE("'S' starts the TLS handshake, with verification as sslmode says") {
   for (const Case c :
        {Case{SslMode::kPrefer, false, false}, Case{SslMode::kRequire, false, false},
         Case{SslMode::kVerifyCa, true, false}, Case{SslMode::kVerifyFull, true, true}}) {
-    CAPTURE(policy::to_string(c.mode));
+    CAPTURE(settings::to_string(c.mode));
     BackendTlsNegotiator n(c.mode);
     CHECK(n.on_bytes(bytes("S")) == Step::kStartTls);
     CHECK(n.verify_peer() == c.verify_peer);
@@ -55,7 +55,7 @@ TEST_CASE("'N' means plain under prefer and is an error when TLS is required") {
     BackendTlsNegotiator n(mode);
     CHECK(n.on_bytes(bytes("N")) == Step::kFail);
     CHECK(n.failure() == std::string("the server does not support TLS, but backend.sslmode is ") +
-                             policy::to_string(mode));
+                             settings::to_string(mode));
   }
 }
 

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "policy/server_config.h"
 #include "proxy/tls_contexts.h"
+#include "settings/server_config.h"
 
-using namespace kanon::policy;
+using namespace kanon::settings;
 
 namespace {
 

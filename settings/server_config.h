@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "base/config_error.h"
-#include "policy/sharing_options.h"
+#include "settings/sharing_options.h"
 
-namespace kanon::policy {
+namespace kanon::settings {
 
 using base::ConfigError;
 
@@ -170,4 +170,4 @@ const char* to_string(LogLevel level);
 // "debug", "info", "warning" or "error"; nullopt for anything else.
 std::optional<LogLevel> log_level_from_string(std::string_view text);
 
-}  // namespace kanon::policy
+}  // namespace kanon::settings

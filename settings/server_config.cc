@@ -1,4 +1,4 @@
-#include "policy/server_config.h"
+#include "settings/server_config.h"
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <set>
 
+#include "base/text.h"
 #include "base/yaml_reader.h"
-#include "policy/policy_file.h"
 
-namespace kanon::policy {
+namespace kanon::settings {
 namespace {
 
 class Reader : public base::YamlReader {
@@ -103,7 +103,7 @@ void read_audit(const Reader& r, const YAML::Node& node, const Resolve& resolve,
 std::chrono::milliseconds read_duration(const Reader& r, const YAML::Node& node,
                                         const std::string& key) {
   const std::string text = node.IsScalar() ? node.Scalar() : std::string();
-  const auto parsed = parse_duration(text);
+  const auto parsed = base::parse_duration(text);
   if (!parsed)
     r.fail(node, key, fmt::format("'{}' is not a duration such as 30s, 500ms or 2m", text));
   if (*parsed > std::chrono::hours(24)) r.fail(node, key, "must be at most 24h");
@@ -385,4 +385,4 @@ const char* to_string(LogLevel level) {
   return "info";
 }
 
-}  // namespace kanon::policy
+}  // namespace kanon::settings

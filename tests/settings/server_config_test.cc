@@ -1,11 +1,11 @@
-#include "policy/server_config.h"
+#include "settings/server_config.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <fstream>
 
-using namespace kanon::policy;
+using namespace kanon::settings;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace kanon::policy {
+namespace kanon::settings {
 
 struct SharingOptions {
   bool enabled = false;
@@ -13,4 +13,4 @@ struct SharingOptions {
   uint32_t keep = 10;   // stored versions kept per table
 };
 
-}  // namespace kanon::policy
+}  // namespace kanon::settings
