@@ -9,6 +9,7 @@
 #include "app/commands.h"
 #include "policy/policy_file.h"
 #include "policy/policy_stores.h"
+#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 #include "policy/tree_report.h"
 

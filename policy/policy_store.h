@@ -35,6 +35,7 @@
 
 #include "policy/catalog_facts.h"
 #include "policy/shared_snapshots.h"
+#include "policy/snapshot_build.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
 

@@ -47,6 +47,7 @@
 
 #include "policy/history_check.h"
 #include "policy/release_history.h"
+#include "policy/tree_json.h"
 
 namespace pqxx {
 class transaction_base;
@@ -173,19 +174,5 @@ std::vector<ReleaseSummary> list_releases(pqxx::transaction_base& tx, const std:
                                           size_t limit = 200);
 
 uint64_t next_release_version(pqxx::transaction_base& tx, const std::string& table_name);
-
-// The tree as stored in kanon.releases.tree, and back.
-std::string tree_json(const DisclosureTree& tree);
-DisclosureTree tree_from_json(const std::string& json, const TreeOptions& options);
-
-// The released tuple a leaf names: the values of its path's "a = v" splits.
-std::vector<std::optional<std::string>> leaf_tuple(const DisclosureTree& tree, int leaf);
-
-// The elements of a text[] as PostgreSQL prints it (nullopt for NULL).
-std::vector<std::optional<std::string>> parse_text_array(const std::string& text);
-
-// A text[] literal of a tuple ("{\"a\",NULL,\"b c\"}"), as stored in
-// release_rows.released.
-std::string array_literal(const std::vector<std::optional<std::string>>& tuple);
 
 }  // namespace kanon::policy

@@ -15,22 +15,13 @@
 #include <string>
 
 #include "policy/encoded_table.h"
+#include "policy/fingerprint.h"
 #include "policy/table_snapshot.h"
 
 namespace kanon::policy {
 
 // Stored snapshots of another format are ignored (rebuilt).
 inline constexpr int kSnapshotFormat = 1;
-
-// What about `policy` shapes its snapshot (table, k, l, max_nodes,
-// attributes, identifiers, mode, indexes, grants, key), as 16 hex digits: two
-// replicas serve each other's snapshots only when their hashes are equal.
-// Not covered: exempt roles, refresh interval, export options.
-std::string policy_hash(const TablePolicy& policy);
-
-// The loaded rows (distinct tuples and their counts, in any order) as 16
-// hex digits: equal for equal data.
-std::string data_fingerprint(const EncodedTable& table);
 
 // JSON text of everything decode_snapshot needs.
 std::string encode_snapshot(const TableSnapshot& snapshot);

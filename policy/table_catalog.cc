@@ -5,25 +5,6 @@
 #include <pqxx/pqxx>
 
 namespace kanon::policy {
-namespace {
-
-[[noreturn]] void fail(const SourceRef& ref, const std::string& what) {
-  throw ConfigError(fmt::format("{}:{}: {}: {}", ref.file, ref.line, ref.key, what));
-}
-
-void need(const TablePolicy& policy, const TableInfo& info, const std::string& column,
-          const SourceRef& ref) {
-  if (!info.find(column))
-    fail(ref, fmt::format("column '{}' does not exist in {}", column, policy.name()));
-}
-
-}  // namespace
-
-const ColumnInfo* TableInfo::find(const std::string& name) const {
-  for (const auto& c : columns)
-    if (c.name == name) return &c;
-  return nullptr;
-}
 
 TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy) {
   pqxx::read_transaction tx(conn);
@@ -59,7 +40,9 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
       "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
       policy.schema, policy.table);
   if (rows.empty())
-    fail(policy.where, fmt::format("table {} does not exist (or has no columns)", policy.name()));
+    throw ConfigError(fmt::format("{}:{}: {}: table {} does not exist (or has no columns)",
+                                  policy.where.file, policy.where.line, policy.where.key,
+                                  policy.name()));
   TableInfo info{policy.schema, policy.table, {}, {}};
   info.oid = rows[0][7].as<uint32_t>();
   for (const auto& r : rows) {
@@ -87,15 +70,6 @@ TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy
   for (const auto& r : children)
     info.children.push_back(r[0].as<std::string>() + "." + r[1].as<std::string>());
   return info;
-}
-
-void check_against_catalog(const TablePolicy& policy, const TableInfo& info) {
-  for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i)
-    need(policy, info, policy.quasi_identifiers[i], policy.quasi_identifier_refs[i]);
-  for (const auto& d : policy.direct_identifiers) need(policy, info, d.column, d.where);
-  if (policy.sensitive) need(policy, info, policy.sensitive->column, policy.sensitive->where);
-  for (size_t i = 0; i < policy.person.size(); ++i)
-    need(policy, info, policy.person[i], policy.person_refs[i]);
 }
 
 }  // namespace kanon::policy

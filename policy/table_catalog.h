@@ -1,5 +1,5 @@
-// What the backend's catalog says about a protected table, and the check of a
-// policy against it.
+// What the backend's catalog says about a protected table: its columns and
+// types, children and OID (policy/table_info.h).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/config_error.h"
+#include "policy/table_info.h"
 #include "policy/table_policy.h"
 
 namespace pqxx {
@@ -17,47 +18,8 @@ namespace kanon::policy {
 
 using base::ConfigError;
 
-struct ColumnInfo {
-  std::string name;
-  std::string type;       // format_type(atttypid, NULL), e.g. "character varying"
-  std::string full_type;  // with modifiers, e.g. "character varying(20)"
-  // The same types as kanon writes them into SQL a restricted session runs:
-  // schema-qualified, so no search_path can make them mean another type
-  // (pg_catalog."varchar", pg_catalog."varchar"(20), public.mood[]).
-  // Empty when unknown (hand-made infos): then type / full_type are written.
-  std::string sql_type;
-  std::string sql_full_type;
-  // The equality operator the masks compare this column with, qualified:
-  // OPERATOR(pg_catalog.=), or the type's own schema's `=` for a type
-  // whose owner defines one there (citext, ...). Empty: pg_catalog's.
-  std::string equality;
-
-  const std::string& written_type() const { return sql_type.empty() ? type : sql_type; }
-  const std::string& written_full_type() const {
-    return sql_full_type.empty() ? full_type : sql_full_type;
-  }
-};
-
-struct TableInfo {
-  std::string schema;
-  std::string table;
-  std::vector<ColumnInfo> columns;  // in attnum order, dropped columns left out
-  // Every inheritance child and partition, recursively, as "schema.table"
-  // (unquoted, like policy names). The rewriter masks references to them too.
-  std::vector<std::string> children;
-  // pg_class.oid when read from the catalog (0 for hand-made infos): the
-  // rewriter follows the table by it when it is renamed or moved.
-  uint32_t oid = 0;
-
-  const ColumnInfo* find(const std::string& name) const;
-};
-
 // Reads the columns of schema.table. Throws ConfigError (naming the policy
 // entry) when the table does not exist; pqxx errors pass through.
 TableInfo read_table_info(pqxx::connection_base& conn, const TablePolicy& policy);
-
-// Every column the policy names must exist in the table; throws ConfigError
-// "file:line: key: column 'x' does not exist in schema.table".
-void check_against_catalog(const TablePolicy& policy, const TableInfo& info);
 
 }  // namespace kanon::policy

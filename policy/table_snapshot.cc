@@ -2,13 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <pqxx/pqxx>
-
 #include "base/stopwatch.h"
+#include "policy/fingerprint.h"
 #include "policy/form_choice.h"
-#include "policy/history_refresh.h"
-#include "policy/materializer.h"
-#include "policy/snapshot_codec.h"
 
 namespace kanon::policy {
 
@@ -22,12 +18,12 @@ TreeOptions tree_options(const TablePolicy& policy) {
 
 std::shared_ptr<TableSnapshot> build_from_tree(const TablePolicy& policy, const TableInfo& info,
                                                DisclosureTree tree, const EncodedTable& table,
-                                               const BuildOptions& options) {
+                                               PredicateForm form) {
   base::Stopwatch clock;
   auto predicates = compile_release_predicates(tree);
-  auto forms = options.form == PredicateForm::kCostBased
+  auto forms = form == PredicateForm::kCostBased
                    ? choose_forms(predicates, table)
-                   : std::vector<PredicateForm>(predicates.size(), options.form);
+                   : std::vector<PredicateForm>(predicates.size(), form);
   auto masks = build_masks(policy, info, predicates, forms);
   auto snap = std::make_shared<TableSnapshot>(TableSnapshot{policy,
                                                             info,
@@ -48,59 +44,12 @@ std::shared_ptr<TableSnapshot> build_from_tree(const TablePolicy& policy, const 
 }
 
 std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const TableInfo& info,
-                                                const EncodedTable& table,
-                                                const BuildOptions& options) {
+                                                const EncodedTable& table, PredicateForm form) {
   base::Stopwatch clock;
   auto tree = DisclosureTree::build(table, tree_options(policy));
   const double tree_ms = clock.lap_ms();
-  auto snap = build_from_tree(policy, info, std::move(tree), table, options);
+  auto snap = build_from_tree(policy, info, std::move(tree), table, form);
   snap->stats.tree_ms = tree_ms;
-  return snap;
-}
-
-std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base& conn,
-                                                          const TablePolicy& policy,
-                                                          const BuildOptions& options) {
-  base::Stopwatch clock;
-  pin_session_settings(conn);
-  const TableInfo info = read_table_info(conn, policy);
-  check_against_catalog(policy, info);
-  check_indexes(policy, info);
-  check_constants(conn, policy, info);
-  const RowKey key = options.history ? row_key(conn, policy, info) : RowKey{};
-  const EncodedTable table = load_table(conn, policy, info, options.load);
-  const double load_ms = clock.lap_ms();
-  if (!key.linkable()) {
-    auto snap = build_from_table(policy, info, table, options);
-    snap->stats.load_ms = load_ms;
-    snap->release.key = key;
-    snap->release.released_fraction = released_fraction(snap->tree, table);
-    return snap;
-  }
-  // The history-aware tree (its own keyed load, in the history's
-  // transaction); predicates and form choice on the aggregated load.
-  HistoryBuildResult built;
-  try {
-    built = build_history_release(conn, policy, info, key, tree_options(policy), options.baseline,
-                                  policy.mode != EnforcementMode::kMaterialized);
-  } catch (const pqxx::sql_error& e) {
-    std::string cause = e.what();
-    if (const auto nl = cause.find('\n'); nl != std::string::npos) cause.resize(nl);
-    throw std::runtime_error(fmt::format(
-        "{}: the release history in schema kanon (kanon.releases, kanon.release_rows, "
-        "kanon.held_keys) could not be read or written, so no history-aware release can be "
-        "built: {}{}",
-        policy.name(), cause,
-        dynamic_cast<const pqxx::insufficient_privilege*>(&e)
-            ? " (the service user needs CREATE on the database, or USAGE and CREATE on schema "
-              "kanon and rights on its tables)"
-            : ""));
-  }
-  const double tree_ms = clock.lap_ms();
-  auto snap = build_from_tree(policy, info, std::move(built.tree), table, options);
-  snap->stats.load_ms = load_ms;
-  snap->stats.tree_ms = tree_ms;
-  snap->release = std::move(built.release);
   return snap;
 }
 

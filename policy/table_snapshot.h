@@ -1,7 +1,7 @@
 // TableSnapshot: everything built for one protected table at one moment —
 // its policy, catalog columns, disclosure tree, release predicates and
-// compiled masks — plus build_table_snapshot, which makes one from the live
-// table over kanon's service connection.
+// compiled masks — and the pure steps that make one from loaded rows
+// (store/snapshot_build.h makes one from the live table).
 //
 // Immutable once built; held by std::shared_ptr<const TableSnapshot> and
 // shared freely between threads.
@@ -13,16 +13,12 @@
 #include <vector>
 
 #include "policy/disclosure_tree.h"
-#include "policy/history_build.h"
+#include "policy/form_choice.h"
+#include "policy/release_info.h"
 #include "policy/release_predicate.h"
-#include "policy/table_catalog.h"
-#include "policy/table_loader.h"
+#include "policy/table_info.h"
 #include "policy/table_masks.h"
 #include "policy/table_policy.h"
-
-namespace pqxx {
-class connection_base;
-}
 
 namespace kanon::policy {
 
@@ -64,36 +60,16 @@ struct TableSnapshot {
   std::string built_by;
 };
 
-struct BuildOptions {
-  LoadOptions load;
-  // Cost-based: flat or switch per predicate, whichever evaluates fewer
-  // comparisons on the loaded rows (form_choice.h; measured in bench/policy).
-  PredicateForm form = PredicateForm::kCostBased;
-  // History-aware refresh (the default): the tree may release only what keeps
-  // every row of an earlier release at >= k candidates over all releases
-  // since the baseline (docs/security.md). Off: a fresh tree every time.
-  bool history = true;
-  // Start a new baseline (REANONYMIZE): forget the earlier releases.
-  bool baseline = false;
-};
-
 // k, l and max_nodes of `policy`'s tree.
 TreeOptions tree_options(const TablePolicy& policy);
-
-// Catalog check, constants check, COPY, tree, predicates, masks. The
-// connection should be pinned (pin_session_settings) — this does it.
-// Throws ConfigError for policy/catalog mismatches, pqxx errors otherwise.
-std::shared_ptr<const TableSnapshot> build_table_snapshot(pqxx::connection_base& conn,
-                                                          const TablePolicy& policy,
-                                                          const BuildOptions& options = {});
 
 // Tree and masks from an already loaded table (tests, benchmarks).
 std::shared_ptr<TableSnapshot> build_from_table(const TablePolicy& policy, const TableInfo& info,
                                                 const EncodedTable& table,
-                                                const BuildOptions& options = {});
+                                                PredicateForm form = PredicateForm::kCostBased);
 // Predicates and masks from a tree already built on `table`.
 std::shared_ptr<TableSnapshot> build_from_tree(const TablePolicy& policy, const TableInfo& info,
                                                DisclosureTree tree, const EncodedTable& table,
-                                               const BuildOptions& options = {});
+                                               PredicateForm form = PredicateForm::kCostBased);
 
 }  // namespace kanon::policy

@@ -31,6 +31,7 @@
 #include "policy/materializer.h"
 #include "policy/predicate_sql.h"
 #include "policy/table_loader.h"
+#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 
 using namespace kanon::policy;

@@ -13,6 +13,7 @@
 #include "policy/materializer.h"
 #include "policy/policy_file.h"
 #include "policy/policy_store.h"
+#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 #include "policy/verification.h"
 #include "tests/support/kanon_proxy.h"

@@ -17,6 +17,7 @@
 #include "policy/materializer.h"
 #include "policy/policy_file.h"
 #include "policy/sql_text.h"
+#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 #include "rewriter/rewriter.h"
 #include "tests/rewriter/golden_env.h"

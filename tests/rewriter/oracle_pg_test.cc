@@ -12,6 +12,7 @@
 #include <random>
 
 #include "policy/policy_file.h"
+#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 #include "rewriter/rewriter.h"
 #include "tests/support/pg_sandbox.h"
