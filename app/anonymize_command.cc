@@ -232,7 +232,8 @@ void add_anonymize_command(CLI::App& app) {
   cmd->add_option("--report", o->report, "JSON report to write");
   cmd->add_flag("--no-projection", o->no_projection, "Disable the projection optimization");
   cmd->add_flag("--no-rollup", o->no_rollup, "Disable the roll-up optimization");
-  cmd->add_flag("--no-history", o->no_history, "Disable the snapshot history");
+  cmd->add_flag("--no-history", o->no_history,
+                "Disable the history of stored classes (the Flash paper's snapshots)");
   cmd->add_flag("--no-packed-keys", o->no_packed_keys,
                 "Keep transformed rows as int32 cells instead of packed 64-bit keys");
   cmd->add_flag("--no-dedup", o->no_dedup, "Scan every input row instead of the distinct rows");

@@ -10,9 +10,9 @@
 #include <pqxx/pqxx>
 
 #include "app/commands.h"
-#include "audit/privileges.h"
+#include "exposure/privileges.h"
 #include "policy/policy_file.h"
-#include "policy/policy_stores.h"
+#include "store/policy_stores.h"
 
 namespace kanon::app {
 namespace {
@@ -46,14 +46,14 @@ void add_check_command(CLI::App& app) {
                   "The address kanon connects to PostgreSQL from, when kanon check runs on "
                   "another host (default: this connection's own address)");
   cmd->callback([o] {
-    audit::ExposureReport report;
+    exposure::ExposureReport report;
     try {
       const auto cfg = settings::load_server_config(o->config, o->conninfo);
-      const auto policies = policy::load_policies(cfg);
-      audit::CheckOptions options;
+      const auto policies = store::load_policies(cfg);
+      exposure::CheckOptions options;
       options.exposure.roles.insert(o->roles.begin(), o->roles.end());
       options.kanon_address = o->kanon_address;
-      report = audit::check_every_database(
+      report = exposure::check_every_database(
           policies, settings::default_database(cfg),
           [&](const std::string& database) { return settings::service_conninfo(cfg, database); },
           options);
@@ -61,8 +61,8 @@ void add_check_command(CLI::App& app) {
       fmt::print(stderr, "kanon check: {}\n", e.what());
       throw CLI::RuntimeError(1);
     }
-    fmt::print("{}", o->format == "json" ? audit::exposure_report_json(report)
-                                         : audit::exposure_report_text(report));
+    fmt::print("{}", o->format == "json" ? exposure::exposure_report_json(report)
+                                         : exposure::exposure_report_text(report));
     if (!report.clean()) throw CLI::RuntimeError(2);
   });
 }

@@ -13,8 +13,8 @@
 #include "app/commands.h"
 #include "base/sqlstate.h"
 #include "policy/policy_file.h"
-#include "policy/policy_stores.h"
 #include "publish/exporter.h"
+#include "store/policy_stores.h"
 
 namespace kanon::app {
 namespace {
@@ -85,7 +85,7 @@ void add_export_command(CLI::App& app) {
     sigaction(SIGTERM, &sa, nullptr);
     try {
       const auto cfg = settings::load_server_config(o->config, o->conninfo);
-      const auto policies = policy::load_policies(cfg);
+      const auto policies = store::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
       publish::ExportHooks hooks;
       hooks.notice = progress_line;

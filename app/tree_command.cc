@@ -8,10 +8,10 @@
 
 #include "app/commands.h"
 #include "policy/policy_file.h"
-#include "policy/policy_stores.h"
-#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 #include "policy/tree_report.h"
+#include "store/policy_stores.h"
+#include "store/snapshot_build.h"
 
 namespace kanon::app {
 namespace {
@@ -45,15 +45,15 @@ void add_tree_command(CLI::App& app) {
   cmd->callback([o] {
     try {
       const auto cfg = settings::load_server_config(o->config, o->conninfo);
-      const auto policies = policy::load_policies(cfg);
+      const auto policies = store::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
       pqxx::connection conn(settings::service_conninfo(cfg, p.database));
-      policy::BuildOptions build;
+      store::BuildOptions build;
       build.form = o->form == "nested"   ? policy::PredicateForm::kNestedCase
                    : o->form == "flat"   ? policy::PredicateForm::kFlatCase
                    : o->form == "switch" ? policy::PredicateForm::kSwitchCase
                                          : policy::PredicateForm::kCostBased;
-      const auto snap = policy::build_table_snapshot(conn, p, build);
+      const auto snap = store::build_table_snapshot(conn, p, build);
       if (o->format == "json") {
         fmt::print("{}", policy::tree_report_json(*snap));
       } else if (o->format == "sql") {

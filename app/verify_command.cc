@@ -9,10 +9,10 @@
 
 #include "app/commands.h"
 #include "policy/policy_file.h"
-#include "policy/policy_stores.h"
-#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
-#include "policy/verification.h"
+#include "store/policy_stores.h"
+#include "store/snapshot_build.h"
+#include "store/verification.h"
 
 namespace kanon::app {
 namespace {
@@ -35,15 +35,15 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--conninfo", o->conninfo,
                   "libpq connection string for the service connection (overrides backend:)");
   cmd->callback([o] {
-    policy::VerificationReport rep;
+    store::VerificationReport rep;
     uint32_t k = 0;
     try {
       const auto cfg = settings::load_server_config(o->config, o->conninfo);
-      const auto policies = policy::load_policies(cfg);
+      const auto policies = store::load_policies(cfg);
       const auto& p = policy::find_policy(policies, o->table);
       pqxx::connection conn(settings::service_conninfo(cfg, p.database));
-      const auto snap = policy::build_table_snapshot(conn, p);
-      rep = policy::verify_table(conn, *snap);
+      const auto snap = store::build_table_snapshot(conn, p);
+      rep = store::verify_table(conn, *snap);
       k = p.k;
       fmt::print(
           "table {}\nrows {}\ngroups {}\nsmallest group {} (policy k = {})\n"

@@ -35,7 +35,7 @@ stop_sandbox() {
 
 # Starts kanon in front of the sandbox (KANON_PORT) with the demo's people
 # policy and the admin console, its service account the sandbox's superuser,
-# and waits until it has installed the catalog guard (policy/catalog_watch.h).
+# and waits until it has installed the catalog guard (catalog/catalog_watch.h).
 start_kanon_with_guard() {
   local psql=(psql -X -At -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres)
   KANON_PORT="$(free_port)"

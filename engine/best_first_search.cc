@@ -17,7 +17,7 @@ SearchResult best_first_search(Checker& checker, const Lattice& lattice,
   const bool monotone_metric = metric.monotone_with_suppression() || privacy.suppression == 0;
   const bool monotone_privacy = privacy.monotone();
   const bool data_free = metric.has_data_free_bound();
-  checker.set_store_anonymous_snapshots(!monotone_metric);
+  checker.set_store_anonymous_classes(!monotone_metric);
 
   AntichainTrie low_quality(lattice.dims(), AntichainTrie::Direction::kUp);
   AntichainTrie not_anonymous(lattice.dims(), AntichainTrie::Direction::kDown);

@@ -196,8 +196,8 @@ CheckResult Checker::check(const Levels& target) {
     case Source::kRollup:
       group_previous_classes(prev, next);
       break;
-    case Source::kSnapshot:
-      group_snapshot(*source.snapshot, next);
+    case Source::kStored:
+      group_stored(*source.stored, next);
       break;
   }
   if (sensitive_) next.compact();
@@ -213,16 +213,16 @@ CheckResult Checker::check(const Levels& target) {
   r.source = source.kind;
   r.rows_processed = source.rows;
   last_levels_ = target;
-  if (options_.history && (!r.anonymous || options_.store_anonymous_snapshots) &&
+  if (options_.history && (!r.anonymous || options_.store_anonymous_classes) &&
       history_.worth_storing(next.size(), data_.rows,
                              source.kind == Source::kFull ? 0 : source.rows))
-    store_snapshot(target, next);
+    store_classes(target, next);
   return r;
 }
 
 // The cheapest set of rows whose classes refine the target's: every distinct
 // input row, the previous check's classes (roll-up: the target generalizes
-// them) or a stored snapshot of an earlier check that the target generalizes.
+// them) or the stored classes of an earlier check that the target generalizes.
 Checker::RowSource Checker::choose_source(const Levels& target) {
   RowSource source{Source::kFull, base_rows_.size(), nullptr};
   const bool can_rollup = options_.rollup && has_current_ &&
@@ -230,15 +230,15 @@ Checker::RowSource Checker::choose_source(const Levels& target) {
                                      [](uint8_t t, uint8_t c) { return t >= c; });
   if (can_rollup && tables_[cur_].size() <= source.rows)
     source = {Source::kRollup, tables_[cur_].size(), nullptr};
-  const Snapshot* snap = options_.history ? history_.find(target) : nullptr;
-  if (snap && snap->classes() < source.rows) source = {Source::kSnapshot, snap->classes(), snap};
+  const StoredClasses* snap = options_.history ? history_.find(target) : nullptr;
+  if (snap && snap->classes() < source.rows) source = {Source::kStored, snap->classes(), snap};
   return source;
 }
 
 // With projection, the levels the source's keys already hold (only the other
 // columns need transforming); nullptr when unknown (transform all columns).
 // Packed keys travel with the source (full-scan keys, the previous classes,
-// the snapshot), so they are always consistent with it; the int32 buffer
+// the stored classes), so they are always consistent with it; the int32 buffer
 // follows the state machine described in checker.h.
 const Levels* Checker::levels_held_by(const RowSource& source) const {
   if (!options_.projection) return nullptr;
@@ -248,8 +248,8 @@ const Levels* Checker::levels_held_by(const RowSource& source) const {
         return full_valid_ ? &full_levels_ : nullptr;
       case Source::kRollup:
         return &current_levels_;
-      case Source::kSnapshot:
-        return &source.snapshot->levels;
+      case Source::kStored:
+        return &source.stored->levels;
     }
   }
   if (buffer_valid_ && (buffer_all_rows_ || source.kind == Source::kRollup)) return &buffer_levels_;
@@ -324,7 +324,7 @@ void Checker::group_previous_classes(const GroupTable& prev, GroupTable& next) {
   }
 }
 
-void Checker::group_snapshot(const Snapshot& snap, GroupTable& next) {
+void Checker::group_stored(const StoredClasses& snap, GroupTable& next) {
   const auto row_at = [&](size_t i) {
     return RowRef{snap.reps[i], snap.counts[i], packed_ ? snap.keys[i] : 0};
   };
@@ -402,9 +402,9 @@ CheckResult Checker::apply_privacy_model(const GroupTable& table) {
   return r;
 }
 
-void Checker::store_snapshot(const Levels& target, const GroupTable& table) {
+void Checker::store_classes(const Levels& target, const GroupTable& table) {
   const auto& classes = table.classes();
-  Snapshot s;
+  StoredClasses s;
   s.levels = target;
   s.reps.reserve(classes.size());
   s.counts.reserve(classes.size());

@@ -6,7 +6,7 @@
 //               transformed, with loops specialised per number of columns;
 //   roll-up     when the target generalizes the previous check, the previous
 //               classes' representatives are regrouped instead of all rows;
-//   history     snapshots of earlier classes (snapshot_history.h) serve the
+//   history     stored classes of earlier checks (class_history.h) serve the
 //               same purpose for other transitions;
 //   packed keys when the generalized codes of a row fit in 64 bits together,
 //               the buffer holds one packed word per row (columns at fixed
@@ -19,16 +19,16 @@
 // Person mode (data.counts_persons()): k is tested on each class's distinct
 // persons. Row counts add up when classes merge, distinct persons do not, so
 // every class carries its duplicate-free person list (GroupTable::persons()):
-// a full scan adds each distinct (row, person) pair, a roll-up or snapshot
-// merges the lists of the classes it regroups, and snapshots store them. With that all
+// a full scan adds each distinct (row, person) pair, a roll-up or stored
+// classes merge the lists of the classes they regroup, and stored classes keep them. With that all
 // optimizations stay exact in person mode; deduplication includes the person
 // in a row's identity.
 // The buffer state machine: `buffer_levels_` is the transformation the buffer
 // holds for (a) every row when `buffer_all_rows_`, else (b) only the
 // representatives of the current classes. Projection is used only where the
 // rows to process are known to be consistent: a full scan in state (a), a
-// roll-up in either state, a snapshot in state (a); otherwise all columns of
-// the processed rows are transformed. Any roll-up or snapshot leaves state (b).
+// roll-up in either state, stored classes in state (a); otherwise all columns of
+// the processed rows are transformed. Any roll-up or stored classes leave state (b).
 //
 // Not thread-safe; one Checker per search.
 #pragma once
@@ -36,12 +36,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/class_history.h"
 #include "engine/dataset.h"
 #include "engine/group_table.h"
 #include "engine/lattice.h"
 #include "engine/privacy_model.h"
 #include "engine/quality_metric.h"
-#include "engine/snapshot_history.h"
 
 namespace kanon::engine {
 
@@ -50,10 +50,10 @@ struct CheckerOptions {
   bool rollup = true;
   bool history = true;
   HistoryOptions history_options;
-  // Flash stores only snapshots of non-anonymous nodes (their generalizations
+  // Flash stores only the classes of non-anonymous nodes (their generalizations
   // are otherwise tagged); searches that evaluate anonymous nodes' successors
   // set this.
-  bool store_anonymous_snapshots = false;
+  bool store_anonymous_classes = false;
   bool packed_keys = true;  // used only when the codes fit in 64 bits
   bool deduplicate = true;
 };
@@ -66,7 +66,7 @@ struct CheckResult {
   uint64_t min_class_size =
       0;  // smallest kept class (0 when none): rows, or persons in person mode
   QualityValue quality;
-  enum class Source { kFull, kRollup, kSnapshot } source = Source::kFull;
+  enum class Source { kFull, kRollup, kStored } source = Source::kFull;
   uint64_t rows_processed = 0;
 };
 
@@ -79,9 +79,9 @@ class Checker {
 
   uint64_t checks() const { return checks_; }
   uint64_t cells_transformed() const { return cells_; }
-  SnapshotHistory& history() { return history_; }
+  ClassHistory& history() { return history_; }
   const CheckerOptions& options() const { return options_; }
-  void set_store_anonymous_snapshots(bool on) { options_.store_anonymous_snapshots = on; }
+  void set_store_anonymous_classes(bool on) { options_.store_anonymous_classes = on; }
   // When on, a non-anonymous check computes only the quality bound (value =
   // +inf): searches that never use such nodes' values skip the pass over the
   // suppressed classes.
@@ -107,11 +107,11 @@ class Checker {
     uint64_t keep;               // packed: the other columns' bits
   };
   // The rows a check groups: all distinct rows, the previous classes or a
-  // snapshot's classes (`snapshot`), `rows` of them.
+  // stored classes (`stored`), `rows` of them.
   struct RowSource {
     CheckResult::Source kind;
     size_t rows;
-    const Snapshot* snapshot;
+    const StoredClasses* stored;
   };
   // on_add for checks without a sensitive attribute.
   static constexpr auto kNoSensitive = [](size_t, uint32_t, uint32_t) {};
@@ -125,10 +125,10 @@ class Checker {
   void choose_columns(const Levels& target, const Levels* held);
   void group_full_scan(GroupTable& next);
   void group_previous_classes(const GroupTable& prev, GroupTable& next);
-  void group_snapshot(const Snapshot& snap, GroupTable& next);
+  void group_stored(const StoredClasses& snap, GroupTable& next);
   void advance_state(const Levels& target, CheckResult::Source source);
   CheckResult apply_privacy_model(const GroupTable& table);
-  void store_snapshot(const Levels& target, const GroupTable& table);
+  void store_classes(const Levels& target, const GroupTable& table);
 
   // Transforms the columns `cm[0..k)` of n rows and groups them into `out`;
   // K is k at compile time, or -1 (see dispatch()).
@@ -168,7 +168,7 @@ class Checker {
   int cur_ = 0;
   bool has_current_ = false;
   Levels current_levels_;
-  SnapshotHistory history_;
+  ClassHistory history_;
   std::vector<uint8_t> suppressed_;
   std::vector<uint32_t> suppressed_list_;  // indices of the suppressed classes
   std::vector<ColumnMap> columns_;

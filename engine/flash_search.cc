@@ -28,7 +28,7 @@ class Flash {
 
   SearchResult run() {
     const uint64_t checks_before = checker_.checks();
-    checker_.set_store_anonymous_snapshots(false);
+    checker_.set_store_anonymous_classes(false);
     // Only anonymous nodes' values and all nodes' bounds are used below.
     checker_.set_bound_only_if_not_anonymous(true);
     checker_.history().set_obsolete_predicate([this](const Levels& l) {
@@ -155,7 +155,7 @@ class Flash {
 
   // Second phase (see header): candidates in order of their lower bound.
   void evaluate_remaining() {
-    checker_.set_store_anonymous_snapshots(true);
+    checker_.set_store_anonymous_classes(true);
     checker_.history().set_obsolete_predicate([this](const Levels& l) {
       std::vector<Levels> succ;
       lattice_.successors(l, succ);

@@ -1,6 +1,6 @@
 // The groupify operator: an open-addressing hash table of equivalence classes
 // keyed by transformed rows. Each class keeps the index of a representative
-// row and a row count, which is all that roll-up and snapshots need. Keys are
+// row and a row count, which is all that roll-up and stored classes need. Keys are
 // either rows of an int32 buffer (add(): the key lives at buffer[rep]) or,
 // when every generalized code of a row packs into 64 bits, that packed word
 // (add_packed(): the key lives in the class and in its slot, so a probe
@@ -10,7 +10,7 @@
 // (k counts distinct persons) it collects (class, person) pairs, made into a
 // duplicate-free person list per class by compact_persons(). Counts
 // add up under roll-up, persons do not (one person may sit in several merged
-// classes), so the lists are what roll-up and snapshots carry forward.
+// classes), so the lists are what roll-up and stored classes carry forward.
 //
 // Not thread-safe. add() does not allocate once the table has grown to its
 // working size.

@@ -113,8 +113,8 @@ class JobReader : public base::YamlReader {
     if (const auto n = o["history_max_relative_to_source"])
       h.max_relative_to_source = number(n, "optimizations.history_max_relative_to_source");
     if (const auto n = o["history_max_snapshots"])
-      h.max_snapshots = integer(n, "optimizations.history_max_snapshots", 0,
-                                std::numeric_limits<uint32_t>::max());
+      h.max_stored = integer(n, "optimizations.history_max_snapshots", 0,
+                             std::numeric_limits<uint32_t>::max());
   }
 
  private:

@@ -12,7 +12,7 @@
 
 #include "policy/predicate_sql.h"
 #include "policy/release_predicate.h"
-#include "policy/table_catalog.h"
+#include "policy/table_info.h"
 #include "policy/table_policy.h"
 
 namespace kanon::policy {

@@ -8,13 +8,10 @@
 #include <pqxx/pqxx>
 #include <sstream>
 
-#include "audit/privileges.h"
 #include "base/sqlstate.h"
 #include "base/text.h"
-#include "policy/history_build.h"
+#include "exposure/privileges.h"
 #include "policy/policy_file.h"
-#include "policy/release_store.h"
-#include "policy/verification.h"
 #include "proxy/admin_export.h"
 #include "proxy/admin_risk.h"
 #include "proxy/result_set.h"
@@ -22,6 +19,9 @@
 #include "proxy/wire/error_fields.h"
 #include "publish/export_request.h"
 #include "rewriter/protected_index.h"
+#include "store/history_build.h"
+#include "store/release_store.h"
+#include "store/verification.h"
 
 namespace kanon::proxy {
 
@@ -149,7 +149,7 @@ class Commands {
   void verify(const std::vector<std::string>& w) { verify(w[1]); }
   void reanonymize(const std::vector<std::string>& w) { reanonymize(w[1]); }
 
-  policy::PolicyStores& stores() {
+  store::PolicyStores& stores() {
     if (!context_.policies)
       throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
                          "kanon admin: no policies are loaded");
@@ -157,7 +157,7 @@ class Commands {
   }
 
   // The store of `p`'s database.
-  policy::PolicyStore& store(const policy::TablePolicy& p) {
+  store::PolicyStore& store(const policy::TablePolicy& p) {
     const auto s = stores().of(p);
     if (!s)
       throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
@@ -283,7 +283,7 @@ class Commands {
     emit(r);
   }
 
-  // Shared snapshots (policy/shared_snapshots.h): every stored version of
+  // Shared snapshots (store/shared_snapshots.h): every stored version of
   // every database's tables, newest first.
   void snapshots() {
     ResultSet r{{"database", "table", "version", "built_at", "built_by", "fingerprint",
@@ -294,7 +294,7 @@ class Commands {
         throw ConsoleError(sqlstate::kObjectNotInPrerequisiteState,
                            "kanon admin: snapshots are not shared (snapshots: shared: false)");
       std::string builder;
-      std::vector<policy::SnapshotListing> listed;
+      std::vector<store::SnapshotListing> listed;
       try {
         listed = store->stored_snapshots(builder);
       } catch (const std::exception& e) {
@@ -423,11 +423,11 @@ class Commands {
     const auto runtime = context_.runtime();
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
-    audit::CheckOptions options;
+    exposure::CheckOptions options;
     if (!role.empty()) options.exposure.roles.insert(unquote(role));
-    audit::ExposureReport report;
+    exposure::ExposureReport report;
     try {
-      report = audit::check_every_database(
+      report = exposure::check_every_database(
           all, settings::default_database(*runtime->config),
           [&](const std::string& database) {
             return settings::service_conninfo(*runtime->config, database);
@@ -440,7 +440,7 @@ class Commands {
     for (const auto& note : report.notes) channel_.notice(note);
     ResultSet r{{"database", "role", "path", "object", "reaches", "detail", "fix"}};
     for (const auto& x : report.rows)
-      r.add({x.database, x.role, audit::to_string(x.path), x.object, join(x.reaches), x.detail,
+      r.add({x.database, x.role, exposure::to_string(x.path), x.object, join(x.reaches), x.detail,
              x.fix});
     emit(r);
   }
@@ -535,12 +535,12 @@ class Commands {
 
   // The verification of `p` on a service connection; a population table
   // that cannot be used is said in a notice (its figures are NULL).
-  policy::VerificationReport verification(const policy::TablePolicy& p,
-                                          const policy::TableSnapshot& t, const char* command) {
-    policy::VerificationReport v;
+  store::VerificationReport verification(const policy::TablePolicy& p,
+                                         const policy::TableSnapshot& t, const char* command) {
+    store::VerificationReport v;
     try {
       pqxx::connection conn(conninfo(p));
-      v = policy::verify_table(conn, t, p.risk);
+      v = store::verify_table(conn, t, p.risk);
     } catch (const std::exception& e) {
       throw ConsoleError(sqlstate::kConnectionFailure,
                          fmt::format("kanon admin: {} {} failed: {}", command, p.name(), e.what()));
@@ -554,7 +554,7 @@ class Commands {
   void verify(const std::string& name) {
     const auto p = find(name);
     const auto t = built(p);
-    const policy::VerificationReport v = verification(p, *t, "VERIFY");
+    const store::VerificationReport v = verification(p, *t, "VERIFY");
     ResultSet r{{"table", "policy_k", "real_k", "groups", "groups_below_k", "rows",
                  "released_fraction", "verdict"}};
     for (auto& c : risk_columns()) r.columns.push_back(std::move(c));
@@ -581,11 +581,11 @@ class Commands {
   void show_utility(const std::vector<std::string>& w) {
     const auto p = find(w[2]);
     const auto t = built(p);
-    const policy::VerificationReport v = verification(p, *t, "SHOW UTILITY");
-    std::vector<policy::ColumnDistinct> distinct;
+    const store::VerificationReport v = verification(p, *t, "SHOW UTILITY");
+    std::vector<store::ColumnDistinct> distinct;
     try {
       pqxx::connection conn(conninfo(p));
-      distinct = policy::distinct_values(conn, *t);
+      distinct = store::distinct_values(conn, *t);
     } catch (const std::exception& e) {
       throw ConsoleError(
           sqlstate::kConnectionFailure,
@@ -621,11 +621,11 @@ class Commands {
   // found when each was made.
   void releases(const std::vector<std::string>& words) {
     const auto p = find(words[2]);
-    std::vector<policy::ReleaseSummary> listed;
+    std::vector<store::ReleaseSummary> listed;
     try {
       pqxx::connection conn(conninfo(p));
       pqxx::read_transaction tx(conn);
-      listed = policy::list_releases(tx, p.name());
+      listed = store::list_releases(tx, p.name());
     } catch (const std::exception& e) {
       throw ConsoleError(
           sqlstate::kConnectionFailure,
@@ -663,10 +663,10 @@ class Commands {
                          "kanon admin: usage: VERIFY HISTORY <table> [SINCE <version>]");
     }
     const auto p = find(words[2]);
-    policy::HistoryVerification v;
+    store::HistoryVerification v;
     try {
       pqxx::connection conn(conninfo(p));
-      v = policy::verify_history(conn, p, since);
+      v = store::verify_history(conn, p, since);
     } catch (const std::exception& e) {
       throw ConsoleError(
           sqlstate::kConnectionFailure,
@@ -676,7 +676,7 @@ class Commands {
                  "real_k", "linked_rows", "new_rows", "rows_below_k",
                  "rows_below_k_through_updates", "rows_below_k_arrived_late",
                  "rows_below_k_through_deletions", "verdict"}};
-    audit::HistoryStatus status;
+    exposure::HistoryStatus status;
     status.table = p.name();
     status.linkable = v.key.linkable();
     status.releases = v.releases;

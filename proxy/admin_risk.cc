@@ -28,7 +28,7 @@ std::vector<std::string> risk_columns() {
           "marketer_risk"};
 }
 
-std::vector<std::optional<std::string>> risk_values(const policy::VerificationReport& v,
+std::vector<std::optional<std::string>> risk_values(const store::VerificationReport& v,
                                                     const policy::RiskOptions& risk) {
   const auto& r = v.risk;
   const auto& j = r.journalist;
@@ -45,7 +45,7 @@ std::vector<std::optional<std::string>> risk_values(const policy::VerificationRe
           figure(r.marketer)};
 }
 
-ResultSet classes_result(const policy::VerificationReport& v) {
+ResultSet classes_result(const store::VerificationReport& v) {
   // verify_table splits a size by population size; one row per size here.
   struct Size {
     uint64_t classes = 0, rows = 0;
@@ -64,8 +64,8 @@ ResultSet classes_result(const policy::VerificationReport& v) {
   return r;
 }
 
-ResultSet utility_result(const policy::TablePolicy& p, const policy::VerificationReport& v,
-                         const std::vector<policy::ColumnDistinct>& distinct) {
+ResultSet utility_result(const policy::TablePolicy& p, const store::VerificationReport& v,
+                         const std::vector<store::ColumnDistinct>& distinct) {
   ResultSet r{{"column", "rows", "released_rows", "released_fraction", "distinct_values",
                "distinct_released"}};
   for (const auto& q : p.quasi_identifiers) {

@@ -1,5 +1,5 @@
 // The admin console's risk and utility answers, from what
-// policy::verify_table reports (docs/risk.md defines every figure):
+// store::verify_table reports (docs/risk.md defines every figure):
 //
 //   VERIFY <table>          its columns end with risk_columns() / risk_values()
 //   SHOW CLASSES <table>    one row per class size: class_size, classes, rows,
@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "policy/table_policy.h"
-#include "policy/verification.h"
 #include "proxy/result_set.h"
+#include "store/verification.h"
 
 namespace kanon::proxy {
 
@@ -28,11 +28,11 @@ namespace kanon::proxy {
 std::vector<std::string> risk_columns();
 // Their values; the journalist figures and population are NULL without a
 // usable population table.
-std::vector<std::optional<std::string>> risk_values(const policy::VerificationReport& v,
+std::vector<std::optional<std::string>> risk_values(const store::VerificationReport& v,
                                                     const policy::RiskOptions& risk);
 
-ResultSet classes_result(const policy::VerificationReport& v);
-ResultSet utility_result(const policy::TablePolicy& p, const policy::VerificationReport& v,
-                         const std::vector<policy::ColumnDistinct>& distinct);
+ResultSet classes_result(const store::VerificationReport& v);
+ResultSet utility_result(const policy::TablePolicy& p, const store::VerificationReport& v,
+                         const std::vector<store::ColumnDistinct>& distinct);
 
 }  // namespace kanon::proxy

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <pqxx/pqxx>
 
-#include "policy/copy_row.h"
+#include "store/copy_row.h"
 
 namespace kanon::proxy {
 
@@ -93,7 +93,7 @@ bool AuditTableSink::open() {
     auto conn = std::make_unique<pqxx::connection>(conninfo_);
     pqxx::work tx(*conn);
     // Only when missing: any DDL fails the catalog guard of every restricted
-    // statement running (policy/catalog_watch.h).
+    // statement running (catalog/catalog_watch.h).
     if (tx.exec_params1("SELECT pg_catalog.to_regclass($1) IS NULL", table_)[0].as<bool>())
       tx.exec(fmt::format("CREATE TABLE IF NOT EXISTS {} ({})", table_, kTableDefinition));
     tx.commit();
@@ -127,10 +127,10 @@ bool AuditTableSink::write(const std::vector<AuditRecord>& batch) {
         const std::string rows = r.rows ? std::to_string(*r.rows) : "";
         const std::string duration = fmt::format("{:.3f}", r.duration_ms);
         const auto opt = [](const std::string& v) { return v.empty() ? nullptr : &v; };
-        copy << policy::CopyRow{{&at, &s.user, &s.database, &s.client, &s.application,
-                                 s.backend_pid ? &pid : nullptr, &protocol, opt(fingerprint),
-                                 r.text ? &*r.text : nullptr, &decision, opt(r.rule), opt(r.object),
-                                 &tables, &version, opt(rows), &duration, opt(r.sqlstate)}};
+        copy << store::CopyRow{{&at, &s.user, &s.database, &s.client, &s.application,
+                                s.backend_pid ? &pid : nullptr, &protocol, opt(fingerprint),
+                                r.text ? &*r.text : nullptr, &decision, opt(r.rule), opt(r.object),
+                                &tables, &version, opt(rows), &duration, opt(r.sqlstate)}};
       }
       copy.complete();
     }

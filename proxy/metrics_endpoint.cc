@@ -18,10 +18,10 @@
 #include <boost/asio/write.hpp>
 
 #include "policy/policy_file.h"
-#include "policy/policy_store.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/wire/startup_messages.h"
+#include "store/policy_store.h"
 
 namespace kanon::proxy {
 

@@ -46,7 +46,7 @@ Server::Server(settings::ServerConfig config)
   const std::string conninfo = settings::service_conninfo(config);
   context_.roles = std::make_unique<RoleDirectory>(conninfo);
   if (config.audit.enabled()) context_.audit = std::make_unique<AuditTrail>(config.audit, conninfo);
-  context_.policies = std::make_unique<policy::PolicyStores>(config, policy::load_policies(config));
+  context_.policies = std::make_unique<store::PolicyStores>(config, store::load_policies(config));
   // Restricted statements are decided from the catalog: without one, deny.
   context_.rewriter.set_require_catalog(true);
   build_policies();
@@ -141,7 +141,7 @@ void Server::build_policies() {
 std::string Server::reload() {
   const auto old = context_.runtime()->config;
   settings::ServerConfig fresh = settings::load_server_config(old->path);
-  auto tables = policy::load_policies(fresh);
+  auto tables = store::load_policies(fresh);
   if (fresh.listen.host != old->listen.host || fresh.listen.port != old->listen.port ||
       fresh.threads != old->threads)
     log(LogLevel::kWarning, "RELOAD: listen and threads change only at restart");
@@ -154,7 +154,7 @@ std::string Server::reload() {
     log(LogLevel::kWarning, "RELOAD: audit changes only at restart");
   fresh.audit = old->audit;
   const size_t n = tables.size();
-  auto factory = policy::PolicyStores::service_factory(fresh);
+  auto factory = store::PolicyStores::service_factory(fresh);
   context_.set_config(std::move(fresh));  // throws on unusable TLS files: nothing changed
   set_log_level(context_.runtime()->config->log_level);
   const bool built = context_.policies->reload(std::move(tables), std::move(factory));

@@ -15,7 +15,6 @@
 #include <mutex>
 #include <string>
 
-#include "policy/policy_stores.h"
 #include "proxy/audit_trail.h"
 #include "proxy/cancel_registry.h"
 #include "proxy/client_registry.h"
@@ -23,6 +22,7 @@
 #include "proxy/stats.h"
 #include "rewriter/rewriter.h"
 #include "settings/server_config.h"
+#include "store/policy_stores.h"
 
 namespace kanon::proxy {
 
@@ -57,7 +57,7 @@ class ServerContext {
   ClientRegistry clients;
   rewriter::Rewriter rewriter;
   // A store per database; set by Server before accepting.
-  std::unique_ptr<policy::PolicyStores> policies;
+  std::unique_ptr<store::PolicyStores> policies;
   std::unique_ptr<RoleDirectory> roles;
   // Blocking work (catalog queries, refreshes, verification) runs here,
   // never on an I/O thread.

@@ -271,16 +271,16 @@ awaitable<void> Session::run_client() {
   co_await relay_client_to_backend();
 }
 
-std::shared_ptr<policy::PolicyStore> Session::store() const {
+std::shared_ptr<store::PolicyStore> Session::store() const {
   return context_.policies ? context_.policies->find(access_.database) : nullptr;
 }
 
-std::shared_ptr<const policy::PolicySnapshot> Session::snapshot() {
+std::shared_ptr<const store::PolicySnapshot> Session::snapshot() {
   // Looked up for every statement: a database that RELOAD gives policies
   // is protected from the next statement on, also in sessions already open.
   const auto s = store();
   access_.protected_database = s != nullptr;
-  static const auto kNothing = std::make_shared<const policy::PolicySnapshot>();
+  static const auto kNothing = std::make_shared<const store::PolicySnapshot>();
   if (!s) return kNothing;
   // One version of every table for a whole transaction (the catalog stays
   // the newest): pinned at its first statement, released at the
@@ -292,7 +292,7 @@ std::shared_ptr<const policy::PolicySnapshot> Session::snapshot() {
     pinned_view_ = current;
   } else if (current != pinned_seen_) {
     pinned_seen_ = current;
-    pinned_view_ = policy::pin_tables(pinned_, current);
+    pinned_view_ = store::pin_tables(pinned_, current);
   }
   return pinned_view_;
 }

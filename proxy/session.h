@@ -84,8 +84,8 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> resolve_access(const std::string& user, const std::string& database);
   // The store of the session's database (null: none protects it), and its
   // current snapshot (empty without a store; sets access_.protected_database).
-  std::shared_ptr<policy::PolicyStore> store() const;
-  std::shared_ptr<const policy::PolicySnapshot> snapshot();
+  std::shared_ptr<store::PolicyStore> store() const;
+  std::shared_ptr<const store::PolicySnapshot> snapshot();
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
   // The rewriter's decision on `text` (UTF-8), respelled when it holds a
   // backslash; sets `version` to the snapshot version it used (0: a decision
@@ -207,7 +207,7 @@ class Session : public std::enable_shared_from_this<Session> {
   rewriter::PlanContext access_;
   // The snapshot of the transaction's first statement (snapshot()), the
   // store's snapshot last seen, and what statements are decided with.
-  std::shared_ptr<const policy::PolicySnapshot> pinned_, pinned_seen_, pinned_view_;
+  std::shared_ptr<const store::PolicySnapshot> pinned_, pinned_seen_, pinned_view_;
   // The rewrite look_up_unknown_names() made of `prepared_sql_`, for the gate.
   std::string prepared_sql_;
   std::optional<rewriter::RewriteResult> prepared_;

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "base/sqlstate.h"
-#include "policy/catalog_watch.h"
+#include "catalog/catalog_watch.h"
 #include "proxy/wire/error_fields.h"
 #include "proxy/wire/frontend_messages.h"
 #include "proxy/wire/message_types.h"
@@ -429,7 +429,7 @@ ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
       if (first) {
         auto decoded = wire::decode_error_response(frame.body);
         if (decoded.ok() &&
-            decoded.value().field(wire::error_field::kSqlState) == policy::kGuardSqlState)
+            decoded.value().field(wire::error_field::kSqlState) == catalog::kGuardSqlState)
           return on_guard_failure(frame, decoded.value().field(wire::error_field::kMessage));
       }
       if (denials_.empty() || !first) return release(frame, false);

@@ -4,9 +4,9 @@
 
 #include <pqxx/pqxx>
 
+#include "catalog/table_catalog.h"
 #include "policy/sql_text.h"
-#include "policy/table_catalog.h"
-#include "policy/table_loader.h"
+#include "store/table_loader.h"
 
 namespace kanon::publish {
 
@@ -15,20 +15,20 @@ PopulationCounts load_population(pqxx::connection_base& conn, const policy::Tabl
   policy::TablePolicy population = policy;
   population.schema = schema;
   population.table = table;
-  const policy::TableInfo info = policy::read_table_info(conn, population);
+  const policy::TableInfo info = catalog::read_table_info(conn, population);
   std::string select, groups;
   for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) {
     const policy::ColumnInfo* c = info.find(policy.quasi_identifiers[i]);
     if (!c)
       throw std::runtime_error(fmt::format("population table {} has no column {}",
                                            population.name(), policy.quasi_identifiers[i]));
-    select += (i ? ", " : "") + policy::loaded_expression(*c);
+    select += (i ? ", " : "") + store::loaded_expression(*c);
     groups += fmt::format("{}{}", i ? ", " : "", i + 1);
   }
   const size_t width = policy.quasi_identifiers.size();
   PopulationCounts out;
   pqxx::read_transaction tx(conn);
-  policy::copy_rows(
+  store::copy_rows(
       tx,
       fmt::format("SELECT {}, pg_catalog.count(*) FROM {} GROUP BY {}", select,
                   policy::qualified_name(schema, table), groups),

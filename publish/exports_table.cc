@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "policy/kanon_schema.h"
+#include "catalog/kanon_schema.h"
 
 namespace kanon::publish {
 
@@ -17,7 +17,7 @@ std::string table_name(pqxx::transaction_base& tx) {
 int64_t record_export(pqxx::transaction_base& tx, const ExportReport& r,
                       const std::string& report_json, const std::string& json_path,
                       const std::string& html_path) {
-  policy::ensure_kanon_schema(tx);
+  catalog::ensure_kanon_schema(tx);
   const auto loss = r.losses.find(r.metric);
   const auto res = tx.exec_params(
       fmt::format("INSERT INTO {} (source, target, k, min_class, classes, rows_in, rows_out, "

@@ -1,6 +1,6 @@
 // The exports table (kanon.exports): one row per published export with its
 // numbers, its JSON report and the paths of the report files. Its DDL is
-// policy/kanon_schema.h's; record_export ensures the schema in the export's
+// catalog/kanon_schema.h's; record_export ensures the schema in the export's
 // own transaction.
 #pragma once
 

@@ -5,15 +5,15 @@
 #include <pqxx/pqxx>
 #include <set>
 
+#include "catalog/table_catalog.h"
 #include "policy/sql_text.h"
-#include "policy/table_catalog.h"
-#include "policy/table_loader.h"
+#include "store/table_loader.h"
 
 namespace kanon::publish {
 
 LiveTable load_live_table(pqxx::connection_base& conn, const policy::TablePolicy& policy) {
-  policy::pin_session_settings(conn);
-  const policy::TableInfo info = policy::read_table_info(conn, policy);
+  store::pin_session_settings(conn);
+  const policy::TableInfo info = catalog::read_table_info(conn, policy);
   std::set<std::string> loaded(policy.quasi_identifiers.begin(), policy.quasi_identifiers.end());
   if (policy.sensitive) loaded.insert(policy.sensitive->column);
 
@@ -25,7 +25,7 @@ LiveTable load_live_table(pqxx::connection_base& conn, const policy::TablePolicy
     out.types.push_back(c.full_type);
     select +=
         (select.empty() ? "" : ", ") +
-        (loaded.count(c.name) ? policy::loaded_expression(c) : policy::quote_identifier(c.name));
+        (loaded.count(c.name) ? store::loaded_expression(c) : policy::quote_identifier(c.name));
   }
   if (!policy.person.empty()) {
     out.person_name = "kanon_person";
@@ -33,13 +33,13 @@ LiveTable load_live_table(pqxx::connection_base& conn, const policy::TablePolicy
     out.person_column = static_cast<int>(out.table.header.size());
     out.table.header.push_back(out.person_name);
     out.types.push_back("text");
-    select += ", " + policy::person_expression(policy);
+    select += ", " + store::person_expression(policy);
   }
   const size_t width = out.table.header.size();
   // PostgreSQL text holds no NUL byte, so no person's text equals this one.
   static const std::string kNullPerson("\0null", 5);
   pqxx::read_transaction tx(conn);
-  policy::copy_rows(
+  store::copy_rows(
       tx,
       fmt::format("SELECT {} FROM {}", select, policy::qualified_name(policy.schema, policy.table)),
       width, policy.name(), [&](std::vector<std::optional<std::string_view>>& fields) {

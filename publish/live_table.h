@@ -1,11 +1,11 @@
 // A table of the backend read into the engine's CsvTable form, the way
-// policy/ loads a protected table (policy/table_loader.h): session settings
+// policy/ loads a protected table (store/table_loader.h): session settings
 // pinned (pin_session_settings), every value as COPY text, and the policy's
 // quasi-identifiers and sensitive attribute through loaded_expression(), so
 // an export sees exactly the values the disclosure tree sees. Also the
 // columns' SQL types and which cells were NULL, so the published copy keeps
 // the other columns as they are. With the policy's `person:`, the person
-// text (policy::person_expression) is one more column after the table's own,
+// text (store::person_expression) is one more column after the table's own,
 // read by the engine only and never published.
 #pragma once
 

@@ -6,8 +6,8 @@
 #include <pqxx/pqxx>
 
 #include "base/sqlstate.h"
-#include "policy/copy_row.h"
 #include "policy/sql_text.h"
+#include "store/copy_row.h"
 
 namespace kanon::publish {
 
@@ -29,7 +29,7 @@ void write_table(pqxx::transaction_base& tx, const ExportSettings& s, const Live
   pqxx::stream_to copy(tx, name, columns);
   uint64_t written = 0;
   rows.for_each([&](const std::vector<const std::string*>& fields) {
-    copy << policy::CopyRow{fields};
+    copy << store::CopyRow{fields};
     if (++written % kRowsPerProgress == 0 && progress) progress(written);
   });
   copy.complete();

@@ -55,7 +55,7 @@ namespace kanon::rewriter {
 // (RewritePlan::late_code says when); with `serial`, followed by
 // AND "kanon"."serial"(), a PARALLEL UNSAFE marker PostgreSQL folds away,
 // which keeps a statement that evaluates masks off parallel workers
-// (RewritePlan::inline_masks; policy/catalog_watch.h).
+// (RewritePlan::inline_masks; catalog/catalog_watch.h).
 std::string catalog_guard_call(int64_t generation, bool hold, bool serial = false);
 
 enum class GuardPlacement {

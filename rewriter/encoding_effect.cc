@@ -13,12 +13,12 @@ using Kind = EncodingEffect::Kind;
 // Views over views: deeper than this counts as code kanon has not read.
 constexpr int kMaxDepth = 16;
 
-bool is_set_config(const policy::FunctionFacts& f) {
+bool is_set_config(const catalog::FunctionFacts& f) {
   return f.name == "set_config";
 }
 
 // Code shipped with the server, except set_config(), which changes settings.
-bool builtin_code(const policy::FunctionFacts* f) {
+bool builtin_code(const catalog::FunctionFacts* f) {
   return f != nullptr && f->builtin && !is_set_config(*f);
 }
 
@@ -27,7 +27,7 @@ bool builtin_code(const policy::FunctionFacts* f) {
 // citext, ...), which a restricted login cannot install (CREATE EXTENSION is
 // denied) and which changes no setting of the session. SQL and PL functions
 // anyone may have created are not.
-bool shipped_code(const policy::FunctionFacts* f) {
+bool shipped_code(const catalog::FunctionFacts* f) {
   return builtin_code(f) || (f != nullptr && !f->extension.empty() &&
                              (f->language == "c" || f->language == "internal"));
 }
@@ -74,7 +74,7 @@ class CodeCheck {
  private:
   // Reading the relation runs only built-in code: its row security policies
   // and, for a view, everything its query reads and calls.
-  bool relation_code_free(const policy::RelationFacts& rel, int depth) {
+  bool relation_code_free(const catalog::RelationFacts& rel, int depth) {
     if (depth > kMaxDepth) return false;
     const auto& facts = catalog_->facts();
     for (uint32_t oid : rel.policy_functions)

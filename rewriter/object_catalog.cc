@@ -10,9 +10,9 @@
 namespace kanon::rewriter {
 namespace {
 
-using policy::CatalogFacts;
-using policy::FunctionFacts;
-using policy::RelationFacts;
+using catalog::CatalogFacts;
+using catalog::FunctionFacts;
+using catalog::RelationFacts;
 
 std::string qualified(const std::string& schema, const std::string& name) {
   return schema + "." + name;
@@ -388,16 +388,16 @@ class ReachGraph {
 
 }  // namespace
 
-ObjectCatalog::ObjectCatalog(std::shared_ptr<const policy::CatalogFacts> facts,
+ObjectCatalog::ObjectCatalog(std::shared_ptr<const catalog::CatalogFacts> facts,
                              const std::vector<std::string>& protected_tables)
     : facts_(std::move(facts)) {
-  if (!facts_) facts_ = std::make_shared<policy::CatalogFacts>();
+  if (!facts_) facts_ = std::make_shared<catalog::CatalogFacts>();
   // Name lookups resolve SQL bodies: facts filled by hand without index()
   // would resolve nothing (and reach too little), so index a copy.
   const bool indexed = (facts_->relations.empty() || facts_->relation(facts_->relations[0].oid)) &&
                        (facts_->functions.empty() || facts_->function(facts_->functions[0].oid));
   if (!indexed) {
-    auto copy = std::make_shared<policy::CatalogFacts>(*facts_);
+    auto copy = std::make_shared<catalog::CatalogFacts>(*facts_);
     copy->index();
     facts_ = std::move(copy);
   }
@@ -440,7 +440,7 @@ ObjectCatalog::ObjectCatalog(std::shared_ptr<const policy::CatalogFacts> facts,
 std::vector<const CatalogRelation*> ObjectCatalog::relations(std::string_view schema,
                                                              std::string_view name) const {
   std::vector<const CatalogRelation*> out;
-  for (const policy::RelationFacts* r : facts_->relations_named(name)) {
+  for (const catalog::RelationFacts* r : facts_->relations_named(name)) {
     if (!schema.empty() && r->schema != schema) continue;
     out.push_back(&relations_[static_cast<size_t>(r - facts_->relations.data())]);
   }
@@ -450,7 +450,7 @@ std::vector<const CatalogRelation*> ObjectCatalog::relations(std::string_view sc
 std::vector<const CatalogFunction*> ObjectCatalog::functions(std::string_view schema,
                                                              std::string_view name) const {
   std::vector<const CatalogFunction*> out;
-  for (const policy::FunctionFacts* g : facts_->functions_named(name)) {
+  for (const catalog::FunctionFacts* g : facts_->functions_named(name)) {
     if (!schema.empty() && g->schema != schema) continue;
     out.push_back(&functions_[static_cast<size_t>(g - facts_->functions.data())]);
   }
@@ -458,12 +458,12 @@ std::vector<const CatalogFunction*> ObjectCatalog::functions(std::string_view sc
 }
 
 const CatalogRelation* ObjectCatalog::relation(uint32_t oid) const {
-  const policy::RelationFacts* r = facts_->relation(oid);
+  const catalog::RelationFacts* r = facts_->relation(oid);
   return r ? &relations_[static_cast<size_t>(r - facts_->relations.data())] : nullptr;
 }
 
 const CatalogFunction* ObjectCatalog::function(uint32_t oid) const {
-  const policy::FunctionFacts* g = facts_->function(oid);
+  const catalog::FunctionFacts* g = facts_->function(oid);
   return g ? &functions_[static_cast<size_t>(g - facts_->functions.data())] : nullptr;
 }
 

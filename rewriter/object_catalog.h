@@ -4,7 +4,7 @@
 // SQL function bodies (string bodies parsed with parse_sql, BEGIN ATOMIC
 // bodies through pg_depend), triggers and non-SELECT rules. Code kanon cannot
 // read (functions in other languages, foreign tables) is opaque: it may reach
-// anything. Built from policy::CatalogFacts; pure, no database access.
+// anything. Built from catalog::CatalogFacts; pure, no database access.
 //
 // Immutable once built; shared between threads.
 #pragma once
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "policy/catalog_facts.h"
+#include "catalog/catalog_facts.h"
 
 namespace kanon::rewriter {
 
@@ -51,7 +51,7 @@ enum class RelationClass {
 };
 
 struct CatalogRelation {
-  const policy::RelationFacts* facts = nullptr;
+  const catalog::RelationFacts* facts = nullptr;
   RelationClass cls = RelationClass::kPlain;
   // What reading it reaches. Protected: itself. Child: every protected
   // ancestor. Views and materialized views: what their query reads. Every
@@ -66,7 +66,7 @@ struct CatalogRelation {
 };
 
 struct CatalogFunction {
-  const policy::FunctionFacts* facts = nullptr;
+  const catalog::FunctionFacts* facts = nullptr;
   Reach reach;  // what calling it can read
 };
 
@@ -100,7 +100,7 @@ bool implied_operator(std::string_view name);
 class ObjectCatalog {
  public:
   // `protected_tables`: "schema.table" of every protected table (policy names).
-  ObjectCatalog(std::shared_ptr<const policy::CatalogFacts> facts,
+  ObjectCatalog(std::shared_ptr<const catalog::CatalogFacts> facts,
                 const std::vector<std::string>& protected_tables);
 
   // `schema` empty: every relation with this name, in any schema.
@@ -118,10 +118,10 @@ class ObjectCatalog {
   // function name in the text.
   const Reach& implicit_reach() const { return implicit_; }
 
-  const policy::CatalogFacts& facts() const { return *facts_; }
+  const catalog::CatalogFacts& facts() const { return *facts_; }
 
  private:
-  std::shared_ptr<const policy::CatalogFacts> facts_;
+  std::shared_ptr<const catalog::CatalogFacts> facts_;
   std::vector<CatalogRelation> relations_;  // parallel to facts_->relations
   std::vector<CatalogFunction> functions_;  // parallel to facts_->functions
   Reach implicit_;

@@ -13,17 +13,17 @@ std::pair<std::string, std::string> split_qualified(const std::string& qualified
 
 }  // namespace
 
-std::map<std::string, std::string> renamed_tables(const policy::PolicySnapshot& snapshot) {
+std::map<std::string, std::string> renamed_tables(const store::PolicySnapshot& snapshot) {
   std::map<std::string, std::string> out;
   if (!snapshot.catalog) return out;
   for (const auto& [name, table] : snapshot.tables)
     if (table)
-      if (std::string now = policy::renamed_to(*table, *snapshot.catalog); !now.empty())
+      if (std::string now = store::renamed_to(*table, *snapshot.catalog); !now.empty())
         out.emplace(name, std::move(now));
   return out;
 }
 
-ProtectedIndex::ProtectedIndex(const policy::PolicySnapshot& snapshot,
+ProtectedIndex::ProtectedIndex(const store::PolicySnapshot& snapshot,
                                const std::vector<std::string>& listed) {
   const auto renamed = renamed_tables(snapshot);
   for (const auto& [name, table] : snapshot.tables) {

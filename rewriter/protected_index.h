@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "policy/policy_store.h"
+#include "store/policy_store.h"
 
 namespace kanon::rewriter {
 
@@ -33,7 +33,7 @@ class ProtectedIndex {
  public:
   // `listed`: "schema.table" of every table the policies list (may be empty;
   // the snapshot's tables and errors are always included).
-  ProtectedIndex(const policy::PolicySnapshot& snapshot, const std::vector<std::string>& listed);
+  ProtectedIndex(const store::PolicySnapshot& snapshot, const std::vector<std::string>& listed);
 
   enum class Match { kNone, kFound, kAmbiguous };
   // `schema` empty: a bare name. `search_path` picks among several protected
@@ -64,7 +64,7 @@ class ProtectedIndex {
 // "schema.table". A protected table renamed or moved to another schema stays
 // protected under its new name; its old name is denied until a build covers
 // it (another object may take it).
-std::map<std::string, std::string> renamed_tables(const policy::PolicySnapshot& snapshot);
+std::map<std::string, std::string> renamed_tables(const store::PolicySnapshot& snapshot);
 
 // The schemas of a search_path setting, in order, unquoted; "$user" and
 // empty entries left out.

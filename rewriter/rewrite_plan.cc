@@ -21,7 +21,7 @@ struct ProtectedRef {
   const ProtectedTable* table;
   // The referenced relation's own catalog entry when it is a child (its
   // columns may extend the parent's); null otherwise or without a catalog.
-  const policy::RelationFacts* child = nullptr;
+  const catalog::RelationFacts* child = nullptr;
 };
 
 struct CatalogRef {
@@ -303,7 +303,7 @@ class Planner {
     return {qualified.substr(0, dot), qualified.substr(dot + 1)};
   }
 
-  static std::string qualified(const policy::RelationFacts& f) { return f.schema + "." + f.name; }
+  static std::string qualified(const catalog::RelationFacts& f) { return f.schema + "." + f.name; }
 
   bool absent(std::string_view name) const {
     return std::binary_search(context_.absent_names.begin(), context_.absent_names.end(), name);
@@ -335,8 +335,8 @@ class Planner {
     return s;
   }
 
-  const policy::RelationFacts* child_facts(const std::string& schema,
-                                           const std::string& table) const {
+  const catalog::RelationFacts* child_facts(const std::string& schema,
+                                            const std::string& table) const {
     if (!inputs_.catalog) return nullptr;
     for (const auto* c : inputs_.catalog->relations(schema, table)) return c->facts;
     return nullptr;
@@ -346,7 +346,7 @@ class Planner {
   // it inherits, its own columns (not quasi-identifiers of the parent) as
   // they are.
   static std::string child_select_list(const policy::TableMasks& masks,
-                                       const policy::RelationFacts& child) {
+                                       const catalog::RelationFacts& child) {
     std::string s;
     for (const auto& col : child.columns) {
       if (!s.empty()) s += ", ";
@@ -552,7 +552,7 @@ class Planner {
 
   // allowed_functions: every protected table the function may reach lists
   // it (all of them when it is opaque).
-  bool allowed(const policy::FunctionFacts& f, const Reach& reach) const {
+  bool allowed(const catalog::FunctionFacts& f, const Reach& reach) const {
     const std::string name = f.schema + "." + f.name;
     const auto lists = [&](const ProtectedTable* t) {
       if (t && std::binary_search(context_.exempt_tables.begin(), context_.exempt_tables.end(),
@@ -606,7 +606,7 @@ class Planner {
   // Whether the reference reads the table's materialized copy (no masks to
   // evaluate): the whole table, not a child.
   static bool reads_copy(const RelationRef& r, const ProtectedTable& t,
-                         const policy::RelationFacts* child) {
+                         const catalog::RelationFacts* child) {
     const auto& snap = *t.snapshot;
     return !snap.materialized_name.empty() && !child && !t.child &&
            (r.inh || snap.info.children.empty());
@@ -615,13 +615,13 @@ class Planner {
   // Whether reading the reference evaluates mask expressions: everything but
   // a materialized copy (a view-mode view holds the masks).
   static bool evaluates_masks(const RelationRef& r, const ProtectedTable& t,
-                              const policy::RelationFacts* child) {
+                              const catalog::RelationFacts* child) {
     return !reads_copy(r, t, child) ||
            t.snapshot->policy.mode != policy::EnforcementMode::kMaterialized;
   }
 
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,
-                          const policy::RelationFacts* child) const {
+                          const catalog::RelationFacts* child) const {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
     if (reads_copy(r, t, child)) return snap.materialized_name + alias;

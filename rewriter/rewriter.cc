@@ -88,7 +88,7 @@ struct Rewriter::Impl {
 
   // The indexes of the newest snapshot seen of each store (a store per
   // database): sessions of several databases do not rebuild each other's.
-  SnapshotIndexes indexes_for(const policy::PolicySnapshot& policies) {
+  SnapshotIndexes indexes_for(const store::PolicySnapshot& policies) {
     std::lock_guard lock(mu);
     Built& b = built[policies.store];
     if (!b.indexes.index || b.version != policies.version || b.identity != &policies ||
@@ -122,7 +122,7 @@ struct Rewriter::Impl {
   struct Built {
     SnapshotIndexes indexes;
     uint64_t version = 0;
-    const policy::PolicySnapshot* identity = nullptr;
+    const store::PolicySnapshot* identity = nullptr;
     uint64_t generation = 0;
   };
 
@@ -159,7 +159,7 @@ void Rewriter::set_require_catalog(bool require) {
   ++impl_->listed_generation;  // a new generation: earlier plans are not reused
 }
 
-std::shared_ptr<const ObjectCatalog> Rewriter::catalog_for(const policy::PolicySnapshot& policies) {
+std::shared_ptr<const ObjectCatalog> Rewriter::catalog_for(const store::PolicySnapshot& policies) {
   return impl_->indexes_for(policies).catalog;
 }
 
@@ -167,7 +167,7 @@ CacheStats Rewriter::cache_stats() const {
   return impl_->cache.stats();
 }
 
-RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
+RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapshot& policies,
                                 const PlanContext& context) {
   RewriteResult result;
   if (context.exempt) return result;  // exempt sessions see raw data; nothing to decide
@@ -199,7 +199,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const policy::PolicySnapsh
     std::lock_guard lock(impl_->mu);
     require_catalog = impl_->require_catalog;
   } else {
-    static const policy::PolicySnapshot kNothingProtected;
+    static const store::PolicySnapshot kNothingProtected;
     static const auto kEmpty =
         std::make_shared<const ProtectedIndex>(kNothingProtected, std::vector<std::string>{});
     indexes.index = kEmpty;

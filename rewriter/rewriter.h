@@ -23,9 +23,9 @@
 #include <string_view>
 #include <vector>
 
-#include "policy/policy_store.h"
 #include "rewriter/encoding_effect.h"
 #include "rewriter/statement_rules.h"
+#include "store/policy_store.h"
 
 namespace kanon::rewriter {
 
@@ -112,12 +112,12 @@ class Rewriter {
   // and rewritten; one denied statement denies the whole string.
   // REQUIRES: a PolicySnapshot's content never changes while it has the same
   // version (PolicyStore guarantees it); results are cached by version.
-  RewriteResult rewrite(std::string_view sql, const policy::PolicySnapshot& policies,
+  RewriteResult rewrite(std::string_view sql, const store::PolicySnapshot& policies,
                         const PlanContext& context);
 
   // The catalog of the snapshot (what its objects reach), built once per
   // snapshot version (and store); null when the snapshot has none.
-  std::shared_ptr<const class ObjectCatalog> catalog_for(const policy::PolicySnapshot& policies);
+  std::shared_ptr<const class ObjectCatalog> catalog_for(const store::PolicySnapshot& policies);
 
   // Tables to treat as listed in every snapshot ("schema.table"), for tests
   // that plan with hand-made snapshots. A listed table that has no built

@@ -27,13 +27,15 @@
 
 #include "bench/policy/bench_sandbox.h"
 #include "bench/rewriter/bi_corpus.h"
-#include "policy/catalog_facts.h"
+#include "catalog/catalog_facts.h"
 #include "policy/policy_file.h"
-#include "policy/policy_store.h"
 #include "rewriter/object_catalog.h"
 #include "rewriter/rewriter.h"
+#include "store/policy_store.h"
 
 using namespace kanon::policy;
+using namespace kanon::catalog;
+using namespace kanon::store;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -28,13 +28,15 @@
 #include "bench/policy/bench_sandbox.h"
 #include "bench/policy/cpu_time.h"
 #include "policy/form_choice.h"
-#include "policy/materializer.h"
 #include "policy/predicate_sql.h"
-#include "policy/table_loader.h"
-#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
+#include "store/materializer.h"
+#include "store/snapshot_build.h"
+#include "store/table_loader.h"
 
 using namespace kanon::policy;
+using namespace kanon::catalog;
+using namespace kanon::store;
 using Clock = std::chrono::steady_clock;
 
 namespace {

@@ -1,5 +1,5 @@
 // snapshot_bench: what a replica's start costs with shared snapshots
-// (policy/shared_snapshots.h), against building in the same run.
+// (store/shared_snapshots.h), against building in the same run.
 //
 // On a throwaway PostgreSQL with the demo data, for the demo policies
 // (config/policies/people.yaml and adult.yaml): a builder store builds and
@@ -19,7 +19,7 @@
 
 #include "bench/policy/bench_sandbox.h"
 #include "policy/policy_file.h"
-#include "policy/policy_store.h"
+#include "store/policy_store.h"
 
 using namespace kanon;
 
@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
       policies.push_back(std::move(p));
     }
   const auto store = [&](const std::string& replica) {
-    return std::make_unique<policy::PolicyStore>(
-        pg.conninfo(), policies, policy::BuildOptions{}, "postgres",
+    return std::make_unique<store::PolicyStore>(
+        pg.conninfo(), policies, store::BuildOptions{}, "postgres",
         settings::SharingOptions{.enabled = true, .replica = replica, .keep = 3});
   };
   // The builder holds the lock for the whole run; it stores version 1.

@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
   }
 
-  policy::PolicySnapshot snap;
+  store::PolicySnapshot snap;
   snap.version = 1;
   snap.tables["public.people"] = people_snapshot();
   snap.tables["public.adult"] = adult_snapshot();

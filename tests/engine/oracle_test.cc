@@ -80,7 +80,7 @@ TEST_CASE("oracle: Flash (all optimization combinations) and BFS find the true o
       o.history = mask & 4;
       o.packed_keys = mask & 8;
       o.deduplicate = mask & 16;
-      o.history_options.max_snapshots = 3;  // exercise eviction
+      o.history_options.max_stored = 3;  // exercise eviction
       o.history_options.max_relative_size = 1.0;
       CAPTURE(mask);
       const Outcome out = anonymize(prob.data, p, kind, Algorithm::kFlash, o, {});

@@ -249,7 +249,7 @@ TEST_CASE("person mode: Flash, BFS and Mondrian publish only classes of k distin
         o.history = mask & 4;
         o.packed_keys = mask & 8;
         o.deduplicate = mask & 16;
-        o.history_options.max_snapshots = 3;
+        o.history_options.max_stored = 3;
         o.history_options.max_relative_size = 1.0;
         outcomes.push_back(anonymize(data, m, metric, Algorithm::kFlash, o, {}));
       }

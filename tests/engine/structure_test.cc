@@ -72,7 +72,7 @@ TEST_CASE("projection, roll-up and history give identical checks") {
       CheckerOptions o{bool(mask & 1), bool(mask & 2), bool(mask & 4), {},
                        true,           bool(mask & 8), bool(mask & 16)};
       o.history_options.max_relative_size = 1;
-      o.history_options.max_snapshots = 4;
+      o.history_options.max_stored = 4;
       optimized.push_back(std::make_unique<Checker>(prob.data, p, metric, o));
     }
     // Random walks that mostly go up (roll-up) and sometimes jump.

@@ -14,7 +14,7 @@
 #include <regex>
 #include <thread>
 
-#include "policy/shared_snapshots.h"
+#include "store/shared_snapshots.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/statement_outcome.h"
@@ -297,7 +297,7 @@ TEST_CASE("replicas: a restricted role cannot make the builder build, nor fail a
   pqxx::nontransaction tx(analyst);
   const auto group =
       tx.exec("SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND classid = " +
-              std::to_string(kanon::policy::kLeaderLockClass))[0][0]
+              std::to_string(kanon::store::kLeaderLockClass))[0][0]
           .as<std::string>();
   for (const char* verb : {"refresh", "reanonymize"})
     tx.exec_params("SELECT pg_notify('kanon_refresh', $1 || ' ' || $2 || ' public.cities')", verb,

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "policy/history_refresh.h"
-#include "policy/release_store.h"
+#include "store/release_store.h"
 #include "tests/policy/history_harness.h"
 #include "tests/support/demo_data.h"
 

@@ -6,10 +6,11 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "policy/policy_stores.h"
-#include "policy/table_catalog.h"
+#include "catalog/table_catalog.h"
+#include "store/policy_stores.h"
 
 using namespace kanon::policy;
+using namespace kanon::store;
 using namespace kanon::settings;
 
 namespace {

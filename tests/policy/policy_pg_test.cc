@@ -10,17 +10,19 @@
 #include <random>
 #include <set>
 
-#include "policy/materializer.h"
 #include "policy/policy_file.h"
-#include "policy/policy_store.h"
-#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
-#include "policy/verification.h"
+#include "store/materializer.h"
+#include "store/policy_store.h"
+#include "store/snapshot_build.h"
+#include "store/verification.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
 
 using namespace kanon::policy;
+using namespace kanon::catalog;
+using namespace kanon::store;
 using kanon::testing::PgSandbox;
 
 namespace {

@@ -12,9 +12,10 @@
 #include "policy/predicate_sql.h"
 #include "policy/release_predicate.h"
 #include "policy/sql_text.h"
-#include "policy/table_loader.h"
+#include "store/table_loader.h"
 
 using namespace kanon::policy;
+using namespace kanon::store;
 
 namespace {
 

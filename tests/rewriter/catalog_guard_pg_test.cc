@@ -1,7 +1,7 @@
 // The catalog guard (rewriter/catalog_guard.h) on a real PostgreSQL 15: every
 // guarded form returns what the statement returns without it while the
 // generation is the one decided with, fails with KN001 once the generation
-// moved, and a DDL moves it before it commits (policy/catalog_watch.h).
+// moved, and a DDL moves it before it commits (catalog/catalog_watch.h).
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -10,8 +10,8 @@
 #include <pqxx/pqxx>
 #include <thread>
 
-#include "policy/catalog_facts.h"
-#include "policy/catalog_watch.h"
+#include "catalog/catalog_facts.h"
+#include "catalog/catalog_watch.h"
 #include "rewriter/catalog_guard.h"
 #include "tests/rewriter/catalog_guard_cases.h"
 #include "tests/support/pg_sandbox.h"
@@ -67,7 +67,7 @@ int64_t generation(pqxx::connection& conn) {
 
 void set_up(pqxx::connection& conn) {
   std::string error;
-  REQUIRE_MESSAGE(kanon::policy::install_catalog_event_trigger(conn, &error), error);
+  REQUIRE_MESSAGE(kanon::catalog::install_catalog_event_trigger(conn, &error), error);
   pqxx::nontransaction tx(conn);
   tx.exec(
       "DROP TABLE IF EXISTS t, u, v CASCADE; CREATE TABLE t (a int); CREATE TABLE u (b int); "
@@ -94,7 +94,7 @@ TEST_CASE("guarded statements return what they return without the guard, or KN00
       run(conn, guarded(sql, g + 1, false, c.values_cast));
       FAIL("a stale guard passed");
     } catch (const pqxx::sql_error& e) {
-      CHECK(e.sqlstate() == std::string(kanon::policy::kGuardSqlState));
+      CHECK(e.sqlstate() == std::string(kanon::catalog::kGuardSqlState));
     }
   }
 }
@@ -133,12 +133,12 @@ TEST_CASE("facts read while a DDL transaction is open wait for it, and carry its
     pqxx::nontransaction probe(reader);
     CHECK_FALSE(probe
                     .exec1(fmt::format("SELECT pg_catalog.pg_try_advisory_lock({}, {})",
-                                       kanon::policy::kGenerationLockKey1,
-                                       kanon::policy::kGenerationLockKey2))[0]
+                                       kanon::catalog::kGenerationLockKey1,
+                                       kanon::catalog::kGenerationLockKey2))[0]
                     .as<bool>());
   }
   ddl.commit();
-  const auto facts = kanon::policy::read_catalog_facts(reader);
+  const auto facts = kanon::catalog::read_catalog_facts(reader);
   CHECK(facts.generation == generation(reader));
   bool seen = false;
   for (const auto& r : facts.relations) seen = seen || r.name == "guard_w";
@@ -153,7 +153,8 @@ bool waits_for_stays_lock(pqxx::connection& probe) {
   return tx.exec1(fmt::format("SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks "
                               "WHERE locktype = 'advisory' AND classid = {} AND objid = {} "
                               "AND objsubid = 2 AND NOT granted",
-                              kanon::policy::kGenerationLockKey1, kanon::policy::kStaysLockKey2))[0]
+                              kanon::catalog::kGenerationLockKey1,
+                              kanon::catalog::kStaysLockKey2))[0]
              .as<int>() > 0;
 }
 

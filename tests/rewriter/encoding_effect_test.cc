@@ -8,9 +8,9 @@
 #include "rewriter/object_catalog.h"
 #include "rewriter/sql_parser.h"
 
-using kanon::policy::CatalogFacts;
-using kanon::policy::FunctionFacts;
-using kanon::policy::RelationFacts;
+using kanon::catalog::CatalogFacts;
+using kanon::catalog::FunctionFacts;
+using kanon::catalog::RelationFacts;
 using kanon::rewriter::EncodingEffect;
 using kanon::rewriter::ObjectCatalog;
 using Kind = EncodingEffect::Kind;

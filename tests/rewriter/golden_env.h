@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "policy/policy_store.h"
+#include "store/policy_store.h"
 
 namespace kanon::testing {
 
 struct GoldenEnv {
-  policy::PolicySnapshot snapshot;
+  store::PolicySnapshot snapshot;
   std::vector<std::string> listed;  // for Rewriter::set_listed_tables
 };
 

@@ -14,12 +14,12 @@
 #include <set>
 #include <sstream>
 
-#include "policy/materializer.h"
 #include "policy/policy_file.h"
 #include "policy/sql_text.h"
-#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 #include "rewriter/rewriter.h"
+#include "store/materializer.h"
+#include "store/snapshot_build.h"
 #include "tests/rewriter/golden_env.h"
 #include "tests/rewriter/golden_file.h"
 #include "tests/rewriter/qualification.h"
@@ -84,20 +84,20 @@ PgEnvs build_envs() {
   auto people_policy = load_policy("people");
   auto hr_policy = people_policy;
   hr_policy.schema = "hr";
-  const auto people = policy::build_table_snapshot(conn, people_policy);
-  const auto adult = policy::build_table_snapshot(conn, load_policy("adult"));
-  const auto hr = policy::build_table_snapshot(conn, hr_policy);
+  const auto people = store::build_table_snapshot(conn, people_policy);
+  const auto adult = store::build_table_snapshot(conn, load_policy("adult"));
+  const auto hr = store::build_table_snapshot(conn, hr_policy);
   policy::TablePolicy visits_policy;
   visits_policy.schema = "public";
   visits_policy.table = "visits";
   visits_policy.k = 2;
   visits_policy.quasi_identifiers = {"city", "state"};
   visits_policy.quasi_identifier_refs.resize(2);
-  const auto visits = policy::build_table_snapshot(conn, visits_policy);
+  const auto visits = store::build_table_snapshot(conn, visits_policy);
   REQUIRE(visits->info.children ==
           std::vector<std::string>{"public.visits_east", "public.visits_west"});
   auto people_copy = std::make_shared<policy::TableSnapshot>(*people);
-  people_copy->materialized_name = policy::materialize(conn, *people_copy);
+  people_copy->materialized_name = store::materialize(conn, *people_copy);
 
   PgEnvs out;
   auto make = [&](const std::string& name) {
@@ -251,10 +251,10 @@ TEST_CASE("masks built from the real catalog are schema-qualified") {
     for (const auto form : {policy::PredicateForm::kNestedCase, policy::PredicateForm::kFlatCase,
                             policy::PredicateForm::kFlatValue, policy::PredicateForm::kSwitchCase,
                             policy::PredicateForm::kCostBased}) {
-      policy::BuildOptions options;
+      store::BuildOptions options;
       options.form = form;
       options.history = false;
-      const auto snap = policy::build_table_snapshot(conn, policy, options);
+      const auto snap = store::build_table_snapshot(conn, policy, options);
       const std::string sql = "SELECT " + snap->masks.select_list() + " FROM " +
                               policy::qualified_name(policy.schema, policy.table);
       CAPTURE(name);

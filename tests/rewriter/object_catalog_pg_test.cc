@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <pqxx/pqxx>
 
-#include "policy/catalog_facts.h"
+#include "catalog/catalog_facts.h"
 #include "rewriter/object_catalog.h"
 #include "rewriter/sql_parser.h"
 #include "tests/support/pg_sandbox.h"
 
-using kanon::policy::CatalogFacts;
-using kanon::policy::read_catalog_facts;
+using kanon::catalog::CatalogFacts;
+using kanon::catalog::read_catalog_facts;
 using kanon::rewriter::ObjectCatalog;
 using kanon::rewriter::RelationClass;
 using kanon::testing::PgSandbox;
@@ -123,12 +123,12 @@ TEST_CASE("catalog facts of the demo database, and how long reading them takes")
     tx.exec("CREATE TEMP TABLE catalog_temp_only (id int)");
   }
   CHECK(read_catalog_facts(conn).relations_named("catalog_temp_only").empty());
-  CHECK_FALSE(kanon::policy::any_persistent_relation_named(conn, {"catalog_temp_only"}));
-  CHECK(kanon::policy::any_persistent_relation_named(conn, {"nope", "people"}));
-  CHECK_FALSE(kanon::policy::any_persistent_relation_named(conn, {"People"}));  // case kept
-  CHECK_FALSE(kanon::policy::any_persistent_relation_named(conn, {"pg_class"}));
-  CHECK_FALSE(kanon::policy::any_persistent_relation_named(conn, {}));
-  CHECK_FALSE(kanon::policy::any_persistent_relation_named(conn, {"a\"b\\c", "{x}"}));
+  CHECK_FALSE(kanon::catalog::any_persistent_relation_named(conn, {"catalog_temp_only"}));
+  CHECK(kanon::catalog::any_persistent_relation_named(conn, {"nope", "people"}));
+  CHECK_FALSE(kanon::catalog::any_persistent_relation_named(conn, {"People"}));  // case kept
+  CHECK_FALSE(kanon::catalog::any_persistent_relation_named(conn, {"pg_class"}));
+  CHECK_FALSE(kanon::catalog::any_persistent_relation_named(conn, {}));
+  CHECK_FALSE(kanon::catalog::any_persistent_relation_named(conn, {"a\"b\\c", "{x}"}));
 }
 
 TEST_CASE("every kind of object in a scratch schema: facts, classes and reach") {

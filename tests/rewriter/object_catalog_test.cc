@@ -4,9 +4,9 @@
 
 #include <doctest/doctest.h>
 
-using kanon::policy::CatalogFacts;
-using kanon::policy::FunctionFacts;
-using kanon::policy::RelationFacts;
+using kanon::catalog::CatalogFacts;
+using kanon::catalog::FunctionFacts;
+using kanon::catalog::RelationFacts;
 using kanon::rewriter::ObjectCatalog;
 using kanon::rewriter::RelationClass;
 

@@ -12,9 +12,9 @@
 #include <random>
 
 #include "policy/policy_file.h"
-#include "policy/snapshot_build.h"
 #include "policy/table_snapshot.h"
 #include "rewriter/rewriter.h"
+#include "store/snapshot_build.h"
 #include "tests/support/pg_sandbox.h"
 
 using namespace kanon;
@@ -418,15 +418,15 @@ TEST_CASE("oracle: rewritten statements return exactly the rows of masked copies
   pqxx::connection conn(pg.conninfo());
   const auto people_policy =
       policy::load_policy_file(testing::source_dir() + "/config/policies/people.yaml").at(0);
-  const auto people = policy::build_table_snapshot(build_conn, people_policy);
-  const auto patients = policy::build_table_snapshot(build_conn, patients_policy());
+  const auto people = store::build_table_snapshot(build_conn, people_policy);
+  const auto patients = store::build_table_snapshot(build_conn, patients_policy());
   policy::TablePolicy visit_policy;
   visit_policy.schema = "public";
   visit_policy.table = "Visit Log";
   visit_policy.k = 2;
   visit_policy.quasi_identifiers = {"City Name", "State"};
   visit_policy.quasi_identifier_refs.resize(2);
-  const auto visit_log = policy::build_table_snapshot(build_conn, visit_policy);
+  const auto visit_log = store::build_table_snapshot(build_conn, visit_policy);
   pg.psql("CREATE SCHEMA masked; CREATE TABLE masked.people AS SELECT " +
           people->masks.select_list() +
           " FROM public.people; CREATE TABLE masked.patients AS SELECT " +
@@ -434,7 +434,7 @@ TEST_CASE("oracle: rewritten statements return exactly the rows of masked copies
           " FROM public.patients; CREATE TABLE masked.\"Visit Log\" AS SELECT " +
           visit_log->masks.select_list() + " FROM public.\"Visit Log\"");
 
-  policy::PolicySnapshot snap;
+  store::PolicySnapshot snap;
   snap.version = 1;
   snap.tables["public.people"] = people;
   snap.tables["public.patients"] = patients;

@@ -18,6 +18,7 @@
 
 using namespace kanon;
 using namespace kanon::policy;
+using namespace kanon::catalog;
 
 namespace {
 

@@ -9,10 +9,10 @@
 #include "tests/rewriter/golden_env.h"
 
 using namespace kanon::rewriter;
-using kanon::policy::CatalogFacts;
+using kanon::catalog::CatalogFacts;
+using kanon::catalog::FunctionFacts;
+using kanon::catalog::RelationFacts;
 using kanon::policy::ColumnInfo;
-using kanon::policy::FunctionFacts;
-using kanon::policy::RelationFacts;
 using kanon::testing::make_unit_env;
 
 namespace {
@@ -209,7 +209,7 @@ TEST_CASE("reach plan: without a catalog the proxy fails closed") {
 // The demo catalog with these user-defined operators and casts: a snapshot
 // of its own, as each catalog read makes (facts are never changed in place).
 struct ImplicitCodeEnv {
-  ImplicitCodeEnv(std::vector<kanon::policy::OperatorFacts> operators, std::vector<uint32_t> casts)
+  ImplicitCodeEnv(std::vector<kanon::catalog::OperatorFacts> operators, std::vector<uint32_t> casts)
       : unit(make_unit_env("default")) {
     auto facts = std::make_shared<CatalogFacts>(*demo_catalog());
     facts->operators = std::move(operators);

@@ -90,7 +90,7 @@ TEST_CASE("cache: a new policy version changes the answer, not a stale hit") {
   Rewriter rw(16);
   const PlanContext s{"public", false};
   CHECK(rw.rewrite("SELECT * FROM people", env.snapshot, s).verdict == Verdict::kRewritten);
-  kanon::policy::PolicySnapshot later;
+  kanon::store::PolicySnapshot later;
   later.version = env.snapshot.version + 1;
   later.tables["public.adult"] = env.snapshot.tables["public.adult"];
   later.errors["public.people"] = "refresh failed";
@@ -141,10 +141,10 @@ TEST_CASE("stores: two databases' snapshots of one version never share indexes o
   // other has nothing built and lists nothing. Alternating between them
   // must give each its own answer, cached or not.
   auto env = make_unit_env("default");
-  kanon::policy::PolicySnapshot protects = env.snapshot;
+  kanon::store::PolicySnapshot protects = env.snapshot;
   protects.store = 1;
   protects.version = 3;
-  kanon::policy::PolicySnapshot other;
+  kanon::store::PolicySnapshot other;
   other.store = 2;
   other.version = 3;
   Rewriter rw(16);
@@ -155,7 +155,7 @@ TEST_CASE("stores: two databases' snapshots of one version never share indexes o
     CHECK(rw.rewrite("SELECT * FROM people", other, s).verdict == Verdict::kPass);
   }
   // A third store listing people without a build denies it.
-  kanon::policy::PolicySnapshot unbuilt;
+  kanon::store::PolicySnapshot unbuilt;
   unbuilt.store = 3;
   unbuilt.version = 3;
   unbuilt.listed = {"public.people"};
@@ -163,7 +163,7 @@ TEST_CASE("stores: two databases' snapshots of one version never share indexes o
   CHECK(rw.rewrite("SELECT * FROM people", protects, s).verdict == Verdict::kRewritten);
   // One address, one version, another store's content (a freed snapshot's
   // memory reused by another database's): never the first one's answer.
-  kanon::policy::PolicySnapshot reused = protects;
+  kanon::store::PolicySnapshot reused = protects;
   CHECK(rw.rewrite("SELECT * FROM people", reused, s).verdict == Verdict::kRewritten);
   reused = other;
   CHECK(rw.rewrite("SELECT * FROM people", reused, s).verdict == Verdict::kPass);

@@ -1,0 +1,577 @@
+#include "catalog/catalog_facts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <pqxx/pqxx>
+#include <unordered_map>
+
+#include "catalog/catalog_watch.h"
+
+namespace kanon::catalog {
+namespace {
+
+// The schemas whose relations the facts leave out: the system's own and every
+// session's temporary schema (pg_temp_N, pg_toast_temp_N).
+constexpr const char* kPersistentSchema =
+    "n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') "
+    "AND n.nspname !~ '^pg_(toast_)?temp_'";
+
+// FirstNormalObjectId: objects created by initdb have smaller oids.
+constexpr uint32_t kFirstNormalObjectId = 16384;
+
+uint32_t oid_of(const pqxx::field& f) {
+  return f.is_null() ? 0 : static_cast<uint32_t>(std::strtoul(f.c_str(), nullptr, 10));
+}
+
+bool bool_of(const pqxx::field& f) {
+  return !f.is_null() && f.c_str()[0] == 't';
+}
+
+std::string text_of(const pqxx::field& f) {
+  return f.is_null() ? std::string() : std::string(f.c_str(), f.size());
+}
+
+void add_unique(std::vector<uint32_t>& v, uint32_t oid) {
+  if (oid != 0 && std::find(v.begin(), v.end(), oid) == v.end()) v.push_back(oid);
+}
+
+std::string relations_sql() {
+  return std::string(
+             "SELECT c.oid, n.nspname, c.relname, c.relkind, "
+             "CASE WHEN c.relkind IN ('v', 'm') THEN pg_catalog.pg_get_viewdef(c.oid) END, "
+             "CASE WHEN c.relkind = 'v' THEN (SELECT o.option_value::pg_catalog.bool "
+             "  FROM pg_catalog.pg_options_to_table(c.reloptions) o "
+             "  WHERE o.option_name = 'security_barrier') END, "
+             "CASE WHEN c.relkind = 'v' THEN (SELECT o.option_value::pg_catalog.bool "
+             "  FROM pg_catalog.pg_options_to_table(c.reloptions) o "
+             "  WHERE o.option_name = 'security_invoker') END, "
+             "CASE WHEN c.relkind = 'v' THEN (SELECT pg_catalog.lower(o.option_value) "
+             "  FROM pg_catalog.pg_options_to_table(c.reloptions) o "
+             "  WHERE o.option_name = 'check_option') END, "
+             "ft.ftserver "
+             "FROM pg_catalog.pg_class c "
+             "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+             "LEFT JOIN pg_catalog.pg_foreign_table ft ON ft.ftrelid = c.oid "
+             "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND ") +
+         kPersistentSchema + " ORDER BY c.oid";
+}
+
+std::string columns_sql() {
+  return std::string(
+             "SELECT a.attrelid, a.attname, pg_catalog.format_type(a.atttypid, NULL), "
+             "pg_catalog.format_type(a.atttypid, a.atttypmod), "
+             // The type schema-qualified (arrays as element[]), as kanon
+             // writes it into SQL a restricted session runs.
+             "CASE WHEN t.typelem <> 0 AND t.typlen = -1 "
+             "  THEN pg_catalog.quote_ident(en.nspname) || '.' || "
+             "       pg_catalog.quote_ident(et.typname) || '[]' "
+             "  ELSE pg_catalog.quote_ident(tn.nspname) || '.' || "
+             "       pg_catalog.quote_ident(t.typname) END "
+             "FROM pg_catalog.pg_attribute a "
+             "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
+             "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+             "JOIN pg_catalog.pg_type t ON t.oid = a.atttypid "
+             "JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace "
+             "LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem "
+             "LEFT JOIN pg_catalog.pg_namespace en ON en.oid = et.typnamespace "
+             "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND a.attnum > 0 "
+             "AND NOT a.attisdropped AND ") +
+         kPersistentSchema + " ORDER BY a.attrelid, a.attnum";
+}
+
+// Every edge between objects, one row each: (what, owner, is_relation, ref,
+// system relation name). `what`:
+//   i  owner (a relation) inherits from ref (pg_inherits, in inhseqno order)
+//   v  owner's _RETURN rule (a view's or materialized view's query) reads ref
+//   w  writing owner runs or reaches ref (rules, triggers, defaults,
+//      constraints, index expressions, foreign keys)
+//   s  owner's row security policies reference ref
+//   f  owner (an atomic SQL function) reads ref
+//   o  ref is the function of the operator `owner` created after initdb
+//      (its "schema.name" in the last column)
+//   c  ref is the function of a cast created after initdb
+//   d  a CHECK constraint of a domain created after initdb calls ref
+// Expressions are read twice: pg_depend (references to operators become their
+// function, oprcode), and the stored node trees, whose :relid, :funcid,
+// :opfuncid, ... fields also name the objects initdb created, which are
+// pinned and never recorded in pg_depend (pg_catalog.query_to_xml,
+// pg_catalog.pg_statistic). Node trees hold oids, never names or literal
+// text (constants are printed as bytes), so a match is an object reference;
+// a stray match could only add an edge. References to indexes, types and other objects
+// are left out.
+std::string edges_sql(bool atomic_bodies) {
+  std::string s =
+      "WITH deps(what, owner, classid, objid) AS ("
+      // rules: a view's _RETURN rule is what it reads; other rules run on writes
+      " SELECT CASE WHEN r.ev_type = '1' THEN 'v' ELSE 'w' END, r.ev_class, "
+      "   'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid, r.oid "
+      " FROM pg_catalog.pg_rewrite r WHERE r.ev_class >= 16384"
+      // row security policies
+      " UNION ALL SELECT 's', p.polrelid, "
+      "   'pg_catalog.pg_policy'::pg_catalog.regclass::pg_catalog.oid, p.oid "
+      " FROM pg_catalog.pg_policy p"
+      // column defaults and generated columns
+      " UNION ALL SELECT 'w', a.adrelid, "
+      "   'pg_catalog.pg_attrdef'::pg_catalog.regclass::pg_catalog.oid, a.oid "
+      " FROM pg_catalog.pg_attrdef a WHERE a.adrelid >= 16384"
+      // constraints: CHECK and exclusion expressions, the table a foreign key checks
+      " UNION ALL SELECT 'w', c.conrelid, "
+      "   'pg_catalog.pg_constraint'::pg_catalog.regclass::pg_catalog.oid, c.oid "
+      " FROM pg_catalog.pg_constraint c WHERE c.conrelid >= 16384"
+      // index expressions and predicates
+      " UNION ALL SELECT 'w', i.indrelid, "
+      "   'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, i.indexrelid "
+      " FROM pg_catalog.pg_index i "
+      " WHERE i.indrelid >= 16384 AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)"
+      // triggers' WHEN conditions (their function is below)
+      " UNION ALL SELECT 'w', t.tgrelid, "
+      "   'pg_catalog.pg_trigger'::pg_catalog.regclass::pg_catalog.oid, t.oid "
+      " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL"
+      // domains' CHECK constraints
+      " UNION ALL SELECT 'd', 0::pg_catalog.oid, "
+      "   'pg_catalog.pg_constraint'::pg_catalog.regclass::pg_catalog.oid, c.oid "
+      " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384";
+  if (atomic_bodies)
+    s +=
+        // BEGIN ATOMIC / RETURN bodies (PostgreSQL 14+)
+        " UNION ALL SELECT 'f', p.oid, "
+        "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, p.oid "
+        " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.prosqlbody IS NOT NULL";
+  s += "), trees(what, owner, tree) AS ("
+       " SELECT CASE WHEN r.ev_type = '1' THEN 'v' ELSE 'w' END, r.ev_class, "
+       "   r.ev_action::pg_catalog.text || COALESCE(r.ev_qual::pg_catalog.text, '') "
+       " FROM pg_catalog.pg_rewrite r WHERE r.ev_class >= 16384"
+       " UNION ALL SELECT 's', p.polrelid, COALESCE(p.polqual::pg_catalog.text, '') || "
+       "   COALESCE(p.polwithcheck::pg_catalog.text, '') FROM pg_catalog.pg_policy p"
+       " UNION ALL SELECT 'w', a.adrelid, a.adbin::pg_catalog.text "
+       " FROM pg_catalog.pg_attrdef a WHERE a.adrelid >= 16384"
+       " UNION ALL SELECT 'w', c.conrelid, c.conbin::pg_catalog.text "
+       " FROM pg_catalog.pg_constraint c WHERE c.conrelid >= 16384 AND c.conbin IS NOT NULL"
+       " UNION ALL SELECT 'w', i.indrelid, COALESCE(i.indexprs::pg_catalog.text, '') || "
+       "   COALESCE(i.indpred::pg_catalog.text, '') FROM pg_catalog.pg_index i "
+       " WHERE i.indrelid >= 16384 AND (i.indexprs IS NOT NULL OR i.indpred IS NOT NULL)"
+       " UNION ALL SELECT 'w', t.tgrelid, t.tgqual::pg_catalog.text "
+       " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL"
+       " UNION ALL SELECT 'd', 0::pg_catalog.oid, c.conbin::pg_catalog.text "
+       " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384 AND c.conbin IS NOT NULL";
+  if (atomic_bodies)
+    s += " UNION ALL SELECT 'f', p.oid, p.prosqlbody::pg_catalog.text "
+         " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.prosqlbody IS NOT NULL";
+  s +=
+      ") "
+      "SELECT x.what, x.owner, x.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass, "
+      "CASE WHEN x.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass "
+      "  THEN o.oprcode::pg_catalog.oid ELSE x.refobjid END, "
+      "CASE WHEN x.what = 'o' THEN x.label "
+      "  WHEN rn.nspname IN ('pg_catalog', 'information_schema') "
+      "  THEN rn.nspname || '.' || rc.relname END "
+      "FROM ("
+      // pg_inherits
+      " SELECT 'i' AS what, i.inhrelid AS owner, "
+      "   'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid AS refclassid, "
+      "   i.inhparent AS refobjid, i.inhseqno AS seq, NULL::pg_catalog.text AS label "
+      " FROM pg_catalog.pg_inherits i"
+      // what pg_depend records for the expressions above
+      " UNION ALL SELECT deps.what, deps.owner, d.refclassid, d.refobjid, 0, NULL "
+      " FROM deps JOIN pg_catalog.pg_depend d "
+      "   ON d.classid = deps.classid AND d.objid = deps.objid "
+      "   AND (deps.what <> 'f' OR d.deptype = 'n')"
+      // what their node trees name
+      // (:relid of range table entries; :funcid, :opfuncid, :hashfuncid,
+      // :negfuncid, :aggfnoid, :winfnoid, :tsmhandler of expressions. No
+      // capturing group: PostgreSQL's regex engine is ten times slower with
+      // one, so the match is split afterwards.)
+      " UNION ALL SELECT trees.what, trees.owner, "
+      "   CASE WHEN m.m[1] LIKE 'relid %' THEN 'pg_catalog.pg_class'::pg_catalog.regclass "
+      "   ELSE 'pg_catalog.pg_proc'::pg_catalog.regclass END::pg_catalog.oid, "
+      "   pg_catalog.split_part(m.m[1], ' ', 2)::pg_catalog.oid, 0, NULL "
+      " FROM trees, LATERAL pg_catalog.regexp_matches(trees.tree, "
+      "   '(?:relid|funcid|fnoid|handler) [0-9]+', 'g') m(m)"
+      // triggers' functions
+      " UNION ALL SELECT 'w', t.tgrelid, "
+      "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, t.tgfoid, 0, NULL "
+      " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal"
+      // foreign keys that write the referencing table when the referenced one changes
+      " UNION ALL SELECT 'w', c.confrelid, "
+      "   'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, c.conrelid, 0, NULL "
+      " FROM pg_catalog.pg_constraint c WHERE c.contype = 'f' AND c.confrelid >= 16384 "
+      "   AND (c.confupdtype IN ('c', 'n', 'd') OR c.confdeltype IN ('c', 'n', 'd'))"
+      // operators and casts created after initdb
+      " UNION ALL SELECT 'o', o.oid, "
+      "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, o.oprcode::pg_catalog.oid, 0, "
+      "   on_.nspname || '.' || o.oprname "
+      " FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace on_ ON on_.oid = o.oprnamespace "
+      " WHERE o.oid >= 16384 AND o.oprcode <> 0"
+      " UNION ALL SELECT 'c', 0::pg_catalog.oid, "
+      "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, c.castfunc, 0, NULL "
+      " FROM pg_catalog.pg_cast c WHERE c.oid >= 16384 AND c.castfunc <> 0"
+      ") x "
+      "LEFT JOIN pg_catalog.pg_operator o "
+      "  ON x.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND o.oid = x.refobjid "
+      "LEFT JOIN pg_catalog.pg_class rc "
+      "  ON x.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND rc.oid = x.refobjid "
+      "LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = rc.relnamespace "
+      "WHERE x.refclassid IN ('pg_catalog.pg_class'::pg_catalog.regclass, "
+      "  'pg_catalog.pg_proc'::pg_catalog.regclass, "
+      "  'pg_catalog.pg_operator'::pg_catalog.regclass) "
+      "AND NOT (x.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+      "  AND x.refobjid = x.owner) "
+      "AND (rc.oid IS NULL OR rc.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c')) "
+      "ORDER BY x.what, x.owner, x.seq, 4";
+  return s;
+}
+
+// Functions in oid order; with `user_only`, only those created after initdb
+// (the built-in ones are then taken from the previous facts).
+std::string functions_sql(bool atomic_bodies, bool user_only) {
+  const std::string atomic = atomic_bodies ? "p.prosqlbody IS NOT NULL" : "false";
+  return "SELECT p.oid, n.nspname, p.proname, l.lanname, p.prokind, p.prosecdef, e.extname, "
+         "p.provolatile, "
+         "CASE WHEN p.oid >= 16384 AND l.lanname = 'sql' AND NOT (" +
+         atomic + ") THEN p.prosrc END, " + atomic +
+         ", CASE WHEN g.aggfnoid IS NOT NULL THEN ARRAY[g.aggtransfn, g.aggfinalfn, "
+         "g.aggcombinefn, g.aggserialfn, g.aggdeserialfn, g.aggmtransfn, g.aggminvtransfn, "
+         "g.aggmfinalfn]::pg_catalog.oid[] END, "
+         "NOT p.prosecdef AND p.proconfig IS NULL AND n.nspname = 'kanon' AND ("
+         "(l.lanname = 'sql' AND p.proname = 'serial' AND p.prosrc = 'SELECT true' "
+         "AND p.provolatile = 'i') OR "
+         "(l.lanname = 'plpgsql' AND ((p.proname = 'catalog_is' AND p.prosrc = $kanon_guard$" +
+         catalog_guard_body() +
+         "$kanon_guard$) OR (p.proname = 'catalog_stays' AND p.prosrc = $kanon_guard$" +
+         catalog_holding_guard_body() +
+         "$kanon_guard$)))) "
+         "FROM pg_catalog.pg_proc p "
+         "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+         "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
+         "LEFT JOIN pg_catalog.pg_aggregate g ON g.aggfnoid = p.oid "
+         "LEFT JOIN pg_catalog.pg_depend d "
+         "  ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid "
+         "  AND d.deptype = 'e' "
+         "  AND d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass "
+         "LEFT JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid " +
+         std::string(user_only ? "WHERE p.oid >= 16384 " : "") + "ORDER BY p.oid";
+}
+
+// The database, and a fingerprint of the built-in functions: their number and
+// the newest transaction that changed one (ALTER FUNCTION, CREATE OR REPLACE
+// by a superuser). While it stays the same, their facts can be reused.
+constexpr const char* kHeaderSql =
+    "SELECT pg_catalog.current_database(), "
+    "(SELECT pg_catalog.count(*) || '/' || "
+    "  COALESCE(pg_catalog.max(p.xmin::pg_catalog.text::pg_catalog.int8), 0) "
+    "  FROM pg_catalog.pg_proc p WHERE p.oid < 16384)";
+
+constexpr const char* kSystemNamesSql =
+    "SELECT DISTINCT c.relname::pg_catalog.text FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE n.nspname IN ('pg_catalog', 'information_schema') "
+    "AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c')";
+
+// Parses an oid[] in text form, "{1,2,0}", leaving out zeros.
+std::vector<uint32_t> oid_array(const pqxx::field& f) {
+  std::vector<uint32_t> out;
+  if (f.is_null()) return out;
+  const char* p = f.c_str();
+  while (*p) {
+    if (*p >= '0' && *p <= '9') {
+      char* end = nullptr;
+      const auto v = static_cast<uint32_t>(std::strtoul(p, &end, 10));
+      if (v != 0 && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      p = end;
+    } else {
+      ++p;
+    }
+  }
+  return out;
+}
+
+// Prepared once per connection: the statements have no parameters, so
+// PostgreSQL plans each once and reuses the plan (planning the edges query
+// costs more than running it).
+void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
+  conn.prepare("kanon_catalog_header", kHeaderSql);
+  conn.prepare("kanon_catalog_system_names", kSystemNamesSql);
+  conn.prepare("kanon_catalog_relations", relations_sql());
+  conn.prepare("kanon_catalog_columns", columns_sql());
+  conn.prepare("kanon_catalog_edges", edges_sql(atomic_bodies));
+  conn.prepare("kanon_catalog_functions", functions_sql(atomic_bodies, false));
+  conn.prepare("kanon_catalog_user_functions", functions_sql(atomic_bodies, true));
+}
+
+// kanon's generation lock (catalog_watch.h), taken for one read of the facts
+// when the generation sequence exists, and released when the read is over.
+// Taken outside the read's transaction: its snapshot must be newer than
+// every DDL that advanced the generation it reads.
+class GenerationLock {
+ public:
+  explicit GenerationLock(pqxx::connection_base& conn) : conn_(conn) {
+    pqxx::nontransaction tx(conn);
+    // Not forever: an administrator's DDL transaction left open holds it.
+    tx.exec("SET lock_timeout = '5s'");
+    held_ = !tx.exec(fmt::format(
+                         "SELECT pg_catalog.pg_advisory_lock({}, {}) FROM pg_catalog.pg_class c "
+                         "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('{}')",
+                         kGenerationLockKey1, kGenerationLockKey2, kGenerationSequence))
+                 .empty();
+    tx.exec("RESET lock_timeout");
+  }
+  ~GenerationLock() {
+    if (!held_) return;
+    try {
+      pqxx::nontransaction tx(conn_);
+      tx.exec(fmt::format("SELECT pg_catalog.pg_advisory_unlock({}, {})", kGenerationLockKey1,
+                          kGenerationLockKey2));
+    } catch (const std::exception&) {
+      // A broken connection released it.
+    }
+  }
+  GenerationLock(const GenerationLock&) = delete;
+  GenerationLock& operator=(const GenerationLock&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  pqxx::connection_base& conn_;
+  bool held_ = false;
+};
+
+}  // namespace
+
+const RelationFacts* CatalogFacts::relation(uint32_t oid) const {
+  const auto it = relation_by_oid_.find(oid);
+  return it == relation_by_oid_.end() ? nullptr : &relations[it->second];
+}
+
+const FunctionFacts* CatalogFacts::function(uint32_t oid) const {
+  const auto it = function_by_oid_.find(oid);
+  return it == function_by_oid_.end() ? nullptr : &functions[it->second];
+}
+
+std::vector<const RelationFacts*> CatalogFacts::relations_named(std::string_view name) const {
+  std::vector<const RelationFacts*> out;
+  const auto [lo, hi] = relation_by_name_.equal_range(name);
+  for (auto it = lo; it != hi; ++it) out.push_back(&relations[it->second]);
+  return out;
+}
+
+std::vector<const FunctionFacts*> CatalogFacts::functions_named(std::string_view name) const {
+  std::vector<const FunctionFacts*> out;
+  const auto [lo, hi] = function_by_name_.equal_range(name);
+  for (auto it = lo; it != hi; ++it) out.push_back(&functions[it->second]);
+  return out;
+}
+
+void CatalogFacts::index() {
+  relation_by_oid_.clear();
+  function_by_oid_.clear();
+  relation_by_name_.clear();
+  function_by_name_.clear();
+  for (size_t i = 0; i < relations.size(); ++i) {
+    relation_by_oid_.emplace(relations[i].oid, i);
+    relation_by_name_.emplace(relations[i].name, i);
+  }
+  for (size_t i = 0; i < functions.size(); ++i) {
+    function_by_oid_.emplace(functions[i].oid, i);
+    function_by_name_.emplace(functions[i].name, i);
+  }
+}
+
+CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts* previous) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool atomic_bodies = conn.server_version() >= 140000;
+  prepare(conn, atomic_bodies);
+  CatalogFacts facts;
+  const GenerationLock lock(conn);
+  // One snapshot for every query, so the facts agree with each other; taken
+  // by the first one, which reads the generation when the lock is held.
+  pqxx::transaction<pqxx::repeatable_read, pqxx::read_only> tx(conn);
+  if (lock.held()) {
+    const auto g = tx.exec(fmt::format("SELECT s.last_value FROM {} s", kGenerationSequence));
+    facts.generation = g[0][0].as<int64_t>();
+  }
+  // pg_get_viewdef and format_type qualify every name that is not visible:
+  // with an empty search_path, everything outside pg_catalog (which is always
+  // searched, so the queries need not qualify operators either).
+  tx.exec("SET LOCAL search_path = ''");
+  const auto header = tx.exec_prepared("kanon_catalog_header");
+  facts.database = text_of(header[0][0]);
+  facts.builtin_fingerprint = text_of(header[0][1]);
+  const bool reuse = previous && previous->database == facts.database &&
+                     previous->builtin_fingerprint == facts.builtin_fingerprint &&
+                     !previous->builtin_fingerprint.empty();
+
+  for (const auto& r : tx.exec_prepared("kanon_catalog_system_names"))
+    facts.system_relation_names.insert(text_of(r[0]));
+  const auto rels = tx.exec_prepared("kanon_catalog_relations");
+  facts.relations.reserve(rels.size());
+  for (const auto& r : rels) {
+    RelationFacts f;
+    f.oid = oid_of(r[0]);
+    f.schema = text_of(r[1]);
+    f.name = text_of(r[2]);
+    f.kind = r[3].c_str()[0];
+    f.definition = text_of(r[4]);
+    while (!f.definition.empty() && (f.definition.back() == ';' || f.definition.back() == '\n' ||
+                                     f.definition.back() == ' '))
+      f.definition.pop_back();
+    f.security_barrier = bool_of(r[5]);
+    f.security_invoker = bool_of(r[6]);
+    f.check_option = text_of(r[7]);
+    f.foreign_server = oid_of(r[8]);
+    facts.relations.push_back(std::move(f));
+  }
+  facts.functions.reserve(reuse ? previous->functions.size() + 16 : 4096);
+  if (reuse) {
+    for (const auto& f : previous->functions) {
+      if (!f.builtin) break;  // oid order: the built-in ones come first
+      facts.functions.push_back(f);
+    }
+  }
+  for (const auto& r :
+       tx.exec_prepared(reuse ? "kanon_catalog_user_functions" : "kanon_catalog_functions")) {
+    FunctionFacts f;
+    f.oid = oid_of(r[0]);
+    f.schema = text_of(r[1]);
+    f.name = text_of(r[2]);
+    f.language = text_of(r[3]);
+    f.kind = r[4].c_str()[0];
+    f.security_definer = bool_of(r[5]);
+    f.extension = text_of(r[6]);
+    f.volatility = r[7].c_str()[0];
+    f.body = text_of(r[8]);
+    f.atomic = bool_of(r[9]);
+    f.support_functions = oid_array(r[10]);
+    f.kanon_guard = bool_of(r[11]);
+    f.builtin = f.oid < kFirstNormalObjectId;
+    facts.functions.push_back(std::move(f));
+  }
+  facts.index();
+
+  // Columns: both results are in oid order, so one merge pass.
+  {
+    size_t i = 0;
+    for (const auto& r : tx.exec_prepared("kanon_catalog_columns")) {
+      const uint32_t rel = oid_of(r[0]);
+      while (i < facts.relations.size() && facts.relations[i].oid < rel) ++i;
+      if (i == facts.relations.size()) break;
+      if (facts.relations[i].oid != rel) continue;
+      policy::ColumnInfo column{text_of(r[1]), text_of(r[2]), text_of(r[3])};
+      column.sql_type = text_of(r[4]);
+      facts.relations[i].columns.push_back(std::move(column));
+    }
+  }
+
+  // Edges. The facts' vectors are in oid order: look owners up by index.
+  std::unordered_map<uint32_t, RelationFacts*> rel_by_oid;
+  rel_by_oid.reserve(facts.relations.size());
+  for (auto& f : facts.relations) rel_by_oid.emplace(f.oid, &f);
+  std::unordered_map<uint32_t, FunctionFacts*> fn_by_oid;
+  fn_by_oid.reserve(facts.functions.size());
+  for (auto& f : facts.functions) fn_by_oid.emplace(f.oid, &f);
+  for (const auto& r : tx.exec_prepared("kanon_catalog_edges")) {
+    const char what = r[0].c_str()[0];
+    const uint32_t owner = oid_of(r[1]);
+    const bool is_relation = bool_of(r[2]);
+    const uint32_t ref = oid_of(r[3]);
+    if (ref == 0) continue;
+    if (what != 'o' && is_relation && !r[4].is_null())
+      facts.system_relations.emplace(ref, text_of(r[4]));
+    if (what == 'o') {
+      const std::string label = text_of(r[4]);
+      const size_t dot = label.find('.');
+      facts.operators.push_back({owner, label.substr(0, dot), label.substr(dot + 1), ref});
+      continue;
+    }
+    if (what == 'c') {
+      add_unique(facts.cast_functions, ref);
+      continue;
+    }
+    if (what == 'd') {
+      if (!is_relation) add_unique(facts.domain_functions, ref);
+      continue;
+    }
+    if (what == 'f') {
+      const auto it = fn_by_oid.find(owner);
+      if (it == fn_by_oid.end()) continue;
+      add_unique(is_relation ? it->second->reads_relations : it->second->reads_functions, ref);
+      continue;
+    }
+    const auto it = rel_by_oid.find(owner);
+    if (it == rel_by_oid.end()) continue;
+    RelationFacts& f = *it->second;
+    switch (what) {
+      case 'i':
+        if (is_relation) add_unique(f.parents, ref);
+        break;
+      case 'v':
+        add_unique(is_relation ? f.reads_relations : f.reads_functions, ref);
+        break;
+      case 's':
+        add_unique(is_relation ? f.policy_relations : f.policy_functions, ref);
+        break;
+      case 'w':
+        add_unique(is_relation ? f.write_relations : f.write_functions, ref);
+        break;
+      default:
+        break;
+    }
+  }
+  tx.commit();
+  facts.read_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return facts;
+}
+
+namespace {
+
+// A text[] literal: every element double-quoted, " and \ escaped.
+std::string text_array(const std::vector<std::string>& names) {
+  std::string array = "{";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) array += ',';
+    array += '"';
+    for (char c : names[i]) {
+      if (c == '"' || c == '\\') array += '\\';
+      array += c;
+    }
+    array += '"';
+  }
+  array += '}';
+  return array;
+}
+
+constexpr const char* kRelationNamedSql =
+    "SELECT 1 FROM pg_catalog.pg_class c "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[]) "
+    "AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND ";
+
+}  // namespace
+
+bool any_persistent_relation_named(pqxx::connection_base& conn,
+                                   const std::vector<std::string>& names) {
+  if (names.empty()) return false;
+  pqxx::nontransaction tx(conn);
+  const auto r =
+      tx.exec_params(std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema + ")",
+                     text_array(names));
+  return bool_of(r[0][0]);
+}
+
+bool any_persistent_object_named(pqxx::connection_base& conn,
+                                 const std::vector<std::string>& names) {
+  if (names.empty()) return false;
+  pqxx::nontransaction tx(conn);
+  const auto r =
+      tx.exec_params(std::string("SELECT EXISTS (") + kRelationNamedSql + kPersistentSchema +
+                         ") OR EXISTS (SELECT 1 FROM pg_catalog.pg_proc p "
+                         "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+                         "WHERE p.proname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[]) "
+                         "AND n.nspname !~ '^pg_(toast_)?temp_')",
+                     text_array(names));
+  return bool_of(r[0][0]);
+}
+
+}  // namespace kanon::catalog

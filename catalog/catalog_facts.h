@@ -1,0 +1,169 @@
+// CatalogFacts: what one database's catalog says about every object a
+// restricted statement can name or reach, read in one pass over kanon's
+// service connection (read_catalog_facts). Raw facts only, no judgement:
+// rewriter/object_catalog.h decides what reaches a protected table.
+//
+// Plain value, immutable once read; shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "catalog/table_catalog.h"
+
+namespace pqxx {
+class connection_base;
+}
+
+namespace kanon::catalog {
+
+struct RelationFacts {
+  uint32_t oid = 0;
+  std::string schema;
+  std::string name;
+  // pg_class.relkind: 'r' table, 'p' partitioned table, 'v' view,
+  // 'm' materialized view, 'f' foreign table, 'S' sequence, 'c' composite type.
+  char kind = 'r';
+  std::vector<policy::ColumnInfo> columns;  // attnum order, dropped columns left out
+  std::vector<uint32_t> parents;            // pg_inherits: direct parents (tables and partitions)
+  // Views and materialized views: the definition as pg_get_viewdef prints it
+  // with an empty search_path (every name schema-qualified), without the
+  // trailing semicolon; the relations and functions it reads (pg_depend of
+  // its _RETURN rule, the relation itself left out).
+  std::string definition;
+  std::vector<uint32_t> reads_relations;
+  std::vector<uint32_t> reads_functions;
+  bool security_barrier = false;
+  bool security_invoker = false;
+  std::string check_option;  // "", "local" or "cascaded"
+  // Row-level security: the relations and functions its policies' USING and
+  // WITH CHECK expressions reference (pg_depend of pg_policy). They run when
+  // the relation is read, whether or not row security is enabled for it.
+  std::vector<uint32_t> policy_relations;
+  std::vector<uint32_t> policy_functions;
+  // What runs when the relation is written: the functions of its triggers and
+  // of their WHEN conditions (pg_trigger, internal constraint triggers left
+  // out), the relations and functions its non-SELECT rules (pg_rewrite
+  // ev_type 2..4) reference, the functions of its column defaults and
+  // generated columns, CHECK and exclusion constraints and index expressions
+  // and predicates, the tables its foreign keys check, and the tables whose
+  // foreign keys cascade (ON DELETE/UPDATE CASCADE, SET NULL, SET DEFAULT)
+  // from it.
+  std::vector<uint32_t> write_relations;
+  std::vector<uint32_t> write_functions;
+  uint32_t foreign_server = 0;  // foreign tables: pg_foreign_table.ftserver
+};
+
+struct FunctionFacts {
+  uint32_t oid = 0;
+  std::string schema;
+  std::string name;
+  std::string language;   // pg_language.lanname: "sql", "plpgsql", "internal", "c", ...
+  char kind = 'f';        // pg_proc.prokind: 'f' function, 'p' procedure, 'a' aggregate, 'w' window
+  bool builtin = false;   // oid < 16384 (FirstNormalObjectId): shipped with the server
+  std::string extension;  // the extension it belongs to (pg_depend deptype 'e'), if any
+  bool security_definer = false;
+  // kanon.catalog_is or kanon.catalog_stays as install_catalog_event_trigger
+  // makes them (their plpgsql bodies, invoker's rights, no settings): they
+  // read the catalog generation (and take an advisory lock) and nothing
+  // else, so they reach nothing (catalog_watch.h).
+  bool kanon_guard = false;
+  // pg_proc.provolatile: 'i' immutable, 's' stable, 'v' volatile. SQL
+  // functions that are not volatile cannot write (PostgreSQL refuses
+  // INSERT/UPDATE/DELETE/MERGE in them).
+  char volatility = 'v';
+  // SQL functions with a string body: prosrc. Empty for BEGIN ATOMIC /
+  // RETURN bodies (atomic), whose reads come from pg_depend instead.
+  std::string body;
+  bool atomic = false;
+  std::vector<uint32_t> reads_relations;  // atomic bodies: pg_depend
+  std::vector<uint32_t> reads_functions;  // atomic bodies: pg_depend
+  // Aggregates: their support functions (transition, final, combine, ...).
+  std::vector<uint32_t> support_functions;
+};
+
+// An operator created after initdb (oid >= 16384) and the function it runs.
+struct OperatorFacts {
+  uint32_t oid = 0;
+  std::string schema;
+  std::string name;       // the symbol, e.g. "==="
+  uint32_t function = 0;  // pg_operator.oprcode
+};
+
+struct CatalogFacts {
+  std::string database;
+  // Every relation outside pg_catalog, information_schema, pg_toast and
+  // temporary schemas, and every function (pg_catalog's included: BI tools
+  // call them, and a built-in function is safe only when kanon knows it).
+  std::vector<RelationFacts> relations;
+  std::vector<FunctionFacts> functions;
+  // Code PostgreSQL runs without a function name in the SQL text: operators
+  // and casts (pg_cast.castfunc) created after initdb (oid >= 16384). A
+  // reference to an operator in a view or a BEGIN ATOMIC body already lands
+  // in reads_functions as its function.
+  std::vector<OperatorFacts> operators;
+  std::vector<uint32_t> cast_functions;
+  // The functions the CHECK constraints of domains created after initdb call
+  // (pg_depend and the stored expression, so built-in ones too): PostgreSQL
+  // runs them whenever a value becomes one of the domain, e.g. in a cast,
+  // with neither the function's nor always the domain's name in the text.
+  std::vector<uint32_t> domain_functions;
+  // Relations outside `relations` (pg_catalog's, information_schema's) that a
+  // view, rule, row security policy or atomic body references, as
+  // "schema.name", so that e.g. a view over pg_catalog.pg_stats is known.
+  std::map<uint32_t, std::string> system_relations;
+  // The names of every relation in pg_catalog and information_schema: a name
+  // the statement uses that is only one of these needs no look-up.
+  std::set<std::string, std::less<>> system_relation_names;
+  double read_ms = 0;  // how long read_catalog_facts took
+  // The catalog generation these facts hold every DDL of (catalog_watch.h);
+  // 0 when the database has no generation sequence (no event trigger):
+  // then restricted statements carry no guard.
+  int64_t generation = 0;
+  // The built-in functions' count and newest change; while it stays the
+  // same, read_catalog_facts reuses the previous facts' built-in functions.
+  std::string builtin_fingerprint;
+
+  const RelationFacts* relation(uint32_t oid) const;
+  const FunctionFacts* function(uint32_t oid) const;
+  // Every relation / function with this name, in any schema (names as
+  // stored: case kept, unquoted).
+  std::vector<const RelationFacts*> relations_named(std::string_view name) const;
+  std::vector<const FunctionFacts*> functions_named(std::string_view name) const;
+
+  // Call once after filling relations and functions (read_catalog_facts does).
+  void index();
+
+ private:
+  std::map<uint32_t, size_t> relation_by_oid_;
+  std::map<uint32_t, size_t> function_by_oid_;
+  std::multimap<std::string, size_t, std::less<>> relation_by_name_;
+  std::multimap<std::string, size_t, std::less<>> function_by_name_;
+};
+
+// Reads the facts of the database `conn` is connected to, in one
+// repeatable-read transaction: six statements, prepared on the connection
+// (named kanon_catalog_*) so that later reads on the same connection are not
+// planned again. With `previous` (facts read before from the same database)
+// the built-in functions are taken from it unless they changed. pqxx errors
+// pass through.
+CatalogFacts read_catalog_facts(pqxx::connection_base& conn,
+                                const CatalogFacts* previous = nullptr);
+
+// Whether some relation of a persistent (not temporary) schema has one of
+// these names (as stored: case kept); one cheap catalog query, so a name the
+// facts do not know can be told apart from a session's temporary object or a
+// missing one. Looks at the schemas read_catalog_facts reads: pg_catalog,
+// information_schema and pg_toast are left out like the temporary schemas.
+bool any_persistent_relation_named(pqxx::connection_base& conn,
+                                   const std::vector<std::string>& names);
+// The same for relations and functions (functions in any schema but the
+// temporary ones, pg_catalog's included: the facts hold all of them).
+bool any_persistent_object_named(pqxx::connection_base& conn,
+                                 const std::vector<std::string>& names);
+
+}  // namespace kanon::catalog

@@ -1,0 +1,77 @@
+#include "catalog/table_catalog.h"
+
+#include <fmt/format.h>
+
+#include <pqxx/pqxx>
+
+namespace kanon::catalog {
+
+using base::ConfigError;
+
+policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::TablePolicy& policy) {
+  pqxx::read_transaction tx(conn);
+  // Types by their schema-qualified names (arrays as element[]), the
+  // modifiers format_type prints, and the schema of the equality operator:
+  // pg_catalog's when it has one for the (base) type, otherwise one the
+  // type's owner defined in the type's own schema (an extension type's).
+  const auto rows = tx.exec_params(
+      "SELECT a.attname, pg_catalog.format_type(a.atttypid, NULL), "
+      "pg_catalog.format_type(a.atttypid, a.atttypmod), "
+      "CASE WHEN t.typelem <> 0 AND t.typlen = -1 "
+      "  THEN pg_catalog.quote_ident(en.nspname) || '.' || pg_catalog.quote_ident(et.typname) "
+      "  ELSE pg_catalog.quote_ident(tn.nspname) || '.' || pg_catalog.quote_ident(t.typname) END, "
+      "CASE WHEN a.atttypmod >= 0 THEN pg_catalog.substring("
+      "  pg_catalog.format_type(a.atttypid, a.atttypmod), '\\([^)]*\\)') END, "
+      "t.typelem <> 0 AND t.typlen = -1, "
+      "(SELECT pg_catalog.quote_ident(n2.nspname) FROM pg_catalog.pg_operator o "
+      "  JOIN pg_catalog.pg_namespace n2 ON n2.oid = o.oprnamespace "
+      "  JOIN pg_catalog.pg_type b ON b.oid = COALESCE(NULLIF(t.typbasetype, 0), t.oid) "
+      "  WHERE o.oprname = '=' AND o.oprleft = b.oid AND o.oprright = b.oid "
+      "  AND (n2.nspname = 'pg_catalog' OR (o.oprnamespace = b.typnamespace "
+      "       AND o.oprowner = b.typowner)) "
+      "  ORDER BY n2.nspname = 'pg_catalog' DESC LIMIT 1), "
+      "c.oid "
+      "FROM pg_catalog.pg_attribute a "
+      "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
+      "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+      "JOIN pg_catalog.pg_type t ON t.oid = a.atttypid "
+      "JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace "
+      "LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem "
+      "LEFT JOIN pg_catalog.pg_namespace en ON en.oid = et.typnamespace "
+      "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+      "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+      policy.schema, policy.table);
+  if (rows.empty())
+    throw ConfigError(fmt::format("{}:{}: {}: table {} does not exist (or has no columns)",
+                                  policy.where.file, policy.where.line, policy.where.key,
+                                  policy.name()));
+  policy::TableInfo info{policy.schema, policy.table, {}, {}};
+  info.oid = rows[0][7].as<uint32_t>();
+  for (const auto& r : rows) {
+    policy::ColumnInfo col{r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>()};
+    const bool array = r[5].as<bool>();
+    const std::string base = r[3].as<std::string>();
+    col.sql_type = base + (array ? "[]" : "");
+    col.sql_full_type = base + (r[4].is_null() ? "" : r[4].as<std::string>()) + (array ? "[]" : "");
+    // Arrays compare with pg_catalog's anyarray `=`, which compares the
+    // elements with their type's default equality (by OID, not by name).
+    const std::string schema = array || r[6].is_null() ? "pg_catalog" : r[6].as<std::string>();
+    col.equality = "OPERATOR(" + schema + ".=)";
+    info.columns.push_back(std::move(col));
+  }
+  const auto children = tx.exec_params(
+      "WITH RECURSIVE tree(oid) AS ("
+      "  SELECT i.inhrelid FROM pg_catalog.pg_inherits i"
+      "  WHERE i.inhparent = (SELECT c.oid FROM pg_catalog.pg_class c"
+      "    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+      "    WHERE n.nspname = $1 AND c.relname = $2)"
+      "  UNION SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree t ON i.inhparent = t.oid)"
+      "SELECT n.nspname, c.relname FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+      "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace ORDER BY 1, 2",
+      policy.schema, policy.table);
+  for (const auto& r : children)
+    info.children.push_back(r[0].as<std::string>() + "." + r[1].as<std::string>());
+  return info;
+}
+
+}  // namespace kanon::catalog

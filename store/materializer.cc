@@ -1,0 +1,315 @@
+#include "store/materializer.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <pqxx/pqxx>
+#include <set>
+#include <stdexcept>
+
+#include "base/text.h"
+#include "policy/sql_text.h"
+#include "settings/server_config.h"
+#include "store/release_store.h"
+
+namespace kanon::store {
+
+using base::ConfigError;
+namespace {
+
+constexpr size_t kMaxName = 63;  // NAMEDATALEN - 1
+
+uint64_t fnv1a(std::string_view text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// <readable prefix>___<16 hex digits of hash(key)>, at most 63 bytes.
+std::string hashed_name(std::string_view readable, std::string_view key) {
+  const std::string suffix = fmt::format("___{:016x}", fnv1a(key));
+  return std::string(base::utf8_prefix(readable, kMaxName - suffix.size())) + suffix;
+}
+
+std::string table_key(const policy::TablePolicy& policy) {
+  return policy.schema + std::string(1, '\0') + policy.table;
+}
+
+std::string index_key(const policy::TablePolicy& policy, std::string_view column) {
+  return table_key(policy) + std::string(1, '\0') + std::string(column);
+}
+
+// Names of objects built in the current transaction only (so no leftover can
+// exist); plain and hashed names never look like this.
+std::string fresh_name(std::string_view key) {
+  return fmt::format("kanon___new___{:016x}", fnv1a(key));
+}
+
+// The COMMENT every copy carries: which base table it masks.
+std::string marker(const policy::TablePolicy& policy) {
+  return "kanon masked copy of " + policy::qualified_name(policy.schema, policy.table);
+}
+
+// The COMMENT every masked view carries.
+std::string view_marker(const policy::TablePolicy& policy) {
+  return "kanon masked view of " + policy::qualified_name(policy.schema, policy.table);
+}
+
+// What stands at `target` now: its relkind ('\0' when nothing) after checking
+// that it is kanon's copy or view of this table (a table may switch between
+// mode: materialized and mode: view).
+char existing_object(pqxx::work& tx, const policy::TablePolicy& policy, const std::string& target) {
+  const auto row = tx.exec_params1(
+      "SELECT coalesce(obj_description(to_regclass($1), 'pg_class'), ''), "
+      "coalesce((SELECT relkind::text FROM pg_catalog.pg_class WHERE oid = to_regclass($1)), '')",
+      policy::qualified_name_value(kMaterializedSchema, materialized_table(policy)));
+  const std::string kind = row[1].as<std::string>();
+  if (kind.empty()) return '\0';
+  const std::string comment = row[0].as<std::string>();
+  if (comment != marker(policy) && comment != view_marker(policy))
+    throw std::runtime_error(fmt::format(
+        "{} exists but is not kanon's masked copy or view of {} (its comment says '{}'); drop or "
+        "rename it",
+        target, policy.name(), comment));
+  return kind[0];
+}
+
+// Mirrors the base table's SELECT rights onto `target` (see materializer.h):
+// table-level SELECT (the owner's default rights when the ACL was never set)
+// and column-level SELECT, plus USAGE on the schema for those roles.
+void mirror_select_rights(pqxx::work& tx, const policy::TablePolicy& policy,
+                          const std::string& target) {
+  const std::string base = policy::qualified_name_value(policy.schema, policy.table);
+  const auto grants = tx.exec_params(
+      "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
+      "END, NULL::text "
+      "FROM pg_catalog.pg_class c, "
+      "LATERAL aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) a "
+      "WHERE c.oid = $1::regclass AND a.privilege_type = 'SELECT' "
+      "UNION "
+      "SELECT CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) "
+      "END, quote_ident(att.attname) "
+      "FROM pg_catalog.pg_attribute att, LATERAL aclexplode(att.attacl) a "
+      "WHERE att.attrelid = $1::regclass AND att.attnum > 0 AND NOT att.attisdropped "
+      "AND a.privilege_type = 'SELECT' "
+      "ORDER BY 1, 2",
+      base);
+  std::set<std::string> table_readers;
+  std::map<std::string, std::string> column_readers;  // role -> "col1", "col2"
+  for (const auto& g : grants) {
+    const std::string role = g[0].as<std::string>();
+    if (g[1].is_null()) {
+      table_readers.insert(role);
+    } else {
+      auto& cols = column_readers[role];
+      cols += (cols.empty() ? "" : ", ") + g[1].as<std::string>();
+    }
+  }
+  std::set<std::string> schema_users;
+  for (const auto& role : table_readers) {
+    tx.exec("GRANT SELECT ON " + target + " TO " + role);
+    schema_users.insert(role);
+  }
+  for (const auto& [role, cols] : column_readers) {
+    if (table_readers.contains(role)) continue;
+    tx.exec("GRANT SELECT (" + cols + ") ON " + target + " TO " + role);
+    schema_users.insert(role);
+  }
+  const std::string schema = policy::quote_identifier(kMaterializedSchema);
+  for (const auto& role : schema_users) tx.exec("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+}
+
+// grants: manage — SELECT on the view and USAGE on its schema to every
+// grant_to role, SELECT on the base table revoked from it; then who still
+// reads the base table directly, and why.
+std::vector<std::string> manage_grants(pqxx::work& tx, const policy::TablePolicy& policy,
+                                       const std::string& base, const std::string& view) {
+  std::vector<std::string> warnings;
+  const std::string schema = policy::quote_identifier(kMaterializedSchema);
+  for (const auto& name : policy.grant_to) {
+    if (tx.exec_params1("SELECT to_regrole($1) IS NULL", policy::name_value(name))[0].as<bool>()) {
+      warnings.push_back(fmt::format("role {} does not exist: nothing granted", name));
+      continue;
+    }
+    const std::string role = policy::quote_identifier(name);
+    tx.exec("GRANT SELECT ON " + view + " TO " + role);
+    tx.exec("GRANT USAGE ON SCHEMA " + schema + " TO " + role);
+    // Also revokes its column-level SELECT grants on the table.
+    tx.exec("REVOKE SELECT ON " + base + " FROM " + role);
+    const auto r = tx.exec_params1(
+        "SELECT r.rolsuper, "
+        "  CASE WHEN to_regrole('pg_read_all_data') IS NULL THEN false "
+        "    ELSE pg_has_role(r.oid, to_regrole('pg_read_all_data'), 'MEMBER') END, "
+        "  pg_has_role(r.oid, c.relowner, 'MEMBER'), "
+        "  has_table_privilege(r.oid, c.oid, 'SELECT') "
+        "    OR has_any_column_privilege(r.oid, c.oid, 'SELECT') "
+        "FROM pg_catalog.pg_roles r, pg_catalog.pg_class c "
+        "WHERE r.rolname = $1 AND c.oid = $2::regclass",
+        name, policy::qualified_name_value(policy.schema, policy.table));
+    std::vector<std::string> why;
+    if (r[0].as<bool>()) why.push_back("it is a superuser");
+    if (r[1].as<bool>()) why.push_back("it is a member of pg_read_all_data");
+    if (r[2].as<bool>()) why.push_back("it owns the table or is a member of its owner");
+    if (why.empty() && r[3].as<bool>())
+      why.push_back(
+          "it still holds SELECT through PUBLIC, another role or a grant kanon could not revoke");
+    if (why.empty()) continue;
+    std::string reasons;
+    for (const auto& w : why) reasons += (reasons.empty() ? "" : "; ") + w;
+    warnings.push_back(fmt::format(
+        "role {} still reads {} directly, unmasked ({}): grants: manage does not protect it", name,
+        policy.name(), reasons));
+  }
+  return warnings;
+}
+
+// The copy's select list: the masks, with every quasi-identifier of a key
+// the last release holds (kanon.held_keys, release_store.h) masked too.
+std::string copy_select_list(const policy::TableSnapshot& snapshot) {
+  const std::string held = held_condition(snapshot);
+  if (held.empty()) return snapshot.masks.select_list();
+  std::string s;
+  for (const auto& c : snapshot.masks.columns) {
+    if (!s.empty()) s += ", ";
+    if (c.role == policy::ColumnMask::Role::kQuasiIdentifier)
+      s += fmt::format("CASE WHEN {} THEN NULL ELSE {} END", held, c.expression);
+    else
+      s += c.expression;
+    s += " AS " + policy::quote_identifier(c.column);
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string held_condition(const policy::TableSnapshot& snapshot) {
+  if (snapshot.release.version == 0 || !snapshot.release.key.linkable()) return {};
+  return fmt::format("({}) IN (SELECT h.key FROM {} h WHERE h.table_name = {})",
+                     policy::key_expression(snapshot.release.key),
+                     policy::qualified_name("kanon", kHeldKeysTable),
+                     policy::quote_literal(snapshot.policy.name()));
+}
+
+std::string materialized_table(const policy::TablePolicy& policy) {
+  const std::string& s = policy.schema;
+  const std::string& t = policy.table;
+  const bool plain_table = t.find("__") == std::string::npos;
+  if (s == "public" && plain_table && t.size() <= kMaxName) return t;
+  const std::string joined = s + "__" + t;
+  if (s != "public" && plain_table && s.find("__") == std::string::npos && !s.ends_with('_') &&
+      !t.starts_with('_') && joined.size() <= kMaxName)
+    return joined;
+  return hashed_name(s == "public" ? t : joined, table_key(policy));
+}
+
+std::string materialized_name(const policy::TablePolicy& policy) {
+  return policy::qualified_name(kMaterializedSchema, materialized_table(policy));
+}
+
+std::string materialized_index(const policy::TablePolicy& policy, std::string_view column) {
+  return hashed_name(materialized_table(policy) + "_" + std::string(column),
+                     index_key(policy, column));
+}
+
+void check_indexes(const policy::TablePolicy& policy, const policy::TableInfo& info) {
+  for (size_t i = 0; i < policy.indexes.size(); ++i) {
+    if (info.find(policy.indexes[i])) continue;
+    const auto& at = policy.index_refs[i];
+    throw ConfigError(fmt::format("{}:{}: {}: column '{}' does not exist in {}", at.file, at.line,
+                                  at.key, policy.indexes[i], policy.name()));
+  }
+}
+
+std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot) {
+  const auto& policy = snapshot.policy;
+  const std::string schema = policy::quote_identifier(kMaterializedSchema);
+  const std::string name = materialized_table(policy);
+  const std::string target = materialized_name(policy);
+  const std::string fresh =
+      policy::qualified_name(kMaterializedSchema, fresh_name(table_key(policy)));
+  const std::string base = policy::qualified_name(policy.schema, policy.table);
+
+  pqxx::work tx(conn);
+  tx.exec("SET LOCAL jit = off");
+  // Only when missing: a DDL on an object outside kanon's schemas (and
+  // CREATE SCHEMA IF NOT EXISTS counts as one) makes restricted statements
+  // that call SQL functions wait until this transaction ends
+  // (catalog_watch.h).
+  if (tx.exec_params1("SELECT pg_catalog.to_regnamespace($1) IS NULL", kMaterializedSchema)[0]
+          .as<bool>())
+    tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
+  const char existing = existing_object(tx, policy, target);
+
+  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base);
+  tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
+  for (const auto& column : policy.indexes)
+    tx.exec(fmt::format("CREATE INDEX {} ON {} ({})",
+                        policy::quote_identifier(fresh_name(index_key(policy, column))), fresh,
+                        policy::quote_identifier(column)));
+
+  mirror_select_rights(tx, policy, fresh);
+
+  // The view of mode: view, when the table switched modes.
+  if (existing == 'v') tx.exec("DROP VIEW " + target);
+  tx.exec("DROP TABLE IF EXISTS " + target);
+  tx.exec("ALTER TABLE " + fresh + " RENAME TO " + policy::quote_identifier(name));
+  for (const auto& column : policy.indexes) {
+    tx.exec("ALTER INDEX " +
+            policy::qualified_name(kMaterializedSchema, fresh_name(index_key(policy, column))) +
+            " RENAME TO " + policy::quote_identifier(materialized_index(policy, column)));
+  }
+  tx.exec("ANALYZE " + target);
+  tx.commit();
+  return target;
+}
+
+MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot) {
+  const auto& policy = snapshot.policy;
+  const std::string target = materialized_name(policy);
+  const std::string base = policy::qualified_name(policy.schema, policy.table);
+  const std::string query = "SELECT " + snapshot.masks.select_list() + " FROM " + base;
+
+  pqxx::work tx(conn);
+  tx.exec("CREATE SCHEMA IF NOT EXISTS " + policy::quote_identifier(kMaterializedSchema));
+  const char existing = existing_object(tx, policy, target);
+  if (existing == 'r') tx.exec("DROP TABLE " + target);  // the copy of mode: materialized
+  bool replaced = false;
+  if (existing == 'v') {
+    // Keeps the view's identity (and whatever depends on it) when its columns
+    // keep their names and types; otherwise it is dropped and made again.
+    try {
+      pqxx::subtransaction sub(tx, "replace_view");
+      sub.exec("CREATE OR REPLACE VIEW " + target + " AS " + query);
+      sub.commit();
+      replaced = true;
+    } catch (const pqxx::sql_error&) {
+    }
+    if (!replaced) tx.exec("DROP VIEW " + target);
+  }
+  if (!replaced) tx.exec("CREATE VIEW " + target + " AS " + query);
+  tx.exec("COMMENT ON VIEW " + target + " IS " + tx.quote(view_marker(policy)));
+  if (replaced) {
+    // A replaced view keeps its ACL: start from none, as a new copy does, so
+    // a right removed from the base table (or a role removed from grant_to)
+    // is removed from the view too. Readers see the change at the commit.
+    const auto holders = tx.exec_params(
+        "SELECT DISTINCT CASE WHEN a.grantee = 0 THEN 'PUBLIC' "
+        "ELSE quote_ident(pg_get_userbyid(a.grantee)) END "
+        "FROM pg_catalog.pg_class c, LATERAL aclexplode(c.relacl) a "
+        "WHERE c.oid = $1::regclass AND a.grantee <> c.relowner",
+        policy::qualified_name_value(kMaterializedSchema, materialized_table(policy)));
+    for (const auto& h : holders)
+      tx.exec("REVOKE ALL ON " + target + " FROM " + h[0].as<std::string>());
+  }
+  mirror_select_rights(tx, policy, target);
+  MaskedView out{target, {}};
+  if (policy.grants == policy::GrantPolicy::kManage)
+    out.warnings = manage_grants(tx, policy, base, target);
+  tx.commit();
+  return out;
+}
+
+}  // namespace kanon::store

@@ -1,0 +1,283 @@
+// PolicyStore: the compiled policies of every protected table, published as
+// immutable versioned snapshots.
+//
+// A snapshot maps "schema.table" to its TableSnapshot. Readers (proxy
+// sessions, one lookup per statement) call current() and keep the returned
+// shared_ptr for as long as they need a consistent view; it never changes
+// under them. Refreshes build a table's new TableSnapshot off to the side,
+// then publish a new PolicySnapshot with version + 1 under a short lock.
+// A refresh that fails keeps the table's previous TableSnapshot and records
+// the error in the new snapshot's `errors`; a table that has never been built
+// is absent from `tables` (the rewriter must then deny access: fail closed).
+//
+// The store built with a conninfo also keeps the database's CatalogFacts
+// (catalog_facts.h) in every snapshot: read at each build or refresh, by
+// refresh_catalog(), and by the catalog watcher start() runs, which LISTENs
+// on `kanon_catalog` (an event trigger it installs notifies it after DDL;
+// catalog_watch.h) and re-reads the facts after each burst of notifications.
+// It holds two service connections for this: one for the reads (kept, so
+// its statements stay prepared) and the watcher's LISTEN connection.
+//
+// Thread-safety: every public member may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "catalog/catalog_facts.h"
+#include "policy/table_policy.h"
+#include "policy/table_snapshot.h"
+#include "store/shared_snapshots.h"
+#include "store/snapshot_build.h"
+
+namespace kanon::store {
+
+struct PolicySnapshot {
+  uint64_t version = 0;
+  // The store that published it (unique in the process; 0 for a snapshot
+  // made by hand). A store's snapshots have increasing versions, so (store,
+  // version) names one snapshot's content.
+  uint64_t store = 0;
+  // Every table the store's policies list ("schema.table"), built or not: a
+  // listed table without a built snapshot is denied (fail closed).
+  std::vector<std::string> listed;
+  std::map<std::string, std::shared_ptr<const policy::TableSnapshot>> tables;  // by "schema.table"
+  std::map<std::string, std::string> errors;  // last refresh error per table, if it failed
+  // What the catalog says about every relation and function; null until read
+  // (never by a store built with a Builder). A failed read keeps the previous
+  // facts and sets catalog_error; a successful one clears it.
+  std::shared_ptr<const catalog::CatalogFacts> catalog;
+  std::string catalog_error;
+
+  // nullptr when the table has no built policy.
+  const policy::TableSnapshot* find(const std::string& qualified) const;
+};
+
+// What a session in a transaction decides with (Session keeps one version of
+// every table for a whole transaction): `pinned`'s tables with `current`'s
+// catalog and listed tables. `current` itself when the tables are the same or
+// the snapshots are of different stores; otherwise a new snapshot whose
+// version is unique in the process (so no cache entry of another snapshot
+// is ever taken for it).
+std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySnapshot> pinned,
+                                                 std::shared_ptr<const PolicySnapshot> current);
+
+// Shared snapshots as this store sees them (SHOW SNAPSHOTS).
+struct SharingState {
+  bool enabled = false;
+  std::string replica;
+  bool leading = false;  // this process builds
+  std::string error;     // the last failure to store, load or take the lock
+};
+
+// What the catalog watcher is doing (PolicyStore::catalog_watch_state).
+struct CatalogWatchState {
+  bool running = false;            // start() started the watcher
+  bool trigger_installed = false;  // install_catalog_event_trigger succeeded at start
+  std::string trigger_error;       // why not (e.g. the service account is no superuser)
+  bool listening = false;          // connected, LISTEN kanon_catalog in force
+  std::string error;               // the last connection or refresh error, if any
+  uint64_t notifications = 0;      // received
+  uint64_t refreshes = 0;          // catalog refreshes the watcher made
+};
+
+// The name the catalog now gives the relation `served` was built from (its
+// OID), when it is not the policy's: the table was renamed or moved. Empty
+// otherwise, and when the relation is gone.
+std::string renamed_to(const policy::TableSnapshot& served, const catalog::CatalogFacts& catalog);
+// Why a refresh of a renamed table is not built (empty: it may be): the
+// policy's name may now hold another relation, whose tree must not replace
+// the one that protects the renamed table (rewriter/protected_index.h).
+std::string refused_rename(const policy::TableSnapshot& served,
+                           const catalog::CatalogFacts& catalog);
+
+class PolicyStore {
+ public:
+  // Builds one table; the default opens a service connection to `conninfo`,
+  // calls build_table_snapshot and, for mode: materialized, materialize().
+  using Builder =
+      std::function<std::shared_ptr<const policy::TableSnapshot>(const policy::TablePolicy&)>;
+
+  // `database` is the database every policy names (see database()).
+  // `sharing`: snapshots shared with other kanon processes on the database
+  // (shared_snapshots.h).
+  PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> policies,
+              BuildOptions options = {}, std::string database = "",
+              settings::SharingOptions sharing = {});
+  PolicyStore(std::vector<policy::TablePolicy> policies, Builder builder);
+  ~PolicyStore();
+  PolicyStore(const PolicyStore&) = delete;
+  PolicyStore& operator=(const PolicyStore&) = delete;
+
+  std::shared_ptr<const PolicySnapshot> current() const;
+
+  // The database the store's policies name (TablePolicy::database; "" for
+  // the service account's default).
+  const std::string& database() const { return database_; }
+  // The database's name as the catalog read it (current_database()), else
+  // database(); "" while neither is known.
+  std::string database_name() const;
+
+  // Rebuilds one table (by "schema.table") or all, synchronously; returns
+  // false when a build failed (the error is in current()->errors). Both
+  // re-read the catalog facts too, published with the (last) table in the
+  // same version, so a refresh publishes as many versions as before (with no
+  // policies, refresh_all only reads the catalog); a failed catalog read sets
+  // current()->catalog_error but does not change the result.
+  //
+  // With shared snapshots, only the builder (the replica holding the lock)
+  // builds; refresh() and reanonymize() elsewhere ask it to (kanon_refresh)
+  // and wait for the stored version, or become the builder when none is
+  // connected. refresh_all() serves the stored snapshot of each table whose
+  // policy hash is this replica's when `adopt_stored` (start-up) or when this
+  // replica is not the builder; it builds the others when it is.
+  bool refresh(const std::string& table);
+  bool refresh_all(bool adopt_stored = false);
+  // REANONYMIZE: rebuilds the table as a new baseline of its release history
+  // (a fresh tree; earlier releases are no longer taken into account, so an
+  // analyst can intersect them with this one). Same result as refresh().
+  bool reanonymize(const std::string& table);
+
+  // Re-reads the catalog facts and publishes them in a new snapshot version
+  // with the same table snapshots. False when the read failed (the error is in
+  // current()->catalog_error) or the store has no conninfo.
+  bool refresh_catalog();
+
+  // Catalog notifications (one per DDL event) the watcher has received, and
+  // how many of them the served catalog covers: a session that finds
+  // covered < received decides with a catalog older than the database's,
+  // and reads it again first (refresh_catalog_covering) instead of waiting
+  // for the watcher's debounced refresh.
+  uint64_t catalog_notifications() const { return notified_.load(); }
+  uint64_t catalog_notifications_covered() const { return covered_.load(); }
+  // refresh_catalog(), unless a read that began after `notifications` were
+  // received has been published meanwhile (many sessions catching up at
+  // once read the catalog once).
+  bool refresh_catalog_covering(uint64_t notifications);
+
+  // Whether a persistent relation or function has one of these names
+  // (catalog_facts.h), on the kept catalog connection. Throws when the
+  // database cannot be asked; true for a store without a conninfo.
+  bool any_persistent_object_named(const std::vector<std::string>& names);
+
+  // RELOAD: replaces the policies (e.g. re-read from the files), drops the
+  // snapshots of tables no longer listed and rebuilds every listed table.
+  // Returns false when a build failed.
+  bool reload(std::vector<policy::TablePolicy> policies);
+
+  // The policies as last loaded (built or not).
+  std::vector<policy::TablePolicy> policies() const;
+
+  // Background refresh: each table again after its policy's `refresh`
+  // interval. With a conninfo, also the catalog watcher: it installs the
+  // event trigger (failure is only reported in catalog_watch_state()), LISTENs
+  // on kanon_catalog, re-reads the facts once listening and after each burst
+  // of notifications, and reconnects after errors; start() waits up to 2 s
+  // for it to listen. stop() (or the destructor) joins the threads.
+  void start();
+  void stop();
+
+  CatalogWatchState catalog_watch_state() const;
+
+  // Called after each table's build, load or failure is published, on the
+  // thread that published it and outside the store's locks (so it may call
+  // current()): the table, the snapshot now in force for it (after a
+  // failure, the previous one, or null) and the error ("" on success). The
+  // proxy logs with it; not called for what is published before it is set.
+  using PublishListener = std::function<void(
+      const std::string& table, const policy::TableSnapshot* in_force, const std::string& error)>;
+  void set_publish_listener(PublishListener listener);
+
+  SharingState sharing_state() const;
+  // Every stored snapshot of the database, who serves it, and the builder's
+  // name (""). Throws when the database cannot be asked.
+  std::vector<SnapshotListing> stored_snapshots(std::string& builder);
+
+ private:
+  // Shared snapshots (shared_snapshots.h).
+  bool sharing() const { return sharing_.enabled && !conninfo_.empty(); }
+  bool lead();  // takes or keeps the builder's lock; false on errors
+  // Serves the newest stored snapshot of `table` when it is newer than the
+  // one served and made for this replica's policy. True when one is served
+  // after the call.
+  bool adopt(const std::string& table);
+  // The same for several tables at once; returns those served after it.
+  std::set<std::string> adopt(const std::vector<std::string>& tables);
+  // Builds, stores (when sharing) and publishes one table.
+  bool build_table(const std::string& table, bool with_catalog);
+  // Not the builder: a request in kanon.refresh_requests, then wait for a
+  // newer version or the builder's error.
+  bool ask_builder(const std::string& table, const char* verb);
+  uint64_t served_version(const std::string& table) const;
+  void note_sharing_error(const std::string& error);
+  // The watcher's kanon_snapshot and kanon_refresh notifications.
+  void on_stored(const std::vector<std::string>& payloads);
+  void on_asked();
+  bool take_baseline(const std::string& table);  // reanonymize() asked for one
+  // Reads the facts on the catalog connection (catalog_mu_ held), reusing
+  // the current facts' built-in functions; null with `error` on failure.
+  std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
+  void publish(const std::string& table, std::shared_ptr<const policy::TableSnapshot> built,
+               const std::string& error,
+               std::shared_ptr<const catalog::CatalogFacts> catalog = nullptr,
+               const std::string* catalog_error = nullptr);
+  void publish_catalog(std::shared_ptr<const catalog::CatalogFacts> catalog,
+                       const std::string& error);
+  void run();
+  void watch_catalog();
+  bool wait_for_wake(int timeout_ms);  // true when stop() woke the watcher
+
+  const std::string conninfo_;  // empty for a store built with a Builder
+  const std::string database_;
+
+  mutable std::mutex policies_mu_;
+  std::vector<policy::TablePolicy> policies_;
+  Builder builder_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const PolicySnapshot> current_;
+  PublishListener listener_;  // with mu_
+  std::mutex run_mu_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  uint64_t generation_ = 0;  // bumped by reload() so run() re-reads the schedule
+  std::thread thread_;
+  std::mutex baseline_mu_;
+  std::set<std::string> baseline_pending_;
+
+  std::mutex catalog_mu_;              // one catalog read and publish at a time, in order
+  std::atomic<uint64_t> notified_{0};  // catalog notifications received
+  std::atomic<uint64_t> covered_{0};   // ... that a published catalog read began after
+  // A service connection kept for catalog reads: its statements are prepared
+  // and its backend's catalog caches warm (a new connection costs ~5x).
+  struct CatalogConnection;
+  std::unique_ptr<CatalogConnection> catalog_conn_;
+  mutable std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  CatalogWatchState watch_;
+  bool watch_ready_ = false;  // the watcher listens, or its first attempt failed
+  std::atomic<bool> watch_stop_{false};
+  int wake_pipe_[2] = {-1, -1};
+  std::thread watcher_;
+
+  const settings::SharingOptions sharing_;
+  mutable std::mutex leader_mu_;
+  std::unique_ptr<LeaderLock> leader_;
+  int32_t leader_group_ = 0;
+  mutable std::mutex sharing_mu_;
+  std::string sharing_error_;
+  std::condition_variable published_;  // with mu_: a table snapshot was published
+  std::set<std::string> requested_;    // with run_mu_: refreshes other replicas asked for
+  std::set<std::string> reanonymize_requested_;
+  std::mutex adopt_mu_;  // one adopt() at a time, in version order
+};
+
+}  // namespace kanon::store
