@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "catalog/catalog_watch.h"
+#include "catalog/column_sql.h"
 
 namespace kanon::catalog {
 namespace {
@@ -69,16 +70,10 @@ std::string columns_sql() {
              "  THEN pg_catalog.quote_ident(en.nspname) || '.' || "
              "       pg_catalog.quote_ident(et.typname) || '[]' "
              "  ELSE pg_catalog.quote_ident(tn.nspname) || '.' || "
-             "       pg_catalog.quote_ident(t.typname) END "
-             "FROM pg_catalog.pg_attribute a "
-             "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
-             "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-             "JOIN pg_catalog.pg_type t ON t.oid = a.atttypid "
-             "JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace "
-             "LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem "
-             "LEFT JOIN pg_catalog.pg_namespace en ON en.oid = et.typnamespace "
-             "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND a.attnum > 0 "
-             "AND NOT a.attisdropped AND ") +
+             "       pg_catalog.quote_ident(t.typname) END ") +
+         kColumnsFrom +
+         "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S', 'c') AND a.attnum > 0 "
+         "AND NOT a.attisdropped AND " +
          kPersistentSchema + " ORDER BY a.attrelid, a.attnum";
 }
 

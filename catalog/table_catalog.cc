@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <pqxx/pqxx>
+#include <string>
+
+#include "catalog/column_sql.h"
 
 namespace kanon::catalog {
 
@@ -30,16 +33,10 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
       "  AND (n2.nspname = 'pg_catalog' OR (o.oprnamespace = b.typnamespace "
       "       AND o.oprowner = b.typowner)) "
       "  ORDER BY n2.nspname = 'pg_catalog' DESC LIMIT 1), "
-      "c.oid "
-      "FROM pg_catalog.pg_attribute a "
-      "JOIN pg_catalog.pg_class c ON c.oid = a.attrelid "
-      "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-      "JOIN pg_catalog.pg_type t ON t.oid = a.atttypid "
-      "JOIN pg_catalog.pg_namespace tn ON tn.oid = t.typnamespace "
-      "LEFT JOIN pg_catalog.pg_type et ON et.oid = t.typelem "
-      "LEFT JOIN pg_catalog.pg_namespace en ON en.oid = et.typnamespace "
-      "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
-      "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+      "c.oid " +
+          std::string(kColumnsFrom) +
+          "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+          "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
       policy.schema, policy.table);
   if (rows.empty())
     throw ConfigError(fmt::format("{}:{}: {}: table {} does not exist (or has no columns)",
