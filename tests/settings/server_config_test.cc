@@ -3,7 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
+
+#include "settings/config_keys.h"
 
 using namespace kanon::settings;
 
@@ -137,4 +141,85 @@ TEST_CASE("snapshots: shared by default, named after host and port; bad values n
   CHECK(
       error_of("snapshots: {builder: x}\n").rfind(path + ":1: snapshots.builder: unknown key", 0) ==
       0);
+}
+
+TEST_CASE("the keys are one table: sections allow only its keys, the docs show it") {
+  CHECK(keys_of_section("") ==
+        std::vector<std::string>{"listen", "backend", "tls", "admin", "metrics", "web",
+                                 "restricted_settings", "limits", "log_level", "threads",
+                                 "shutdown_lame_duck", "shutdown_grace", "policies", "databases",
+                                 "audit", "snapshots"});
+  CHECK(keys_of_section("web") == std::vector<std::string>{"listen", "tls", "session_timeout"});
+  CHECK(keys_of_section("web.tls") == std::vector<std::string>{"cert", "key"});
+  // An unknown key is refused at every depth, naming where it stands.
+  CHECK(error_of("nonsense: 1\n").find(":1: nonsense: unknown key") != std::string::npos);
+  CHECK(error_of("web: {listen: \"127.0.0.1:8080\", tls: {cert: a, key: b, pin: c}}\n")
+            .find("web.tls.pin: unknown key") != std::string::npos);
+  CHECK(error_of("snapshots: {shared: true, keep_all: 1}\n").find("snapshots.keep_all") !=
+        std::string::npos);
+  // Every key has a meaning and a default, and docs/proxy.md shows this very table.
+  for (const auto& k : config_keys()) {
+    CAPTURE(k.path);
+    CHECK(!k.meaning.empty());
+    CHECK(!k.default_value.empty());
+    CHECK(static_cast<bool>(k.read));
+  }
+  const char* src = std::getenv("KANON_SOURCE_DIR");
+  REQUIRE(src != nullptr);
+  std::ifstream docs(std::string(src) + "/docs/proxy.md");
+  const std::string text((std::istreambuf_iterator<char>(docs)), std::istreambuf_iterator<char>());
+  CHECK_MESSAGE(text.find(config_keys_markdown()) != std::string::npos,
+                "docs/proxy.md's table of keys differs from settings/config_keys.cc; paste "
+                "config_keys_markdown():\n"
+                    << config_keys_markdown());
+}
+
+TEST_CASE("every key of the table is read into the configuration") {
+  const auto cfg = load_server_config(write_config(
+      "listen: {host: 0.0.0.0, port: 7000}\n"
+      "backend: {host: db, port: 5499, user: svc, password: pw, dbname: main, sslmode: require}\n"
+      "admin: {database: console, users: [a], auth_database: template1}\n"
+      "metrics: {listen: \"127.0.0.1:9100\"}\n"
+      "web: {listen: \"127.0.0.1:8081\", session_timeout: 5m}\n"
+      "restricted_settings: {work_mem: 8MB}\n"
+      "limits: {max_clients: 7, max_message_size: 2048}\n"
+      "log_level: warning\nthreads: 3\nshutdown_lame_duck: 2s\nshutdown_grace: 9s\n"
+      "databases: [hr]\n"
+      "audit: {file: trail.jsonl, table: s.t, text: none, on_failure: continue, queue_size: 5, "
+      "exempt: true}\n"
+      "snapshots: {shared: false, replica: r1, keep: 4}\n"));
+  CHECK(cfg.listen.host == "0.0.0.0");
+  CHECK(cfg.listen.port == 7000);
+  CHECK(cfg.backend.host == "db");
+  CHECK(cfg.backend.port == 5499);
+  CHECK(cfg.service.user == "svc");
+  CHECK(cfg.service.password == "pw");
+  CHECK(cfg.service.dbname == "main");
+  CHECK(cfg.backend_tls.mode == SslMode::kRequire);
+  CHECK(cfg.admin.database == "console");
+  CHECK(cfg.admin.users == std::vector<std::string>{"a"});
+  CHECK(cfg.admin.auth_database == "template1");
+  CHECK(cfg.metrics.port == 9100);
+  CHECK(cfg.web.listen.port == 8081);
+  CHECK(cfg.web.session_timeout == std::chrono::minutes(5));
+  CHECK(cfg.restricted_settings ==
+        std::vector<std::pair<std::string, std::string>>{{"work_mem", "8MB"}});
+  CHECK(cfg.limits.max_clients == 7);
+  CHECK(cfg.limits.max_message_size == 2048);
+  CHECK(cfg.log_level == LogLevel::kWarning);
+  CHECK(cfg.threads == 3);
+  CHECK(cfg.shutdown_lame_duck == std::chrono::seconds(2));
+  CHECK(cfg.shutdown_grace == std::chrono::seconds(9));
+  CHECK(cfg.databases == std::vector<std::string>{"hr"});
+  CHECK(cfg.audit.file == "/tmp/trail.jsonl");
+  CHECK(cfg.audit.table == "s.t");
+  CHECK(cfg.audit.text == AuditText::kNone);
+  CHECK(cfg.audit.on_failure == AuditOnFailure::kContinue);
+  CHECK(cfg.audit.queue_size == 5);
+  CHECK(cfg.audit.exempt);
+  CHECK(!cfg.snapshots.enabled);
+  CHECK(cfg.snapshots.replica == "r1");
+  CHECK(cfg.snapshots.keep == 4);
+  CHECK(error_of("log_level: loud\n").find("'loud' is not one of debug, info, warning, error") !=
+        std::string::npos);
 }
