@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <pqxx/pqxx>
 
+#include "base/text.h"
+
 namespace kanon::catalog {
 namespace {
 
@@ -139,6 +141,33 @@ SchemaPlan plan_kanon_schema(const KanonSchemaState& state) {
   if (!plan.statements.empty() || state.recorded < kKanonSchemaVersion)
     plan.action = SchemaPlan::Action::kMigrate;
   return plan;
+}
+
+SchemaReport describe_kanon_schema(const KanonSchemaState& state, const SchemaPlan& plan) {
+  switch (plan.action) {
+    case SchemaPlan::Action::kTooNew:
+      return {fmt::format("schema kanon is at version {}, newer than this kanon's {}: this kanon "
+                          "will not write it (release histories, shared snapshots and exports "
+                          "fail, so tables with a row key are not served); run the newer kanon",
+                          state.recorded, kKanonSchemaVersion),
+              true};
+    case SchemaPlan::Action::kMigrate:
+      if (!state.schema_exists)
+        return {fmt::format("no schema kanon yet: version {} is created at the first write "
+                            "(a release history, a shared snapshot or an export)",
+                            kKanonSchemaVersion),
+                false};
+      return {
+          fmt::format("schema kanon is at version {}; this kanon migrates it to version {} "
+                      "at the first write{}",
+                      state.recorded, kKanonSchemaVersion,
+                      plan.missing.empty() ? std::string(" (only the version is to be recorded)")
+                                           : " (missing: " + base::join(plan.missing) + ")"),
+          false};
+    case SchemaPlan::Action::kNone:
+      break;
+  }
+  return {fmt::format("schema kanon is at version {}, this kanon's", state.recorded), false};
 }
 
 KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx) {

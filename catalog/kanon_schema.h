@@ -123,6 +123,15 @@ SchemaOutcome ensure_kanon_schema(pqxx::connection_base& conn);
 // Reads the state (catalog and kanon.schema_version only).
 KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx);
 
+// The start-up check's sentence about a database's schema kanon (the proxy
+// logs it for every database it serves; `too_new` set when this kanon must
+// not write it). Pure.
+struct SchemaReport {
+  std::string sentence;
+  bool too_new = false;
+};
+SchemaReport describe_kanon_schema(const KanonSchemaState& state, const SchemaPlan& plan);
+
 // The catalog watch's objects (catalog_watch.h): the sequence
 // kanon.catalog_generation, the functions kanon.catalog_changed(),
 // kanon.catalog_is(int8), kanon.catalog_stays(int8) and kanon.serial() with

@@ -10,8 +10,10 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <functional>
+#include <pqxx/pqxx>
 #include <thread>
 
+#include "catalog/kanon_schema.h"
 #include "policy/policy_file.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
@@ -57,12 +59,39 @@ Server::Server(settings::ServerConfig config)
   };
 }
 
+namespace {
+
+// The start-up check of schema kanon in every database kanon keeps
+// releases, snapshots or exports in: its version, what the first write
+// will migrate, or an error when it is newer than this kanon (whose writes
+// then fail: tables that need them are not served). Reads only.
+void check_kanon_schemas(const settings::ServerConfig& config,
+                         const std::vector<policy::TablePolicy>& tables) {
+  for (const auto& database : policy::databases_of(tables, settings::default_database(config))) {
+    const std::string where = database.empty() ? "(default)" : database;
+    try {
+      pqxx::connection conn(settings::service_conninfo(config, database));
+      pqxx::read_transaction tx(conn);
+      const auto state = catalog::read_kanon_schema(tx);
+      const auto report = catalog::describe_kanon_schema(state, catalog::plan_kanon_schema(state));
+      log(report.too_new ? LogLevel::kError : LogLevel::kInfo, "database {}: {}", where,
+          report.sentence);
+    } catch (const std::exception& e) {
+      log(LogLevel::kWarning, "database {}: schema kanon not checked at start: {}", where,
+          e.what());
+    }
+  }
+}
+
+}  // namespace
+
 void Server::build_policies() {
   const auto tables = context_.policies->policies();
   if (tables.empty()) {
     log(LogLevel::kInfo, "no policies: every session is relayed unchanged");
     return;
   }
+  check_kanon_schemas(*context_.runtime()->config, tables);
   const auto t0 = std::chrono::steady_clock::now();
   // Shared snapshots: what is stored for this replica's policies is served
   // at once; the builder builds the rest.

@@ -166,3 +166,27 @@ TEST_CASE("plan: a newer version is refused, whatever the tables") {
   state.tables.clear();
   CHECK(plan_kanon_schema(state).action == SchemaPlan::Action::kTooNew);
 }
+
+TEST_CASE("the start-up check's sentence for each state") {
+  const auto report = [](const KanonSchemaState& s) {
+    return describe_kanon_schema(s, plan_kanon_schema(s));
+  };
+  const auto current = report(current_state());
+  CHECK(current.sentence ==
+        "schema kanon is at version " + std::to_string(kKanonSchemaVersion) + ", this kanon's");
+  CHECK_FALSE(current.too_new);
+  const auto none = report(KanonSchemaState{});
+  CHECK(none.sentence.starts_with("no schema kanon yet: version " +
+                                  std::to_string(kKanonSchemaVersion) + " is created"));
+  CHECK_FALSE(none.too_new);
+  const auto older = report(version_one_state());
+  CHECK(older.sentence.starts_with("schema kanon is at version 0; this kanon migrates it"));
+  CHECK(older.sentence.find("missing: kanon.release_rows.history") != std::string::npos);
+  CHECK_FALSE(older.too_new);
+  auto newer_state = current_state();
+  newer_state.recorded = kKanonSchemaVersion + 1;
+  const auto newer = report(newer_state);
+  CHECK(newer.too_new);
+  CHECK(newer.sentence.find("newer than this kanon's " + std::to_string(kKanonSchemaVersion)) !=
+        std::string::npos);
+}

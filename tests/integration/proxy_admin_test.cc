@@ -173,6 +173,9 @@ TEST_CASE("SHOW STATS, SHOW CLIENTS and /metrics count what restricted sessions 
   const std::string log = f.proxy->log();
   CHECK(log.find("denied: user=analyst") != std::string::npos);
   CHECK(log.find("rule=system-column object=public.people") != std::string::npos);
+  // The start-up check of schema kanon said where it stands.
+  CHECK((log.find(": schema kanon is at version ") != std::string::npos ||
+         log.find(": no schema kanon yet: version ") != std::string::npos));
 }
 
 TEST_CASE("rows deleted: VERIFY shows k broken, REFRESH rebuilds and masks follow") {
