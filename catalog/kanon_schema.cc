@@ -10,6 +10,14 @@
 namespace kanon::catalog {
 namespace {
 
+[[noreturn]] void refuse_newer(int recorded) {
+  throw KanonSchemaError(fmt::format(
+      "kanon: schema kanon in this database is at version {}, newer than the {} this kanon "
+      "knows; a newer kanon upgraded it, and an older one must not write to it: run the newer "
+      "kanon (kanon.schema_version lists each version applied)",
+      recorded, kKanonSchemaVersion));
+}
+
 // Taken for every DDL in schema kanon (here and by the catalog watch).
 constexpr const char* kSchemaLock = "SELECT pg_catalog.pg_advisory_xact_lock(7306355, 1)";
 
@@ -143,6 +151,14 @@ SchemaPlan plan_kanon_schema(const KanonSchemaState& state) {
   return plan;
 }
 
+void check_kanon_schema_version(pqxx::transaction_base& tx) {
+  if (tx.exec("SELECT pg_catalog.to_regclass('kanon.schema_version') IS NULL")[0][0].as<bool>())
+    return;
+  const int recorded =
+      tx.exec("SELECT coalesce(max(version), 0) FROM kanon.schema_version")[0][0].as<int>();
+  if (recorded > kKanonSchemaVersion) refuse_newer(recorded);
+}
+
 SchemaReport describe_kanon_schema(const KanonSchemaState& state, const SchemaPlan& plan) {
   switch (plan.action) {
     case SchemaPlan::Action::kTooNew:
@@ -194,20 +210,6 @@ KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx) {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-[[noreturn]] void refuse_newer(int recorded) {
-  throw KanonSchemaError(fmt::format(
-      "kanon: schema kanon in this database is at version {}, newer than the {} this kanon "
-      "knows; a newer kanon upgraded it, and an older one must not write to it: run the newer "
-      "kanon (kanon.schema_version lists each version applied)",
-      recorded, kKanonSchemaVersion));
-}
-
 // Whether every table and column of the current version but
 // kanon.schema_version is there.
 bool only_version_missing(const SchemaPlan& plan) {
@@ -255,7 +257,7 @@ SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx) {
         "kanon: permission denied to upgrade schema kanon from version {} to {}: it lacks {}, "
         "and the service account \"{}\" lacks CREATE on schema kanon (run kanon once as the "
         "schema's owner, or ALTER SCHEMA kanon OWNER TO \"{}\")",
-        state.recorded, kKanonSchemaVersion, joined(plan.missing), account, account));
+        state.recorded, kKanonSchemaVersion, base::join(plan.missing), account, account));
 
   tx.exec(kSchemaLock);
   // Another kanon may have migrated while this one waited.

@@ -123,6 +123,12 @@ SchemaOutcome ensure_kanon_schema(pqxx::connection_base& conn);
 // Reads the state (catalog and kanon.schema_version only).
 KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx);
 
+// For paths that only read (or update rows of) schema kanon without
+// ensure_kanon_schema: throws KanonSchemaError, as ensure_kanon_schema does,
+// when the recorded version is newer than this kanon knows (its tables may
+// mean something else now). Two reads; nothing when the schema is absent.
+void check_kanon_schema_version(pqxx::transaction_base& tx);
+
 // The start-up check's sentence about a database's schema kanon (the proxy
 // logs it for every database it serves; `too_new` set when this kanon must
 // not write it). Pure.

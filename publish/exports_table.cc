@@ -36,6 +36,7 @@ int64_t record_export(pqxx::transaction_base& tx, const ExportReport& r,
 pqxx::result list_exports(pqxx::transaction_base& tx) {
   const std::string name = table_name(tx);
   if (tx.exec_params("SELECT to_regclass($1) IS NULL", name)[0][0].as<bool>()) return {};
+  catalog::check_kanon_schema_version(tx);
   return tx.exec(fmt::format(
       "SELECT id, to_char(exported_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || 'Z', "
       "source, target, k, min_class, classes, rows_out, suppressed, levels, "

@@ -7,6 +7,7 @@
 
 #include "base/stopwatch.h"
 #include "base/text.h"
+#include "catalog/kanon_schema.h"
 #include "policy/history_refresh.h"
 #include "policy/sql_text.h"
 #include "settings/server_config.h"
@@ -362,6 +363,7 @@ HistoryVerification verify_history(pqxx::connection_base& conn, const policy::Ta
       "pg_catalog.pg_attribute WHERE attrelid = to_regclass('kanon.release_rows') AND "
       "attname = 'until_version' AND NOT attisdropped)")[0];
   if (tables[0].as<bool>()) return out;
+  catalog::check_kanon_schema_version(tx);
   StoredHistory stored;
   if (!tables[1].as<bool>())
     stored = StoredHistory::load(tx, policy.name(), policy.quasi_identifiers);

@@ -59,6 +59,7 @@ std::vector<ReleaseSummary> list_releases(pqxx::transaction_base& tx, const std:
                                           size_t limit) {
   std::vector<ReleaseSummary> out;
   if (tx.exec1("SELECT to_regclass('kanon.releases') IS NULL")[0].as<bool>()) return out;
+  catalog::check_kanon_schema_version(tx);
   const auto rows = tx.exec_params(
       fmt::format("SELECT version, to_char(built_at AT TIME ZONE 'UTC', "
                   "'YYYY-MM-DD HH24:MI:SS\"Z\"'), baseline, k, rows, released_fraction, "

@@ -40,6 +40,7 @@ uint64_t ask_refresh(pqxx::transaction_base& tx, int32_t group, const std::strin
 std::vector<RefreshRequest> take_refresh_requests(pqxx::transaction_base& tx, int32_t group) {
   std::vector<RefreshRequest> out;
   if (tx.exec("SELECT to_regclass('kanon.refresh_requests') IS NULL")[0][0].as<bool>()) return out;
+  catalog::check_kanon_schema_version(tx);
   for (const auto& r :
        tx.exec_params("UPDATE kanon.refresh_requests SET taken = true WHERE grp = $1 AND NOT taken "
                       "RETURNING id, verb, table_name",
@@ -51,6 +52,7 @@ std::vector<RefreshRequest> take_refresh_requests(pqxx::transaction_base& tx, in
 void fail_refresh_requests(pqxx::transaction_base& tx, int32_t group, const std::string& table,
                            const std::string& error) {
   if (tx.exec("SELECT to_regclass('kanon.refresh_requests') IS NULL")[0][0].as<bool>()) return;
+  catalog::check_kanon_schema_version(tx);
   tx.exec_params(
       "UPDATE kanon.refresh_requests SET error = $3 WHERE grp = $1 AND table_name = $2 AND taken "
       "AND error IS NULL",
