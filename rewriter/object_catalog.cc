@@ -247,7 +247,7 @@ class ReachGraph {
           st.kind != StatementKind::kSelect || !st.nested_writes.empty() || st.select_into;
       for (const RelationRef& ref : st.relations) {
         if (ref.cte) continue;
-        if ((ref.schema.empty() || ref.schema == "pg_catalog") && is_statistics_relation(ref.name))
+        if (names_statistics_relation(ref))
           opaque(node, ref.schema.empty() ? "pg_catalog." + ref.name : ref.schema + "." + ref.name);
         for (const RelationFacts* r : f_.relations_named(ref.name)) {
           if (!ref.schema.empty() && r->schema != ref.schema) continue;

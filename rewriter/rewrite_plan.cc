@@ -45,18 +45,15 @@ class Planner {
   // Adds the statement's edits to plan_; false (with plan_.denied set) when
   // the statement is denied.
   bool plan(const Statement& st) {
-    const StatementClass cls = classify_statement(st.kind);
     if (context_.reads_nothing_protected &&
         (st.kind == StatementKind::kDo || st.kind == StatementKind::kCall ||
          st.kind == StatementKind::kCreateFunction))
       return plan_unprivileged_code(st);
     if (st.kind == StatementKind::kCreateFunction && st.function_language == "sql")
       return plan_sql_function(st);
-    if (cls == StatementClass::kDenied)
-      return deny(denied_statement_rule(st.kind), statement_label(st));
-    for (const auto& f : st.functions)
-      if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
-    if (cls == StatementClass::kCopy && st.copy_to_file) return deny(rules::kCopyFile, "COPY");
+    const RulesVerdict verdict = check_rules(st, RulesScope::kStatement);
+    if (verdict.denied) return deny(*verdict.denied, verdict.object);
+    const StatementClass cls = verdict.cls;
     if (!check_functions(st)) return false;
     if (!check_implicit_code(st)) return false;
 
@@ -66,7 +63,7 @@ class Planner {
     for (const auto& r : st.relations) {
       if (r.cte) continue;
       note_late_code(r);
-      if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog")) {
+      if (names_statistics_relation(r)) {
         if (!is_filtered_statistics_view(r.name)) return deny(rules::kStatisticsView, r.name);
         statistics.push_back(&r);
         continue;
@@ -171,13 +168,12 @@ class Planner {
   // (PlanContext::reads_nothing_protected). Arguments of CALL and defaults
   // are still checked like any expression.
   bool plan_unprivileged_code(const Statement& st) {
-    for (const auto& f : st.functions)
-      if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
+    if (const RulesVerdict v = check_rules(st, RulesScope::kUnprivilegedCode); v.denied)
+      return deny(*v.denied, v.object);
     if (!check_functions(st) || !check_implicit_code(st)) return false;
     for (const auto& r : st.relations) {
       if (r.cte) continue;
-      if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog"))
-        return deny(rules::kStatisticsView, r.name);
+      if (names_statistics_relation(r)) return deny(rules::kStatisticsView, r.name);
       const ProtectedTable* t = nullptr;
       if (find(r.schema, r.name, &t) != ProtectedIndex::Match::kNone)
         return deny(rules::kFunctionBodyProtected, t ? t->policy_name : r.name);
@@ -224,23 +220,16 @@ class Planner {
   // in it may name or reach a protected table (by bare name in any schema),
   // read statistics, or run code kanon cannot inspect.
   bool check_code(const Statement& st) {
-    const StatementClass cls = classify_statement(st.kind);
     if (st.kind == StatementKind::kCreateFunction && st.function_language == "sql" &&
         &st != current_)
       return plan_sql_function(st);
-    if (cls == StatementClass::kDenied && st.kind != StatementKind::kCreateFunction)
-      return deny(denied_statement_rule(st.kind), statement_label(st));
-    if (st.kind == StatementKind::kCreateFunction && st.function_language != "sql")
-      return deny(rules::kOpaqueCode, statement_label(st));
-    for (const auto& f : st.functions)
-      if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
-    if (cls == StatementClass::kCopy) return deny(rules::kCopyFile, "COPY");
+    if (const RulesVerdict v = check_rules(st, RulesScope::kFunctionBody); v.denied)
+      return deny(*v.denied, v.object);
     if (!check_functions(st)) return false;
     if (!check_implicit_code(st)) return false;
     for (const auto& r : st.relations) {
       if (r.cte) continue;
-      if (is_statistics_relation(r.name) && (r.schema.empty() || r.schema == "pg_catalog"))
-        return deny(rules::kStatisticsView, r.name);
+      if (names_statistics_relation(r)) return deny(rules::kStatisticsView, r.name);
       const ProtectedTable* t = nullptr;
       const auto match = find(r.schema, r.name, &t);
       if (match != ProtectedIndex::Match::kNone)

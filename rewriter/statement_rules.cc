@@ -308,4 +308,29 @@ std::string statement_label(const Statement& st) {
   return st.node;
 }
 
+RulesVerdict check_rules(const Statement& st, RulesScope scope) {
+  RulesVerdict v{classify_statement(st.kind)};
+  const auto deny = [&](const Rule& rule, std::string object) {
+    v.denied = &rule;
+    v.object = std::move(object);
+    return v;
+  };
+  const bool create_function = st.kind == StatementKind::kCreateFunction;
+  if (v.cls == StatementClass::kDenied &&
+      (scope == RulesScope::kStatement || (scope == RulesScope::kFunctionBody && !create_function)))
+    return deny(denied_statement_rule(st.kind), statement_label(st));
+  if (scope == RulesScope::kFunctionBody && create_function && st.function_language != "sql")
+    return deny(rules::kOpaqueCode, statement_label(st));
+  for (const auto& f : st.functions)
+    if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
+  if (v.cls == StatementClass::kCopy &&
+      ((scope == RulesScope::kStatement && st.copy_to_file) || scope == RulesScope::kFunctionBody))
+    return deny(rules::kCopyFile, "COPY");
+  return v;
+}
+
+bool names_statistics_relation(const RelationRef& ref) {
+  return (ref.schema.empty() || ref.schema == "pg_catalog") && is_statistics_relation(ref.name);
+}
+
 }  // namespace kanon::rewriter

@@ -128,4 +128,28 @@ bool is_system_column(std::string_view name);
 // "DO", "CREATE FUNCTION", ... for messages; the node name otherwise.
 std::string statement_label(const Statement& st);
 
+// Where a statement stands when the planner asks the table about it.
+enum class RulesScope {
+  kStatement,         // a statement the session runs
+  kUnprivilegedCode,  // DO / CALL / CREATE FUNCTION of a login that reads nothing protected
+  kFunctionBody,      // a statement of a LANGUAGE sql function's body: it runs later
+};
+
+// What the table alone says of a statement, before any relation is looked
+// up: its class and, when the table denies it, the rule and the object the
+// denial names. In order: a denied kind (kStatement, and kFunctionBody but
+// for CREATE FUNCTION, whose language decides: anything but sql is opaque
+// code there), a denied function, then COPY (to a file or program in a
+// statement; any COPY in a function body).
+struct RulesVerdict {
+  StatementClass cls;
+  const Rule* denied = nullptr;
+  std::string object;
+};
+RulesVerdict check_rules(const Statement& st, RulesScope scope);
+
+// A reference to one of pg_catalog's statistics relations (bare or
+// pg_catalog-qualified; another schema's relation of that name is not).
+bool names_statistics_relation(const RelationRef& ref);
+
 }  // namespace kanon::rewriter
