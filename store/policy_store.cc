@@ -13,6 +13,7 @@
 
 #include "catalog/catalog_watch.h"
 #include "catalog/kanon_schema.h"
+#include "store/catalog_debounce.h"
 #include "store/materializer.h"
 #include "store/snapshot_codec.h"
 
@@ -635,15 +636,7 @@ class PayloadReceiver : public pqxx::notification_receiver {
 }  // namespace
 
 void PolicyStore::watch_catalog() {
-  using Clock = std::chrono::steady_clock;
-  // A burst of DDL (a migration) gives one refresh: wait until notifications
-  // have been quiet for kQuiet, but no longer than kMaxDelay after the first.
-  constexpr auto kQuiet = std::chrono::milliseconds(25);
-  constexpr auto kMaxDelay = std::chrono::milliseconds(250);
-  auto ms_left = [](Clock::time_point deadline) {
-    return std::max<long>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
-  };
+  using Clock = CatalogDebounce::Clock;
   bool install_tried = false;
   while (!watch_stop_) {
     try {
@@ -656,9 +649,9 @@ void PolicyStore::watch_catalog() {
         watch_.trigger_installed = ok;
         watch_.trigger_error = why;
       }
-      uint64_t received = 0;
-      uint64_t handled = 0;
-      CatalogReceiver receiver(conn, received, notified_);
+      // A burst of DDL (a migration) gives one refresh (catalog_debounce.h).
+      CatalogDebounce debounce;
+      CatalogReceiver receiver(conn, debounce.received, notified_);
       std::optional<PayloadReceiver> stored, asked;
       if (sharing()) {
         stored.emplace(conn, kSnapshotChannel);
@@ -677,10 +670,9 @@ void PolicyStore::watch_catalog() {
       watch_cv_.notify_all();
       // Whatever changed between the last read and the LISTEN.
       refresh_catalog();
-      Clock::time_point first{}, last{};
       while (!watch_stop_) {
         // Notifications libpq read during a refresh wait in its queue.
-        const uint64_t before = received;
+        const uint64_t before = debounce.received;
         conn.get_notifs();
         if (!conn.is_open())
           throw pqxx::broken_connection("the catalog watcher lost its connection");
@@ -689,28 +681,21 @@ void PolicyStore::watch_catalog() {
           asked->payloads.clear();
           on_asked();
         }
-        if (received > before) {
-          const auto now = Clock::now();
-          if (before == handled) first = now;
-          last = now;
+        if (debounce.received > before) {
+          debounce.note(before, Clock::now());
           std::lock_guard lock(watch_mu_);
-          watch_.notifications += received - before;
+          watch_.notifications += debounce.received - before;
         }
-        if (received > handled) {
-          if (Clock::now() >= last + kQuiet || Clock::now() >= first + kMaxDelay) {
-            handled = received;
-            // Sessions may have read it already (Session::catch_up_catalog).
-            const bool ok = refresh_catalog_covering(notified_.load());
-            std::lock_guard lock(watch_mu_);
-            ++watch_.refreshes;
-            if (!ok) watch_.error = current()->catalog_error;
-            continue;
-          }
+        if (debounce.due(Clock::now())) {
+          debounce.handle();
+          // Sessions may have read it already (Session::catch_up_catalog).
+          const bool ok = refresh_catalog_covering(notified_.load());
+          std::lock_guard lock(watch_mu_);
+          ++watch_.refreshes;
+          if (!ok) watch_.error = current()->catalog_error;
+          continue;
         }
-        const int timeout =
-            received > handled
-                ? static_cast<int>(std::min(ms_left(last + kQuiet), ms_left(first + kMaxDelay)))
-                : -1;
+        const int timeout = debounce.wait_ms(Clock::now());
         pollfd fds[2] = {{conn.sock(), POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
         if (::poll(fds, 2, timeout) < 0 && errno != EINTR)
           throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
