@@ -26,53 +26,13 @@ struct PolicyStore::CatalogConnection {
 
 namespace {
 
-std::atomic<uint64_t> next_store_id{1};
-// Versions of pinned snapshots (pin_tables): above any store's own.
-std::atomic<uint64_t> next_pinned_version{uint64_t{1} << 62};
-
-std::shared_ptr<PolicySnapshot> first_snapshot(const std::vector<policy::TablePolicy>& policies) {
-  auto s = std::make_shared<PolicySnapshot>();
-  s->store = next_store_id++;
-  for (const auto& p : policies) s->listed.push_back(p.name());
-  return s;
+std::vector<std::string> names(const std::vector<policy::TablePolicy>& policies) {
+  std::vector<std::string> out;
+  for (const auto& p : policies) out.push_back(p.name());
+  return out;
 }
 
 }  // namespace
-
-const policy::TableSnapshot* PolicySnapshot::find(const std::string& qualified) const {
-  const auto it = tables.find(qualified);
-  return it == tables.end() ? nullptr : it->second.get();
-}
-
-std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySnapshot> pinned,
-                                                 std::shared_ptr<const PolicySnapshot> current) {
-  if (!pinned || !current || pinned == current || pinned->store != current->store ||
-      pinned->tables == current->tables)
-    return current;
-  auto s = std::make_shared<PolicySnapshot>(*current);
-  s->tables = pinned->tables;
-  s->errors = pinned->errors;
-  s->version = next_pinned_version++;
-  return s;
-}
-
-std::string renamed_to(const policy::TableSnapshot& served, const catalog::CatalogFacts& catalog) {
-  if (served.info.oid == 0) return {};
-  const catalog::RelationFacts* now = catalog.relation(served.info.oid);
-  if (!now || (now->schema == served.info.schema && now->name == served.info.table)) return {};
-  return now->schema + "." + now->name;
-}
-
-std::string refused_rename(const policy::TableSnapshot& served,
-                           const catalog::CatalogFacts& catalog) {
-  const std::string now = renamed_to(served, catalog);
-  if (now.empty()) return {};
-  return fmt::format(
-      "the table this policy protected (OID {}) was renamed to {} and stays protected under "
-      "that name with the previous tree; {}.{} is not built again until the policy names the "
-      "table it means (RELOAD)",
-      served.info.oid, now, served.info.schema, served.info.table);
-}
 
 PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> policies,
                          BuildOptions options, std::string database,
@@ -96,21 +56,18 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
         }
         return std::shared_ptr<const policy::TableSnapshot>(std::move(snap));
       }),
-      current_(first_snapshot(policies_)),
+      board_(names(policies_)),
       sharing_(std::move(sharing)) {}
 
 PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder builder)
-    : policies_(std::move(policies)),
-      builder_(std::move(builder)),
-      current_(first_snapshot(policies_)) {}
+    : policies_(std::move(policies)), builder_(std::move(builder)), board_(names(policies_)) {}
 
 PolicyStore::~PolicyStore() {
   stop();
 }
 
 std::shared_ptr<const PolicySnapshot> PolicyStore::current() const {
-  std::lock_guard lock(mu_);
-  return current_;
+  return board_.current();
 }
 
 std::string PolicyStore::database_name() const {
@@ -118,69 +75,8 @@ std::string PolicyStore::database_name() const {
   return snapshot->catalog ? snapshot->catalog->database : database_;
 }
 
-void PolicyStore::publish(const std::string& table,
-                          std::shared_ptr<const policy::TableSnapshot> built,
-                          const std::string& error,
-                          std::shared_ptr<const catalog::CatalogFacts> catalog,
-                          const std::string* catalog_error) {
-  std::unique_lock lock(mu_);
-  if (built && built->shared_version > 0)
-    if (const auto* served = current_->find(table);
-        served && served->shared_version >= built->shared_version)
-      return;  // this stored version (loaded meanwhile) or a newer one is served already
-  // Backstop for a catalog read after the build began: a build of whatever
-  // holds the name now never replaces the tree of a renamed table.
-  std::string refused;
-  const catalog::CatalogFacts* facts = catalog ? catalog.get() : current_->catalog.get();
-  if (built && facts)
-    if (const auto* served = current_->find(table); served && served->info.oid != built->info.oid)
-      refused = refused_rename(*served, *facts);
-  if (!refused.empty()) built.reset();
-  const std::string& why = refused.empty() ? error : refused;
-  auto next = std::make_shared<PolicySnapshot>(*current_);
-  next->version = current_->version + 1;
-  const bool failed = !built;  // `error` means nothing after a success
-  if (built) {
-    next->tables[table] = std::move(built);
-    next->errors.erase(table);
-  } else {
-    next->errors[table] = why;
-  }
-  if (catalog) {
-    next->catalog = std::move(catalog);
-    next->catalog_error.clear();
-  } else if (catalog_error) {
-    next->catalog_error = *catalog_error;
-  }
-  current_ = std::move(next);
-  published_.notify_all();
-  if (!listener_) return;
-  const auto listener = listener_;
-  const auto snapshot = current_;  // keeps the table's snapshot alive for the call
-  lock.unlock();
-  listener(table, snapshot->find(table),
-           !failed       ? std::string()
-           : why.empty() ? std::string("unknown error")
-                         : why);
-}
-
 void PolicyStore::set_publish_listener(PublishListener listener) {
-  std::lock_guard lock(mu_);
-  listener_ = std::move(listener);
-}
-
-void PolicyStore::publish_catalog(std::shared_ptr<const catalog::CatalogFacts> catalog,
-                                  const std::string& error) {
-  std::lock_guard lock(mu_);
-  auto next = std::make_shared<PolicySnapshot>(*current_);
-  next->version = current_->version + 1;
-  if (catalog) {
-    next->catalog = std::move(catalog);
-    next->catalog_error.clear();
-  } else {
-    next->catalog_error = error;
-  }
-  current_ = std::move(next);
+  board_.set_publish_listener(std::move(listener));
 }
 
 std::shared_ptr<const catalog::CatalogFacts> PolicyStore::read_catalog_locked(std::string& error) {
@@ -211,7 +107,7 @@ bool PolicyStore::refresh_catalog() {
   std::string error;
   auto facts = read_catalog_locked(error);
   const bool ok = facts != nullptr;
-  publish_catalog(std::move(facts), error);
+  board_.publish_catalog(std::move(facts), error);
   if (ok && covered_.load() < notifications) covered_.store(notifications);
   return ok;
 }
@@ -249,19 +145,7 @@ bool PolicyStore::reload(std::vector<policy::TablePolicy> policies) {
     std::lock_guard lock(policies_mu_);
     policies_ = std::move(policies);
   }
-  {
-    std::lock_guard lock(mu_);
-    auto next = std::make_shared<PolicySnapshot>(*current_);
-    next->version = current_->version + 1;
-    next->listed.clear();
-    for (const auto& p : this->policies()) next->listed.push_back(p.name());
-    auto keep = [&](const std::string& name) {
-      return std::find(next->listed.begin(), next->listed.end(), name) != next->listed.end();
-    };
-    std::erase_if(next->tables, [&](const auto& kv) { return !keep(kv.first); });
-    std::erase_if(next->errors, [&](const auto& kv) { return !keep(kv.first); });
-    current_ = std::move(next);
-  }
+  board_.relist(names(this->policies()));
   const bool ok = refresh_all(false);
   {
     std::lock_guard lock(run_mu_);
@@ -301,7 +185,7 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
   if (const std::string refused =
           before && served->catalog ? refused_rename(*before, *served->catalog) : std::string();
       !refused.empty()) {
-    publish(table, nullptr, refused);
+    board_.publish(table, nullptr, refused);
     return false;
   }
   for (const auto& p : policies()) {
@@ -342,14 +226,14 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     }
   }
   if (!with_catalog || conninfo_.empty()) {
-    publish(table, built, error);
+    board_.publish(table, built, error);
     return built != nullptr;
   }
   // The catalog as it is after the build, published in the same version.
   std::lock_guard lock(catalog_mu_);
   std::string catalog_error;
   auto facts = read_catalog_locked(catalog_error);
-  publish(table, built, error, std::move(facts), &catalog_error);
+  board_.publish(table, built, error, std::move(facts), &catalog_error);
   return built != nullptr;
 }
 
@@ -377,9 +261,10 @@ bool PolicyStore::refresh_all(bool adopt_stored) {
       if (served.count(name)) continue;
       if (!leading) {
         if (!current()->find(name))
-          publish(name, nullptr,
-                  "no stored snapshot for this replica's policy yet: waiting for the builder "
-                  "(the replica holding the lock) to store one");
+          board_.publish(
+              name, nullptr,
+              "no stored snapshot for this replica's policy yet: waiting for the builder "
+              "(the replica holding the lock) to store one");
         ok = false;
         continue;
       }
@@ -479,7 +364,7 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
       auto snap = decode_snapshot(stored.body, p, catalog::read_table_info(conn, p));
       snap->shared_version = stored.version;
       snap->built_by = stored.built_by;
-      publish(table, std::move(snap), "");
+      board_.publish(table, std::move(snap), "");
       serving.insert(table);
     }
     table.clear();
@@ -511,26 +396,23 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
     id = ask_refresh(tx, replica_group(policies()), verb, table, sharing_.replica);
     tx.commit();
   } catch (const std::exception& e) {
-    publish(table, nullptr, std::string("cannot ask the builder for a refresh: ") + e.what());
+    board_.publish(table, nullptr,
+                   std::string("cannot ask the builder for a refresh: ") + e.what());
     return false;
   }
   // The builder answers with a stored version (or an error in the request);
   // when no builder holds the lock any more, this replica takes over.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(15);
   for (;;) {
-    {
-      std::unique_lock lock(mu_);
-      published_.wait_for(lock, std::chrono::seconds(1), [&] {
-        const auto* t = current_->find(table);
-        return t && t->shared_version > before;
-      });
-      const auto* t = current_->find(table);
-      if (t && t->shared_version > before) return true;
-    }
+    if (board_.wait_for(std::chrono::seconds(1), [&](const PolicySnapshot& s) {
+          const auto* t = s.find(table);
+          return t && t->shared_version > before;
+        }))
+      return true;
     try {
       pqxx::nontransaction tx(*conn);
       if (const auto error = refresh_error(tx, id)) {
-        publish(table, nullptr, "the builder's refresh failed: " + *error);
+        board_.publish(table, nullptr, "the builder's refresh failed: " + *error);
         return false;
       }
     } catch (const std::exception&) {
@@ -538,7 +420,7 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
     }
     if (lead()) return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
     if (std::chrono::steady_clock::now() > deadline) {
-      publish(table, nullptr, "the builder did not store a new version within 15 minutes");
+      board_.publish(table, nullptr, "the builder did not store a new version within 15 minutes");
       return false;
     }
   }

@@ -1,11 +1,11 @@
 // PolicyStore: the compiled policies of every protected table, published as
-// immutable versioned snapshots.
+// immutable versioned snapshots (snapshot_board.h).
 //
-// A snapshot maps "schema.table" to its TableSnapshot. Readers (proxy
-// sessions, one lookup per statement) call current() and keep the returned
-// shared_ptr for as long as they need a consistent view; it never changes
-// under them. Refreshes build a table's new TableSnapshot off to the side,
-// then publish a new PolicySnapshot with version + 1 under a short lock.
+// Readers (proxy sessions, one lookup per statement) call current() and keep
+// the returned shared_ptr for as long as they need a consistent view; it
+// never changes under them. Refreshes build a table's new TableSnapshot off
+// to the side, then publish a new PolicySnapshot with version + 1 under a
+// short lock.
 // A refresh that fails keeps the table's previous TableSnapshot and records
 // the error in the new snapshot's `errors`; a table that has never been built
 // is absent from `tables` (the rewriter must then deny access: fail closed).
@@ -37,39 +37,10 @@
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
 #include "store/shared_snapshots.h"
+#include "store/snapshot_board.h"
 #include "store/snapshot_build.h"
 
 namespace kanon::store {
-
-struct PolicySnapshot {
-  uint64_t version = 0;
-  // The store that published it (unique in the process; 0 for a snapshot
-  // made by hand). A store's snapshots have increasing versions, so (store,
-  // version) names one snapshot's content.
-  uint64_t store = 0;
-  // Every table the store's policies list ("schema.table"), built or not: a
-  // listed table without a built snapshot is denied (fail closed).
-  std::vector<std::string> listed;
-  std::map<std::string, std::shared_ptr<const policy::TableSnapshot>> tables;  // by "schema.table"
-  std::map<std::string, std::string> errors;  // last refresh error per table, if it failed
-  // What the catalog says about every relation and function; null until read
-  // (never by a store built with a Builder). A failed read keeps the previous
-  // facts and sets catalog_error; a successful one clears it.
-  std::shared_ptr<const catalog::CatalogFacts> catalog;
-  std::string catalog_error;
-
-  // nullptr when the table has no built policy.
-  const policy::TableSnapshot* find(const std::string& qualified) const;
-};
-
-// What a session in a transaction decides with (Session keeps one version of
-// every table for a whole transaction): `pinned`'s tables with `current`'s
-// catalog and listed tables. `current` itself when the tables are the same or
-// the snapshots are of different stores; otherwise a new snapshot whose
-// version is unique in the process (so no cache entry of another snapshot
-// is ever taken for it).
-std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySnapshot> pinned,
-                                                 std::shared_ptr<const PolicySnapshot> current);
 
 // Shared snapshots as this store sees them (SHOW SNAPSHOTS).
 struct SharingState {
@@ -89,16 +60,6 @@ struct CatalogWatchState {
   uint64_t notifications = 0;      // received
   uint64_t refreshes = 0;          // catalog refreshes the watcher made
 };
-
-// The name the catalog now gives the relation `served` was built from (its
-// OID), when it is not the policy's: the table was renamed or moved. Empty
-// otherwise, and when the relation is gone.
-std::string renamed_to(const policy::TableSnapshot& served, const catalog::CatalogFacts& catalog);
-// Why a refresh of a renamed table is not built (empty: it may be): the
-// policy's name may now hold another relation, whose tree must not replace
-// the one that protects the renamed table (rewriter/protected_index.h).
-std::string refused_rename(const policy::TableSnapshot& served,
-                           const catalog::CatalogFacts& catalog);
 
 class PolicyStore {
  public:
@@ -193,8 +154,7 @@ class PolicyStore {
   // current()): the table, the snapshot now in force for it (after a
   // failure, the previous one, or null) and the error ("" on success). The
   // proxy logs with it; not called for what is published before it is set.
-  using PublishListener = std::function<void(
-      const std::string& table, const policy::TableSnapshot* in_force, const std::string& error)>;
+  using PublishListener = SnapshotBoard::PublishListener;
   void set_publish_listener(PublishListener listener);
 
   SharingState sharing_state() const;
@@ -226,12 +186,6 @@ class PolicyStore {
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
   std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
-  void publish(const std::string& table, std::shared_ptr<const policy::TableSnapshot> built,
-               const std::string& error,
-               std::shared_ptr<const catalog::CatalogFacts> catalog = nullptr,
-               const std::string* catalog_error = nullptr);
-  void publish_catalog(std::shared_ptr<const catalog::CatalogFacts> catalog,
-                       const std::string& error);
   void run();
   void watch_catalog();
   bool wait_for_wake(int timeout_ms);  // true when stop() woke the watcher
@@ -242,9 +196,7 @@ class PolicyStore {
   mutable std::mutex policies_mu_;
   std::vector<policy::TablePolicy> policies_;
   Builder builder_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const PolicySnapshot> current_;
-  PublishListener listener_;  // with mu_
+  SnapshotBoard board_;  // the published snapshots (after policies_: lists them)
   std::mutex run_mu_;
   std::condition_variable wake_;
   bool stopping_ = false;
@@ -274,8 +226,7 @@ class PolicyStore {
   int32_t leader_group_ = 0;
   mutable std::mutex sharing_mu_;
   std::string sharing_error_;
-  std::condition_variable published_;  // with mu_: a table snapshot was published
-  std::set<std::string> requested_;    // with run_mu_: refreshes other replicas asked for
+  std::set<std::string> requested_;  // with run_mu_: refreshes other replicas asked for
   std::set<std::string> reanonymize_requested_;
   std::mutex adopt_mu_;  // one adopt() at a time, in version order
 };
