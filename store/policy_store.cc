@@ -57,10 +57,40 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
         return std::shared_ptr<const policy::TableSnapshot>(std::move(snap));
       }),
       board_(names(policies_)),
+      scheduler_(scheduler_hooks()),
       sharing_(std::move(sharing)) {}
 
 PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder builder)
-    : policies_(std::move(policies)), builder_(std::move(builder)), board_(names(policies_)) {}
+    : policies_(std::move(policies)),
+      builder_(std::move(builder)),
+      board_(names(policies_)),
+      scheduler_(scheduler_hooks()) {}
+
+RefreshScheduler::Hooks PolicyStore::scheduler_hooks() {
+  RefreshScheduler::Hooks h;
+  h.policies = [this] { return policies(); };
+  h.built_at = [this](const std::string& table) {
+    std::optional<std::chrono::system_clock::time_point> at;
+    if (const auto* t = current()->find(table)) at = t->built_at;
+    return at;
+  };
+  h.requested = [this](const std::string& table, bool baseline) {
+    if (baseline)
+      reanonymize(table);
+    else
+      refresh(table);
+  };
+  // With shared snapshots the builder builds; the others load what it
+  // stored (in case a notification was missed) and take over when no
+  // builder is connected.
+  h.due = [this](const std::string& table) {
+    if (sharing() && !lead())
+      adopt(table);
+    else
+      refresh(table);
+  };
+  return h;
+}
 
 PolicyStore::~PolicyStore() {
   stop();
@@ -147,11 +177,7 @@ bool PolicyStore::reload(std::vector<policy::TablePolicy> policies) {
   }
   board_.relist(names(this->policies()));
   const bool ok = refresh_all(false);
-  {
-    std::lock_guard lock(run_mu_);
-    ++generation_;
-  }
-  wake_.notify_all();
+  scheduler_.reschedule();
   return ok;
 }
 
@@ -428,10 +454,7 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
 
 void PolicyStore::start() {
   {
-    std::lock_guard lock(run_mu_);
-    if (thread_.joinable()) return;
-    stopping_ = false;
-    thread_ = std::thread([this] { run(); });
+    if (!scheduler_.start()) return;
     if (conninfo_.empty()) return;
     {
       std::lock_guard wl(watch_mu_);
@@ -453,17 +476,13 @@ void PolicyStore::start() {
 }
 
 void PolicyStore::stop() {
-  {
-    std::lock_guard lock(run_mu_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
+  scheduler_.begin_stop();
   watch_stop_ = true;
   if (wake_pipe_[1] >= 0) {
     const char c = 1;
     [[maybe_unused]] const auto n = ::write(wake_pipe_[1], &c, 1);
   }
-  if (thread_.joinable()) thread_.join();
+  scheduler_.stop();
   if (watcher_.joinable()) watcher_.join();
   for (int& fd : wake_pipe_) {
     if (fd >= 0) ::close(fd);
@@ -622,74 +641,9 @@ void PolicyStore::on_asked() {
     return;
   }
   if (taken.empty()) return;
-  {
-    std::lock_guard lock(run_mu_);
-    for (const auto& r : taken) {
-      requested_.insert(r.table);
-      if (r.verb == "reanonymize") reanonymize_requested_.insert(r.table);
-    }
-  }
-  wake_.notify_all();
-}
-
-void PolicyStore::run() {
-  using Clock = std::chrono::steady_clock;
-  std::map<std::string, Clock::time_point> due;  // by table; re-read after a reload
-  // A served snapshot (stored, maybe by an earlier run) is due a refresh
-  // interval after it was built.
-  const auto first_due = [&](const policy::TablePolicy& p) {
-    const auto* t = current()->find(p.name());
-    if (!t) return Clock::now() + p.refresh;
-    const auto age =
-        std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - t->built_at);
-    return Clock::now() + std::max(Clock::duration::zero(), p.refresh - age);
-  };
-  std::unique_lock lock(run_mu_);
-  while (!stopping_) {
-    const auto listed = policies();
-    std::map<std::string, Clock::time_point> next_due;
-    for (const auto& p : listed) {
-      const auto it = due.find(p.name());
-      next_due[p.name()] = it != due.end() ? it->second : first_due(p);
-    }
-    due = std::move(next_due);
-    auto wake_at = Clock::now() + std::chrono::hours(1);
-    for (const auto& [name, t] : due) wake_at = std::min(wake_at, t);
-    const uint64_t generation = generation_;
-    wake_.wait_until(lock, wake_at,
-                     [&] { return stopping_ || generation_ != generation || !requested_.empty(); });
-    if (stopping_) break;
-    if (generation_ != generation) continue;
-    // Refreshes another replica asked the builder for.
-    while (!requested_.empty() && !stopping_) {
-      const std::string table = *requested_.begin();
-      requested_.erase(requested_.begin());
-      const bool baseline = reanonymize_requested_.erase(table) > 0;
-      lock.unlock();
-      if (baseline)
-        reanonymize(table);
-      else
-        refresh(table);
-      lock.lock();
-      due[table] = Clock::now() + std::chrono::hours(1);  // set again below when listed
-      for (const auto& p : listed)
-        if (p.name() == table) due[table] = Clock::now() + p.refresh;
-    }
-    for (const auto& p : listed) {
-      if (due[p.name()] > Clock::now()) continue;
-      lock.unlock();
-      // With shared snapshots the builder builds; the others load what it
-      // stored (in case a notification was missed) and take over when no
-      // builder is connected.
-      if (sharing() && !lead())
-        adopt(p.name());
-      else
-        refresh(p.name());
-      lock.lock();
-      due[p.name()] = Clock::now() + p.refresh;
-      if (stopping_) break;
-    }
-  }
+  std::vector<RefreshScheduler::Request> requests;
+  for (const auto& r : taken) requests.push_back({r.table, r.verb == "reanonymize"});
+  scheduler_.request(requests);
 }
 
 }  // namespace kanon::store

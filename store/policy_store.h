@@ -36,6 +36,7 @@
 #include "catalog/catalog_facts.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
+#include "store/refresh_scheduler.h"
 #include "store/shared_snapshots.h"
 #include "store/snapshot_board.h"
 #include "store/snapshot_build.h"
@@ -186,9 +187,9 @@ class PolicyStore {
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
   std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
-  void run();
   void watch_catalog();
-  bool wait_for_wake(int timeout_ms);  // true when stop() woke the watcher
+  RefreshScheduler::Hooks scheduler_hooks();  // refresh(), reanonymize(), adopt()
+  bool wait_for_wake(int timeout_ms);         // true when stop() woke the watcher
 
   const std::string conninfo_;  // empty for a store built with a Builder
   const std::string database_;
@@ -196,12 +197,8 @@ class PolicyStore {
   mutable std::mutex policies_mu_;
   std::vector<policy::TablePolicy> policies_;
   Builder builder_;
-  SnapshotBoard board_;  // the published snapshots (after policies_: lists them)
-  std::mutex run_mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  uint64_t generation_ = 0;  // bumped by reload() so run() re-reads the schedule
-  std::thread thread_;
+  SnapshotBoard board_;         // the published snapshots (after policies_: lists them)
+  RefreshScheduler scheduler_;  // the background refresh (after board_: reads it)
   std::mutex baseline_mu_;
   std::set<std::string> baseline_pending_;
 
@@ -226,8 +223,6 @@ class PolicyStore {
   int32_t leader_group_ = 0;
   mutable std::mutex sharing_mu_;
   std::string sharing_error_;
-  std::set<std::string> requested_;  // with run_mu_: refreshes other replicas asked for
-  std::set<std::string> reanonymize_requested_;
   std::mutex adopt_mu_;  // one adopt() at a time, in version order
 };
 
