@@ -1,9 +1,6 @@
 #include "store/policy_store.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <poll.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -11,9 +8,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 
-#include "catalog/catalog_watch.h"
 #include "catalog/kanon_schema.h"
-#include "store/catalog_debounce.h"
 #include "store/materializer.h"
 #include "store/snapshot_codec.h"
 
@@ -58,13 +53,28 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
       }),
       board_(names(policies_)),
       scheduler_(scheduler_hooks()),
-      sharing_(std::move(sharing)) {}
+      sharing_(std::move(sharing)),
+      watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
 PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder builder)
     : policies_(std::move(policies)),
       builder_(std::move(builder)),
       board_(names(policies_)),
-      scheduler_(scheduler_hooks()) {}
+      scheduler_(scheduler_hooks()),
+      watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
+
+CatalogWatcher::Hooks PolicyStore::watcher_hooks() {
+  CatalogWatcher::Hooks h;
+  h.read_catalog = [this] { refresh_catalog(); };
+  h.read_catalog_covering = [this](uint64_t notifications) {
+    return refresh_catalog_covering(notifications);
+  };
+  h.catalog_error = [this] { return current()->catalog_error; };
+  h.listening = [this] { adopt(names(policies())); };
+  h.stored = [this](std::vector<std::string> payloads) { on_stored(payloads); };
+  h.asked = [this] { on_asked(); };
+  return h;
+}
 
 RefreshScheduler::Hooks PolicyStore::scheduler_hooks() {
   RefreshScheduler::Hooks h;
@@ -133,7 +143,7 @@ std::shared_ptr<const catalog::CatalogFacts> PolicyStore::read_catalog_locked(st
 bool PolicyStore::refresh_catalog() {
   if (conninfo_.empty()) return false;
   std::lock_guard lock(catalog_mu_);
-  const uint64_t notifications = notified_.load();
+  const uint64_t notifications = watcher_.notifications();
   std::string error;
   auto facts = read_catalog_locked(error);
   const bool ok = facts != nullptr;
@@ -453,172 +463,19 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
 }
 
 void PolicyStore::start() {
-  {
-    if (!scheduler_.start()) return;
-    if (conninfo_.empty()) return;
-    {
-      std::lock_guard wl(watch_mu_);
-      watch_ = CatalogWatchState{};
-      watch_.running = true;
-      watch_ready_ = false;
-    }
-    if (::pipe2(wake_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
-      std::lock_guard wl(watch_mu_);
-      watch_.running = false;
-      watch_.error = std::string("cannot start the catalog watcher: ") + std::strerror(errno);
-      return;
-    }
-    watch_stop_ = false;
-    watcher_ = std::thread([this] { watch_catalog(); });
-  }
-  std::unique_lock wl(watch_mu_);
-  watch_cv_.wait_for(wl, std::chrono::seconds(2), [&] { return watch_ready_; });
+  if (!scheduler_.start()) return;
+  if (!conninfo_.empty()) watcher_.start();
 }
 
 void PolicyStore::stop() {
   scheduler_.begin_stop();
-  watch_stop_ = true;
-  if (wake_pipe_[1] >= 0) {
-    const char c = 1;
-    [[maybe_unused]] const auto n = ::write(wake_pipe_[1], &c, 1);
-  }
+  watcher_.begin_stop();
   scheduler_.stop();
-  if (watcher_.joinable()) watcher_.join();
-  for (int& fd : wake_pipe_) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  std::lock_guard wl(watch_mu_);
-  watch_.running = false;
-  watch_.listening = false;
+  watcher_.stop();
 }
 
 CatalogWatchState PolicyStore::catalog_watch_state() const {
-  std::lock_guard lock(watch_mu_);
-  return watch_;
-}
-
-bool PolicyStore::wait_for_wake(int timeout_ms) {
-  pollfd fd{wake_pipe_[0], POLLIN, 0};
-  ::poll(&fd, 1, timeout_ms);
-  char buf[64];
-  while (::read(wake_pipe_[0], buf, sizeof buf) > 0) {
-  }
-  return watch_stop_;
-}
-
-namespace {
-
-class CatalogReceiver : public pqxx::notification_receiver {
- public:
-  CatalogReceiver(pqxx::connection_base& conn, uint64_t& received, std::atomic<uint64_t>& notified)
-      : pqxx::notification_receiver(conn, catalog::kCatalogChannel),
-        received_(received),
-        notified_(notified) {}
-  void operator()(const std::string&, int) override {
-    ++received_;
-    ++notified_;  // sessions see at once that the catalog is behind
-  }
-
- private:
-  uint64_t& received_;
-  std::atomic<uint64_t>& notified_;
-};
-
-// Payloads of one channel, in arrival order.
-class PayloadReceiver : public pqxx::notification_receiver {
- public:
-  PayloadReceiver(pqxx::connection_base& conn, const char* channel)
-      : pqxx::notification_receiver(conn, channel) {}
-  void operator()(const std::string& payload, int) override { payloads.push_back(payload); }
-  std::vector<std::string> payloads;
-};
-
-}  // namespace
-
-void PolicyStore::watch_catalog() {
-  using Clock = CatalogDebounce::Clock;
-  bool install_tried = false;
-  while (!watch_stop_) {
-    try {
-      pqxx::connection conn(conninfo_);
-      if (!install_tried) {
-        install_tried = true;
-        std::string why;
-        const bool ok = catalog::install_catalog_event_trigger(conn, &why);
-        std::lock_guard lock(watch_mu_);
-        watch_.trigger_installed = ok;
-        watch_.trigger_error = why;
-      }
-      // A burst of DDL (a migration) gives one refresh (catalog_debounce.h).
-      CatalogDebounce debounce;
-      CatalogReceiver receiver(conn, debounce.received, notified_);
-      std::optional<PayloadReceiver> stored, asked;
-      if (sharing()) {
-        stored.emplace(conn, kSnapshotChannel);
-        asked.emplace(conn, kRefreshChannel);
-        // Whatever was stored while nobody listened.
-        std::vector<std::string> names;
-        for (const auto& p : policies()) names.push_back(p.name());
-        adopt(names);
-      }
-      {
-        std::lock_guard lock(watch_mu_);
-        watch_.listening = true;
-        watch_.error.clear();
-        watch_ready_ = true;
-      }
-      watch_cv_.notify_all();
-      // Whatever changed between the last read and the LISTEN.
-      refresh_catalog();
-      while (!watch_stop_) {
-        // Notifications libpq read during a refresh wait in its queue.
-        const uint64_t before = debounce.received;
-        conn.get_notifs();
-        if (!conn.is_open())
-          throw pqxx::broken_connection("the catalog watcher lost its connection");
-        if (stored && !stored->payloads.empty()) on_stored(std::exchange(stored->payloads, {}));
-        if (asked && !asked->payloads.empty()) {
-          asked->payloads.clear();
-          on_asked();
-        }
-        if (debounce.received > before) {
-          debounce.note(before, Clock::now());
-          std::lock_guard lock(watch_mu_);
-          watch_.notifications += debounce.received - before;
-        }
-        if (debounce.due(Clock::now())) {
-          debounce.handle();
-          // Sessions may have read it already (Session::catch_up_catalog).
-          const bool ok = refresh_catalog_covering(notified_.load());
-          std::lock_guard lock(watch_mu_);
-          ++watch_.refreshes;
-          if (!ok) watch_.error = current()->catalog_error;
-          continue;
-        }
-        const int timeout = debounce.wait_ms(Clock::now());
-        pollfd fds[2] = {{conn.sock(), POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
-        if (::poll(fds, 2, timeout) < 0 && errno != EINTR)
-          throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-        if (fds[1].revents) {
-          char buf[64];
-          while (::read(wake_pipe_[0], buf, sizeof buf) > 0) {
-          }
-        }
-      }
-    } catch (const std::exception& e) {
-      {
-        std::lock_guard lock(watch_mu_);
-        watch_.listening = false;
-        watch_.error = e.what();
-        watch_ready_ = true;
-      }
-      watch_cv_.notify_all();
-      if (wait_for_wake(1000)) break;
-    }
-  }
-  std::lock_guard lock(watch_mu_);
-  watch_.listening = false;
+  return watcher_.state();
 }
 
 void PolicyStore::on_stored(const std::vector<std::string>& payloads) {

@@ -36,6 +36,7 @@
 #include "catalog/catalog_facts.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
+#include "store/catalog_watcher.h"
 #include "store/refresh_scheduler.h"
 #include "store/shared_snapshots.h"
 #include "store/snapshot_board.h"
@@ -49,17 +50,6 @@ struct SharingState {
   std::string replica;
   bool leading = false;  // this process builds
   std::string error;     // the last failure to store, load or take the lock
-};
-
-// What the catalog watcher is doing (PolicyStore::catalog_watch_state).
-struct CatalogWatchState {
-  bool running = false;            // start() started the watcher
-  bool trigger_installed = false;  // install_catalog_event_trigger succeeded at start
-  std::string trigger_error;       // why not (e.g. the service account is no superuser)
-  bool listening = false;          // connected, LISTEN kanon_catalog in force
-  std::string error;               // the last connection or refresh error, if any
-  uint64_t notifications = 0;      // received
-  uint64_t refreshes = 0;          // catalog refreshes the watcher made
 };
 
 class PolicyStore {
@@ -119,7 +109,7 @@ class PolicyStore {
   // covered < received decides with a catalog older than the database's,
   // and reads it again first (refresh_catalog_covering) instead of waiting
   // for the watcher's debounced refresh.
-  uint64_t catalog_notifications() const { return notified_.load(); }
+  uint64_t catalog_notifications() const { return watcher_.notifications(); }
   uint64_t catalog_notifications_covered() const { return covered_.load(); }
   // refresh_catalog(), unless a read that began after `notifications` were
   // received has been published meanwhile (many sessions catching up at
@@ -187,9 +177,8 @@ class PolicyStore {
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
   std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
-  void watch_catalog();
   RefreshScheduler::Hooks scheduler_hooks();  // refresh(), reanonymize(), adopt()
-  bool wait_for_wake(int timeout_ms);         // true when stop() woke the watcher
+  CatalogWatcher::Hooks watcher_hooks();      // catalog reads, adopt(), on_asked()
 
   const std::string conninfo_;  // empty for a store built with a Builder
   const std::string database_;
@@ -202,20 +191,12 @@ class PolicyStore {
   std::mutex baseline_mu_;
   std::set<std::string> baseline_pending_;
 
-  std::mutex catalog_mu_;              // one catalog read and publish at a time, in order
-  std::atomic<uint64_t> notified_{0};  // catalog notifications received
-  std::atomic<uint64_t> covered_{0};   // ... that a published catalog read began after
+  std::mutex catalog_mu_;             // one catalog read and publish at a time, in order
+  std::atomic<uint64_t> covered_{0};  // notifications a published catalog read began after
   // A service connection kept for catalog reads: its statements are prepared
   // and its backend's catalog caches warm (a new connection costs ~5x).
   struct CatalogConnection;
   std::unique_ptr<CatalogConnection> catalog_conn_;
-  mutable std::mutex watch_mu_;
-  std::condition_variable watch_cv_;
-  CatalogWatchState watch_;
-  bool watch_ready_ = false;  // the watcher listens, or its first attempt failed
-  std::atomic<bool> watch_stop_{false};
-  int wake_pipe_[2] = {-1, -1};
-  std::thread watcher_;
 
   const settings::SharingOptions sharing_;
   mutable std::mutex leader_mu_;
@@ -223,7 +204,8 @@ class PolicyStore {
   int32_t leader_group_ = 0;
   mutable std::mutex sharing_mu_;
   std::string sharing_error_;
-  std::mutex adopt_mu_;  // one adopt() at a time, in version order
+  std::mutex adopt_mu_;     // one adopt() at a time, in version order
+  CatalogWatcher watcher_;  // after sharing_ and conninfo_ (sharing())
 };
 
 }  // namespace kanon::store
