@@ -53,7 +53,7 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
       }),
       board_(names(policies_)),
       scheduler_(scheduler_hooks()),
-      sharing_(std::move(sharing)),
+      sync_(conninfo_, std::move(sharing)),
       watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
 PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder builder)
@@ -61,6 +61,7 @@ PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder buil
       builder_(std::move(builder)),
       board_(names(policies_)),
       scheduler_(scheduler_hooks()),
+      sync_(conninfo_, {}),
       watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
 CatalogWatcher::Hooks PolicyStore::watcher_hooks() {
@@ -233,34 +234,10 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     }
     break;
   }
-  if (built && sharing()) {
-    // Stored before it is served, so no replica serves a version that
-    // others cannot load. A store that fails serves it here only.
-    try {
-      auto stored = std::make_shared<policy::TableSnapshot>(*built);
-      stored->built_by = sharing_.replica;
-      pqxx::connection conn(conninfo_);
-      pqxx::work tx(conn);
-      stored->shared_version = store_snapshot(tx, *stored, sharing_.replica, sharing_.keep);
-      note_served(tx, sharing_.replica, table, stored->shared_version);
-      tx.commit();
-      built = std::move(stored);
-    } catch (const std::exception& e) {
-      note_sharing_error(
-          fmt::format("the snapshot of {} was built but not stored (other replicas keep their "
-                      "version): {}",
-                      table, e.what()));
-    }
-  } else if (!built && sharing()) {
-    // Whoever asked for it stops waiting.
-    try {
-      pqxx::connection conn(conninfo_);
-      pqxx::work tx(conn);
-      fail_refresh_requests(tx, replica_group(policies()), table, error);
-      tx.commit();
-    } catch (const std::exception&) {
-    }
-  }
+  if (built && sharing())
+    built = sync_.store(table, std::move(built));  // before it is served
+  else if (!built && sharing())
+    sync_.fail_requests(replica_group(policies()), table, error);  // whoever asked stops waiting
   if (!with_catalog || conninfo_.empty()) {
     board_.publish(table, built, error);
     return built != nullptr;
@@ -313,19 +290,7 @@ bool PolicyStore::refresh_all(bool adopt_stored) {
 }
 
 bool PolicyStore::lead() {
-  std::lock_guard lock(leader_mu_);
-  const int32_t group = replica_group(policies());
-  if (!leader_ || group != leader_group_) {
-    leader_ = std::make_unique<LeaderLock>(conninfo_, sharing_.replica, group);  // after RELOAD
-    leader_group_ = group;
-  }
-  try {
-    return leader_->try_lead();
-  } catch (const std::exception& e) {
-    note_sharing_error(std::string("cannot reach the database for the builder's lock: ") +
-                       e.what());
-    return false;
-  }
+  return sync_.lead(replica_group(policies()));
 }
 
 uint64_t PolicyStore::served_version(const std::string& table) const {
@@ -333,33 +298,12 @@ uint64_t PolicyStore::served_version(const std::string& table) const {
   return t ? t->shared_version : 0;
 }
 
-void PolicyStore::note_sharing_error(const std::string& error) {
-  std::lock_guard lock(sharing_mu_);
-  sharing_error_ = error;
-}
-
 SharingState PolicyStore::sharing_state() const {
-  SharingState s;
-  s.enabled = sharing_.enabled;
-  s.replica = sharing_.replica;
-  {
-    std::lock_guard lock(sharing_mu_);
-    s.error = sharing_error_;
-  }
-  std::unique_lock lock(leader_mu_, std::try_to_lock);  // not while lead() asks the database
-  s.leading = lock.owns_lock() && leader_ && leader_->leading();
-  return s;
+  return sync_.state();
 }
 
 std::vector<SnapshotListing> PolicyStore::stored_snapshots(std::string& builder) {
-  if (conninfo_.empty()) return {};
-  pqxx::connection conn(conninfo_);
-  pqxx::work tx(conn);
-  catalog::ensure_kanon_schema(tx);
-  builder = current_builder(tx, replica_group(policies()));
-  auto out = list_snapshots(tx);
-  tx.commit();
-  return out;
+  return sync_.stored_snapshots(replica_group(policies()), builder);
 }
 
 bool PolicyStore::adopt(const std::string& table) {
@@ -370,56 +314,22 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
   std::map<std::string, policy::TablePolicy> wanted;
   for (const auto& p : policies())
     if (std::find(tables.begin(), tables.end(), p.name()) != tables.end()) wanted[p.name()] = p;
-  std::lock_guard lock(adopt_mu_);
-  std::set<std::string> serving;
-  for (const auto& [name, p] : wanted)
-    if (served_version(name) > 0) serving.insert(name);
-  std::string table;  // the one being loaded, for the error
-  try {
-    // The kept catalog connection and two transactions for every table:
-    // this is what a replica's start costs (bench/policy/snapshot_bench).
-    std::lock_guard catalog_lock(catalog_mu_);
+  ReplicaSync::Adoption how;
+  how.served_version = [this](const std::string& table) { return served_version(table); };
+  how.on_connection = [this](const std::function<void(pqxx::connection_base&)>& read) {
+    std::lock_guard lock(catalog_mu_);
     if (!catalog_conn_ || !catalog_conn_->conn.is_open())
       catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-    auto& conn = catalog_conn_->conn;
-    std::vector<StoredSnapshot> fresh;
-    {
-      pqxx::work tx(conn);
-      if (tx.exec("SELECT to_regclass('kanon.snapshots') IS NOT NULL")[0][0].as<bool>())
-        for (const auto& [name, p] : wanted) {
-          auto stored = latest_snapshot(tx, name, policy::policy_hash(p));
-          if (!stored || stored->version <= served_version(name)) continue;
-          fresh.push_back(std::move(*stored));
-        }
-      tx.commit();
-    }
-    if (fresh.empty()) return serving;
-    for (auto& stored : fresh) {
-      table = stored.table;
-      const auto& p = wanted.at(table);
-      auto snap = decode_snapshot(stored.body, p, catalog::read_table_info(conn, p));
-      snap->shared_version = stored.version;
-      snap->built_by = stored.built_by;
-      board_.publish(table, std::move(snap), "");
-      serving.insert(table);
-    }
-    table.clear();
-    // Bookkeeping for SHOW SNAPSHOTS: no need to wait for the disk.
-    pqxx::work tx(conn);
-    tx.exec("SET LOCAL synchronous_commit = off");
-    for (const auto& stored : fresh)
-      note_served(tx, sharing_.replica, stored.table, stored.version);
-    tx.commit();
-  } catch (const std::exception& e) {
-    if (dynamic_cast<const pqxx::broken_connection*>(&e)) {
-      std::lock_guard catalog_lock(catalog_mu_);
-      catalog_conn_.reset();
-    }
-    note_sharing_error(
-        table.empty() ? fmt::format("cannot load stored snapshots: {}", e.what())
-                      : fmt::format("cannot load the stored snapshot of {}: {}", table, e.what()));
-  }
-  return serving;
+    read(catalog_conn_->conn);
+  };
+  how.drop_connection = [this] {
+    std::lock_guard lock(catalog_mu_);
+    catalog_conn_.reset();
+  };
+  how.serve = [this](const std::string& table, std::shared_ptr<const policy::TableSnapshot> snap) {
+    board_.publish(table, std::move(snap), "");
+  };
+  return sync_.adopt(wanted, how);
 }
 
 bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
@@ -429,7 +339,7 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
   try {
     conn = std::make_unique<pqxx::connection>(conninfo_);
     pqxx::work tx(*conn);
-    id = ask_refresh(tx, replica_group(policies()), verb, table, sharing_.replica);
+    id = ask_refresh(tx, replica_group(policies()), verb, table, sync_.replica());
     tx.commit();
   } catch (const std::exception& e) {
     board_.publish(table, nullptr,
@@ -487,16 +397,7 @@ void PolicyStore::on_stored(const std::vector<std::string>& payloads) {
 
 void PolicyStore::on_asked() {
   if (!lead()) return;
-  std::vector<RefreshRequest> taken;
-  try {
-    pqxx::connection conn(conninfo_);
-    pqxx::work tx(conn);
-    taken = take_refresh_requests(tx, replica_group(policies()));
-    tx.commit();
-  } catch (const std::exception& e) {
-    note_sharing_error(std::string("cannot read the refresh requests: ") + e.what());
-    return;
-  }
+  const auto taken = sync_.take_requests(replica_group(policies()));
   if (taken.empty()) return;
   std::vector<RefreshScheduler::Request> requests;
   for (const auto& r : taken) requests.push_back({r.table, r.verb == "reanonymize"});

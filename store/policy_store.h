@@ -1,5 +1,15 @@
 // PolicyStore: the compiled policies of every protected table, published as
-// immutable versioned snapshots (snapshot_board.h).
+// immutable versioned snapshots. A façade over parts that each own their
+// locks and threads:
+//
+//   SnapshotBoard (snapshot_board.h)       the published snapshots;
+//   RefreshScheduler (refresh_scheduler.h) the background refresh thread;
+//   CatalogWatcher (catalog_watcher.h)     the catalog watcher thread;
+//   ReplicaSync (replica_sync.h)           shared snapshots: the builder's
+//                                          lock, storing, adopting, requests.
+//
+// The store itself keeps the policies, builds tables, reads the catalog on
+// its kept connection and decides when to build, adopt or ask the builder.
 //
 // Readers (proxy sessions, one lookup per statement) call current() and keep
 // the returned shared_ptr for as long as they need a consistent view; it
@@ -22,15 +32,11 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "catalog/catalog_facts.h"
@@ -38,19 +44,12 @@
 #include "policy/table_snapshot.h"
 #include "store/catalog_watcher.h"
 #include "store/refresh_scheduler.h"
+#include "store/replica_sync.h"
 #include "store/shared_snapshots.h"
 #include "store/snapshot_board.h"
 #include "store/snapshot_build.h"
 
 namespace kanon::store {
-
-// Shared snapshots as this store sees them (SHOW SNAPSHOTS).
-struct SharingState {
-  bool enabled = false;
-  std::string replica;
-  bool leading = false;  // this process builds
-  std::string error;     // the last failure to store, load or take the lock
-};
 
 class PolicyStore {
  public:
@@ -155,7 +154,7 @@ class PolicyStore {
 
  private:
   // Shared snapshots (shared_snapshots.h).
-  bool sharing() const { return sharing_.enabled && !conninfo_.empty(); }
+  bool sharing() const { return sync_.enabled(); }
   bool lead();  // takes or keeps the builder's lock; false on errors
   // Serves the newest stored snapshot of `table` when it is newer than the
   // one served and made for this replica's policy. True when one is served
@@ -169,7 +168,6 @@ class PolicyStore {
   // newer version or the builder's error.
   bool ask_builder(const std::string& table, const char* verb);
   uint64_t served_version(const std::string& table) const;
-  void note_sharing_error(const std::string& error);
   // The watcher's kanon_snapshot and kanon_refresh notifications.
   void on_stored(const std::vector<std::string>& payloads);
   void on_asked();
@@ -198,14 +196,8 @@ class PolicyStore {
   struct CatalogConnection;
   std::unique_ptr<CatalogConnection> catalog_conn_;
 
-  const settings::SharingOptions sharing_;
-  mutable std::mutex leader_mu_;
-  std::unique_ptr<LeaderLock> leader_;
-  int32_t leader_group_ = 0;
-  mutable std::mutex sharing_mu_;
-  std::string sharing_error_;
-  std::mutex adopt_mu_;     // one adopt() at a time, in version order
-  CatalogWatcher watcher_;  // after sharing_ and conninfo_ (sharing())
+  ReplicaSync sync_;        // shared snapshots
+  CatalogWatcher watcher_;  // after sync_ (sharing())
 };
 
 }  // namespace kanon::store
