@@ -1,16 +1,10 @@
 #include "store/policy_store.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <pqxx/pqxx>
 
-#include "catalog/kanon_schema.h"
 #include "store/materializer.h"
-#include "store/snapshot_codec.h"
 
 namespace kanon::store {
 
