@@ -1,20 +1,10 @@
 #include "store/policy_store.h"
 
-#include <fcntl.h>
-#include <fmt/format.h>
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <pqxx/pqxx>
 
-#include "catalog/catalog_watch.h"
-#include "catalog/kanon_schema.h"
 #include "store/materializer.h"
-#include "store/snapshot_codec.h"
 
 namespace kanon::store {
 
@@ -25,53 +15,13 @@ struct PolicyStore::CatalogConnection {
 
 namespace {
 
-std::atomic<uint64_t> next_store_id{1};
-// Versions of pinned snapshots (pin_tables): above any store's own.
-std::atomic<uint64_t> next_pinned_version{uint64_t{1} << 62};
-
-std::shared_ptr<PolicySnapshot> first_snapshot(const std::vector<policy::TablePolicy>& policies) {
-  auto s = std::make_shared<PolicySnapshot>();
-  s->store = next_store_id++;
-  for (const auto& p : policies) s->listed.push_back(p.name());
-  return s;
+std::vector<std::string> names(const std::vector<policy::TablePolicy>& policies) {
+  std::vector<std::string> out;
+  for (const auto& p : policies) out.push_back(p.name());
+  return out;
 }
 
 }  // namespace
-
-const policy::TableSnapshot* PolicySnapshot::find(const std::string& qualified) const {
-  const auto it = tables.find(qualified);
-  return it == tables.end() ? nullptr : it->second.get();
-}
-
-std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySnapshot> pinned,
-                                                 std::shared_ptr<const PolicySnapshot> current) {
-  if (!pinned || !current || pinned == current || pinned->store != current->store ||
-      pinned->tables == current->tables)
-    return current;
-  auto s = std::make_shared<PolicySnapshot>(*current);
-  s->tables = pinned->tables;
-  s->errors = pinned->errors;
-  s->version = next_pinned_version++;
-  return s;
-}
-
-std::string renamed_to(const policy::TableSnapshot& served, const catalog::CatalogFacts& catalog) {
-  if (served.info.oid == 0) return {};
-  const catalog::RelationFacts* now = catalog.relation(served.info.oid);
-  if (!now || (now->schema == served.info.schema && now->name == served.info.table)) return {};
-  return now->schema + "." + now->name;
-}
-
-std::string refused_rename(const policy::TableSnapshot& served,
-                           const catalog::CatalogFacts& catalog) {
-  const std::string now = renamed_to(served, catalog);
-  if (now.empty()) return {};
-  return fmt::format(
-      "the table this policy protected (OID {}) was renamed to {} and stays protected under "
-      "that name with the previous tree; {}.{} is not built again until the policy names the "
-      "table it means (RELOAD)",
-      served.info.oid, now, served.info.schema, served.info.table);
-}
 
 PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> policies,
                          BuildOptions options, std::string database,
@@ -95,21 +45,64 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
         }
         return std::shared_ptr<const policy::TableSnapshot>(std::move(snap));
       }),
-      current_(first_snapshot(policies_)),
-      sharing_(std::move(sharing)) {}
+      board_(names(policies_)),
+      scheduler_(scheduler_hooks()),
+      sync_(conninfo_, std::move(sharing)),
+      watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
 PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder builder)
     : policies_(std::move(policies)),
       builder_(std::move(builder)),
-      current_(first_snapshot(policies_)) {}
+      board_(names(policies_)),
+      scheduler_(scheduler_hooks()),
+      sync_(conninfo_, {}),
+      watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
+
+CatalogWatcher::Hooks PolicyStore::watcher_hooks() {
+  CatalogWatcher::Hooks h;
+  h.read_catalog = [this] { refresh_catalog(); };
+  h.read_catalog_covering = [this](uint64_t notifications) {
+    return refresh_catalog_covering(notifications);
+  };
+  h.catalog_error = [this] { return current()->catalog_error; };
+  h.listening = [this] { adopt(names(policies())); };
+  h.stored = [this](std::vector<std::string> payloads) { on_stored(payloads); };
+  h.asked = [this] { on_asked(); };
+  return h;
+}
+
+RefreshScheduler::Hooks PolicyStore::scheduler_hooks() {
+  RefreshScheduler::Hooks h;
+  h.policies = [this] { return policies(); };
+  h.built_at = [this](const std::string& table) {
+    std::optional<std::chrono::system_clock::time_point> at;
+    if (const auto* t = current()->find(table)) at = t->built_at;
+    return at;
+  };
+  h.requested = [this](const std::string& table, bool baseline) {
+    if (baseline)
+      reanonymize(table);
+    else
+      refresh(table);
+  };
+  // With shared snapshots the builder builds; the others load what it
+  // stored (in case a notification was missed) and take over when no
+  // builder is connected.
+  h.due = [this](const std::string& table) {
+    if (sharing() && !lead())
+      adopt(table);
+    else
+      refresh(table);
+  };
+  return h;
+}
 
 PolicyStore::~PolicyStore() {
   stop();
 }
 
 std::shared_ptr<const PolicySnapshot> PolicyStore::current() const {
-  std::lock_guard lock(mu_);
-  return current_;
+  return board_.current();
 }
 
 std::string PolicyStore::database_name() const {
@@ -117,69 +110,8 @@ std::string PolicyStore::database_name() const {
   return snapshot->catalog ? snapshot->catalog->database : database_;
 }
 
-void PolicyStore::publish(const std::string& table,
-                          std::shared_ptr<const policy::TableSnapshot> built,
-                          const std::string& error,
-                          std::shared_ptr<const catalog::CatalogFacts> catalog,
-                          const std::string* catalog_error) {
-  std::unique_lock lock(mu_);
-  if (built && built->shared_version > 0)
-    if (const auto* served = current_->find(table);
-        served && served->shared_version >= built->shared_version)
-      return;  // this stored version (loaded meanwhile) or a newer one is served already
-  // Backstop for a catalog read after the build began: a build of whatever
-  // holds the name now never replaces the tree of a renamed table.
-  std::string refused;
-  const catalog::CatalogFacts* facts = catalog ? catalog.get() : current_->catalog.get();
-  if (built && facts)
-    if (const auto* served = current_->find(table); served && served->info.oid != built->info.oid)
-      refused = refused_rename(*served, *facts);
-  if (!refused.empty()) built.reset();
-  const std::string& why = refused.empty() ? error : refused;
-  auto next = std::make_shared<PolicySnapshot>(*current_);
-  next->version = current_->version + 1;
-  const bool failed = !built;  // `error` means nothing after a success
-  if (built) {
-    next->tables[table] = std::move(built);
-    next->errors.erase(table);
-  } else {
-    next->errors[table] = why;
-  }
-  if (catalog) {
-    next->catalog = std::move(catalog);
-    next->catalog_error.clear();
-  } else if (catalog_error) {
-    next->catalog_error = *catalog_error;
-  }
-  current_ = std::move(next);
-  published_.notify_all();
-  if (!listener_) return;
-  const auto listener = listener_;
-  const auto snapshot = current_;  // keeps the table's snapshot alive for the call
-  lock.unlock();
-  listener(table, snapshot->find(table),
-           !failed       ? std::string()
-           : why.empty() ? std::string("unknown error")
-                         : why);
-}
-
 void PolicyStore::set_publish_listener(PublishListener listener) {
-  std::lock_guard lock(mu_);
-  listener_ = std::move(listener);
-}
-
-void PolicyStore::publish_catalog(std::shared_ptr<const catalog::CatalogFacts> catalog,
-                                  const std::string& error) {
-  std::lock_guard lock(mu_);
-  auto next = std::make_shared<PolicySnapshot>(*current_);
-  next->version = current_->version + 1;
-  if (catalog) {
-    next->catalog = std::move(catalog);
-    next->catalog_error.clear();
-  } else {
-    next->catalog_error = error;
-  }
-  current_ = std::move(next);
+  board_.set_publish_listener(std::move(listener));
 }
 
 std::shared_ptr<const catalog::CatalogFacts> PolicyStore::read_catalog_locked(std::string& error) {
@@ -206,11 +138,11 @@ std::shared_ptr<const catalog::CatalogFacts> PolicyStore::read_catalog_locked(st
 bool PolicyStore::refresh_catalog() {
   if (conninfo_.empty()) return false;
   std::lock_guard lock(catalog_mu_);
-  const uint64_t notifications = notified_.load();
+  const uint64_t notifications = watcher_.notifications();
   std::string error;
   auto facts = read_catalog_locked(error);
   const bool ok = facts != nullptr;
-  publish_catalog(std::move(facts), error);
+  board_.publish_catalog(std::move(facts), error);
   if (ok && covered_.load() < notifications) covered_.store(notifications);
   return ok;
 }
@@ -248,25 +180,9 @@ bool PolicyStore::reload(std::vector<policy::TablePolicy> policies) {
     std::lock_guard lock(policies_mu_);
     policies_ = std::move(policies);
   }
-  {
-    std::lock_guard lock(mu_);
-    auto next = std::make_shared<PolicySnapshot>(*current_);
-    next->version = current_->version + 1;
-    next->listed.clear();
-    for (const auto& p : this->policies()) next->listed.push_back(p.name());
-    auto keep = [&](const std::string& name) {
-      return std::find(next->listed.begin(), next->listed.end(), name) != next->listed.end();
-    };
-    std::erase_if(next->tables, [&](const auto& kv) { return !keep(kv.first); });
-    std::erase_if(next->errors, [&](const auto& kv) { return !keep(kv.first); });
-    current_ = std::move(next);
-  }
+  board_.relist(names(this->policies()));
   const bool ok = refresh_all(false);
-  {
-    std::lock_guard lock(run_mu_);
-    ++generation_;
-  }
-  wake_.notify_all();
+  scheduler_.reschedule();
   return ok;
 }
 
@@ -300,7 +216,7 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
   if (const std::string refused =
           before && served->catalog ? refused_rename(*before, *served->catalog) : std::string();
       !refused.empty()) {
-    publish(table, nullptr, refused);
+    board_.publish(table, nullptr, refused);
     return false;
   }
   for (const auto& p : policies()) {
@@ -312,43 +228,19 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     }
     break;
   }
-  if (built && sharing()) {
-    // Stored before it is served, so no replica serves a version that
-    // others cannot load. A store that fails serves it here only.
-    try {
-      auto stored = std::make_shared<policy::TableSnapshot>(*built);
-      stored->built_by = sharing_.replica;
-      pqxx::connection conn(conninfo_);
-      pqxx::work tx(conn);
-      stored->shared_version = store_snapshot(tx, *stored, sharing_.replica, sharing_.keep);
-      note_served(tx, sharing_.replica, table, stored->shared_version);
-      tx.commit();
-      built = std::move(stored);
-    } catch (const std::exception& e) {
-      note_sharing_error(
-          fmt::format("the snapshot of {} was built but not stored (other replicas keep their "
-                      "version): {}",
-                      table, e.what()));
-    }
-  } else if (!built && sharing()) {
-    // Whoever asked for it stops waiting.
-    try {
-      pqxx::connection conn(conninfo_);
-      pqxx::work tx(conn);
-      fail_refresh_requests(tx, replica_group(policies()), table, error);
-      tx.commit();
-    } catch (const std::exception&) {
-    }
-  }
+  if (built && sharing())
+    built = sync_.store(table, std::move(built));  // before it is served
+  else if (!built && sharing())
+    sync_.fail_requests(replica_group(policies()), table, error);  // whoever asked stops waiting
   if (!with_catalog || conninfo_.empty()) {
-    publish(table, built, error);
+    board_.publish(table, built, error);
     return built != nullptr;
   }
   // The catalog as it is after the build, published in the same version.
   std::lock_guard lock(catalog_mu_);
   std::string catalog_error;
   auto facts = read_catalog_locked(catalog_error);
-  publish(table, built, error, std::move(facts), &catalog_error);
+  board_.publish(table, built, error, std::move(facts), &catalog_error);
   return built != nullptr;
 }
 
@@ -376,9 +268,10 @@ bool PolicyStore::refresh_all(bool adopt_stored) {
       if (served.count(name)) continue;
       if (!leading) {
         if (!current()->find(name))
-          publish(name, nullptr,
-                  "no stored snapshot for this replica's policy yet: waiting for the builder "
-                  "(the replica holding the lock) to store one");
+          board_.publish(
+              name, nullptr,
+              "no stored snapshot for this replica's policy yet: waiting for the builder "
+              "(the replica holding the lock) to store one");
         ok = false;
         continue;
       }
@@ -391,19 +284,7 @@ bool PolicyStore::refresh_all(bool adopt_stored) {
 }
 
 bool PolicyStore::lead() {
-  std::lock_guard lock(leader_mu_);
-  const int32_t group = replica_group(policies());
-  if (!leader_ || group != leader_group_) {
-    leader_ = std::make_unique<LeaderLock>(conninfo_, sharing_.replica, group);  // after RELOAD
-    leader_group_ = group;
-  }
-  try {
-    return leader_->try_lead();
-  } catch (const std::exception& e) {
-    note_sharing_error(std::string("cannot reach the database for the builder's lock: ") +
-                       e.what());
-    return false;
-  }
+  return sync_.lead(replica_group(policies()));
 }
 
 uint64_t PolicyStore::served_version(const std::string& table) const {
@@ -411,33 +292,12 @@ uint64_t PolicyStore::served_version(const std::string& table) const {
   return t ? t->shared_version : 0;
 }
 
-void PolicyStore::note_sharing_error(const std::string& error) {
-  std::lock_guard lock(sharing_mu_);
-  sharing_error_ = error;
-}
-
 SharingState PolicyStore::sharing_state() const {
-  SharingState s;
-  s.enabled = sharing_.enabled;
-  s.replica = sharing_.replica;
-  {
-    std::lock_guard lock(sharing_mu_);
-    s.error = sharing_error_;
-  }
-  std::unique_lock lock(leader_mu_, std::try_to_lock);  // not while lead() asks the database
-  s.leading = lock.owns_lock() && leader_ && leader_->leading();
-  return s;
+  return sync_.state();
 }
 
 std::vector<SnapshotListing> PolicyStore::stored_snapshots(std::string& builder) {
-  if (conninfo_.empty()) return {};
-  pqxx::connection conn(conninfo_);
-  pqxx::work tx(conn);
-  catalog::ensure_kanon_schema(tx);
-  builder = current_builder(tx, replica_group(policies()));
-  auto out = list_snapshots(tx);
-  tx.commit();
-  return out;
+  return sync_.stored_snapshots(replica_group(policies()), builder);
 }
 
 bool PolicyStore::adopt(const std::string& table) {
@@ -448,56 +308,22 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
   std::map<std::string, policy::TablePolicy> wanted;
   for (const auto& p : policies())
     if (std::find(tables.begin(), tables.end(), p.name()) != tables.end()) wanted[p.name()] = p;
-  std::lock_guard lock(adopt_mu_);
-  std::set<std::string> serving;
-  for (const auto& [name, p] : wanted)
-    if (served_version(name) > 0) serving.insert(name);
-  std::string table;  // the one being loaded, for the error
-  try {
-    // The kept catalog connection and two transactions for every table:
-    // this is what a replica's start costs (bench/policy/snapshot_bench).
-    std::lock_guard catalog_lock(catalog_mu_);
+  ReplicaSync::Adoption how;
+  how.served_version = [this](const std::string& table) { return served_version(table); };
+  how.on_connection = [this](const std::function<void(pqxx::connection_base&)>& read) {
+    std::lock_guard lock(catalog_mu_);
     if (!catalog_conn_ || !catalog_conn_->conn.is_open())
       catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-    auto& conn = catalog_conn_->conn;
-    std::vector<StoredSnapshot> fresh;
-    {
-      pqxx::work tx(conn);
-      if (tx.exec("SELECT to_regclass('kanon.snapshots') IS NOT NULL")[0][0].as<bool>())
-        for (const auto& [name, p] : wanted) {
-          auto stored = latest_snapshot(tx, name, policy::policy_hash(p));
-          if (!stored || stored->version <= served_version(name)) continue;
-          fresh.push_back(std::move(*stored));
-        }
-      tx.commit();
-    }
-    if (fresh.empty()) return serving;
-    for (auto& stored : fresh) {
-      table = stored.table;
-      const auto& p = wanted.at(table);
-      auto snap = decode_snapshot(stored.body, p, catalog::read_table_info(conn, p));
-      snap->shared_version = stored.version;
-      snap->built_by = stored.built_by;
-      publish(table, std::move(snap), "");
-      serving.insert(table);
-    }
-    table.clear();
-    // Bookkeeping for SHOW SNAPSHOTS: no need to wait for the disk.
-    pqxx::work tx(conn);
-    tx.exec("SET LOCAL synchronous_commit = off");
-    for (const auto& stored : fresh)
-      note_served(tx, sharing_.replica, stored.table, stored.version);
-    tx.commit();
-  } catch (const std::exception& e) {
-    if (dynamic_cast<const pqxx::broken_connection*>(&e)) {
-      std::lock_guard catalog_lock(catalog_mu_);
-      catalog_conn_.reset();
-    }
-    note_sharing_error(
-        table.empty() ? fmt::format("cannot load stored snapshots: {}", e.what())
-                      : fmt::format("cannot load the stored snapshot of {}: {}", table, e.what()));
-  }
-  return serving;
+    read(catalog_conn_->conn);
+  };
+  how.drop_connection = [this] {
+    std::lock_guard lock(catalog_mu_);
+    catalog_conn_.reset();
+  };
+  how.serve = [this](const std::string& table, std::shared_ptr<const policy::TableSnapshot> snap) {
+    board_.publish(table, std::move(snap), "");
+  };
+  return sync_.adopt(wanted, how);
 }
 
 bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
@@ -507,29 +333,26 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
   try {
     conn = std::make_unique<pqxx::connection>(conninfo_);
     pqxx::work tx(*conn);
-    id = ask_refresh(tx, replica_group(policies()), verb, table, sharing_.replica);
+    id = ask_refresh(tx, replica_group(policies()), verb, table, sync_.replica());
     tx.commit();
   } catch (const std::exception& e) {
-    publish(table, nullptr, std::string("cannot ask the builder for a refresh: ") + e.what());
+    board_.publish(table, nullptr,
+                   std::string("cannot ask the builder for a refresh: ") + e.what());
     return false;
   }
   // The builder answers with a stored version (or an error in the request);
   // when no builder holds the lock any more, this replica takes over.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(15);
   for (;;) {
-    {
-      std::unique_lock lock(mu_);
-      published_.wait_for(lock, std::chrono::seconds(1), [&] {
-        const auto* t = current_->find(table);
-        return t && t->shared_version > before;
-      });
-      const auto* t = current_->find(table);
-      if (t && t->shared_version > before) return true;
-    }
+    if (board_.wait_for(std::chrono::seconds(1), [&](const PolicySnapshot& s) {
+          const auto* t = s.find(table);
+          return t && t->shared_version > before;
+        }))
+      return true;
     try {
       pqxx::nontransaction tx(*conn);
       if (const auto error = refresh_error(tx, id)) {
-        publish(table, nullptr, "the builder's refresh failed: " + *error);
+        board_.publish(table, nullptr, "the builder's refresh failed: " + *error);
         return false;
       }
     } catch (const std::exception&) {
@@ -537,202 +360,26 @@ bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
     }
     if (lead()) return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
     if (std::chrono::steady_clock::now() > deadline) {
-      publish(table, nullptr, "the builder did not store a new version within 15 minutes");
+      board_.publish(table, nullptr, "the builder did not store a new version within 15 minutes");
       return false;
     }
   }
 }
 
 void PolicyStore::start() {
-  {
-    std::lock_guard lock(run_mu_);
-    if (thread_.joinable()) return;
-    stopping_ = false;
-    thread_ = std::thread([this] { run(); });
-    if (conninfo_.empty()) return;
-    {
-      std::lock_guard wl(watch_mu_);
-      watch_ = CatalogWatchState{};
-      watch_.running = true;
-      watch_ready_ = false;
-    }
-    if (::pipe2(wake_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
-      std::lock_guard wl(watch_mu_);
-      watch_.running = false;
-      watch_.error = std::string("cannot start the catalog watcher: ") + std::strerror(errno);
-      return;
-    }
-    watch_stop_ = false;
-    watcher_ = std::thread([this] { watch_catalog(); });
-  }
-  std::unique_lock wl(watch_mu_);
-  watch_cv_.wait_for(wl, std::chrono::seconds(2), [&] { return watch_ready_; });
+  if (!scheduler_.start()) return;
+  if (!conninfo_.empty()) watcher_.start();
 }
 
 void PolicyStore::stop() {
-  {
-    std::lock_guard lock(run_mu_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  watch_stop_ = true;
-  if (wake_pipe_[1] >= 0) {
-    const char c = 1;
-    [[maybe_unused]] const auto n = ::write(wake_pipe_[1], &c, 1);
-  }
-  if (thread_.joinable()) thread_.join();
-  if (watcher_.joinable()) watcher_.join();
-  for (int& fd : wake_pipe_) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  std::lock_guard wl(watch_mu_);
-  watch_.running = false;
-  watch_.listening = false;
+  scheduler_.begin_stop();
+  watcher_.begin_stop();
+  scheduler_.stop();
+  watcher_.stop();
 }
 
 CatalogWatchState PolicyStore::catalog_watch_state() const {
-  std::lock_guard lock(watch_mu_);
-  return watch_;
-}
-
-bool PolicyStore::wait_for_wake(int timeout_ms) {
-  pollfd fd{wake_pipe_[0], POLLIN, 0};
-  ::poll(&fd, 1, timeout_ms);
-  char buf[64];
-  while (::read(wake_pipe_[0], buf, sizeof buf) > 0) {
-  }
-  return watch_stop_;
-}
-
-namespace {
-
-class CatalogReceiver : public pqxx::notification_receiver {
- public:
-  CatalogReceiver(pqxx::connection_base& conn, uint64_t& received, std::atomic<uint64_t>& notified)
-      : pqxx::notification_receiver(conn, catalog::kCatalogChannel),
-        received_(received),
-        notified_(notified) {}
-  void operator()(const std::string&, int) override {
-    ++received_;
-    ++notified_;  // sessions see at once that the catalog is behind
-  }
-
- private:
-  uint64_t& received_;
-  std::atomic<uint64_t>& notified_;
-};
-
-// Payloads of one channel, in arrival order.
-class PayloadReceiver : public pqxx::notification_receiver {
- public:
-  PayloadReceiver(pqxx::connection_base& conn, const char* channel)
-      : pqxx::notification_receiver(conn, channel) {}
-  void operator()(const std::string& payload, int) override { payloads.push_back(payload); }
-  std::vector<std::string> payloads;
-};
-
-}  // namespace
-
-void PolicyStore::watch_catalog() {
-  using Clock = std::chrono::steady_clock;
-  // A burst of DDL (a migration) gives one refresh: wait until notifications
-  // have been quiet for kQuiet, but no longer than kMaxDelay after the first.
-  constexpr auto kQuiet = std::chrono::milliseconds(25);
-  constexpr auto kMaxDelay = std::chrono::milliseconds(250);
-  auto ms_left = [](Clock::time_point deadline) {
-    return std::max<long>(
-        0, std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count());
-  };
-  bool install_tried = false;
-  while (!watch_stop_) {
-    try {
-      pqxx::connection conn(conninfo_);
-      if (!install_tried) {
-        install_tried = true;
-        std::string why;
-        const bool ok = catalog::install_catalog_event_trigger(conn, &why);
-        std::lock_guard lock(watch_mu_);
-        watch_.trigger_installed = ok;
-        watch_.trigger_error = why;
-      }
-      uint64_t received = 0;
-      uint64_t handled = 0;
-      CatalogReceiver receiver(conn, received, notified_);
-      std::optional<PayloadReceiver> stored, asked;
-      if (sharing()) {
-        stored.emplace(conn, kSnapshotChannel);
-        asked.emplace(conn, kRefreshChannel);
-        // Whatever was stored while nobody listened.
-        std::vector<std::string> names;
-        for (const auto& p : policies()) names.push_back(p.name());
-        adopt(names);
-      }
-      {
-        std::lock_guard lock(watch_mu_);
-        watch_.listening = true;
-        watch_.error.clear();
-        watch_ready_ = true;
-      }
-      watch_cv_.notify_all();
-      // Whatever changed between the last read and the LISTEN.
-      refresh_catalog();
-      Clock::time_point first{}, last{};
-      while (!watch_stop_) {
-        // Notifications libpq read during a refresh wait in its queue.
-        const uint64_t before = received;
-        conn.get_notifs();
-        if (!conn.is_open())
-          throw pqxx::broken_connection("the catalog watcher lost its connection");
-        if (stored && !stored->payloads.empty()) on_stored(std::exchange(stored->payloads, {}));
-        if (asked && !asked->payloads.empty()) {
-          asked->payloads.clear();
-          on_asked();
-        }
-        if (received > before) {
-          const auto now = Clock::now();
-          if (before == handled) first = now;
-          last = now;
-          std::lock_guard lock(watch_mu_);
-          watch_.notifications += received - before;
-        }
-        if (received > handled) {
-          if (Clock::now() >= last + kQuiet || Clock::now() >= first + kMaxDelay) {
-            handled = received;
-            // Sessions may have read it already (Session::catch_up_catalog).
-            const bool ok = refresh_catalog_covering(notified_.load());
-            std::lock_guard lock(watch_mu_);
-            ++watch_.refreshes;
-            if (!ok) watch_.error = current()->catalog_error;
-            continue;
-          }
-        }
-        const int timeout =
-            received > handled
-                ? static_cast<int>(std::min(ms_left(last + kQuiet), ms_left(first + kMaxDelay)))
-                : -1;
-        pollfd fds[2] = {{conn.sock(), POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
-        if (::poll(fds, 2, timeout) < 0 && errno != EINTR)
-          throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
-        if (fds[1].revents) {
-          char buf[64];
-          while (::read(wake_pipe_[0], buf, sizeof buf) > 0) {
-          }
-        }
-      }
-    } catch (const std::exception& e) {
-      {
-        std::lock_guard lock(watch_mu_);
-        watch_.listening = false;
-        watch_.error = e.what();
-        watch_ready_ = true;
-      }
-      watch_cv_.notify_all();
-      if (wait_for_wake(1000)) break;
-    }
-  }
-  std::lock_guard lock(watch_mu_);
-  watch_.listening = false;
+  return watcher_.state();
 }
 
 void PolicyStore::on_stored(const std::vector<std::string>& payloads) {
@@ -744,85 +391,11 @@ void PolicyStore::on_stored(const std::vector<std::string>& payloads) {
 
 void PolicyStore::on_asked() {
   if (!lead()) return;
-  std::vector<RefreshRequest> taken;
-  try {
-    pqxx::connection conn(conninfo_);
-    pqxx::work tx(conn);
-    taken = take_refresh_requests(tx, replica_group(policies()));
-    tx.commit();
-  } catch (const std::exception& e) {
-    note_sharing_error(std::string("cannot read the refresh requests: ") + e.what());
-    return;
-  }
+  const auto taken = sync_.take_requests(replica_group(policies()));
   if (taken.empty()) return;
-  {
-    std::lock_guard lock(run_mu_);
-    for (const auto& r : taken) {
-      requested_.insert(r.table);
-      if (r.verb == "reanonymize") reanonymize_requested_.insert(r.table);
-    }
-  }
-  wake_.notify_all();
-}
-
-void PolicyStore::run() {
-  using Clock = std::chrono::steady_clock;
-  std::map<std::string, Clock::time_point> due;  // by table; re-read after a reload
-  // A served snapshot (stored, maybe by an earlier run) is due a refresh
-  // interval after it was built.
-  const auto first_due = [&](const policy::TablePolicy& p) {
-    const auto* t = current()->find(p.name());
-    if (!t) return Clock::now() + p.refresh;
-    const auto age =
-        std::chrono::duration_cast<Clock::duration>(std::chrono::system_clock::now() - t->built_at);
-    return Clock::now() + std::max(Clock::duration::zero(), p.refresh - age);
-  };
-  std::unique_lock lock(run_mu_);
-  while (!stopping_) {
-    const auto listed = policies();
-    std::map<std::string, Clock::time_point> next_due;
-    for (const auto& p : listed) {
-      const auto it = due.find(p.name());
-      next_due[p.name()] = it != due.end() ? it->second : first_due(p);
-    }
-    due = std::move(next_due);
-    auto wake_at = Clock::now() + std::chrono::hours(1);
-    for (const auto& [name, t] : due) wake_at = std::min(wake_at, t);
-    const uint64_t generation = generation_;
-    wake_.wait_until(lock, wake_at,
-                     [&] { return stopping_ || generation_ != generation || !requested_.empty(); });
-    if (stopping_) break;
-    if (generation_ != generation) continue;
-    // Refreshes another replica asked the builder for.
-    while (!requested_.empty() && !stopping_) {
-      const std::string table = *requested_.begin();
-      requested_.erase(requested_.begin());
-      const bool baseline = reanonymize_requested_.erase(table) > 0;
-      lock.unlock();
-      if (baseline)
-        reanonymize(table);
-      else
-        refresh(table);
-      lock.lock();
-      due[table] = Clock::now() + std::chrono::hours(1);  // set again below when listed
-      for (const auto& p : listed)
-        if (p.name() == table) due[table] = Clock::now() + p.refresh;
-    }
-    for (const auto& p : listed) {
-      if (due[p.name()] > Clock::now()) continue;
-      lock.unlock();
-      // With shared snapshots the builder builds; the others load what it
-      // stored (in case a notification was missed) and take over when no
-      // builder is connected.
-      if (sharing() && !lead())
-        adopt(p.name());
-      else
-        refresh(p.name());
-      lock.lock();
-      due[p.name()] = Clock::now() + p.refresh;
-      if (stopping_) break;
-    }
-  }
+  std::vector<RefreshScheduler::Request> requests;
+  for (const auto& r : taken) requests.push_back({r.table, r.verb == "reanonymize"});
+  scheduler_.request(requests);
 }
 
 }  // namespace kanon::store

@@ -1,11 +1,21 @@
 // PolicyStore: the compiled policies of every protected table, published as
-// immutable versioned snapshots.
+// immutable versioned snapshots. A façade over parts that each own their
+// locks and threads:
 //
-// A snapshot maps "schema.table" to its TableSnapshot. Readers (proxy
-// sessions, one lookup per statement) call current() and keep the returned
-// shared_ptr for as long as they need a consistent view; it never changes
-// under them. Refreshes build a table's new TableSnapshot off to the side,
-// then publish a new PolicySnapshot with version + 1 under a short lock.
+//   SnapshotBoard (snapshot_board.h)       the published snapshots;
+//   RefreshScheduler (refresh_scheduler.h) the background refresh thread;
+//   CatalogWatcher (catalog_watcher.h)     the catalog watcher thread;
+//   ReplicaSync (replica_sync.h)           shared snapshots: the builder's
+//                                          lock, storing, adopting, requests.
+//
+// The store itself keeps the policies, builds tables, reads the catalog on
+// its kept connection and decides when to build, adopt or ask the builder.
+//
+// Readers (proxy sessions, one lookup per statement) call current() and keep
+// the returned shared_ptr for as long as they need a consistent view; it
+// never changes under them. Refreshes build a table's new TableSnapshot off
+// to the side, then publish a new PolicySnapshot with version + 1 under a
+// short lock.
 // A refresh that fails keeps the table's previous TableSnapshot and records
 // the error in the new snapshot's `errors`; a table that has never been built
 // is absent from `tables` (the rewriter must then deny access: fail closed).
@@ -22,83 +32,24 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "catalog/catalog_facts.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
+#include "store/catalog_watcher.h"
+#include "store/refresh_scheduler.h"
+#include "store/replica_sync.h"
 #include "store/shared_snapshots.h"
+#include "store/snapshot_board.h"
 #include "store/snapshot_build.h"
 
 namespace kanon::store {
-
-struct PolicySnapshot {
-  uint64_t version = 0;
-  // The store that published it (unique in the process; 0 for a snapshot
-  // made by hand). A store's snapshots have increasing versions, so (store,
-  // version) names one snapshot's content.
-  uint64_t store = 0;
-  // Every table the store's policies list ("schema.table"), built or not: a
-  // listed table without a built snapshot is denied (fail closed).
-  std::vector<std::string> listed;
-  std::map<std::string, std::shared_ptr<const policy::TableSnapshot>> tables;  // by "schema.table"
-  std::map<std::string, std::string> errors;  // last refresh error per table, if it failed
-  // What the catalog says about every relation and function; null until read
-  // (never by a store built with a Builder). A failed read keeps the previous
-  // facts and sets catalog_error; a successful one clears it.
-  std::shared_ptr<const catalog::CatalogFacts> catalog;
-  std::string catalog_error;
-
-  // nullptr when the table has no built policy.
-  const policy::TableSnapshot* find(const std::string& qualified) const;
-};
-
-// What a session in a transaction decides with (Session keeps one version of
-// every table for a whole transaction): `pinned`'s tables with `current`'s
-// catalog and listed tables. `current` itself when the tables are the same or
-// the snapshots are of different stores; otherwise a new snapshot whose
-// version is unique in the process (so no cache entry of another snapshot
-// is ever taken for it).
-std::shared_ptr<const PolicySnapshot> pin_tables(std::shared_ptr<const PolicySnapshot> pinned,
-                                                 std::shared_ptr<const PolicySnapshot> current);
-
-// Shared snapshots as this store sees them (SHOW SNAPSHOTS).
-struct SharingState {
-  bool enabled = false;
-  std::string replica;
-  bool leading = false;  // this process builds
-  std::string error;     // the last failure to store, load or take the lock
-};
-
-// What the catalog watcher is doing (PolicyStore::catalog_watch_state).
-struct CatalogWatchState {
-  bool running = false;            // start() started the watcher
-  bool trigger_installed = false;  // install_catalog_event_trigger succeeded at start
-  std::string trigger_error;       // why not (e.g. the service account is no superuser)
-  bool listening = false;          // connected, LISTEN kanon_catalog in force
-  std::string error;               // the last connection or refresh error, if any
-  uint64_t notifications = 0;      // received
-  uint64_t refreshes = 0;          // catalog refreshes the watcher made
-};
-
-// The name the catalog now gives the relation `served` was built from (its
-// OID), when it is not the policy's: the table was renamed or moved. Empty
-// otherwise, and when the relation is gone.
-std::string renamed_to(const policy::TableSnapshot& served, const catalog::CatalogFacts& catalog);
-// Why a refresh of a renamed table is not built (empty: it may be): the
-// policy's name may now hold another relation, whose tree must not replace
-// the one that protects the renamed table (rewriter/protected_index.h).
-std::string refused_rename(const policy::TableSnapshot& served,
-                           const catalog::CatalogFacts& catalog);
 
 class PolicyStore {
  public:
@@ -157,7 +108,7 @@ class PolicyStore {
   // covered < received decides with a catalog older than the database's,
   // and reads it again first (refresh_catalog_covering) instead of waiting
   // for the watcher's debounced refresh.
-  uint64_t catalog_notifications() const { return notified_.load(); }
+  uint64_t catalog_notifications() const { return watcher_.notifications(); }
   uint64_t catalog_notifications_covered() const { return covered_.load(); }
   // refresh_catalog(), unless a read that began after `notifications` were
   // received has been published meanwhile (many sessions catching up at
@@ -193,8 +144,7 @@ class PolicyStore {
   // current()): the table, the snapshot now in force for it (after a
   // failure, the previous one, or null) and the error ("" on success). The
   // proxy logs with it; not called for what is published before it is set.
-  using PublishListener = std::function<void(
-      const std::string& table, const policy::TableSnapshot* in_force, const std::string& error)>;
+  using PublishListener = SnapshotBoard::PublishListener;
   void set_publish_listener(PublishListener listener);
 
   SharingState sharing_state() const;
@@ -204,7 +154,7 @@ class PolicyStore {
 
  private:
   // Shared snapshots (shared_snapshots.h).
-  bool sharing() const { return sharing_.enabled && !conninfo_.empty(); }
+  bool sharing() const { return sync_.enabled(); }
   bool lead();  // takes or keeps the builder's lock; false on errors
   // Serves the newest stored snapshot of `table` when it is newer than the
   // one served and made for this replica's policy. True when one is served
@@ -218,7 +168,6 @@ class PolicyStore {
   // newer version or the builder's error.
   bool ask_builder(const std::string& table, const char* verb);
   uint64_t served_version(const std::string& table) const;
-  void note_sharing_error(const std::string& error);
   // The watcher's kanon_snapshot and kanon_refresh notifications.
   void on_stored(const std::vector<std::string>& payloads);
   void on_asked();
@@ -226,15 +175,8 @@ class PolicyStore {
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
   std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
-  void publish(const std::string& table, std::shared_ptr<const policy::TableSnapshot> built,
-               const std::string& error,
-               std::shared_ptr<const catalog::CatalogFacts> catalog = nullptr,
-               const std::string* catalog_error = nullptr);
-  void publish_catalog(std::shared_ptr<const catalog::CatalogFacts> catalog,
-                       const std::string& error);
-  void run();
-  void watch_catalog();
-  bool wait_for_wake(int timeout_ms);  // true when stop() woke the watcher
+  RefreshScheduler::Hooks scheduler_hooks();  // refresh(), reanonymize(), adopt()
+  CatalogWatcher::Hooks watcher_hooks();      // catalog reads, adopt(), on_asked()
 
   const std::string conninfo_;  // empty for a store built with a Builder
   const std::string database_;
@@ -242,42 +184,20 @@ class PolicyStore {
   mutable std::mutex policies_mu_;
   std::vector<policy::TablePolicy> policies_;
   Builder builder_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const PolicySnapshot> current_;
-  PublishListener listener_;  // with mu_
-  std::mutex run_mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  uint64_t generation_ = 0;  // bumped by reload() so run() re-reads the schedule
-  std::thread thread_;
+  SnapshotBoard board_;         // the published snapshots (after policies_: lists them)
+  RefreshScheduler scheduler_;  // the background refresh (after board_: reads it)
   std::mutex baseline_mu_;
   std::set<std::string> baseline_pending_;
 
-  std::mutex catalog_mu_;              // one catalog read and publish at a time, in order
-  std::atomic<uint64_t> notified_{0};  // catalog notifications received
-  std::atomic<uint64_t> covered_{0};   // ... that a published catalog read began after
+  std::mutex catalog_mu_;             // one catalog read and publish at a time, in order
+  std::atomic<uint64_t> covered_{0};  // notifications a published catalog read began after
   // A service connection kept for catalog reads: its statements are prepared
   // and its backend's catalog caches warm (a new connection costs ~5x).
   struct CatalogConnection;
   std::unique_ptr<CatalogConnection> catalog_conn_;
-  mutable std::mutex watch_mu_;
-  std::condition_variable watch_cv_;
-  CatalogWatchState watch_;
-  bool watch_ready_ = false;  // the watcher listens, or its first attempt failed
-  std::atomic<bool> watch_stop_{false};
-  int wake_pipe_[2] = {-1, -1};
-  std::thread watcher_;
 
-  const settings::SharingOptions sharing_;
-  mutable std::mutex leader_mu_;
-  std::unique_ptr<LeaderLock> leader_;
-  int32_t leader_group_ = 0;
-  mutable std::mutex sharing_mu_;
-  std::string sharing_error_;
-  std::condition_variable published_;  // with mu_: a table snapshot was published
-  std::set<std::string> requested_;    // with run_mu_: refreshes other replicas asked for
-  std::set<std::string> reanonymize_requested_;
-  std::mutex adopt_mu_;  // one adopt() at a time, in version order
+  ReplicaSync sync_;        // shared snapshots
+  CatalogWatcher watcher_;  // after sync_ (sharing())
 };
 
 }  // namespace kanon::store
