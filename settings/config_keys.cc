@@ -84,6 +84,19 @@ T choice(const Input& in, std::initializer_list<std::pair<std::string_view, T>> 
   in.reader.fail(in.node, in.key, fmt::format("'{}' is not one of {}", t, list));
 }
 
+// One of the enum's `values`, named as to_string() names them (the names
+// the configuration is printed with).
+template <typename T>
+T choice(const Input& in, std::initializer_list<T> values) {
+  const std::string t = text(in);
+  std::string list;
+  for (const T value : values) {
+    if (t == to_string(value)) return value;
+    list += (list.empty() ? "" : ", ") + std::string(to_string(value));
+  }
+  in.reader.fail(in.node, in.key, fmt::format("'{}' is not one of {}", t, list));
+}
+
 // An identifier the audit table sink can use without quoting.
 bool plain_identifier(std::string_view s) {
   if (s.empty() || s.size() > 63 ||
@@ -149,9 +162,8 @@ const std::vector<ConfigKey> kKeys = {
    [](const Input& in, C& c) { c.service.conninfo = text(in); }},
   {"backend.sslmode", "TLS toward the backend: disable, prefer, require, verify-ca, verify-full", "prefer",
    [](const Input& in, C& c) {
-     c.backend_tls.mode = choice<SslMode>(in, {{"disable", SslMode::kDisable}, {"prefer", SslMode::kPrefer},
-                                               {"require", SslMode::kRequire}, {"verify-ca", SslMode::kVerifyCa},
-                                               {"verify-full", SslMode::kVerifyFull}});
+     c.backend_tls.mode = choice(in, {SslMode::kDisable, SslMode::kPrefer, SslMode::kRequire,
+                                      SslMode::kVerifyCa, SslMode::kVerifyFull});
    }},
   {"backend.sslrootcert", "the CA that signed the backend's certificate (verify-ca, verify-full)", "none",
    [](const Input& in, C& c) { c.backend_tls.rootcert = in.resolve(text(in)); }},
@@ -183,8 +195,7 @@ const std::vector<ConfigKey> kKeys = {
    [](const Input& in, C& c) { c.limits.max_message_size = integer(in, 1024, 1u << 30); }},
   {"log_level", "debug, info, warning or error", "info",
    [](const Input& in, C& c) {
-     c.log_level = choice<LogLevel>(in, {{"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo},
-                                         {"warning", LogLevel::kWarning}, {"error", LogLevel::kError}});
+     c.log_level = choice(in, {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning, LogLevel::kError});
    }},
   {"threads", "I/O threads, 0 = one per core (on a small host shared with PostgreSQL, 1 costs 20-40% less CPU per transaction: bench/README.md)", "0",
    [](const Input& in, C& c) { c.threads = integer(in, 0, 256); }},
