@@ -32,9 +32,14 @@ function ok(step) { console.log('ok: ' + step); }
 // Clicks a button of the export form; the id of the job it started (jobs
 // other tests started are listed too, so steps follow their own ids).
 async function startJob(page, button) {
+  // The message still shows the job started before until the click's answer
+  // arrives: wait for a new job id, or an error.
+  const before = await page.getAttribute('#export-message', 'data-started');
   await page.click(button);
-  await page.waitForFunction(() => document.getElementById('export-message').textContent.length > 0,
-    null, WAIT);
+  await page.waitForFunction((prev) => {
+    const m = document.getElementById('export-message');
+    return m.className === 'error' || (m.dataset.started && m.dataset.started !== prev);
+  }, before, WAIT);
   const id = await page.getAttribute('#export-message', 'data-started');
   check(id, 'the export was not started: ' + await page.textContent('#export-message'));
   return id;
