@@ -11,12 +11,13 @@
 //     function of the table is denied by name in restricted statements
 //     (rule server-file-function) and is opaque wherever it hides
 //     (rewriter/object_catalog.h);
-//   - the exposure report (audit/exposure.cc): each entry a login holds is a
+//   - the exposure report (exposure/exposure.cc): each entry a login holds is a
 //     row (superuser, createrole, bypassrls, replication, server-files) with
 //     its fix.
 // Privileges on objects that reach a protected table (SELECT, writes,
-// EXECUTE on functions that read one) are not here: they come from the
-// catalog's reach analysis (rewriter/object_catalog.h).
+// EXECUTE on SECURITY DEFINER functions that read one) are not here: they
+// come from the catalog's reach analysis, one list for the proxy and the
+// report (rewriter/privilege_paths.h).
 //
 // Plain data and string building; no database, no other module.
 #pragma once

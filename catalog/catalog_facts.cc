@@ -237,7 +237,9 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          catalog_guard_body() +
          "$kanon_guard$) OR (p.proname = 'catalog_stays' AND p.prosrc = $kanon_guard$" +
          catalog_holding_guard_body() +
-         "$kanon_guard$)))) "
+         "$kanon_guard$)))), "
+         "p.prorettype IN ('pg_catalog.trigger'::pg_catalog.regtype, "
+         "'pg_catalog.event_trigger'::pg_catalog.regtype) "
          "FROM pg_catalog.pg_proc p "
          "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
          "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
@@ -439,6 +441,7 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
     f.atomic = bool_of(r[9]);
     f.support_functions = oid_array(r[10]);
     f.kanon_guard = bool_of(r[11]);
+    f.trigger = bool_of(r[12]);
     f.builtin = f.oid < kFirstNormalObjectId;
     facts.functions.push_back(std::move(f));
   }

@@ -67,6 +67,9 @@ struct FunctionFacts {
   bool builtin = false;   // oid < 16384 (FirstNormalObjectId): shipped with the server
   std::string extension;  // the extension it belongs to (pg_depend deptype 'e'), if any
   bool security_definer = false;
+  // Returns trigger or event_trigger: PostgreSQL runs it only as a trigger,
+  // never when called, so EXECUTE on it is no way in of its own.
+  bool trigger = false;
   // kanon.catalog_is or kanon.catalog_stays as install_catalog_event_trigger
   // makes them (their plpgsql bodies, invoker's rights, no settings): they
   // read the catalog generation (and take an advisory lock) and nothing

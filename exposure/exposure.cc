@@ -19,21 +19,11 @@ using rewriter::RelationClass;
 
 constexpr const char* kReadAllData = "pg_read_all_data";
 constexpr const char* kWriteAllData = "pg_write_all_data";
-constexpr const char* kWrite = "INSERT, UPDATE, DELETE, TRUNCATE";
 
 using base::join;
 
 bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
-}
-
-bool builtin_function(const catalog::FunctionFacts& f) {
-  return f.builtin || f.schema == "pg_catalog" || f.schema == "information_schema";
-}
-
-// A function EXECUTE on which is a path of its own (access/direct_access.h).
-const access::DirectAccess* server_file_function(const catalog::FunctionFacts& f) {
-  return access::path_function(f.name, f.builtin, f.language, f.extension);
 }
 
 ExposurePath attribute_path(access::Attribute a) {
@@ -167,7 +157,8 @@ class Judge {
       : catalog_(catalog),
         facts_(facts),
         roles_(facts.roles),
-        candidates_(exposure_candidates(catalog)) {
+        policy_list_(policies),
+        paths_(rewriter::privilege_paths(catalog, policies)) {
     for (const auto& p : policies) policies_[p.name()] = &p;
   }
 
@@ -214,9 +205,10 @@ class Judge {
 
     if (!login.connect) return;  // no session at all, with or without kanon
     std::vector<Exposure> grants;
-    for (uint32_t oid : candidates_.relations) relation(login, m, restricted, oid, grants);
-    for (uint32_t oid : candidates_.written) written(login, m, restricted, oid, grants);
-    for (uint32_t oid : candidates_.functions) function(login, m, restricted, oid, grants);
+    for (uint32_t oid : paths_.read) relation(login, m, restricted, oid, grants);
+    for (uint32_t oid : paths_.written) written(login, m, restricted, oid, grants);
+    for (uint32_t oid : paths_.definer) function(login, m, restricted, oid, grants);
+    for (uint32_t oid : paths_.server_files) function(login, m, restricted, oid, grants);
     if (grants.empty()) return;
     if (facts_.hba) {
       std::vector<std::string> reached;
@@ -307,6 +299,15 @@ class Judge {
 
   // `privilege` is "SELECT" or "EXECUTE"; `on` the object as REVOKE names it
   // ("public.t", "FUNCTION public.f(integer)"); `alter` as ALTER names it.
+  // " (granted to it; ...)": where the privilege comes from, and whether
+  // the login may use the object's schema (USAGE) today.
+  std::string because(const Sources& s, const Membership& m, uint32_t oid) const {
+    std::vector<std::string> why = s.why;
+    if (!holds(m, facts_.usable, oid))
+      why.push_back("it has no USAGE on the schema today, which alone keeps it out");
+    return why.empty() ? "" : " (" + join(why, "; ") + ")";
+  }
+
   Sources sources(const RoleFacts& login, const Membership& m, const ObjectAcl& acl,
                   const std::string& privilege, const std::string& on, const std::string& alter,
                   const char* all_data, const std::vector<std::string>& tables) const {
@@ -367,15 +368,6 @@ class Judge {
     return false;
   }
 
-  std::vector<std::string> reached(const rewriter::Reach& reach,
-                                   const std::vector<std::string>& restricted) const {
-    if (reach.opaque) return restricted;
-    std::vector<std::string> out;
-    for (const auto& t : reach.tables)
-      if (contains(restricted, t)) out.push_back(t);
-    return out;
-  }
-
   // A relation the login holds `privileges` on (or owns), with its ACL in
   // `acls` and the restricted tables its `reach` reaches; nullopt otherwise.
   struct HeldRelation {
@@ -391,7 +383,7 @@ class Judge {
     const CatalogRelation* r = catalog_.relation(oid);
     const auto acl = acls.find(oid);
     if (!r || acl == acls.end()) return std::nullopt;
-    std::vector<std::string> tables = reached(r->*reach, restricted);
+    std::vector<std::string> tables = rewriter::tables_reached(r->*reach, policy_list_, restricted);
     if (tables.empty()) return std::nullopt;
     if (!holds(m, privileges, oid) && !m.count(acl->second.owner)) return std::nullopt;
     return HeldRelation{r, &acl->second, std::move(tables)};
@@ -412,7 +404,7 @@ class Judge {
     const Sources s = sources(login, m, *acl, "SELECT", acl->quoted,
                               fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->quoted),
                               kReadAllData, tables);
-    const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
+    const std::string why = because(s, m, oid);
     std::string fix = join(s.fixes, "; ");
     if (r->cls == RelationClass::kProtected) {
       x.detail = fmt::format("{} can SELECT the protected table {} without kanon{}", login.name,
@@ -469,10 +461,10 @@ class Judge {
     const auto& f = *r->facts;
     const std::string name = f.schema + "." + f.name;
     Exposure x = row(login, ExposurePath::kWriteRelation, name, tables);
-    const Sources s = sources(login, m, *acl, kWrite, acl->quoted,
+    const Sources s = sources(login, m, *acl, rewriter::kWritePrivileges, acl->quoted,
                               fmt::format("ALTER {} {}", relation_keyword(f.kind), acl->quoted),
                               kWriteAllData, tables);
-    const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
+    const std::string why = because(s, m, oid);
     const char* counts = "the row counts of UPDATE and DELETE with a WHERE clause tell its values";
     if (r->cls == RelationClass::kProtected) {
       x.detail = fmt::format("{} can write the protected table {}{} without kanon: {}", login.name,
@@ -502,23 +494,20 @@ class Judge {
                 std::vector<Exposure>& out) const {
     const CatalogFunction* fn = catalog_.function(oid);
     const auto acl = facts_.function_acls.find(oid);
-    if (!fn || acl == facts_.function_acls.end() || !acl->second.callable) return;
+    if (!fn || acl == facts_.function_acls.end()) return;
     const auto& f = *fn->facts;
     const std::string name = f.schema + "." + f.name;
-    const access::DirectAccess* files = server_file_function(f);
-    std::vector<std::string> tables;
-    if (files)
-      tables = restricted;  // their data files
-    else
-      for (const auto& t : reached(fn->reach, restricted))
-        if (!contains(policies_.at(t)->allowed_functions, name)) tables.push_back(t);
+    const access::DirectAccess* files = rewriter::server_file_function(f);
+    // Server files: every table's data files.
+    const std::vector<std::string> tables =
+        files ? restricted : rewriter::tables_reached(fn->reach, policy_list_, restricted, name);
     if (tables.empty()) return;
     if (!holds(m, facts_.execute, oid) && !m.count(acl->second.owner)) return;
     if (files) {
       Exposure x = row(login, ExposurePath::kServerFiles, acl->second.quoted, tables);
       const Sources s = sources(login, m, acl->second, "EXECUTE", "FUNCTION " + acl->second.quoted,
                                 "ALTER FUNCTION " + acl->second.quoted, nullptr, tables);
-      const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
+      const std::string why = because(s, m, oid);
       x.detail =
           fmt::format("{} can EXECUTE {}{}: {}", login.name, acl->second.quoted, why, files->gives);
       x.fix = join(s.fixes, "; ");
@@ -531,15 +520,15 @@ class Judge {
         sources(login, m, acl->second, "EXECUTE",
                 fmt::format("{} {}", f.kind == 'p' ? "PROCEDURE" : "FUNCTION", acl->second.quoted),
                 fmt::format("ALTER {} {}", keyword, acl->second.quoted), nullptr, tables);
-    const std::string why = s.why.empty() ? "" : " (" + join(s.why, "; ") + ")";
+    const std::string why = because(s, m, oid);
     const std::string reads =
         fn->reach.tables.empty()
             ? fmt::format("kanon cannot see what it reads ({})", fn->reach.via)
             : fmt::format("it reads {} (via {}){}", join(fn->reach.tables), fn->reach.via,
                           fn->reach.opaque ? " and runs code kanon cannot analyse" : "");
-    x.detail = fmt::format("{} can EXECUTE {}{} without kanon: {}, with {} rights", login.name,
-                           acl->second.quoted, why, reads,
-                           f.security_definer ? "its owner's (SECURITY DEFINER)" : "the caller's");
+    x.detail = fmt::format(
+        "{} can EXECUTE {}{} without kanon: {}, with its owner's rights (SECURITY DEFINER)",
+        login.name, acl->second.quoted, why, reads);
     x.fix = join(s.fixes, "; ");
     out.push_back(std::move(x));
   }
@@ -653,7 +642,8 @@ class Judge {
   const ObjectCatalog& catalog_;
   const PrivilegeFacts& facts_;
   Roles roles_;
-  const ExposureCandidates candidates_;
+  const std::vector<policy::TablePolicy>& policy_list_;
+  const rewriter::PrivilegePaths paths_;
   std::map<std::string, const policy::TablePolicy*> policies_;  // by name, sorted
 };
 
@@ -747,27 +737,6 @@ std::string HistoryStatus::verdict() const {
       " through deletions (an analyst sees rows of their cohort disappear; no later release "
       "undoes it)");
   return out.empty() ? "ok" : out;
-}
-
-ExposureCandidates exposure_candidates(const ObjectCatalog& catalog) {
-  ExposureCandidates out;
-  const auto& facts = catalog.facts();
-  for (const auto& r : facts.relations) {
-    if (r.kind != 'r' && r.kind != 'p' && r.kind != 'v' && r.kind != 'm' && r.kind != 'f') continue;
-    const CatalogRelation* c = catalog.relation(r.oid);
-    if (c && c->read.any()) out.relations.push_back(r.oid);
-    if (c && c->write.any()) out.written.push_back(r.oid);
-  }
-  for (const auto& f : facts.functions) {
-    if (server_file_function(f)) {
-      out.functions.push_back(f.oid);
-      continue;
-    }
-    if (builtin_function(f)) continue;
-    const CatalogFunction* c = catalog.function(f.oid);
-    if (c && c->reach.any()) out.functions.push_back(f.oid);
-  }
-  return out;
 }
 
 ExposureReport find_exposures(const ObjectCatalog& catalog,

@@ -7,7 +7,7 @@
 // database: what the catalog says (rewriter::ObjectCatalog over
 // catalog::CatalogFacts: which relations and functions reach which protected
 // tables) and who holds which privilege (PrivilegeFacts, read by
-// audit/privileges.h) in, the list of exposures out.
+// exposure/privileges.h) in, the list of exposures out.
 //
 // Who is checked: every login role (rolcanlogin) except kanon's service
 // account, per protected table. A login the policy's `exempt:` names is
@@ -43,10 +43,16 @@
 //                    writing reaches the table (the table itself, or rules,
 //                    triggers, defaults, constraints that read it) or is
 //                    opaque
-//   execute-function EXECUTE on a function (not built-in, not a trigger
+//   execute-function EXECUTE on a SECURITY DEFINER function (not a trigger
 //                    function) that reaches the table or is opaque, unless
-//                    the policy lists it under allowed_functions
+//                    the policy lists it under allowed_functions (one that
+//                    runs with its caller's rights reads only what the
+//                    caller may: no path of its own)
 //   exempt-through-role  informational, see above
+// The objects of the privilege paths are rewriter::privilege_paths' lists,
+// the ones the proxy asks about too; a privilege counts whether or not the
+// login may use the object's schema (the row then says USAGE is all that
+// keeps it out).
 // The first four, and memberships in server-file roles, are reported
 // whatever pg_hba.conf says. The privilege paths (select-*, write-relation,
 // execute-function, and server-files through EXECUTE) need a session
@@ -69,6 +75,7 @@
 #include "policy/history_check.h"
 #include "policy/table_policy.h"
 #include "rewriter/object_catalog.h"
+#include "rewriter/privilege_paths.h"
 
 namespace kanon::exposure {
 
@@ -104,7 +111,6 @@ struct ObjectAcl {
   std::string quoted;
   std::string owner;
   std::vector<Grant> grants;
-  bool callable = true;  // functions: false for trigger and event trigger functions
 };
 
 // One valid line of pg_hba.conf, as pg_hba_file_rules shows it.
@@ -126,14 +132,17 @@ struct PrivilegeFacts {
   std::string kanon_address;
   std::vector<RoleFacts> roles;  // every role, logins or not
   // (role, oid): the role (never a superuser) holds SELECT on the relation
-  // or on one of its columns / EXECUTE on the function, and USAGE on its
-  // schema, as has_*_privilege say (inheritance and pg_read_all_data
-  // included).
+  // or on one of its columns / EXECUTE on the function, as has_*_privilege
+  // say (inheritance and pg_read_all_data included), whether or not it may
+  // use the object's schema (rewriter/privilege_paths.h).
   std::set<std::pair<std::string, uint32_t>> select;
   std::set<std::pair<std::string, uint32_t>> execute;
   // (role, oid): the role holds INSERT, UPDATE, DELETE or TRUNCATE on the
-  // relation (has_table_privilege, table level) and USAGE on its schema.
+  // relation (has_table_privilege, table level).
   std::set<std::pair<std::string, uint32_t>> write;
+  // (role, oid) of the three sets above whose role may use the object's
+  // schema (USAGE); without it, USAGE is all that keeps the role out.
+  std::set<std::pair<std::string, uint32_t>> usable;
   std::map<uint32_t, ObjectAcl> relation_acls;
   std::map<uint32_t, ObjectAcl> function_acls;
   // The write candidates': grants of INSERT, UPDATE, DELETE or TRUNCATE,
@@ -142,19 +151,6 @@ struct PrivilegeFacts {
   std::optional<std::vector<HbaRule>> hba;  // nullopt: pg_hba_file_rules could not be read
   std::string hba_error;                    // why not
 };
-
-// The relations and functions whose privileges matter: every relation whose
-// reading reaches a protected table or is opaque (tables, views,
-// materialized views, foreign tables), every such relation whose writing
-// does (`written`), every function that is not built-in whose reach is not
-// empty, and the functions EXECUTE on which is a path of its own
-// (access/direct_access.h).
-struct ExposureCandidates {
-  std::vector<uint32_t> relations;
-  std::vector<uint32_t> written;
-  std::vector<uint32_t> functions;
-};
-ExposureCandidates exposure_candidates(const rewriter::ObjectCatalog& catalog);
 
 enum class ExposurePath {
   kSuperuser,

@@ -55,26 +55,27 @@ constexpr const char* kRolesSql =
     "  JOIN pg_catalog.pg_roles g ON g.oid = a.roleid WHERE a.member = r.oid ORDER BY 1) "
     "FROM pg_catalog.pg_roles r ORDER BY r.rolname";
 
-// Tagged rows: 's' / 'w' / 'e' (role, object): the role holds SELECT / a
-// write privilege / EXECUTE; 'R' / 'W' / 'F' (object, quoted name, owner,
-// callable): each candidate; 'r' / 'c' / 'x' / 'f' (object, grantee or ""
-// for PUBLIC, quoted column or privilege): the grants of SELECT on
-// relations and columns, of INSERT, UPDATE, DELETE and TRUNCATE on the
-// write candidates, of EXECUTE on functions.
+// Tagged rows: 's' / 'w' / 'e' (role, object, may use its schema): the
+// role holds SELECT / a write privilege / EXECUTE; 'R' / 'W' / 'F' (object,
+// quoted name, owner): each object of the paths; 'r' / 'c' / 'x' / 'f'
+// (object, grantee or "" for PUBLIC, quoted column or privilege): the grants
+// of SELECT on relations and columns, of INSERT, UPDATE, DELETE and TRUNCATE
+// on the written relations, of EXECUTE on functions.
 constexpr const char* kPrivilegesSql =
     "WITH rel AS (SELECT c.* FROM pg_catalog.pg_class c "
     "  WHERE c.oid = ANY ($1::pg_catalog.oid[])), "
     "fn AS (SELECT p.* FROM pg_catalog.pg_proc p WHERE p.oid = ANY ($2::pg_catalog.oid[])), "
     "wrel AS (SELECT c.* FROM pg_catalog.pg_class c WHERE c.oid = ANY ($3::pg_catalog.oid[])), "
     "who AS (SELECT oid, rolname FROM pg_catalog.pg_roles WHERE NOT rolsuper) "
-    "SELECT 's', rel.oid, w.rolname::pg_catalog.text, NULL, NULL "
+    "SELECT 's', rel.oid, w.rolname::pg_catalog.text, "
+    "  pg_catalog.has_schema_privilege(w.oid, rel.relnamespace, 'USAGE')::pg_catalog.text, NULL "
     "FROM rel CROSS JOIN who w "
-    "WHERE pg_catalog.has_any_column_privilege(w.oid, rel.oid, 'SELECT') "
-    "  AND pg_catalog.has_schema_privilege(w.oid, rel.relnamespace, 'USAGE') "
-    "UNION ALL SELECT 'w', wrel.oid, w.rolname::pg_catalog.text, NULL, NULL "
+    "WHERE pg_catalog.has_any_column_privilege(w.oid, rel.oid, $4) "
+    "UNION ALL SELECT 'w', wrel.oid, w.rolname::pg_catalog.text, "
+    "  pg_catalog.has_schema_privilege(w.oid, wrel.relnamespace, 'USAGE')::pg_catalog.text, "
+    "  NULL "
     "FROM wrel CROSS JOIN who w "
-    "WHERE pg_catalog.has_table_privilege(w.oid, wrel.oid, 'INSERT, UPDATE, DELETE, TRUNCATE') "
-    "  AND pg_catalog.has_schema_privilege(w.oid, wrel.relnamespace, 'USAGE') "
+    "WHERE pg_catalog.has_table_privilege(w.oid, wrel.oid, $5) "
     "UNION ALL SELECT 'W', wrel.oid, pg_catalog.format('%I.%I', n.nspname, wrel.relname), "
     "  pg_catalog.pg_get_userbyid(wrel.relowner)::pg_catalog.text, NULL "
     "FROM wrel JOIN pg_catalog.pg_namespace n ON n.oid = wrel.relnamespace "
@@ -84,18 +85,16 @@ constexpr const char* kPrivilegesSql =
     "FROM wrel, pg_catalog.aclexplode(COALESCE(wrel.relacl, "
     "  pg_catalog.acldefault('r', wrel.relowner))) a "
     "WHERE a.privilege_type IN ('INSERT', 'UPDATE', 'DELETE', 'TRUNCATE') "
-    "UNION ALL SELECT 'e', fn.oid, w.rolname::pg_catalog.text, NULL, NULL "
+    "UNION ALL SELECT 'e', fn.oid, w.rolname::pg_catalog.text, "
+    "  pg_catalog.has_schema_privilege(w.oid, fn.pronamespace, 'USAGE')::pg_catalog.text, NULL "
     "FROM fn CROSS JOIN who w "
-    "WHERE pg_catalog.has_function_privilege(w.oid, fn.oid, 'EXECUTE') "
-    "  AND pg_catalog.has_schema_privilege(w.oid, fn.pronamespace, 'USAGE') "
+    "WHERE pg_catalog.has_function_privilege(w.oid, fn.oid, $6) "
     "UNION ALL SELECT 'R', rel.oid, pg_catalog.format('%I.%I', n.nspname, rel.relname), "
     "  pg_catalog.pg_get_userbyid(rel.relowner)::pg_catalog.text, NULL "
     "FROM rel JOIN pg_catalog.pg_namespace n ON n.oid = rel.relnamespace "
     "UNION ALL SELECT 'F', fn.oid, pg_catalog.format('%I.%I(%s)', n.nspname, fn.proname, "
     "  pg_catalog.pg_get_function_identity_arguments(fn.oid)), "
-    "  pg_catalog.pg_get_userbyid(fn.proowner)::pg_catalog.text, "
-    "  CASE WHEN fn.prorettype IN ('pg_catalog.trigger'::pg_catalog.regtype, "
-    "    'pg_catalog.event_trigger'::pg_catalog.regtype) THEN 'f' ELSE 't' END "
+    "  pg_catalog.pg_get_userbyid(fn.proowner)::pg_catalog.text, NULL "
     "FROM fn JOIN pg_catalog.pg_namespace n ON n.oid = fn.pronamespace "
     "UNION ALL SELECT 'r', rel.oid, CASE WHEN a.grantee = 0 THEN '' "
     "  ELSE pg_catalog.pg_get_userbyid(a.grantee)::pg_catalog.text END, NULL, NULL "
@@ -120,7 +119,7 @@ constexpr const char* kHbaSql =
 }  // namespace
 
 PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
-                                    const ExposureCandidates& candidates) {
+                                    const rewriter::PrivilegePaths& paths) {
   PrivilegeFacts facts;
   pqxx::read_transaction tx(conn);
   bool hba_readable = false;
@@ -149,11 +148,15 @@ PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
   std::map<std::pair<uint32_t, std::string>, std::vector<std::pair<int, std::string>>> columns;
   // Write grants: one Grant per (relation, grantee) with its privileges.
   std::map<std::pair<uint32_t, std::string>, std::set<std::string>> writes;
-  for (const auto& row :
-       tx.exec_params(kPrivilegesSql, oid_array(candidates.relations),
-                      oid_array(candidates.functions), oid_array(candidates.written))) {
+  std::vector<uint32_t> functions = paths.definer;
+  functions.insert(functions.end(), paths.server_files.begin(), paths.server_files.end());
+  for (const auto& row : tx.exec_params(kPrivilegesSql, oid_array(paths.read), oid_array(functions),
+                                        oid_array(paths.written), rewriter::kReadPrivilege,
+                                        rewriter::kWritePrivileges, rewriter::kExecutePrivilege)) {
     const char tag = row[0].c_str()[0];
     const uint32_t oid = oid_of(row[1]);
+    if ((tag == 's' || tag == 'w' || tag == 'e') && bool_of(row[3]))
+      facts.usable.emplace(text_of(row[2]), oid);
     switch (tag) {
       case 's':
         facts.select.emplace(text_of(row[2]), oid);
@@ -172,7 +175,6 @@ PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
                                        : facts.function_acls)[oid];
         acl.quoted = text_of(row[2]);
         acl.owner = text_of(row[3]);
-        acl.callable = tag != 'F' || bool_of(row[4]);
         break;
       }
       case 'r':
@@ -233,7 +235,8 @@ ExposureReport check_exposure(pqxx::connection_base& conn,
   std::vector<std::string> tables;
   for (const auto& p : policies) tables.push_back(p.name());
   const rewriter::ObjectCatalog catalog(facts, tables);
-  PrivilegeFacts privileges = read_privilege_facts(conn, exposure_candidates(catalog));
+  PrivilegeFacts privileges =
+      read_privilege_facts(conn, rewriter::privilege_paths(catalog, policies));
   if (!options.kanon_address.empty()) privileges.kanon_address = options.kanon_address;
   auto report = find_exposures(catalog, policies, privileges, options.exposure);
   // Last: verify_history pins the session's settings.

@@ -1,4 +1,4 @@
-// Reading what audit/exposure.h judges from PostgreSQL, over kanon's service
+// Reading what exposure/exposure.h judges from PostgreSQL, over kanon's service
 // connection: roles and their memberships, who holds SELECT or EXECUTE on
 // the objects that reach protected tables (has_*_privilege, so inheritance,
 // pg_read_all_data and PUBLIC are PostgreSQL's own answer) with their ACLs,
@@ -21,9 +21,10 @@ class connection_base;
 namespace kanon::exposure {
 
 // Three statements in one read-only transaction (header and roles; the
-// privileges and ACLs of `candidates`; pg_hba_file_rules when readable).
+// privileges and ACLs of the objects of `paths`; pg_hba_file_rules when
+// readable).
 PrivilegeFacts read_privilege_facts(pqxx::connection_base& conn,
-                                    const ExposureCandidates& candidates);
+                                    const rewriter::PrivilegePaths& paths);
 
 struct CheckOptions {
   ExposureOptions exposure;

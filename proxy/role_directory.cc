@@ -4,7 +4,6 @@
 
 #include "access/direct_access.h"
 #include "proxy/log.h"
-#include "rewriter/object_catalog.h"
 
 namespace kanon::proxy {
 
@@ -59,27 +58,11 @@ std::string oid_array(const std::vector<uint32_t>& oids) {
 
 }  // namespace
 
-CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog,
-                               const std::set<std::string>& released) {
-  CodeCandidates out;
-  for (const auto& r : catalog.facts().relations) {
-    const rewriter::CatalogRelation* c = catalog.relation(r.oid);
-    if (!c || released.count(r.schema + "." + r.name)) continue;
-    if (c->read.any()) out.read.push_back(r.oid);
-    if (c->write.any()) out.write.push_back(r.oid);
-  }
-  for (const auto& f : catalog.facts().functions) {
-    const rewriter::CatalogFunction* c = catalog.function(f.oid);
-    if (c && f.security_definer && c->reach.any()) out.definer.push_back(f.oid);
-  }
-  return out;
-}
-
 std::optional<bool> RoleDirectory::reads_nothing_protected(const std::string& login,
-                                                           const CodeCandidates& c,
+                                                           const rewriter::PrivilegePaths& paths,
                                                            uint64_t version) {
-  const std::string read = oid_array(c.read), write = oid_array(c.write),
-                    definer = oid_array(c.definer);
+  const std::string read = oid_array(paths.read), write = oid_array(paths.written),
+                    definer = oid_array(paths.definer);
   const std::string key = std::to_string(version) + "|" + read + "|" + write + "|" + definer;
   const std::lock_guard lock(mu_);
   const auto now = std::chrono::steady_clock::now();
@@ -98,12 +81,16 @@ std::optional<bool> RoleDirectory::reads_nothing_protected(const std::string& lo
           "SELECT EXISTS (SELECT 1 FROM m) AND NOT EXISTS (SELECT 1 FROM m WHERE " +
               access::holds_sql("m") +
               "  OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = ANY ($2::oid[]) "
-              "             AND has_any_column_privilege(m.oid, c.oid, 'SELECT')) "
+              "             AND has_any_column_privilege(m.oid, c.oid, '" +
+              rewriter::kReadPrivilege +
+              "')) "
               "  OR EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = ANY ($3::oid[]) "
-              "             AND has_table_privilege(m.oid, c.oid, 'INSERT, UPDATE, DELETE, "
-              "TRUNCATE')) "
+              "             AND has_table_privilege(m.oid, c.oid, '" +
+              rewriter::kWritePrivileges +
+              "')) "
               "  OR EXISTS (SELECT 1 FROM pg_proc p WHERE p.oid = ANY ($4::oid[]) "
-              "             AND has_function_privilege(m.oid, p.oid, 'EXECUTE')))",
+              "             AND has_function_privilege(m.oid, p.oid, '" +
+              rewriter::kExecutePrivilege + "')))",
           login, read, write, definer);
       const bool reads_nothing = row[0].as<bool>();
       code_cache_[login] = Verdict{key, reads_nothing, now};

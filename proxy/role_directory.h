@@ -16,27 +16,9 @@
 #include <string>
 #include <vector>
 
-namespace kanon::rewriter {
-class ObjectCatalog;
-}
+#include "rewriter/privilege_paths.h"
 
 namespace kanon::proxy {
-
-// The objects of the protected database through which a login could read
-// protected data with PostgreSQL's own privileges (from the ObjectCatalog):
-// relations whose reading reaches a protected table or is opaque (the
-// protected tables included), relations whose writing does, and SECURITY
-// DEFINER functions whose reach is not empty. kanon's own releases
-// (`released`: "kanon_masked.<name>" of mode: view and materialized, which
-// hold only masked values) are left out: with grants: manage they are what a
-// restricted role is meant to read.
-struct CodeCandidates {
-  std::vector<uint32_t> read;
-  std::vector<uint32_t> write;
-  std::vector<uint32_t> definer;
-};
-CodeCandidates code_candidates(const rewriter::ObjectCatalog& catalog,
-                               const std::set<std::string>& released = {});
 
 class RoleDirectory {
  public:
@@ -53,12 +35,14 @@ class RoleDirectory {
   // CREATEROLE, BYPASSRLS, REPLICATION, a server-file role, EXECUTE on a
   // function that reads server files or connects without a password:
   // `access::holds_sql`, the table kanon check reports from too) or holds
-  // SELECT (any column) on `c.read`, a write privilege on `c.write` or
-  // EXECUTE on `c.definer`. nullopt when the catalog cannot be read (the
+  // a privilege on an object of `paths` (rewriter/privilege_paths.h, the
+  // list the exposure report reports from): SELECT on `read`, a write
+  // privilege on `written`, EXECUTE on `definer`. nullopt when the catalog cannot be read (the
   // caller then treats it as false). Cached per login for `ttl` and for one
   // policy snapshot `version` (a GRANT is DDL: the catalog watcher publishes
   // a new version).
-  std::optional<bool> reads_nothing_protected(const std::string& login, const CodeCandidates& c,
+  std::optional<bool> reads_nothing_protected(const std::string& login,
+                                              const rewriter::PrivilegePaths& paths,
                                               uint64_t version);
 
  private:

@@ -339,17 +339,9 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
   const auto snapshot = provable ? home->current() : nullptr;
   const auto catalog = snapshot ? context_.rewriter.catalog_for(*snapshot) : nullptr;
   if (catalog) {
-    std::set<std::string> released;  // "kanon_masked"."x" -> kanon_masked.x
-    for (const auto& [name, table] : snapshot->tables)
-      if (table && !table->materialized_name.empty()) {
-        std::string unquoted;
-        for (char ch : table->materialized_name)
-          if (ch != '"') unquoted += ch;
-        released.insert(std::move(unquoted));
-      }
-    const CodeCandidates candidates = code_candidates(*catalog, released);
+    const rewriter::PrivilegePaths paths = rewriter::privilege_paths(*catalog, home->policies());
     const auto proven = co_await run_blocking(context_.blocking, [&] {
-      return context_.roles->reads_nothing_protected(user, candidates, snapshot->version);
+      return context_.roles->reads_nothing_protected(user, paths, snapshot->version);
     });
     access_.reads_nothing_protected = proven.value_or(false);
   }

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/stopwatch.h"
 #include "bench/policy/bench_sandbox.h"
 #include "bench/rewriter/bi_corpus.h"
 #include "catalog/catalog_facts.h"
@@ -39,10 +40,6 @@ using namespace kanon::store;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 struct Stats {
   double p50 = 0, min = 0, max = 0;
@@ -126,9 +123,9 @@ void measure(const std::string& label, const std::string& conninfo, int reps) {
   for (int i = 0; i < reps; ++i) reuse.push_back(read_catalog_facts(conn, facts.get()).read_ms);
   const std::vector<std::string> protected_tables = {"public.people", "public.adult"};
   for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
+    const kanon::base::Stopwatch watch;
     const kanon::rewriter::ObjectCatalog cat(facts, protected_tables);
-    build.push_back(ms_since(t0));
+    build.push_back(watch.ms());
   }
   fmt::print("\n{}: {} relations, {} functions\n\n", label, facts->relations.size(),
              facts->functions.size());
@@ -142,9 +139,9 @@ void measure(const std::string& label, const std::string& conninfo, int reps) {
   store.refresh_catalog();
   std::vector<double> refresh;
   for (int i = 0; i < reps; ++i) {
-    const auto t0 = Clock::now();
+    const kanon::base::Stopwatch watch;
     store.refresh_catalog();
-    refresh.push_back(ms_since(t0));
+    refresh.push_back(watch.ms());
   }
   row("PolicyStore::refresh_catalog", stats(refresh));
 
@@ -153,17 +150,17 @@ void measure(const std::string& label, const std::string& conninfo, int reps) {
   pqxx::connection ddl(conninfo);
   for (int i = 0; i < reps; ++i) {
     const std::string name = fmt::format("bench_watch_{}", i);
-    const auto t0 = Clock::now();
+    const kanon::base::Stopwatch watch;
     {
       pqxx::nontransaction tx(ddl);
       tx.exec(fmt::format("CREATE VIEW public.{} AS SELECT 1 AS one", name));
     }
-    while (ms_since(t0) < 5000) {
+    while (watch.ms() < 5000) {
       const auto snap = store.current();
       if (snap->catalog && !snap->catalog->relations_named(name).empty()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    visible.push_back(ms_since(t0));
+    visible.push_back(watch.ms());
   }
   row("CREATE VIEW until the watcher published it", stats(visible));
   store.stop();

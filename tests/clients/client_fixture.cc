@@ -12,6 +12,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/tls_certs.h"
+#include "tests/support/wait.h"
 
 namespace kanon::testing {
 
@@ -131,11 +132,10 @@ void ClientFixture::enable_backend_tls() {
   pg_.psql("ALTER SYSTEM SET ssl = on");
   pg_.psql("SELECT pg_reload_conf()");
   const std::string conninfo = pg_.conninfo() + " sslmode=require";
-  for (int i = 0; i < 100; ++i) {
-    const auto r = run_command({"psql", "-X", "-At", "-d", conninfo, "-c", "SELECT 1"});
-    if (r.exit_code == 0) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  if (until([&] {
+        return run_command({"psql", "-X", "-At", "-d", conninfo, "-c", "SELECT 1"}).exit_code == 0;
+      }))
+    return;
   throw std::runtime_error("PostgreSQL did not turn TLS on; its log:\n" +
                            read_file(pg_.dir() + "/server.log"));
 }
@@ -146,17 +146,19 @@ void ClientFixture::wait_until_policies_apply(Endpoint e) {
   if (options_.client_tls) e.sslmode = "require";
   const std::string conninfo = libpq_conninfo(e);
   std::string last;
-  for (int i = 0; i < 300; ++i) {
+  bool applied = false;
+  until([&] {
     const auto r = run_command({"psql", "-X", "-At", "-d", conninfo, "-c",
                                 "SELECT count(*) FROM public.people; "
                                 "SELECT count(*) FROM public.adult"});
-    if (r.exit_code == 0) return;
+    applied = r.exit_code == 0;
     last = r.err;
-    if (last.find("42501") == std::string::npos && last.find("denied") == std::string::npos &&
-        last.find("not built") == std::string::npos)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+    // Stop waiting on any other error than "not built yet".
+    return applied ||
+           (last.find("42501") == std::string::npos && last.find("denied") == std::string::npos &&
+            last.find("not built") == std::string::npos);
+  });
+  if (applied) return;
   throw std::runtime_error("restricted queries through kanon fail: " + last + "\nkanon's log:\n" +
                            log());
 }

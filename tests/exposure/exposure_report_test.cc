@@ -7,6 +7,7 @@
 
 #include "access/direct_access.h"
 #include "exposure/exposure.h"
+#include "rewriter/privilege_paths.h"
 #include "rewriter/statement_rules.h"
 
 using kanon::catalog::CatalogFacts;
@@ -81,7 +82,7 @@ class World {
     r.kind = kind;
     r.reads_relations = std::move(reads);
     facts_->relations.push_back(r);
-    priv_.relation_acls[r.oid] = {schema + "." + name, "owner", {{"owner", {}}}, true};
+    priv_.relation_acls[r.oid] = {schema + "." + name, "owner", {{"owner", {}}}};
     return r.oid;
   }
   uint32_t function(const std::string& name, const std::string& language,
@@ -94,8 +95,7 @@ class World {
     f.body = body;
     facts_->functions.push_back(f);
     // The default ACL: PUBLIC and the owner.
-    priv_.function_acls[f.oid] = {
-        "public." + name + "()", "owner", {{"", {}}, {"owner", {}}}, true};
+    priv_.function_acls[f.oid] = {"public." + name + "()", "owner", {{"", {}}, {"owner", {}}}};
     return f.oid;
   }
   void inherit(uint32_t child, uint32_t parent) {
@@ -118,7 +118,15 @@ class World {
 
   void hba(std::vector<HbaRule> rules) { priv_.hba = std::move(rules); }
 
+  // Every privilege recorded comes with USAGE on its object's schema unless
+  // this says otherwise.
+  void without_usage(const std::string& role, uint32_t oid) { unusable_.emplace(role, oid); }
+
   ExposureReport run(const ExposureOptions& options = {}) {
+    priv_.usable.clear();
+    for (const auto* held : {&priv_.select, &priv_.write, &priv_.execute})
+      for (const auto& p : *held)
+        if (!unusable_.count(p)) priv_.usable.insert(p);
     facts_->index();
     std::vector<std::string> tables;
     for (const auto& p : policies_) tables.push_back(p.name());
@@ -131,6 +139,7 @@ class World {
   std::unique_ptr<ObjectCatalog> catalog_;
   PrivilegeFacts priv_;
   std::vector<TablePolicy> policies_;
+  std::set<std::pair<std::string, uint32_t>> unusable_;
   uint32_t next_ = 20000;
   uint32_t people_ = 0;
 };
@@ -359,34 +368,58 @@ TEST_CASE("inheritance: a child or partition is the table itself, a parent reach
             "reads public.people"));
 }
 
-TEST_CASE("functions: reaching, opaque, allowed, trigger functions, SECURITY DEFINER") {
+TEST_CASE("functions: SECURITY DEFINER ones that reach a protected table are paths; the rest not") {
   World w;
   w.role("analyst");
-  const uint32_t reads = w.function("count_people", "sql", "SELECT count(*) FROM people");
+  const uint32_t invoker = w.function("count_people", "sql", "SELECT count(*) FROM people");
+  const uint32_t reads = w.function("count_people_def", "sql", "SELECT count(*) FROM people");
   const uint32_t opaque = w.function("plfn", "plpgsql");
   const uint32_t harmless = w.function("add1", "sql", "SELECT $1 + 1");
   const uint32_t allowed = w.function("people_total", "sql", "SELECT count(*) FROM public.people");
   const uint32_t trig = w.function("audit_trg", "plpgsql");
-  w.F(opaque).security_definer = true;
-  w.priv().function_acls[trig].callable = false;
+  for (uint32_t oid : {reads, opaque, harmless, allowed, trig}) w.F(oid).security_definer = true;
+  w.F(trig).trigger = true;
   w.policy().allowed_functions = {"public.people_total"};
-  for (uint32_t oid : {reads, opaque, harmless, allowed, trig})
+  for (uint32_t oid : {invoker, reads, opaque, harmless, allowed, trig})
     w.priv().execute.emplace("analyst", oid);
   const auto r = w.run();
   const auto fns = rows(r, "analyst", ExposurePath::kExecuteFunction);
+  // Not the caller's-rights function (it reads only what its caller may),
+  // not the harmless one, not the allowed one, not the trigger function.
   REQUIRE(fns.size() == 2);
-  CHECK(fns[0]->object == "public.count_people()");
+  CHECK(fns[0]->object == "public.count_people_def()");
   CHECK(fns[0]->reaches == Tables{"public.people"});
   CHECK(has(fns[0]->detail,
-            "can EXECUTE public.count_people() (granted to PUBLIC) without kanon: "
-            "it reads public.people (via public.people), with the caller's rights"));
-  CHECK(fns[0]->fix == "REVOKE EXECUTE ON FUNCTION public.count_people() FROM PUBLIC");
+            "can EXECUTE public.count_people_def() (granted to PUBLIC) without kanon: "
+            "it reads public.people (via public.people), with its owner's rights "
+            "(SECURITY DEFINER)"));
+  CHECK(fns[0]->fix == "REVOKE EXECUTE ON FUNCTION public.count_people_def() FROM PUBLIC");
   CHECK(fns[1]->object == "public.plfn()");
   CHECK(has(fns[1]->detail, "kanon cannot see what it reads (public.plfn)"));
-  CHECK(has(fns[1]->detail, "its owner's (SECURITY DEFINER)"));
+  // The same list the proxy asks about (rewriter/privilege_paths.h).
+  w.facts().index();
+  const ObjectCatalog catalog(std::shared_ptr<const CatalogFacts>(&w.facts(), [](auto*) {}),
+                              {"public.people"});
+  const auto paths = kanon::rewriter::privilege_paths(catalog, {w.policy()});
+  CHECK(paths.definer == std::vector<uint32_t>{reads, opaque});
   // Revoked from PUBLIC: gone.
   w.priv().execute.clear();
   CHECK(rows(w.run(), "analyst", ExposurePath::kExecuteFunction).empty());
+}
+
+TEST_CASE("a privilege counts without USAGE on the schema, and the report says USAGE is all") {
+  World w;
+  w.role("analyst");
+  w.role("other");
+  w.select("analyst", w.people(), {"analyst", {}});
+  w.select("other", w.people(), {"other", {}});
+  w.without_usage("analyst", w.people());
+  const auto r = w.run();
+  CHECK(has(one(r, "analyst", ExposurePath::kSelectTable).detail,
+            "analyst can SELECT the protected table public.people without kanon (granted to "
+            "it; it has no USAGE on the schema today, which alone keeps it out)"));
+  CHECK(has(one(r, "other", ExposurePath::kSelectTable).detail,
+            "other can SELECT the protected table public.people without kanon (granted to it)"));
 }
 
 TEST_CASE("pg_hba.conf: grants count only for logins admitted from elsewhere than kanon") {
@@ -654,15 +687,14 @@ TEST_CASE("write privileges on a relation whose writing reaches the table, as th
   const uint32_t notes = w.table("app", "notes");
   for (auto& r : w.facts().relations)
     if (r.oid == rule_tab) r.write_relations = {w.people()};
-  w.priv().write_acls[rule_tab] = {
-      "app.rule_tab", "owner", {{"writer", {}, {"INSERT", "UPDATE"}}}, true};
+  w.priv().write_acls[rule_tab] = {"app.rule_tab", "owner", {{"writer", {}, {"INSERT", "UPDATE"}}}};
   w.priv().write.emplace("writer", rule_tab);
-  w.priv().write_acls[notes] = {"app.notes", "owner", {{"writer", {}, {"INSERT"}}}, true};
+  w.priv().write_acls[notes] = {"app.notes", "owner", {{"writer", {}, {"INSERT"}}}};
   w.priv().write.emplace("writer", notes);
   // clerk may write the protected table itself, through pg_write_all_data.
   w.role("pg_write_all_data", false);
   w.grant_role("pg_write_all_data", "clerk");
-  w.priv().write_acls[w.people()] = {"public.people", "owner", {}, true};
+  w.priv().write_acls[w.people()] = {"public.people", "owner", {}};
   w.priv().write.emplace("clerk", w.people());
   w.priv().write.emplace("pg_write_all_data", w.people());
   const auto r = w.run();

@@ -1,7 +1,7 @@
 // The exposure report on a real PostgreSQL: a scratch schema with a
 // protected table and one exposure of each kind (a direct grant, a view and
-// a materialized view granted to restricted logins, a SQL function with the
-// default PUBLIC EXECUTE, a member of an exempt role, a superuser login
+// a materialized view granted to restricted logins, a SECURITY DEFINER SQL
+// function with the default PUBLIC EXECUTE, a member of an exempt role, a superuser login
 // nobody exempted), found by `kanon check` (the real executable, text and
 // JSON) and by SHOW EXPOSURE on the admin console, each with its fix; then
 // the fixes are applied and the report is clean for those logins (exit 0).
@@ -16,10 +16,12 @@
 
 #include "access/direct_access.h"
 #include "base/text.h"
+#include "catalog/catalog_facts.h"
 #include "proxy/role_directory.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/statement_outcome.h"
+#include "tests/support/wait.h"
 
 using namespace kanon::testing;
 
@@ -50,7 +52,8 @@ CREATE VIEW expo.v_patients AS SELECT occupation, city FROM expo.patients;
 GRANT SELECT ON expo.v_patients TO expo_viewer;
 CREATE MATERIALIZED VIEW expo.mv_cities AS SELECT city, count(*) AS n FROM expo.patients GROUP BY city;
 GRANT SELECT ON expo.mv_cities TO expo_mv;
-CREATE FUNCTION expo.patient_count() RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM expo.patients';
+CREATE FUNCTION expo.patient_count() RETURNS bigint LANGUAGE sql SECURITY DEFINER
+  AS 'SELECT count(*) FROM expo.patients';
 )SQL");
     policy_path = "/tmp/kanon-exposure-policy-" + std::to_string(getpid()) + ".yaml";
     std::ofstream(policy_path) << "tables:\n"
@@ -353,12 +356,11 @@ TEST_CASE("a restricted login granted pg_read_file: the proxy refuses, kanon che
   // The REVOKE is DDL: a session decided on the catalog that has seen it may
   // run DO (wait for that catalog, not for a time).
   Outcome after;
-  for (int i = 0; i < 200; ++i) {
+  until([&] {
     pqxx::connection c(f.proxy->conninfo("expo_file_reader"));
     after = run(c, code);
-    if (after.sqlstate.empty()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return after.sqlstate.empty();
+  });
   CHECK_MESSAGE(after.sqlstate.empty(), after.message);
   const auto clean = run_command({kanon_executable(), "check", "--config", f.proxy->config_path(),
                                   "--role", "expo_file_reader"});
@@ -439,4 +441,86 @@ TEST_CASE("every path of the direct-access table: the proxy counts it, kanon che
   }
   CHECK(checked == 14);
   pg.psql("DROP SCHEMA expo_ext CASCADE; DROP OWNED BY expo_holder; DROP ROLE expo_holder");
+}
+
+// Privileges on objects (rewriter/privilege_paths.h), held by a login on a
+// real PostgreSQL 15: the proxy counts a privilege exactly when kanon check
+// reports it. SELECT on the protected table counts without USAGE on its
+// schema (the report says USAGE is all that keeps the login out); EXECUTE
+// on a SECURITY DEFINER function that reads it counts; EXECUTE on a
+// function that runs with its caller's rights, or on a trigger function,
+// counts for neither.
+TEST_CASE("every privilege path: the proxy counts it exactly when kanon check reports it") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(R"SQL(
+DROP ROLE IF EXISTS expo_holder;
+CREATE ROLE expo_holder LOGIN;
+DROP SCHEMA IF EXISTS expo_paths CASCADE;
+CREATE SCHEMA expo_paths;
+GRANT USAGE ON SCHEMA expo_paths TO expo_holder;
+CREATE FUNCTION expo_paths.count_definer() RETURNS bigint LANGUAGE sql SECURITY DEFINER
+  AS 'SELECT count(*) FROM expo.patients';
+CREATE FUNCTION expo_paths.count_invoker() RETURNS bigint LANGUAGE sql
+  AS 'SELECT count(*) FROM expo.patients';
+CREATE FUNCTION expo_paths.audit() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+  AS 'BEGIN PERFORM count(*) FROM expo.patients; RETURN NEW; END';
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA expo_paths FROM PUBLIC;
+)SQL");
+  kanon::proxy::RoleDirectory roles(pg.conninfo("postgres"), std::chrono::seconds(0));
+  kanon::policy::TablePolicy policy;
+  policy.schema = "expo";
+  policy.table = "patients";
+  uint64_t version = 0;  // a new one for each question: no cached verdict
+  // The proxy's question, with the paths of the catalog as it stands now.
+  const auto reads_nothing = [&] {
+    pqxx::connection conn(pg.conninfo("postgres"));
+    const kanon::rewriter::ObjectCatalog catalog(
+        std::make_shared<const kanon::catalog::CatalogFacts>(
+            kanon::catalog::read_catalog_facts(conn)),
+        {policy.name()});
+    return roles.reads_nothing_protected(
+        "expo_holder", kanon::rewriter::privilege_paths(catalog, {policy}), ++version);
+  };
+  const auto check = [&] {
+    return run_command(
+        {kanon_executable(), "check", "--config", f.proxy->config_path(), "--role", "expo_holder"});
+  };
+  struct Case {
+    std::string hold, undo, path, says;  // path "": no path at all
+  };
+  const std::vector<Case> cases = {
+      {"GRANT SELECT ON expo.patients TO expo_holder",
+       "REVOKE SELECT ON expo.patients FROM expo_holder", "select-table",
+       "expo_holder can SELECT the protected table expo.patients without kanon (granted to it; "
+       "it has no USAGE on the schema today, which alone keeps it out)"},
+      {"GRANT EXECUTE ON FUNCTION expo_paths.count_definer() TO expo_holder",
+       "REVOKE EXECUTE ON FUNCTION expo_paths.count_definer() FROM expo_holder", "execute-function",
+       "expo_holder can EXECUTE expo_paths.count_definer() (granted to it) without kanon: it "
+       "reads expo.patients"},
+      {"GRANT EXECUTE ON FUNCTION expo_paths.count_invoker() TO expo_holder",
+       "REVOKE EXECUTE ON FUNCTION expo_paths.count_invoker() FROM expo_holder", "", ""},
+      {"GRANT EXECUTE ON FUNCTION expo_paths.audit() TO expo_holder",
+       "REVOKE EXECUTE ON FUNCTION expo_paths.audit() FROM expo_holder", "", ""},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.hold);
+    REQUIRE(reads_nothing() == true);
+    pg.psql(c.hold);
+    const auto held = check();
+    INFO(held.out << held.err);
+    if (c.path.empty()) {
+      CHECK(reads_nothing() == true);
+      CHECK(held.exit_code == 0);
+      CHECK_FALSE(has(held.out, "\nexpo_holder  "));
+    } else {
+      CHECK(reads_nothing() == false);
+      CHECK(held.exit_code == 2);
+      CHECK(has(held.out, "\nexpo_holder  " + c.path));
+      CHECK(has(held.out, c.says));
+    }
+    pg.psql(c.undo);
+  }
+  CHECK(reads_nothing() == true);
+  pg.psql("DROP SCHEMA expo_paths CASCADE; DROP OWNED BY expo_holder; DROP ROLE expo_holder");
 }

@@ -5,10 +5,12 @@
 #include <libpq-fe.h>
 #include <signal.h>
 
+#include <pqxx/pqxx>
 #include <thread>
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/wait.h"
 
 using namespace kanon::testing;
 
@@ -70,16 +72,22 @@ TEST_CASE(
   std::string notices;
   PQsetNoticeProcessor(
       conn, [](void* out, const char* m) { static_cast<std::string*>(out)->append(m); }, &notices);
-  REQUIRE(PQsendQuery(conn, "SELECT pg_sleep(0.5)") == 1);
+  // The statement waits for a lock the test holds, so it is still running
+  // when the drain begins however busy the machine is.
+  pqxx::connection locker(pg.conninfo("postgres"));
+  pqxx::nontransaction(locker).exec("SELECT pg_advisory_lock(4343)");
+  REQUIRE(PQsendQuery(conn, "SELECT pg_advisory_xact_lock(4343)") == 1);
   // SIGTERM once the statement runs: before kanon has read it, the session
   // is idle and a drain ends it at once.
-  for (int i = 0; i < 200; ++i) {
-    if (pg.psql("SELECT count(*) FROM pg_stat_activity WHERE usename = 'analyst' AND "
-                "state = 'active' AND query LIKE 'SELECT pg_sleep%'") == "1\n")
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::thread stopper([&] { proxy.process().signal_and_wait(SIGTERM, 10); });
+  REQUIRE(until([&] {
+    return pg.psql(
+               "SELECT count(*) FROM pg_stat_activity WHERE usename = 'analyst' AND "
+               "wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_xact_lock%'") == "1\n";
+  }));
+  std::thread stopper([&] { proxy.process().signal_and_wait(SIGTERM, 120); });
+  const bool draining =
+      until([&] { return proxy.log().find("draining: no new connections") != std::string::npos; });
+  pqxx::nontransaction(locker).exec("SELECT pg_advisory_unlock(4343)");
   PGresult* res;
   std::string messages;
   bool finished = false;
@@ -88,6 +96,7 @@ TEST_CASE(
     messages += PQresultErrorMessage(res);
     PQclear(res);
   }
+  CHECK(draining);
   CHECK(finished);  // the drain let the statement finish
   messages += exec(conn, "SELECT 1").message;
   stopper.join();
@@ -111,13 +120,13 @@ TEST_CASE("clients beyond limits.max_clients are refused with 53300") {
   PQfinish(b);
   // A slot frees up when a client leaves.
   PGconn* d = nullptr;
-  for (int i = 0; i < 50; ++i) {
+  until([&] {
     d = PQconnectdb(proxy.conninfo("analyst").c_str());
-    if (PQstatus(d) == CONNECTION_OK) break;
+    if (PQstatus(d) == CONNECTION_OK) return true;
     PQfinish(d);
     d = nullptr;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return false;
+  });
   REQUIRE(d != nullptr);
   CHECK(exec(d, "SELECT 3").value == "3");
   CHECK(exec(a, "SELECT 4").value == "4");

@@ -12,6 +12,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/tls_certs.h"
+#include "tests/support/wait.h"
 
 using namespace kanon::testing;
 
@@ -53,12 +54,11 @@ void enable_server_tls() {
   pg.psql("ALTER SYSTEM SET ssl = on");
   pg.psql("SELECT pg_reload_conf()");
   // The reload is asynchronous: wait until a TLS connection works.
-  for (int i = 0; i < 100; ++i) {
-    if (psql(pg.conninfo("postgres") + " sslmode=require", "SELECT 1").exit_code == 0) {
-      done = true;
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (until([&] {
+        return psql(pg.conninfo("postgres") + " sslmode=require", "SELECT 1").exit_code == 0;
+      })) {
+    done = true;
+    return;
   }
   FAIL("the sandbox server did not start serving TLS");
 }

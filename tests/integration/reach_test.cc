@@ -19,6 +19,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/statement_outcome.h"
+#include "tests/support/wait.h"
 
 using namespace kanon::testing;
 
@@ -679,12 +680,10 @@ TEST_CASE("reach: DO and CALL run only for a login PostgreSQL keeps from protect
       "GRANT EXECUTE ON FUNCTION app.sd_city() TO reader_definer;");
   // Until the catalog watcher has seen app.sd_city, no proof may hold for
   // reader_definer: wait for a session in which kanon knows it.
-  for (int i = 0; i < 100; ++i) {
+  REQUIRE(until([&] {
     pqxx::connection c(f.proxy->conninfo("analyst"));
-    if (run(c, "SELECT app.sd_city()", false).message.find("app.sd_city") != std::string::npos)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+    return run(c, "SELECT app.sd_city()", false).message.find("app.sd_city") != std::string::npos;
+  }));
   const std::string leak =
       "DO $$ DECLARE c text; BEGIN SELECT string_agg(city, ',') INTO c FROM public.people; "
       "RAISE EXCEPTION 'got %', c; END $$";

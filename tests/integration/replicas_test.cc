@@ -18,6 +18,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/statement_outcome.h"
+#include "tests/support/wait.h"
 
 using namespace kanon::testing;
 
@@ -102,21 +103,13 @@ std::string masked(KanonProxy& proxy) {
 // Polls (no timing asserted) until `proxy` answers `want`.
 std::string eventually(KanonProxy& proxy, const std::string& want) {
   std::string got;
-  for (int i = 0; i < 300; ++i) {
-    got = masked(proxy);
-    if (got == want) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  until([&] { return (got = masked(proxy)) == want; });
   return got;
 }
 
 // Polls (no timing asserted) until `proxy`'s log holds `line`.
 bool logged(KanonProxy& proxy, const std::string& line) {
-  for (int i = 0; i < 100; ++i) {
-    if (proxy.log().find(line) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return until([&] { return proxy.log().find(line) != std::string::npos; });
 }
 
 }  // namespace
@@ -267,11 +260,7 @@ TEST_CASE("replicas: both serve the builder's history-aware release; one release
   CHECK(pg.psql("SELECT string_agg(built_by, ' ' ORDER BY version) FROM kanon.snapshots WHERE "
                 "table_name = 'public.visits'") == "h1 h1\n");  // h2 built (and released) nothing
   std::string second;
-  for (int i = 0; i < 100; ++i) {  // until h1 serves what it stored (no timing asserted)
-    second = answer(*a);
-    if (second == answer(*b)) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  until([&] { return (second = answer(*a)) == answer(*b); });  // until h1 serves what it stored
   CHECK(second == answer(*b));
   // VERIFY HISTORY on either replica: no row below k for no reason, none
   // through updates or deletions (rows_below_k, ..._through_updates,
