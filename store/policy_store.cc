@@ -1,10 +1,9 @@
-#include "store/policy_store.h"
-
 #include <algorithm>
 #include <optional>
 #include <pqxx/pqxx>
 
 #include "store/materializer.h"
+#include "store/policy_store.h"
 
 namespace kanon::store {
 
@@ -32,7 +31,7 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
       builder_([this, conninfo, options](const policy::TablePolicy& p) {
         pqxx::connection conn(conninfo);
         BuildOptions o = options;
-        o.baseline = take_baseline(p.name());
+        o.baseline = baselines_.take(p.name());
         auto built = build_table_snapshot(conn, p, o);
         if (p.mode == policy::EnforcementMode::kInline) return built;
         auto snap = std::make_shared<policy::TableSnapshot>(*built);
@@ -193,19 +192,10 @@ bool PolicyStore::refresh(const std::string& table) {
 
 bool PolicyStore::reanonymize(const std::string& table) {
   if (sharing() && !lead()) return ask_builder(table, "reanonymize");
-  {
-    std::lock_guard lock(baseline_mu_);
-    baseline_pending_.insert(table);
-  }
+  baselines_.insert(table);
   const bool ok = build_table(table, true);
-  std::lock_guard lock(baseline_mu_);
-  baseline_pending_.erase(table);  // a failed build does not leave it pending
+  baselines_.erase(table);  // a failed build does not leave it pending
   return ok;
-}
-
-bool PolicyStore::take_baseline(const std::string& table) {
-  std::lock_guard lock(baseline_mu_);
-  return baseline_pending_.erase(table) > 0;
 }
 
 bool PolicyStore::build_table(const std::string& table, bool with_catalog) {

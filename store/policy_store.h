@@ -6,7 +6,8 @@
 //   RefreshScheduler (refresh_scheduler.h) the background refresh thread;
 //   CatalogWatcher (catalog_watcher.h)     the catalog watcher thread;
 //   ReplicaSync (replica_sync.h)           shared snapshots: the builder's
-//                                          lock, storing, adopting, requests.
+//                                          lock, storing, adopting, requests;
+//   BaselineRequests (baseline_requests.h) the tables REANONYMIZE rebuilds.
 //
 // The store itself keeps the policies, builds tables, reads the catalog on
 // its kept connection and decides when to build, adopt or ask the builder.
@@ -42,6 +43,7 @@
 #include "catalog/catalog_facts.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
+#include "store/baseline_requests.h"
 #include "store/catalog_watcher.h"
 #include "store/refresh_scheduler.h"
 #include "store/replica_sync.h"
@@ -171,7 +173,6 @@ class PolicyStore {
   // The watcher's kanon_snapshot and kanon_refresh notifications.
   void on_stored(const std::vector<std::string>& payloads);
   void on_asked();
-  bool take_baseline(const std::string& table);  // reanonymize() asked for one
   // Reads the facts on the catalog connection (catalog_mu_ held), reusing
   // the current facts' built-in functions; null with `error` on failure.
   std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
@@ -186,8 +187,7 @@ class PolicyStore {
   Builder builder_;
   SnapshotBoard board_;         // the published snapshots (after policies_: lists them)
   RefreshScheduler scheduler_;  // the background refresh (after board_: reads it)
-  std::mutex baseline_mu_;
-  std::set<std::string> baseline_pending_;
+  BaselineRequests baselines_;  // what reanonymize() builds as a baseline
 
   std::mutex catalog_mu_;             // one catalog read and publish at a time, in order
   std::atomic<uint64_t> covered_{0};  // notifications a published catalog read began after
