@@ -1,16 +1,12 @@
+#include "store/policy_store.h"
+
 #include <algorithm>
 #include <optional>
 #include <pqxx/pqxx>
 
 #include "store/materializer.h"
-#include "store/policy_store.h"
 
 namespace kanon::store {
-
-struct PolicyStore::CatalogConnection {
-  explicit CatalogConnection(const std::string& conninfo) : conn(conninfo) {}
-  pqxx::connection conn;
-};
 
 namespace {
 
@@ -46,6 +42,7 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
       }),
       board_(names(policies_)),
       scheduler_(scheduler_hooks()),
+      catalog_(conninfo_, catalog_hooks()),
       sync_(conninfo_, std::move(sharing)),
       watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
@@ -54,6 +51,7 @@ PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder buil
       builder_(std::move(builder)),
       board_(names(policies_)),
       scheduler_(scheduler_hooks()),
+      catalog_(conninfo_, catalog_hooks()),
       sync_(conninfo_, {}),
       watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
@@ -67,6 +65,16 @@ CatalogWatcher::Hooks PolicyStore::watcher_hooks() {
   h.listening = [this] { adopt(names(policies())); };
   h.stored = [this](std::vector<std::string> payloads) { on_stored(payloads); };
   h.asked = [this] { on_asked(); };
+  return h;
+}
+
+CatalogReader::Hooks PolicyStore::catalog_hooks() {
+  CatalogReader::Hooks h;
+  h.served = [this] { return current()->catalog; };
+  h.notifications = [this] { return watcher_.notifications(); };
+  h.publish = [this](CatalogReader::Facts facts, const std::string& error) {
+    board_.publish_catalog(std::move(facts), error);
+  };
   return h;
 }
 
@@ -113,60 +121,16 @@ void PolicyStore::set_publish_listener(PublishListener listener) {
   board_.set_publish_listener(std::move(listener));
 }
 
-std::shared_ptr<const catalog::CatalogFacts> PolicyStore::read_catalog_locked(std::string& error) {
-  const auto previous = current()->catalog;
-  // Once more on a new connection when the kept one broke (server restart).
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    try {
-      if (!catalog_conn_ || !catalog_conn_->conn.is_open())
-        catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-      return std::make_shared<const catalog::CatalogFacts>(
-          catalog::read_catalog_facts(catalog_conn_->conn, previous.get()));
-    } catch (const pqxx::broken_connection& e) {
-      catalog_conn_.reset();
-      error = e.what();
-    } catch (const std::exception& e) {
-      catalog_conn_.reset();
-      error = e.what();
-      break;
-    }
-  }
-  return nullptr;
-}
-
 bool PolicyStore::refresh_catalog() {
-  if (conninfo_.empty()) return false;
-  std::lock_guard lock(catalog_mu_);
-  const uint64_t notifications = watcher_.notifications();
-  std::string error;
-  auto facts = read_catalog_locked(error);
-  const bool ok = facts != nullptr;
-  board_.publish_catalog(std::move(facts), error);
-  if (ok && covered_.load() < notifications) covered_.store(notifications);
-  return ok;
+  return catalog_.refresh();
 }
 
 bool PolicyStore::refresh_catalog_covering(uint64_t notifications) {
-  {
-    std::lock_guard lock(catalog_mu_);
-    if (covered_.load() >= notifications) return true;
-  }
-  return refresh_catalog();
+  return catalog_.refresh_covering(notifications);
 }
 
 bool PolicyStore::any_persistent_object_named(const std::vector<std::string>& names) {
-  if (conninfo_.empty()) return true;  // nobody can tell: not absent
-  std::lock_guard lock(catalog_mu_);
-  for (int attempt = 0;; ++attempt) {
-    try {
-      if (!catalog_conn_ || !catalog_conn_->conn.is_open())
-        catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-      return catalog::any_persistent_object_named(catalog_conn_->conn, names);
-    } catch (const pqxx::broken_connection&) {
-      catalog_conn_.reset();
-      if (attempt > 0) throw;
-    }
-  }
+  return catalog_.any_persistent_object_named(names);
 }
 
 std::vector<policy::TablePolicy> PolicyStore::policies() const {
@@ -222,15 +186,14 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     built = sync_.store(table, std::move(built));  // before it is served
   else if (!built && sharing())
     sync_.fail_requests(replica_group(policies()), table, error);  // whoever asked stops waiting
-  if (!with_catalog || conninfo_.empty()) {
+  if (!with_catalog || !catalog_.enabled()) {
     board_.publish(table, built, error);
     return built != nullptr;
   }
   // The catalog as it is after the build, published in the same version.
-  std::lock_guard lock(catalog_mu_);
-  std::string catalog_error;
-  auto facts = read_catalog_locked(catalog_error);
-  board_.publish(table, built, error, std::move(facts), &catalog_error);
+  catalog_.read([&](CatalogReader::Facts facts, const std::string& catalog_error) {
+    board_.publish(table, built, error, std::move(facts), &catalog_error);
+  });
   return built != nullptr;
 }
 
@@ -301,15 +264,9 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
   ReplicaSync::Adoption how;
   how.served_version = [this](const std::string& table) { return served_version(table); };
   how.on_connection = [this](const std::function<void(pqxx::connection_base&)>& read) {
-    std::lock_guard lock(catalog_mu_);
-    if (!catalog_conn_ || !catalog_conn_->conn.is_open())
-      catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-    read(catalog_conn_->conn);
+    catalog_.on_connection(read);
   };
-  how.drop_connection = [this] {
-    std::lock_guard lock(catalog_mu_);
-    catalog_conn_.reset();
-  };
+  how.drop_connection = [this] { catalog_.drop_connection(); };
   how.serve = [this](const std::string& table, std::shared_ptr<const policy::TableSnapshot> snap) {
     board_.publish(table, std::move(snap), "");
   };

@@ -4,13 +4,16 @@
 //
 //   SnapshotBoard (snapshot_board.h)       the published snapshots;
 //   RefreshScheduler (refresh_scheduler.h) the background refresh thread;
+//   CatalogReader (catalog_reader.h)       the catalog reads on the kept
+//                                          connection, published in order,
+//                                          and what they cover;
 //   CatalogWatcher (catalog_watcher.h)     the catalog watcher thread;
 //   ReplicaSync (replica_sync.h)           shared snapshots: the builder's
 //                                          lock, storing, adopting, requests;
 //   BaselineRequests (baseline_requests.h) the tables REANONYMIZE rebuilds.
 //
-// The store itself keeps the policies, builds tables, reads the catalog on
-// its kept connection and decides when to build, adopt or ask the builder.
+// The store itself keeps the policies, builds tables and decides when to
+// build, adopt or ask the builder.
 //
 // Readers (proxy sessions, one lookup per statement) call current() and keep
 // the returned shared_ptr for as long as they need a consistent view; it
@@ -32,7 +35,6 @@
 // Thread-safety: every public member may be called from any thread.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -44,6 +46,7 @@
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
 #include "store/baseline_requests.h"
+#include "store/catalog_reader.h"
 #include "store/catalog_watcher.h"
 #include "store/refresh_scheduler.h"
 #include "store/replica_sync.h"
@@ -111,7 +114,7 @@ class PolicyStore {
   // and reads it again first (refresh_catalog_covering) instead of waiting
   // for the watcher's debounced refresh.
   uint64_t catalog_notifications() const { return watcher_.notifications(); }
-  uint64_t catalog_notifications_covered() const { return covered_.load(); }
+  uint64_t catalog_notifications_covered() const { return catalog_.coverage().covered(); }
   // refresh_catalog(), unless a read that began after `notifications` were
   // received has been published meanwhile (many sessions catching up at
   // once read the catalog once).
@@ -173,9 +176,7 @@ class PolicyStore {
   // The watcher's kanon_snapshot and kanon_refresh notifications.
   void on_stored(const std::vector<std::string>& payloads);
   void on_asked();
-  // Reads the facts on the catalog connection (catalog_mu_ held), reusing
-  // the current facts' built-in functions; null with `error` on failure.
-  std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
+  CatalogReader::Hooks catalog_hooks();       // the served facts, notifications, publish
   RefreshScheduler::Hooks scheduler_hooks();  // refresh(), reanonymize(), adopt()
   CatalogWatcher::Hooks watcher_hooks();      // catalog reads, adopt(), on_asked()
 
@@ -188,13 +189,7 @@ class PolicyStore {
   SnapshotBoard board_;         // the published snapshots (after policies_: lists them)
   RefreshScheduler scheduler_;  // the background refresh (after board_: reads it)
   BaselineRequests baselines_;  // what reanonymize() builds as a baseline
-
-  std::mutex catalog_mu_;             // one catalog read and publish at a time, in order
-  std::atomic<uint64_t> covered_{0};  // notifications a published catalog read began after
-  // A service connection kept for catalog reads: its statements are prepared
-  // and its backend's catalog caches warm (a new connection costs ~5x).
-  struct CatalogConnection;
-  std::unique_ptr<CatalogConnection> catalog_conn_;
+  CatalogReader catalog_;       // the kept catalog connection (publishes on board_)
 
   ReplicaSync sync_;        // shared snapshots
   CatalogWatcher watcher_;  // after sync_ (sharing())
