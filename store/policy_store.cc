@@ -4,6 +4,7 @@
 #include <optional>
 #include <pqxx/pqxx>
 
+#include "store/builder_request.h"
 #include "store/materializer.h"
 
 namespace kanon::store {
@@ -274,43 +275,25 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
 }
 
 bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
-  const uint64_t before = served_version(table);
-  uint64_t id = 0;
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(conninfo_);
-    pqxx::work tx(*conn);
-    id = ask_refresh(tx, replica_group(policies()), verb, table, sync_.replica());
-    tx.commit();
-  } catch (const std::exception& e) {
-    board_.publish(table, nullptr,
-                   std::string("cannot ask the builder for a refresh: ") + e.what());
-    return false;
-  }
-  // The builder answers with a stored version (or an error in the request);
-  // when no builder holds the lock any more, this replica takes over.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(15);
-  for (;;) {
-    if (board_.wait_for(std::chrono::seconds(1), [&](const PolicySnapshot& s) {
-          const auto* t = s.find(table);
-          return t && t->shared_version > before;
-        }))
-      return true;
-    try {
-      pqxx::nontransaction tx(*conn);
-      if (const auto error = refresh_error(tx, id)) {
-        board_.publish(table, nullptr, "the builder's refresh failed: " + *error);
-        return false;
-      }
-    } catch (const std::exception&) {
-      // Asked again below if this replica becomes the builder.
-    }
-    if (lead()) return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
-    if (std::chrono::steady_clock::now() > deadline) {
-      board_.publish(table, nullptr, "the builder did not store a new version within 15 minutes");
-      return false;
-    }
-  }
+  std::optional<SentRefreshRequest> sent;
+  BuilderRequest request;
+  request.served_version = [&] { return served_version(table); };
+  request.send = [&] {
+    sent.emplace(conninfo_, replica_group(policies()), verb, table, sync_.replica());
+  };
+  request.builder_error = [&] { return sent->builder_error(); };
+  request.wait_newer = [&](uint64_t before, BuilderRequest::Clock::duration timeout) {
+    return board_.wait_for(timeout, [&](const PolicySnapshot& s) {
+      const auto* t = s.find(table);
+      return t && t->shared_version > before;
+    });
+  };
+  request.fail = [&](const std::string& error) { board_.publish(table, nullptr, error); };
+  request.lead = [this] { return lead(); };
+  request.take_over = [&] {
+    return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
+  };
+  return kanon::store::ask_builder(request);
 }
 
 void PolicyStore::start() {

@@ -10,6 +10,8 @@
 //   CatalogWatcher (catalog_watcher.h)     the catalog watcher thread;
 //   ReplicaSync (replica_sync.h)           shared snapshots: the builder's
 //                                          lock, storing, adopting, requests;
+//   ask_builder (builder_request.h)        a refresh asked of the builder and
+//                                          the wait for its answer;
 //   BaselineRequests (baseline_requests.h) the tables REANONYMIZE rebuilds.
 //
 // The store itself keeps the policies, builds tables and decides when to
@@ -170,7 +172,7 @@ class PolicyStore {
   // Builds, stores (when sharing) and publishes one table.
   bool build_table(const std::string& table, bool with_catalog);
   // Not the builder: a request in kanon.refresh_requests, then wait for a
-  // newer version or the builder's error.
+  // newer version or the builder's error (builder_request.h).
   bool ask_builder(const std::string& table, const char* verb);
   uint64_t served_version(const std::string& table) const;
   // The watcher's kanon_snapshot and kanon_refresh notifications.
