@@ -4,14 +4,10 @@
 #include <optional>
 #include <pqxx/pqxx>
 
+#include "store/builder_request.h"
 #include "store/materializer.h"
 
 namespace kanon::store {
-
-struct PolicyStore::CatalogConnection {
-  explicit CatalogConnection(const std::string& conninfo) : conn(conninfo) {}
-  pqxx::connection conn;
-};
 
 namespace {
 
@@ -32,7 +28,7 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
       builder_([this, conninfo, options](const policy::TablePolicy& p) {
         pqxx::connection conn(conninfo);
         BuildOptions o = options;
-        o.baseline = take_baseline(p.name());
+        o.baseline = baselines_.take(p.name());
         auto built = build_table_snapshot(conn, p, o);
         if (p.mode == policy::EnforcementMode::kInline) return built;
         auto snap = std::make_shared<policy::TableSnapshot>(*built);
@@ -47,6 +43,7 @@ PolicyStore::PolicyStore(std::string conninfo, std::vector<policy::TablePolicy> 
       }),
       board_(names(policies_)),
       scheduler_(scheduler_hooks()),
+      catalog_(conninfo_, catalog_hooks()),
       sync_(conninfo_, std::move(sharing)),
       watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
@@ -55,6 +52,7 @@ PolicyStore::PolicyStore(std::vector<policy::TablePolicy> policies, Builder buil
       builder_(std::move(builder)),
       board_(names(policies_)),
       scheduler_(scheduler_hooks()),
+      catalog_(conninfo_, catalog_hooks()),
       sync_(conninfo_, {}),
       watcher_(conninfo_, this->sharing(), watcher_hooks()) {}
 
@@ -68,6 +66,16 @@ CatalogWatcher::Hooks PolicyStore::watcher_hooks() {
   h.listening = [this] { adopt(names(policies())); };
   h.stored = [this](std::vector<std::string> payloads) { on_stored(payloads); };
   h.asked = [this] { on_asked(); };
+  return h;
+}
+
+CatalogReader::Hooks PolicyStore::catalog_hooks() {
+  CatalogReader::Hooks h;
+  h.served = [this] { return current()->catalog; };
+  h.notifications = [this] { return watcher_.notifications(); };
+  h.publish = [this](CatalogReader::Facts facts, const std::string& error) {
+    board_.publish_catalog(std::move(facts), error);
+  };
   return h;
 }
 
@@ -114,60 +122,16 @@ void PolicyStore::set_publish_listener(PublishListener listener) {
   board_.set_publish_listener(std::move(listener));
 }
 
-std::shared_ptr<const catalog::CatalogFacts> PolicyStore::read_catalog_locked(std::string& error) {
-  const auto previous = current()->catalog;
-  // Once more on a new connection when the kept one broke (server restart).
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    try {
-      if (!catalog_conn_ || !catalog_conn_->conn.is_open())
-        catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-      return std::make_shared<const catalog::CatalogFacts>(
-          catalog::read_catalog_facts(catalog_conn_->conn, previous.get()));
-    } catch (const pqxx::broken_connection& e) {
-      catalog_conn_.reset();
-      error = e.what();
-    } catch (const std::exception& e) {
-      catalog_conn_.reset();
-      error = e.what();
-      break;
-    }
-  }
-  return nullptr;
-}
-
 bool PolicyStore::refresh_catalog() {
-  if (conninfo_.empty()) return false;
-  std::lock_guard lock(catalog_mu_);
-  const uint64_t notifications = watcher_.notifications();
-  std::string error;
-  auto facts = read_catalog_locked(error);
-  const bool ok = facts != nullptr;
-  board_.publish_catalog(std::move(facts), error);
-  if (ok && covered_.load() < notifications) covered_.store(notifications);
-  return ok;
+  return catalog_.refresh();
 }
 
 bool PolicyStore::refresh_catalog_covering(uint64_t notifications) {
-  {
-    std::lock_guard lock(catalog_mu_);
-    if (covered_.load() >= notifications) return true;
-  }
-  return refresh_catalog();
+  return catalog_.refresh_covering(notifications);
 }
 
 bool PolicyStore::any_persistent_object_named(const std::vector<std::string>& names) {
-  if (conninfo_.empty()) return true;  // nobody can tell: not absent
-  std::lock_guard lock(catalog_mu_);
-  for (int attempt = 0;; ++attempt) {
-    try {
-      if (!catalog_conn_ || !catalog_conn_->conn.is_open())
-        catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-      return catalog::any_persistent_object_named(catalog_conn_->conn, names);
-    } catch (const pqxx::broken_connection&) {
-      catalog_conn_.reset();
-      if (attempt > 0) throw;
-    }
-  }
+  return catalog_.any_persistent_object_named(names);
 }
 
 std::vector<policy::TablePolicy> PolicyStore::policies() const {
@@ -193,19 +157,10 @@ bool PolicyStore::refresh(const std::string& table) {
 
 bool PolicyStore::reanonymize(const std::string& table) {
   if (sharing() && !lead()) return ask_builder(table, "reanonymize");
-  {
-    std::lock_guard lock(baseline_mu_);
-    baseline_pending_.insert(table);
-  }
+  baselines_.insert(table);
   const bool ok = build_table(table, true);
-  std::lock_guard lock(baseline_mu_);
-  baseline_pending_.erase(table);  // a failed build does not leave it pending
+  baselines_.erase(table);  // a failed build does not leave it pending
   return ok;
-}
-
-bool PolicyStore::take_baseline(const std::string& table) {
-  std::lock_guard lock(baseline_mu_);
-  return baseline_pending_.erase(table) > 0;
 }
 
 bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
@@ -232,15 +187,14 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     built = sync_.store(table, std::move(built));  // before it is served
   else if (!built && sharing())
     sync_.fail_requests(replica_group(policies()), table, error);  // whoever asked stops waiting
-  if (!with_catalog || conninfo_.empty()) {
+  if (!with_catalog || !catalog_.enabled()) {
     board_.publish(table, built, error);
     return built != nullptr;
   }
   // The catalog as it is after the build, published in the same version.
-  std::lock_guard lock(catalog_mu_);
-  std::string catalog_error;
-  auto facts = read_catalog_locked(catalog_error);
-  board_.publish(table, built, error, std::move(facts), &catalog_error);
+  catalog_.read([&](CatalogReader::Facts facts, const std::string& catalog_error) {
+    board_.publish(table, built, error, std::move(facts), &catalog_error);
+  });
   return built != nullptr;
 }
 
@@ -311,15 +265,9 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
   ReplicaSync::Adoption how;
   how.served_version = [this](const std::string& table) { return served_version(table); };
   how.on_connection = [this](const std::function<void(pqxx::connection_base&)>& read) {
-    std::lock_guard lock(catalog_mu_);
-    if (!catalog_conn_ || !catalog_conn_->conn.is_open())
-      catalog_conn_ = std::make_unique<CatalogConnection>(conninfo_);
-    read(catalog_conn_->conn);
+    catalog_.on_connection(read);
   };
-  how.drop_connection = [this] {
-    std::lock_guard lock(catalog_mu_);
-    catalog_conn_.reset();
-  };
+  how.drop_connection = [this] { catalog_.drop_connection(); };
   how.serve = [this](const std::string& table, std::shared_ptr<const policy::TableSnapshot> snap) {
     board_.publish(table, std::move(snap), "");
   };
@@ -327,43 +275,25 @@ std::set<std::string> PolicyStore::adopt(const std::vector<std::string>& tables)
 }
 
 bool PolicyStore::ask_builder(const std::string& table, const char* verb) {
-  const uint64_t before = served_version(table);
-  uint64_t id = 0;
-  std::unique_ptr<pqxx::connection> conn;
-  try {
-    conn = std::make_unique<pqxx::connection>(conninfo_);
-    pqxx::work tx(*conn);
-    id = ask_refresh(tx, replica_group(policies()), verb, table, sync_.replica());
-    tx.commit();
-  } catch (const std::exception& e) {
-    board_.publish(table, nullptr,
-                   std::string("cannot ask the builder for a refresh: ") + e.what());
-    return false;
-  }
-  // The builder answers with a stored version (or an error in the request);
-  // when no builder holds the lock any more, this replica takes over.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(15);
-  for (;;) {
-    if (board_.wait_for(std::chrono::seconds(1), [&](const PolicySnapshot& s) {
-          const auto* t = s.find(table);
-          return t && t->shared_version > before;
-        }))
-      return true;
-    try {
-      pqxx::nontransaction tx(*conn);
-      if (const auto error = refresh_error(tx, id)) {
-        board_.publish(table, nullptr, "the builder's refresh failed: " + *error);
-        return false;
-      }
-    } catch (const std::exception&) {
-      // Asked again below if this replica becomes the builder.
-    }
-    if (lead()) return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
-    if (std::chrono::steady_clock::now() > deadline) {
-      board_.publish(table, nullptr, "the builder did not store a new version within 15 minutes");
-      return false;
-    }
-  }
+  std::optional<SentRefreshRequest> sent;
+  BuilderRequest request;
+  request.served_version = [&] { return served_version(table); };
+  request.send = [&] {
+    sent.emplace(conninfo_, replica_group(policies()), verb, table, sync_.replica());
+  };
+  request.builder_error = [&] { return sent->builder_error(); };
+  request.wait_newer = [&](uint64_t before, BuilderRequest::Clock::duration timeout) {
+    return board_.wait_for(timeout, [&](const PolicySnapshot& s) {
+      const auto* t = s.find(table);
+      return t && t->shared_version > before;
+    });
+  };
+  request.fail = [&](const std::string& error) { board_.publish(table, nullptr, error); };
+  request.lead = [this] { return lead(); };
+  request.take_over = [&] {
+    return std::string(verb) == "reanonymize" ? reanonymize(table) : refresh(table);
+  };
+  return kanon::store::ask_builder(request);
 }
 
 void PolicyStore::start() {

@@ -4,12 +4,18 @@
 //
 //   SnapshotBoard (snapshot_board.h)       the published snapshots;
 //   RefreshScheduler (refresh_scheduler.h) the background refresh thread;
+//   CatalogReader (catalog_reader.h)       the catalog reads on the kept
+//                                          connection, published in order,
+//                                          and what they cover;
 //   CatalogWatcher (catalog_watcher.h)     the catalog watcher thread;
 //   ReplicaSync (replica_sync.h)           shared snapshots: the builder's
-//                                          lock, storing, adopting, requests.
+//                                          lock, storing, adopting, requests;
+//   ask_builder (builder_request.h)        a refresh asked of the builder and
+//                                          the wait for its answer;
+//   BaselineRequests (baseline_requests.h) the tables REANONYMIZE rebuilds.
 //
-// The store itself keeps the policies, builds tables, reads the catalog on
-// its kept connection and decides when to build, adopt or ask the builder.
+// The store itself keeps the policies, builds tables and decides when to
+// build, adopt or ask the builder.
 //
 // Readers (proxy sessions, one lookup per statement) call current() and keep
 // the returned shared_ptr for as long as they need a consistent view; it
@@ -31,7 +37,6 @@
 // Thread-safety: every public member may be called from any thread.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -42,6 +47,8 @@
 #include "catalog/catalog_facts.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
+#include "store/baseline_requests.h"
+#include "store/catalog_reader.h"
 #include "store/catalog_watcher.h"
 #include "store/refresh_scheduler.h"
 #include "store/replica_sync.h"
@@ -109,7 +116,7 @@ class PolicyStore {
   // and reads it again first (refresh_catalog_covering) instead of waiting
   // for the watcher's debounced refresh.
   uint64_t catalog_notifications() const { return watcher_.notifications(); }
-  uint64_t catalog_notifications_covered() const { return covered_.load(); }
+  uint64_t catalog_notifications_covered() const { return catalog_.coverage().covered(); }
   // refresh_catalog(), unless a read that began after `notifications` were
   // received has been published meanwhile (many sessions catching up at
   // once read the catalog once).
@@ -165,16 +172,13 @@ class PolicyStore {
   // Builds, stores (when sharing) and publishes one table.
   bool build_table(const std::string& table, bool with_catalog);
   // Not the builder: a request in kanon.refresh_requests, then wait for a
-  // newer version or the builder's error.
+  // newer version or the builder's error (builder_request.h).
   bool ask_builder(const std::string& table, const char* verb);
   uint64_t served_version(const std::string& table) const;
   // The watcher's kanon_snapshot and kanon_refresh notifications.
   void on_stored(const std::vector<std::string>& payloads);
   void on_asked();
-  bool take_baseline(const std::string& table);  // reanonymize() asked for one
-  // Reads the facts on the catalog connection (catalog_mu_ held), reusing
-  // the current facts' built-in functions; null with `error` on failure.
-  std::shared_ptr<const catalog::CatalogFacts> read_catalog_locked(std::string& error);
+  CatalogReader::Hooks catalog_hooks();       // the served facts, notifications, publish
   RefreshScheduler::Hooks scheduler_hooks();  // refresh(), reanonymize(), adopt()
   CatalogWatcher::Hooks watcher_hooks();      // catalog reads, adopt(), on_asked()
 
@@ -186,15 +190,8 @@ class PolicyStore {
   Builder builder_;
   SnapshotBoard board_;         // the published snapshots (after policies_: lists them)
   RefreshScheduler scheduler_;  // the background refresh (after board_: reads it)
-  std::mutex baseline_mu_;
-  std::set<std::string> baseline_pending_;
-
-  std::mutex catalog_mu_;             // one catalog read and publish at a time, in order
-  std::atomic<uint64_t> covered_{0};  // notifications a published catalog read began after
-  // A service connection kept for catalog reads: its statements are prepared
-  // and its backend's catalog caches warm (a new connection costs ~5x).
-  struct CatalogConnection;
-  std::unique_ptr<CatalogConnection> catalog_conn_;
+  BaselineRequests baselines_;  // what reanonymize() builds as a baseline
+  CatalogReader catalog_;       // the kept catalog connection (publishes on board_)
 
   ReplicaSync sync_;        // shared snapshots
   CatalogWatcher watcher_;  // after sync_ (sharing())

@@ -1,0 +1,89 @@
+#include "store/catalog_reader.h"
+
+#include <pqxx/pqxx>
+
+namespace kanon::store {
+
+CatalogReader::CatalogReader(std::string conninfo, Hooks hooks)
+    : conninfo_(std::move(conninfo)), hooks_(std::move(hooks)) {}
+
+CatalogReader::~CatalogReader() = default;
+
+pqxx::connection_base& CatalogReader::kept() {
+  if (!conn_ || !conn_->is_open()) conn_ = std::make_shared<pqxx::connection>(conninfo_);
+  return *conn_;
+}
+
+template <typename Use>
+auto CatalogReader::with_connection(Use&& use) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return use(kept());
+    } catch (const pqxx::broken_connection&) {
+      conn_.reset();
+      if (attempt > 0) throw;
+    }
+  }
+}
+
+CatalogReader::Facts CatalogReader::read_locked(std::string& error) {
+  const auto previous = hooks_.served();
+  try {
+    return with_connection([&](pqxx::connection_base& conn) {
+      return std::make_shared<const catalog::CatalogFacts>(
+          catalog::read_catalog_facts(conn, previous.get()));
+    });
+  } catch (const std::exception& e) {
+    conn_.reset();
+    error = e.what();
+  }
+  return nullptr;
+}
+
+bool CatalogReader::read(const Publish& publish) {
+  return publish_read(publish, false);
+}
+
+bool CatalogReader::refresh() {
+  return publish_read(hooks_.publish, true);
+}
+
+bool CatalogReader::publish_read(const Publish& publish, bool covering) {
+  if (!enabled()) return false;
+  std::lock_guard lock(mu_);
+  const uint64_t notifications = covering ? hooks_.notifications() : 0;  // before the read begins
+  std::string error;
+  auto facts = read_locked(error);
+  const bool ok = facts != nullptr;
+  publish(std::move(facts), error);
+  coverage_.published(notifications, ok);
+  return ok;
+}
+
+bool CatalogReader::refresh_covering(uint64_t notifications) {
+  {
+    std::lock_guard lock(mu_);
+    if (coverage_.covers(notifications)) return true;
+  }
+  return refresh();
+}
+
+bool CatalogReader::any_persistent_object_named(const std::vector<std::string>& names) {
+  if (!enabled()) return true;  // nobody can tell: not absent
+  std::lock_guard lock(mu_);
+  return with_connection([&](pqxx::connection_base& conn) {
+    return catalog::any_persistent_object_named(conn, names);
+  });
+}
+
+void CatalogReader::on_connection(const std::function<void(pqxx::connection_base&)>& use) {
+  std::lock_guard lock(mu_);
+  use(kept());
+}
+
+void CatalogReader::drop_connection() {
+  std::lock_guard lock(mu_);
+  conn_.reset();
+}
+
+}  // namespace kanon::store
