@@ -67,7 +67,8 @@ void CatalogWatcher::start() {
   stop_ = false;
   thread_ = std::thread([this] { run(); });
   std::unique_lock lock(mu_);
-  ready_cv_.wait_for(lock, std::chrono::seconds(2), [&] { return ready_; });
+  // Long enough for a busy machine; an error makes it ready at once.
+  ready_cv_.wait_for(lock, std::chrono::seconds(60), [&] { return ready_; });
 }
 
 void CatalogWatcher::begin_stop() {
@@ -132,11 +133,17 @@ void CatalogWatcher::run() {
         std::lock_guard lock(mu_);
         state_.listening = true;
         state_.error.clear();
+      }
+      // Whatever changed between the last read and the LISTEN: DDL before
+      // the event trigger was installed moved no generation, so until this
+      // read is published a statement could be decided on a catalog that
+      // misses it with no guard to notice. start() returns after it.
+      hooks_.read_catalog();
+      {
+        std::lock_guard lock(mu_);
         ready_ = true;
       }
       ready_cv_.notify_all();
-      // Whatever changed between the last read and the LISTEN.
-      hooks_.read_catalog();
       while (!stop_) {
         // Notifications libpq read during a refresh wait in its queue.
         const uint64_t before = debounce.received;

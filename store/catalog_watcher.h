@@ -60,8 +60,10 @@ class CatalogWatcher {
   CatalogWatcher(const CatalogWatcher&) = delete;
   CatalogWatcher& operator=(const CatalogWatcher&) = delete;
 
-  // Starts the thread and waits up to 2 s for it to listen (or to fail its
-  // first attempt).
+  // Starts the thread and waits (up to 60 s) until it listens and has read
+  // the catalog once after the LISTEN, or has failed its first attempt: a
+  // server that accepts sessions after start() decides with a catalog that
+  // covers every DDL before it, guarded from then on.
   void start();
   // Tells the thread to stop, without waiting (stop() then joins it).
   void begin_stop();

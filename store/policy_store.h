@@ -139,8 +139,9 @@ class PolicyStore {
   // interval. With a conninfo, also the catalog watcher: it installs the
   // event trigger (failure is only reported in catalog_watch_state()), LISTENs
   // on kanon_catalog, re-reads the facts once listening and after each burst
-  // of notifications, and reconnects after errors; start() waits up to 2 s
-  // for it to listen. stop() (or the destructor) joins the threads.
+  // of notifications, and reconnects after errors; start() waits (up to
+  // 60 s) for it to listen and read once. stop() (or the destructor) joins
+  // the threads.
   void start();
   void stop();
 
