@@ -132,6 +132,43 @@ def add_collate(s):
     return re.sub(r"('(?:[^']|'')*'::pg_catalog\.text)(?!\[)", r'\1' + C, s)
 
 
+def timed_medians(psql, stmts):
+    """Runs (label or None, sql) statements in one psql session with \\timing
+    and returns the median milliseconds per label."""
+    script = '\\timing on\n\\o /dev/null\n' + ';\n'.join(s for _, s in stmts) + ';\n'
+    p = subprocess.run(psql, input=script, capture_output=True, text=True, check=True)
+    times = [float(t) for t in re.findall(r'^Time: ([0-9.]+) ms', p.stdout, re.M)]
+    assert len(times) == len(stmts), (len(times), len(stmts))
+    res = {}
+    for (lab, _), t in zip(stmts, times):
+        if lab:
+            res.setdefault(lab, []).append(t)
+    return {k: statistics.median(v) for k, v in res.items()}
+
+
+def print_ratio_table(labs, queries, med):
+    """Prints one row per query (ms and ratio to 'direct'; added ms for the
+    SELECT * query) and the median (worst) ratio per label; '-' where a label
+    did not run a query."""
+    print('| query | ' + ' | '.join(labs) + ' |\n|---|' + '---|' * len(labs))
+    ratios = {lab: [] for lab in labs}
+    for qname in queries:
+        cells = []
+        for lab in labs:
+            if (lab, qname) not in med:
+                cells.append('-')
+                continue
+            t, ref = med[(lab, qname)], med[('direct', qname)]
+            if qname.startswith('SELECT *'):
+                cells.append('%.1f (%+.1f)' % (t, t - ref))
+            else:
+                ratios[lab].append(t / ref)
+                cells.append('%.0f (%.2fx)' % (t, t / ref))
+        print('| %s | %s |' % (qname, ' | '.join(cells)), flush=True)
+    print('| **median (worst)** | ' + ' | '.join(
+        '%.2fx (%.2fx)' % (statistics.median(ratios[lab]), max(ratios[lab])) for lab in labs) + ' |')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', required=True)
@@ -186,30 +223,8 @@ def main():
                 stmts += [(None, s) for s in setup]
                 alias = '' if ' a ' in qsql else ' AS t'
                 stmts.append(((lab, qname) if r else None, qsql.replace(':tbl', relation + alias)))
-    script = '\\timing on\n\\o /dev/null\n' + ';\n'.join(s for _, s in stmts) + ';\n'
-    p = subprocess.run(psql, input=script, capture_output=True, text=True, check=True)
-    times = [float(t) for t in re.findall(r'^Time: ([0-9.]+) ms', p.stdout, re.M)]
-    assert len(times) == len(stmts)
-    res = {}
-    for (lab, _), t in zip(stmts, times):
-        if lab:
-            res.setdefault(lab, []).append(t)
-    med = {k: statistics.median(v) for k, v in res.items()}
-    labs = [v[0] for v in variants]
-    print('| query | ' + ' | '.join(labs) + ' |\n|---|' + '---|' * len(labs))
-    ratios = {lab: [] for lab in labs}
-    for qname, _ in QUERIES:
-        cells = []
-        for lab in labs:
-            t, ref = med[(lab, qname)], med[('direct', qname)]
-            if qname.startswith('SELECT *'):
-                cells.append('%.1f (%+.1f)' % (t, t - ref))
-            else:
-                ratios[lab].append(t / ref)
-                cells.append('%.0f (%.2fx)' % (t, t / ref))
-        print('| %s | %s |' % (qname, ' | '.join(cells)))
-    print('| **median (worst)** | ' + ' | '.join(
-        '%.2fx (%.2fx)' % (statistics.median(ratios[lab]), max(ratios[lab])) for lab in labs) + ' |')
+    med = timed_medians(psql, stmts)
+    print_ratio_table([v[0] for v in variants], [q for q, _ in QUERIES], med)
 
 
 if __name__ == '__main__':

@@ -49,6 +49,8 @@ import statistics
 import subprocess
 import sys
 
+from mask_layouts import print_ratio_table, timed_medians
+
 QUERIES = [
     ('GROUP BY occupation, sex', 'SELECT occupation, sex, count(*) FROM :tbl GROUP BY occupation, sex'),
     ('GROUP BY education', 'SELECT education, count(*) FROM :tbl GROUP BY education'),
@@ -311,35 +313,10 @@ def main():
                     text = qsql.replace(':tbl', relation + ('' if ' a ' in qsql else ' AS t'))
                 stmts += [(None, s) for s in setup]
                 stmts.append(((lab, qname) if r else None, text))
-    script = '\\timing on\n\\o /dev/null\n' + ';\n'.join(s for _, s in stmts) + ';\n'
     log('timing %d statements; load before: %s' % (len(stmts), open('/proc/loadavg').read().strip()))
-    p = subprocess.run(psql, input=script, capture_output=True, text=True, check=True)
+    med = timed_medians(psql, stmts)
     log('load after: %s' % open('/proc/loadavg').read().strip())
-    times = [float(t) for t in re.findall(r'^Time: ([0-9.]+) ms', p.stdout, re.M)]
-    assert len(times) == len(stmts), (len(times), len(stmts))
-    res = {}
-    for (lab, _), t in zip(stmts, times):
-        if lab:
-            res.setdefault(lab, []).append(t)
-    med = {k: statistics.median(v) for k, v in res.items()}
-    labs = [v[0] for v in variants]
-    print('| query | ' + ' | '.join(labs) + ' |\n|---|' + '---|' * len(labs))
-    ratios = {lab: [] for lab in labs}
-    for qname, _ in QUERIES:
-        cells = []
-        for lab in labs:
-            if (lab, qname) not in med:
-                cells.append('-')
-                continue
-            t, ref = med[(lab, qname)], med[('direct', qname)]
-            if qname.startswith('SELECT *'):
-                cells.append('%.1f (%+.1f)' % (t, t - ref))
-            else:
-                ratios[lab].append(t / ref)
-                cells.append('%.0f (%.2fx)' % (t, t / ref))
-        print('| %s | %s |' % (qname, ' | '.join(cells)), flush=True)
-    print('| **median (worst)** | ' + ' | '.join(
-        '%.2fx (%.2fx)' % (statistics.median(ratios[lab]), max(ratios[lab])) for lab in labs) + ' |')
+    print_ratio_table([v[0] for v in variants], [q for q, _ in QUERIES], med)
 
     # planning time of the LIMIT query, each in a new session
     plan_ms = {}
