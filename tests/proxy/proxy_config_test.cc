@@ -10,40 +10,23 @@
 
 #include "proxy/tls_contexts.h"
 #include "settings/server_config.h"
+#include "tests/settings/config_file.h"
 
 using namespace kanon::settings;
 
 namespace {
 
-const std::string kDir = "/tmp/kanon-proxy-config-test-" + std::to_string(getpid());
-
-std::string write_config(const std::string& text) {
-  std::filesystem::create_directories(kDir);
-  std::ofstream(kDir + "/cert.pem") << "not really a certificate\n";
-  std::ofstream(kDir + "/key.pem") << "not really a key\n";
-  const std::string path = kDir + "/kanon.yaml";
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string error_of(const std::string& yaml) {
-  try {
-    load_server_config(write_config(yaml));
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+const std::string& kDir = kanon::testing::config_dir();
 
 }  // namespace
 
 TEST_CASE("proxy keys are read and paths resolved against the config file") {
-  const auto cfg = load_server_config(
-      write_config("tls: {cert: cert.pem, key: key.pem}\n"
-                   "backend: {host: db, port: 5433, sslmode: verify-full, sslrootcert: ca.crt}\n"
-                   "admin: {database: console, users: [alice, bob], auth_database: template1}\n"
-                   "metrics: {listen: \"0.0.0.0:9187\"}\n"
-                   "restricted_settings: {jit: \"off\", max_parallel_workers_per_gather: 0}\n"));
+  const auto cfg = load_server_config(kanon::testing::write_config(
+      "tls: {cert: cert.pem, key: key.pem}\n"
+      "backend: {host: db, port: 5433, sslmode: verify-full, sslrootcert: ca.crt}\n"
+      "admin: {database: console, users: [alice, bob], auth_database: template1}\n"
+      "metrics: {listen: \"0.0.0.0:9187\"}\n"
+      "restricted_settings: {jit: \"off\", max_parallel_workers_per_gather: 0}\n"));
   CHECK(cfg.tls.enabled());
   CHECK(cfg.tls.cert == kDir + "/cert.pem");
   CHECK(cfg.tls.key == kDir + "/key.pem");
@@ -60,7 +43,7 @@ TEST_CASE("proxy keys are read and paths resolved against the config file") {
 }
 
 TEST_CASE("defaults: no TLS toward clients, sslmode prefer, console 'kanon', jit off") {
-  const auto cfg = load_server_config(write_config("log_level: info\n"));
+  const auto cfg = load_server_config(kanon::testing::write_config("log_level: info\n"));
   CHECK_FALSE(cfg.tls.enabled());
   CHECK(cfg.backend_tls.mode == SslMode::kPrefer);
   CHECK(cfg.admin.database == "kanon");
@@ -71,28 +54,30 @@ TEST_CASE("defaults: no TLS toward clients, sslmode prefer, console 'kanon', jit
 }
 
 TEST_CASE("mistakes name file, line and key") {
-  CHECK(error_of("log_level: info\nbackend: {sslmode: sometimes}\n") ==
+  CHECK(kanon::testing::config_error("log_level: info\nbackend: {sslmode: sometimes}\n") ==
         kDir +
             "/kanon.yaml:2: backend.sslmode: 'sometimes' is not one of disable, prefer, "
             "require, verify-ca, verify-full");
-  CHECK(error_of("backend:\n  sslmode: verify-ca\n")
+  CHECK(kanon::testing::config_error("backend:\n  sslmode: verify-ca\n")
             .find("backend.sslrootcert: sslmode verify-ca needs sslrootcert") != std::string::npos);
-  CHECK(error_of("tls: {cert: cert.pem}\n").find(":1: tls: needs both cert and key") !=
-        std::string::npos);
-  CHECK(error_of("tls: {cert: missing.pem, key: key.pem}\n")
+  CHECK(kanon::testing::config_error("tls: {cert: cert.pem}\n")
+            .find(":1: tls: needs both cert and key") != std::string::npos);
+  CHECK(kanon::testing::config_error("tls: {cert: missing.pem, key: key.pem}\n")
             .find("tls.cert: no such file: " + kDir + "/missing.pem") != std::string::npos);
-  CHECK(error_of("admin: {users: alice}\n").find("admin.users: expected a list") !=
+  CHECK(kanon::testing::config_error("admin: {users: alice}\n")
+            .find("admin.users: expected a list") != std::string::npos);
+  CHECK(kanon::testing::config_error("admin: {owner: alice}\n").find("admin") != std::string::npos);
+  CHECK(kanon::testing::config_error("metrics: {listen: \"nowhere\"}\n").find("metrics.listen") !=
         std::string::npos);
-  CHECK(error_of("admin: {owner: alice}\n").find("admin") != std::string::npos);
-  CHECK(error_of("metrics: {listen: \"nowhere\"}\n").find("metrics.listen") != std::string::npos);
-  CHECK(error_of("restricted_settings: {\"jit; drop\": \"off\"}\n").find("is not a setting name") !=
-        std::string::npos);
-  CHECK(error_of("restricted_settings: [jit]\n").find("restricted_settings: expected a mapping") !=
-        std::string::npos);
+  CHECK(kanon::testing::config_error("restricted_settings: {\"jit; drop\": \"off\"}\n")
+            .find("is not a setting name") != std::string::npos);
+  CHECK(kanon::testing::config_error("restricted_settings: [jit]\n")
+            .find("restricted_settings: expected a mapping") != std::string::npos);
 }
 
 TEST_CASE("unusable TLS files are refused with the file's name") {
-  const auto cfg = load_server_config(write_config("tls: {cert: cert.pem, key: key.pem}\n"));
+  const auto cfg =
+      load_server_config(kanon::testing::write_config("tls: {cert: cert.pem, key: key.pem}\n"));
   try {
     kanon::proxy::make_client_tls_context(cfg.tls);
     FAIL("expected an error");
@@ -115,35 +100,38 @@ TEST_CASE("the shipped config/kanon.yaml loads") {
 }
 
 TEST_CASE("web: listen, tls (its own or inherited), session_timeout; mistakes are named") {
-  const auto off = load_server_config(write_config("log_level: info\n"));
+  const auto off = load_server_config(kanon::testing::write_config("log_level: info\n"));
   CHECK_FALSE(off.web.enabled());
-  const auto on =
-      load_server_config(write_config("web: {listen: \"127.0.0.1:8081\", session_timeout: 10m}\n"));
+  const auto on = load_server_config(
+      kanon::testing::write_config("web: {listen: \"127.0.0.1:8081\", session_timeout: 10m}\n"));
   CHECK(on.web.listen.host == "127.0.0.1");
   CHECK(on.web.listen.port == 8081);
   CHECK(on.web.session_timeout == std::chrono::minutes(10));
   CHECK(on.web.tls.cert.empty());  // plain HTTP
-  const auto inherited = load_server_config(
-      write_config("tls: {cert: cert.pem, key: key.pem}\nweb: {listen: \"0.0.0.0:8443\"}\n"));
+  const auto inherited = load_server_config(kanon::testing::write_config(
+      "tls: {cert: cert.pem, key: key.pem}\nweb: {listen: \"0.0.0.0:8443\"}\n"));
   CHECK(inherited.web.tls.cert == kDir + "/cert.pem");
   CHECK(inherited.web.tls.key == kDir + "/key.pem");
   CHECK(inherited.web.session_timeout == std::chrono::minutes(30));
   std::filesystem::create_directories(kDir + "/web");
   std::ofstream(kDir + "/web/c.pem") << "x\n";
   std::ofstream(kDir + "/web/k.pem") << "x\n";
-  const auto own = load_server_config(
-      write_config("tls: {cert: cert.pem, key: key.pem}\n"
-                   "web: {listen: \"127.0.0.1:8443\", tls: {cert: web/c.pem, key: web/k.pem}}\n"));
+  const auto own = load_server_config(kanon::testing::write_config(
+      "tls: {cert: cert.pem, key: key.pem}\n"
+      "web: {listen: \"127.0.0.1:8443\", tls: {cert: web/c.pem, key: web/k.pem}}\n"));
   CHECK(own.web.tls.cert == kDir + "/web/c.pem");
-  CHECK(error_of("web: {}\n").find("web: needs listen") != std::string::npos);
-  CHECK(error_of("web: {listen: \"127.0.0.1:0\"}\n").find("'0' is not a port number") !=
+  CHECK(kanon::testing::config_error("web: {}\n").find("web: needs listen") != std::string::npos);
+  CHECK(kanon::testing::config_error("web: {listen: \"127.0.0.1:0\"}\n")
+            .find("'0' is not a port number") != std::string::npos);
+  CHECK(kanon::testing::config_error("web: {listen: \"nonsense\"}\n").find("web.listen") !=
         std::string::npos);
-  CHECK(error_of("web: {listen: \"nonsense\"}\n").find("web.listen") != std::string::npos);
-  CHECK(error_of("web: {listen: \"127.0.0.1:1\", session_timeout: 30s}\n")
+  CHECK(kanon::testing::config_error("web: {listen: \"127.0.0.1:1\", session_timeout: 30s}\n")
             .find("web.session_timeout: must be at least 1m") != std::string::npos);
-  CHECK(error_of("web: {listen: \"127.0.0.1:1\", tls: {cert: nope.pem, key: key.pem}}\n")
+  CHECK(kanon::testing::config_error(
+            "web: {listen: \"127.0.0.1:1\", tls: {cert: nope.pem, key: key.pem}}\n")
             .find("web.tls.cert: no such file") != std::string::npos);
-  CHECK(error_of("web: {listen: \"127.0.0.1:1\", port: 3}\n").find("port") != std::string::npos);
+  CHECK(kanon::testing::config_error("web: {listen: \"127.0.0.1:1\", port: 3}\n").find("port") !=
+        std::string::npos);
 }
 
 TEST_CASE("the compose example's kanon.yaml loads, with a lame duck before the drain") {
@@ -156,11 +144,11 @@ TEST_CASE("the compose example's kanon.yaml loads, with a lame duck before the d
 }
 
 TEST_CASE("audit: sinks, text and on_failure are read; mistakes are named") {
-  const auto off = load_server_config(write_config("log_level: info\n"));
+  const auto off = load_server_config(kanon::testing::write_config("log_level: info\n"));
   CHECK_FALSE(off.audit.enabled());
-  const auto cfg = load_server_config(
-      write_config("audit:\n  file: audit.jsonl\n  table: kanon_audit.log\n  text: none\n"
-                   "  on_failure: continue\n  queue_size: 50\n  exempt: true\n"));
+  const auto cfg = load_server_config(kanon::testing::write_config(
+      "audit:\n  file: audit.jsonl\n  table: kanon_audit.log\n  text: none\n"
+      "  on_failure: continue\n  queue_size: 50\n  exempt: true\n"));
   CHECK(cfg.audit.enabled());
   CHECK(cfg.audit.file == kDir + "/audit.jsonl");
   CHECK(cfg.audit.table == "kanon_audit.log");
@@ -168,19 +156,23 @@ TEST_CASE("audit: sinks, text and on_failure are read; mistakes are named") {
   CHECK(cfg.audit.on_failure == AuditOnFailure::kContinue);
   CHECK(cfg.audit.queue_size == 50);
   CHECK(cfg.audit.exempt);
-  const auto defaults = load_server_config(write_config("audit: {file: /var/log/a.jsonl}\n"));
+  const auto defaults =
+      load_server_config(kanon::testing::write_config("audit: {file: /var/log/a.jsonl}\n"));
   CHECK(defaults.audit.text == AuditText::kFull);
   CHECK(defaults.audit.on_failure == AuditOnFailure::kDeny);
   CHECK(defaults.audit.table.empty());
   CHECK_FALSE(defaults.audit.exempt);
 
-  CHECK(error_of("audit: {}\n").find(":1: audit: needs file, table or both") != std::string::npos);
-  CHECK(error_of("audit:\n  file: a.jsonl\n  on_failure: maybe\n") ==
+  CHECK(kanon::testing::config_error("audit: {}\n").find(":1: audit: needs file, table or both") !=
+        std::string::npos);
+  CHECK(kanon::testing::config_error("audit:\n  file: a.jsonl\n  on_failure: maybe\n") ==
         kDir + "/kanon.yaml:3: audit.on_failure: 'maybe' is not one of deny, continue");
-  CHECK(error_of("audit: {file: a.jsonl, text: some}\n")
+  CHECK(kanon::testing::config_error("audit: {file: a.jsonl, text: some}\n")
             .find("audit.text: 'some' is not one of full, none") != std::string::npos);
-  CHECK(error_of("audit: {table: \"Audit Log\"}\n")
+  CHECK(kanon::testing::config_error("audit: {table: \"Audit Log\"}\n")
             .find("audit.table: 'Audit Log' is not schema.table") != std::string::npos);
-  CHECK(error_of("audit: {table: nodot}\n").find("audit.table") != std::string::npos);
-  CHECK(error_of("audit: {file: a.jsonl, rotate: daily}\n").find("audit") != std::string::npos);
+  CHECK(kanon::testing::config_error("audit: {table: nodot}\n").find("audit.table") !=
+        std::string::npos);
+  CHECK(kanon::testing::config_error("audit: {file: a.jsonl, rotate: daily}\n").find("audit") !=
+        std::string::npos);
 }

@@ -8,30 +8,12 @@
 #include <iterator>
 
 #include "settings/config_keys.h"
+#include "tests/settings/config_file.h"
 
 using namespace kanon::settings;
 
-namespace {
-
-std::string write_config(const std::string& text) {
-  const std::string path = "/tmp/kanon-server-config-test.yaml";
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string error_of(const std::string& yaml) {
-  try {
-    load_server_config(write_config(yaml));
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
-
 TEST_CASE("load_server_config reads every key") {
-  const auto cfg = load_server_config(write_config(
+  const auto cfg = load_server_config(kanon::testing::write_config(
       "listen: {host: 0.0.0.0, port: 7000}\nbackend: {host: db.local, port: 5433}\n"
       "limits: {max_clients: 50, max_message_size: 4096}\nlog_level: debug\nthreads: 3\n"));
   CHECK(cfg.listen.host == "0.0.0.0");
@@ -45,21 +27,23 @@ TEST_CASE("load_server_config reads every key") {
 }
 
 TEST_CASE("defaults apply to missing keys and to an empty file") {
-  const auto cfg = load_server_config(write_config(""));
+  const auto cfg = load_server_config(kanon::testing::write_config(""));
   CHECK(cfg.listen.port == 6432);
   CHECK(cfg.backend.port == 5432);
   CHECK(cfg.limits.max_clients == 1000);
 }
 
 TEST_CASE("errors name file, line and key") {
-  const std::string path = "/tmp/kanon-server-config-test.yaml";
-  CHECK(error_of("threads: -1\n") == path + ":1: threads: expected an integer, got '-1'");
-  CHECK(error_of("limits:\n  max_message_size: 10\n") ==
+  const std::string path = kanon::testing::config_dir() + "/kanon.yaml";
+  CHECK(kanon::testing::config_error("threads: -1\n") ==
+        path + ":1: threads: expected an integer, got '-1'");
+  CHECK(kanon::testing::config_error("limits:\n  max_message_size: 10\n") ==
         path + ":2: limits.max_message_size: must be between 1024 and 1073741824");
-  CHECK(error_of("listen: 5\n") == path + ":1: listen: expected a mapping");
-  CHECK(error_of("listen:\n  host: [a]\n") == path + ":2: listen.host: expected a string");
-  CHECK(error_of("limits: {max_clients: 5, extra: 1}\n").find(":1: limits.extra: unknown key") !=
-        std::string::npos);
+  CHECK(kanon::testing::config_error("listen: 5\n") == path + ":1: listen: expected a mapping");
+  CHECK(kanon::testing::config_error("listen:\n  host: [a]\n") ==
+        path + ":2: listen.host: expected a string");
+  CHECK(kanon::testing::config_error("limits: {max_clients: 5, extra: 1}\n")
+            .find(":1: limits.extra: unknown key") != std::string::npos);
 }
 
 TEST_CASE("parse_endpoint") {
@@ -71,76 +55,83 @@ TEST_CASE("parse_endpoint") {
 }
 
 TEST_CASE("databases: the other databases restricted sessions may use") {
-  const std::string path = "/tmp/kanon-server-config-test.yaml";
-  CHECK(load_server_config(write_config("databases: [sales, hr]\n")).databases ==
+  const std::string path = kanon::testing::config_dir() + "/kanon.yaml";
+  CHECK(load_server_config(kanon::testing::write_config("databases: [sales, hr]\n")).databases ==
         std::vector<std::string>{"sales", "hr"});
-  CHECK(load_server_config(write_config("")).databases.empty());
-  CHECK(error_of("databases: sales\n") ==
+  CHECK(load_server_config(kanon::testing::write_config("")).databases.empty());
+  CHECK(kanon::testing::config_error("databases: sales\n") ==
         path + ":1: databases: expected a list of database names");
-  CHECK(error_of("databases: ['']\n") == path + ":1: databases[0]: empty database name");
+  CHECK(kanon::testing::config_error("databases: ['']\n") ==
+        path + ":1: databases[0]: empty database name");
 }
 
 TEST_CASE("shutdown_grace: a duration, 30 s by default") {
-  CHECK(load_server_config(write_config("")).shutdown_grace == std::chrono::seconds(30));
-  CHECK(load_server_config(write_config("shutdown_grace: 5s\n")).shutdown_grace ==
+  CHECK(load_server_config(kanon::testing::write_config("")).shutdown_grace ==
+        std::chrono::seconds(30));
+  CHECK(load_server_config(kanon::testing::write_config("shutdown_grace: 5s\n")).shutdown_grace ==
         std::chrono::seconds(5));
-  CHECK(load_server_config(write_config("shutdown_grace: 250ms\n")).shutdown_grace ==
-        std::chrono::milliseconds(250));
-  CHECK(load_server_config(write_config("shutdown_grace: 0\n")).shutdown_grace ==
+  CHECK(
+      load_server_config(kanon::testing::write_config("shutdown_grace: 250ms\n")).shutdown_grace ==
+      std::chrono::milliseconds(250));
+  CHECK(load_server_config(kanon::testing::write_config("shutdown_grace: 0\n")).shutdown_grace ==
         std::chrono::milliseconds(0));
-  const std::string path = "/tmp/kanon-server-config-test.yaml";
-  CHECK(error_of("threads: 2\nshutdown_grace: soon\n") ==
+  const std::string path = kanon::testing::config_dir() + "/kanon.yaml";
+  CHECK(kanon::testing::config_error("threads: 2\nshutdown_grace: soon\n") ==
         path + ":2: shutdown_grace: 'soon' is not a duration such as 30s, 500ms or 2m");
-  CHECK(error_of("shutdown_grace: [1]\n") ==
+  CHECK(kanon::testing::config_error("shutdown_grace: [1]\n") ==
         path + ":1: shutdown_grace: '' is not a duration such as 30s, 500ms or 2m");
-  CHECK(error_of("shutdown_grace: 2d\n") == path + ":1: shutdown_grace: must be at most 24h");
+  CHECK(kanon::testing::config_error("shutdown_grace: 2d\n") ==
+        path + ":1: shutdown_grace: must be at most 24h");
 }
 
 TEST_CASE("shutdown_lame_duck: a duration, 0 (drain at once) by default") {
-  CHECK(load_server_config(write_config("")).shutdown_lame_duck == std::chrono::milliseconds(0));
-  const auto both =
-      load_server_config(write_config("shutdown_lame_duck: 3s\nshutdown_grace: 20s\n"));
+  CHECK(load_server_config(kanon::testing::write_config("")).shutdown_lame_duck ==
+        std::chrono::milliseconds(0));
+  const auto both = load_server_config(
+      kanon::testing::write_config("shutdown_lame_duck: 3s\nshutdown_grace: 20s\n"));
   CHECK(both.shutdown_lame_duck == std::chrono::seconds(3));
   CHECK(both.shutdown_grace == std::chrono::seconds(20));
-  CHECK(load_server_config(write_config("shutdown_lame_duck: 500ms\n")).shutdown_lame_duck ==
-        std::chrono::milliseconds(500));
-  CHECK(load_server_config(write_config("shutdown_lame_duck: 2m\n")).shutdown_lame_duck ==
-        std::chrono::minutes(2));
-  CHECK(load_server_config(write_config("shutdown_lame_duck: 0\n")).shutdown_lame_duck ==
-        std::chrono::milliseconds(0));
-  const std::string path = "/tmp/kanon-server-config-test.yaml";
-  CHECK(error_of("log_level: info\nshutdown_lame_duck: later\n") ==
+  CHECK(load_server_config(kanon::testing::write_config("shutdown_lame_duck: 500ms\n"))
+            .shutdown_lame_duck == std::chrono::milliseconds(500));
+  CHECK(load_server_config(kanon::testing::write_config("shutdown_lame_duck: 2m\n"))
+            .shutdown_lame_duck == std::chrono::minutes(2));
+  CHECK(load_server_config(kanon::testing::write_config("shutdown_lame_duck: 0\n"))
+            .shutdown_lame_duck == std::chrono::milliseconds(0));
+  const std::string path = kanon::testing::config_dir() + "/kanon.yaml";
+  CHECK(kanon::testing::config_error("log_level: info\nshutdown_lame_duck: later\n") ==
         path + ":2: shutdown_lame_duck: 'later' is not a duration such as 30s, 500ms or 2m");
-  CHECK(error_of("shutdown_lame_duck: -1s\n") ==
+  CHECK(kanon::testing::config_error("shutdown_lame_duck: -1s\n") ==
         path + ":1: shutdown_lame_duck: '-1s' is not a duration such as 30s, 500ms or 2m");
-  CHECK(error_of("shutdown_lame_duck: {s: 1}\n") ==
+  CHECK(kanon::testing::config_error("shutdown_lame_duck: {s: 1}\n") ==
         path + ":1: shutdown_lame_duck: '' is not a duration such as 30s, 500ms or 2m");
-  CHECK(error_of("shutdown_lame_duck: 25h\n") ==
+  CHECK(kanon::testing::config_error("shutdown_lame_duck: 25h\n") ==
         path + ":1: shutdown_lame_duck: must be at most 24h");
-  const std::string misspelt = error_of("shutdown_lameduck: 3s\n");
+  const std::string misspelt = kanon::testing::config_error("shutdown_lameduck: 3s\n");
   CHECK(misspelt.rfind(path + ":1: shutdown_lameduck: unknown key", 0) == 0);
   CHECK(misspelt.find("shutdown_lame_duck") != std::string::npos);
 }
 
 TEST_CASE("snapshots: shared by default, named after host and port; bad values named") {
-  const auto plain = load_server_config(write_config("listen: {host: 127.0.0.1, port: 7000}\n"));
+  const auto plain =
+      load_server_config(kanon::testing::write_config("listen: {host: 127.0.0.1, port: 7000}\n"));
   CHECK(plain.snapshots.enabled);
   CHECK(plain.snapshots.keep == 10);
   CHECK(plain.snapshots.replica.ends_with(":7000"));
   CHECK(plain.snapshots.replica.size() > 5);
-  const auto set =
-      load_server_config(write_config("snapshots: {shared: false, replica: kanon-a, keep: 3}\n"));
+  const auto set = load_server_config(
+      kanon::testing::write_config("snapshots: {shared: false, replica: kanon-a, keep: 3}\n"));
   CHECK_FALSE(set.snapshots.enabled);
   CHECK(set.snapshots.replica == "kanon-a");
   CHECK(set.snapshots.keep == 3);
-  const std::string path = "/tmp/kanon-server-config-test.yaml";
-  CHECK(error_of("snapshots: {keep: 0}\n").rfind(path + ":1: snapshots.keep: ", 0) == 0);
-  CHECK(error_of("snapshots: {replica: ''}\n") ==
+  const std::string path = kanon::testing::config_dir() + "/kanon.yaml";
+  CHECK(kanon::testing::config_error("snapshots: {keep: 0}\n")
+            .rfind(path + ":1: snapshots.keep: ", 0) == 0);
+  CHECK(kanon::testing::config_error("snapshots: {replica: ''}\n") ==
         path + ":1: snapshots.replica: must be 1 to 40 characters");
-  CHECK(error_of("snapshots: {shared: maybe}\n").rfind(path + ":1: snapshots.shared: ", 0) == 0);
-  CHECK(
-      error_of("snapshots: {builder: x}\n").rfind(path + ":1: snapshots.builder: unknown key", 0) ==
-      0);
+  CHECK(kanon::testing::config_error("snapshots: {shared: maybe}\n")
+            .rfind(path + ":1: snapshots.shared: ", 0) == 0);
+  CHECK(kanon::testing::config_error("snapshots: {builder: x}\n")
+            .rfind(path + ":1: snapshots.builder: unknown key", 0) == 0);
 }
 
 TEST_CASE("the keys are one table: sections allow only its keys, the docs show it") {
@@ -152,11 +143,13 @@ TEST_CASE("the keys are one table: sections allow only its keys, the docs show i
   CHECK(keys_of_section("web") == std::vector<std::string>{"listen", "tls", "session_timeout"});
   CHECK(keys_of_section("web.tls") == std::vector<std::string>{"cert", "key"});
   // An unknown key is refused at every depth, naming where it stands.
-  CHECK(error_of("nonsense: 1\n").find(":1: nonsense: unknown key") != std::string::npos);
-  CHECK(error_of("web: {listen: \"127.0.0.1:8080\", tls: {cert: a, key: b, pin: c}}\n")
-            .find("web.tls.pin: unknown key") != std::string::npos);
-  CHECK(error_of("snapshots: {shared: true, keep_all: 1}\n").find("snapshots.keep_all") !=
+  CHECK(kanon::testing::config_error("nonsense: 1\n").find(":1: nonsense: unknown key") !=
         std::string::npos);
+  CHECK(kanon::testing::config_error(
+            "web: {listen: \"127.0.0.1:8080\", tls: {cert: a, key: b, pin: c}}\n")
+            .find("web.tls.pin: unknown key") != std::string::npos);
+  CHECK(kanon::testing::config_error("snapshots: {shared: true, keep_all: 1}\n")
+            .find("snapshots.keep_all") != std::string::npos);
   // Every key has a meaning and a default, and docs/proxy.md shows this very table.
   for (const auto& k : config_keys()) {
     CAPTURE(k.path);
@@ -175,7 +168,7 @@ TEST_CASE("the keys are one table: sections allow only its keys, the docs show i
 }
 
 TEST_CASE("every key of the table is read into the configuration") {
-  const auto cfg = load_server_config(write_config(
+  const auto cfg = load_server_config(kanon::testing::write_config(
       "listen: {host: 0.0.0.0, port: 7000}\n"
       "backend: {host: db, port: 5499, user: svc, password: pw, dbname: main, sslmode: require}\n"
       "admin: {database: console, users: [a], auth_database: template1}\n"
@@ -211,7 +204,7 @@ TEST_CASE("every key of the table is read into the configuration") {
   CHECK(cfg.shutdown_lame_duck == std::chrono::seconds(2));
   CHECK(cfg.shutdown_grace == std::chrono::seconds(9));
   CHECK(cfg.databases == std::vector<std::string>{"hr"});
-  CHECK(cfg.audit.file == "/tmp/trail.jsonl");
+  CHECK(cfg.audit.file == kanon::testing::config_dir() + "/trail.jsonl");
   CHECK(cfg.audit.table == "s.t");
   CHECK(cfg.audit.text == AuditText::kNone);
   CHECK(cfg.audit.on_failure == AuditOnFailure::kContinue);
@@ -220,6 +213,6 @@ TEST_CASE("every key of the table is read into the configuration") {
   CHECK(!cfg.snapshots.enabled);
   CHECK(cfg.snapshots.replica == "r1");
   CHECK(cfg.snapshots.keep == 4);
-  CHECK(error_of("log_level: loud\n").find("'loud' is not one of debug, info, warning, error") !=
-        std::string::npos);
+  CHECK(kanon::testing::config_error("log_level: loud\n")
+            .find("'loud' is not one of debug, info, warning, error") != std::string::npos);
 }
