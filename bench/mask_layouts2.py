@@ -49,18 +49,8 @@ import statistics
 import subprocess
 import sys
 
-from mask_layouts import print_ratio_table, timed_medians
+from mask_layouts import QUERIES, print_ratio_table, qi, timed_medians
 
-QUERIES = [
-    ('GROUP BY occupation, sex', 'SELECT occupation, sex, count(*) FROM :tbl GROUP BY occupation, sex'),
-    ('GROUP BY education', 'SELECT education, count(*) FROM :tbl GROUP BY education'),
-    ('COUNT(*) WHERE age = 39', 'SELECT count(*) FROM :tbl WHERE age = 39'),
-    ('COUNT(DISTINCT "native-country")', 'SELECT count(DISTINCT "native-country") FROM :tbl'),
-    ('join, GROUP BY workclass, grp', 'SELECT a.workclass, g.grp, count(*) FROM :tbl a '
-     'JOIN occupation_group g USING (occupation) GROUP BY 1, 2'),
-    ('GROUP BY race: avg(age), count', 'SELECT race, avg(age), count(*) FROM :tbl GROUP BY race'),
-    ('SELECT * LIMIT 1000', 'SELECT * FROM :tbl LIMIT 1000'),
-]
 # The same aggregates over :grp, the masked groups (masked QIs + n = rows).
 PUSH = [
     'SELECT occupation, sex, sum(n)::int8 AS count FROM :grp GROUP BY occupation, sex',
@@ -77,10 +67,6 @@ SER = ['SET jit = off', 'SET max_parallel_workers_per_gather = 0', 'RESET work_m
 PAR = ['SET jit = off', 'RESET max_parallel_workers_per_gather', 'RESET work_mem']
 DEF = ['RESET jit', 'RESET max_parallel_workers_per_gather', 'RESET work_mem']
 WM = ['SET jit = off', 'SET max_parallel_workers_per_gather = 0', "SET work_mem = '64MB'"]
-
-
-def qi(name):
-    return '"' + name.replace('"', '""') + '"'
 
 
 class Layouts:
