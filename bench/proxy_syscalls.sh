@@ -135,7 +135,7 @@ strace_counts() {
   strace -f -c -q -o "$out" -p "$1" 2>/dev/null &
   spid=$!
   sleep 1  # attach to every thread before the first transaction
-  pgb "$2" "$3" "$4" -t "$5" >/dev/null || echo "pgbench failed" >&2
+  pgb "$2" "$3" "$4" -t "$5" >/dev/null || echo "pgbench failed (port $2; counts below too low)" >&2
   sleep 0.3
   kill -INT "$spid"
   wait "$spid" 2>/dev/null || true
@@ -183,7 +183,7 @@ if [ "$CPU" -eq 1 ]; then
           i=$(((k + cell) % n_proxies))
           before="$(cpu_ticks "${PROC[$i]}")"
           out="$(pgb "${PORTS[$i]}" "$mode" "$c" -T "$SECONDS_PER_CELL")" ||
-            echo "pgbench failed: $out" >&2
+            echo "pgbench failed against ${NAMES[$i]}: $out" >&2
           after="$(cpu_ticks "${PROC[$i]}")"
           t="$(sed -nE 's/^tps = ([0-9.]+) .*/\1/p' <<<"$out" | tail -n 1)"
           tx="$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")"
