@@ -57,3 +57,40 @@ YAML
   echo "kanon installed no catalog guard" >&2
   exit 1
 }
+
+# Starts PgBouncer in session mode, trust, in front of database `bench` of
+# the PostgreSQL on PG_PORT (BOUNCER_PORT; its pid in PIDS), for the users
+# given as arguments, and waits until it accepts connections and has
+# written its pid file.
+start_pgbouncer() {
+  BOUNCER_PORT="$(free_port)"
+  cat >"$WORK/pgbouncer.ini" <<INI
+[databases]
+bench = host=127.0.0.1 port=$PG_PORT dbname=bench
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $BOUNCER_PORT
+unix_socket_dir =
+auth_type = trust
+auth_file = $WORK/userlist.txt
+pool_mode = session
+max_client_conn = 500
+default_pool_size = 100
+logfile = $WORK/pgbouncer.log
+pidfile = $WORK/pgbouncer.pid
+log_connections = 0
+log_disconnections = 0
+INI
+  : >"$WORK/userlist.txt"
+  local u
+  for u in "$@"; do printf '"%s" ""\n' "$u" >>"$WORK/userlist.txt"; done
+  chmod 644 "$WORK"/*
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
+  else
+    pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
+  fi
+  PIDS+=($!)
+  wait_port "$BOUNCER_PORT" || { echo "pgbouncer did not start" >&2; exit 1; }
+  for _ in $(seq 100); do [ -s "$WORK/pgbouncer.pid" ] && break; sleep 0.05; done
+}

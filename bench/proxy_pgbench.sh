@@ -86,35 +86,8 @@ if [ -n "$AUDIT" ]; then
   PIDS+=($!)
 fi
 
-BOUNCER_PORT="$(free_port)"
-cat >"$WORK/pgbouncer.ini" <<INI
-[databases]
-bench = host=127.0.0.1 port=$PG_PORT dbname=bench
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $BOUNCER_PORT
-unix_socket_dir =
-auth_type = trust
-auth_file = $WORK/userlist.txt
-pool_mode = session
-max_client_conn = 500
-default_pool_size = 100
-logfile = $WORK/pgbouncer.log
-pidfile = $WORK/pgbouncer.pid
-log_connections = 0
-log_disconnections = 0
-INI
-printf '"postgres" ""\n"analyst" ""\n' >"$WORK/userlist.txt"
-chmod 644 "$WORK"/*
-if [ "$(id -u)" -eq 0 ]; then
-  runuser -u postgres -- pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
-else
-  pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
-fi
-PIDS+=($!)
+start_pgbouncer postgres analyst
 wait_port "$KANON_PORT" || { echo "kanon did not start" >&2; cat "$WORK/kanon.log" >&2; exit 1; }
-wait_port "$BOUNCER_PORT" || { echo "pgbouncer did not start" >&2; exit 1; }
-for _ in $(seq 100); do [ -s "$WORK/pgbouncer.pid" ] && break; sleep 0.05; done
 BOUNCER_PID="$(cat "$WORK/pgbouncer.pid")"
 
 # run_cell port script mode clients user [pid] -> "tps latency_ms cpu_s_per_10k_tx"

@@ -83,34 +83,7 @@ YAML
   PROC+=("$pid")
 }
 
-BOUNCER_PORT="$(free_port)"
-cat >"$WORK/pgbouncer.ini" <<INI
-[databases]
-bench = host=127.0.0.1 port=$PG_PORT dbname=bench
-[pgbouncer]
-listen_addr = 127.0.0.1
-listen_port = $BOUNCER_PORT
-unix_socket_dir =
-auth_type = trust
-auth_file = $WORK/userlist.txt
-pool_mode = session
-max_client_conn = 500
-default_pool_size = 100
-logfile = $WORK/pgbouncer.log
-pidfile = $WORK/pgbouncer.pid
-log_connections = 0
-log_disconnections = 0
-INI
-printf '"postgres" ""\n' >"$WORK/userlist.txt"
-chmod 644 "$WORK"/*
-if [ "$(id -u)" -eq 0 ]; then
-  runuser -u postgres -- pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
-else
-  pgbouncer "$WORK/pgbouncer.ini" >/dev/null 2>&1 &
-fi
-PIDS+=($!)
-wait_port "$BOUNCER_PORT" || { echo "pgbouncer did not start" >&2; exit 1; }
-for _ in $(seq 100); do [ -s "$WORK/pgbouncer.pid" ] && break; sleep 0.05; done
+start_pgbouncer postgres
 NAMES+=(pgbouncer)
 PORTS+=("$BOUNCER_PORT")
 PROC+=("$(cat "$WORK/pgbouncer.pid")")
