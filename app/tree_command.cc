@@ -37,10 +37,12 @@ void add_tree_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--conninfo", o->conninfo,
                   "libpq connection string for the service connection (overrides backend:)");
-  cmd->add_option("--form", o->form,
-                  "Predicate SQL form: cost (per predicate, what the proxy uses), flat (CASE "
-                  "arms + ANY), switch (CASE on the attribute itself) or nested")
-      ->check(CLI::IsMember({"cost", "flat", "switch", "nested"}))
+  cmd->add_option(
+         "--form", o->form,
+         "Predicate SQL form: cost (per predicate, what the proxy uses), flat (CASE "
+         "arms + ANY), switch (CASE on the attribute itself), nested, or function (calls of "
+         "kanon_mask.released, maskfn/)")
+      ->check(CLI::IsMember({"cost", "flat", "switch", "nested", "function"}))
       ->capture_default_str();
   cmd->callback([o] {
     try {
@@ -49,10 +51,11 @@ void add_tree_command(CLI::App& app) {
       const auto& p = policy::find_policy(policies, o->table);
       pqxx::connection conn(settings::service_conninfo(cfg, p.database));
       store::BuildOptions build;
-      build.form = o->form == "nested"   ? policy::PredicateForm::kNestedCase
-                   : o->form == "flat"   ? policy::PredicateForm::kFlatCase
-                   : o->form == "switch" ? policy::PredicateForm::kSwitchCase
-                                         : policy::PredicateForm::kCostBased;
+      build.form = o->form == "nested"     ? policy::PredicateForm::kNestedCase
+                   : o->form == "flat"     ? policy::PredicateForm::kFlatCase
+                   : o->form == "switch"   ? policy::PredicateForm::kSwitchCase
+                   : o->form == "function" ? policy::PredicateForm::kFunction
+                                           : policy::PredicateForm::kCostBased;
       const auto snap = store::build_table_snapshot(conn, p, build);
       if (o->format == "json") {
         fmt::print("{}", policy::tree_report_json(*snap));

@@ -33,6 +33,37 @@ stop_sandbox() {
   rm -rf "$WORK"
 }
 
+# In the sandbox: public.adult_inline, ADULT x 32 with unique ids and a
+# primary key (965,184 rows), public.occupation_group, public.tiny (10 ids),
+# analysed; and $WORK/kanon.yaml protecting adult_inline in inline mode (k =
+# 320, eight quasi-identifiers) for `kanon tree`. The mask layout scripts'
+# set-up.
+make_adult_inline() {
+  local psql=(psql -X -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1)
+  local cols
+  cols="$("${psql[@]}" -Atc "SELECT string_agg(CASE attname WHEN 'id'
+          THEN '(g - 1) * 1000000 + a.id AS id' ELSE 'a.' || quote_ident(attname) END,
+          ', ' ORDER BY attnum) FROM pg_attribute
+          WHERE attrelid = 'public.adult'::regclass AND attnum > 0 AND NOT attisdropped")"
+  "${psql[@]}" -c "CREATE TABLE public.occupation_group (occupation text PRIMARY KEY, grp text);
+    INSERT INTO public.occupation_group SELECT DISTINCT occupation, left(occupation, 1) FROM public.adult;
+    CREATE TABLE public.adult_inline AS SELECT $cols FROM public.adult a, generate_series(1, 32) g;
+    ALTER TABLE public.adult_inline ADD PRIMARY KEY (id);
+    CREATE TABLE public.tiny AS SELECT id FROM public.adult_inline ORDER BY id LIMIT 10;" \
+    -c "VACUUM ANALYZE public.adult_inline" -c "ANALYZE public.tiny" -c "ANALYZE public.occupation_group"
+  cat >"$WORK/policy.yaml" <<YAML
+tables:
+  - {table: public.adult_inline, k: 320, quasi_identifiers: [sex, age, race, marital-status, education,
+     native-country, workclass, occupation], exempt: [postgres], max_nodes: 8192, mode: inline}
+YAML
+  cat >"$WORK/kanon.yaml" <<YAML
+listen: {host: 127.0.0.1, port: $(free_port)}
+backend: {host: 127.0.0.1, port: $KANON_PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
+log_level: warning
+policies: [$WORK/policy.yaml]
+YAML
+}
+
 # Starts kanon in front of the sandbox (KANON_PORT) with the demo's people
 # policy and the admin console, its service account the sandbox's superuser,
 # and waits until it has installed the catalog guard (catalog/catalog_watch.h).

@@ -15,27 +15,7 @@ KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
 source "$ROOT/bench/lib.sh"
 start_sandbox masks2
 PSQL=(psql -X -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1)
-COLS="$("${PSQL[@]}" -Atc "SELECT string_agg(CASE attname WHEN 'id'
-          THEN '(g - 1) * 1000000 + a.id AS id' ELSE 'a.' || quote_ident(attname) END,
-          ', ' ORDER BY attnum) FROM pg_attribute
-          WHERE attrelid = 'public.adult'::regclass AND attnum > 0 AND NOT attisdropped")"
-"${PSQL[@]}" -c "CREATE TABLE public.occupation_group (occupation text PRIMARY KEY, grp text);
-  INSERT INTO public.occupation_group SELECT DISTINCT occupation, left(occupation, 1) FROM public.adult;
-  CREATE TABLE public.adult_inline AS SELECT $COLS FROM public.adult a, generate_series(1, 32) g;
-  ALTER TABLE public.adult_inline ADD PRIMARY KEY (id);
-  CREATE TABLE public.tiny AS SELECT id FROM public.adult_inline ORDER BY id LIMIT 10;" \
-  -c "VACUUM ANALYZE public.adult_inline" -c "ANALYZE public.tiny" -c "ANALYZE public.occupation_group"
-cat >"$WORK/policy.yaml" <<YAML
-tables:
-  - {table: public.adult_inline, k: 320, quasi_identifiers: [sex, age, race, marital-status, education,
-     native-country, workclass, occupation], exempt: [postgres], max_nodes: 8192, mode: inline}
-YAML
-cat >"$WORK/kanon.yaml" <<YAML
-listen: {host: 127.0.0.1, port: $(free_port)}
-backend: {host: 127.0.0.1, port: $KANON_PG_PORT, user: postgres, dbname: postgres, sslmode: disable}
-log_level: warning
-policies: [$WORK/policy.yaml]
-YAML
+make_adult_inline
 "$KANON" tree --config "$WORK/kanon.yaml" --table public.adult_inline --format sql >"$WORK/masks.sql"
 echo "PostgreSQL $("${PSQL[@]}" -Atc 'SHOW server_version'), $(nproc) cores," \
   "load $(cut -d' ' -f1-3 /proc/loadavg), commit $(git -C "$ROOT" rev-parse --short HEAD)"

@@ -67,6 +67,7 @@ const std::set<std::string> kTableKeys = {"table",
                                           "refresh",
                                           "max_nodes",
                                           "mode",
+                                          "evaluator",
                                           "export",
                                           "indexes",
                                           "allowed_functions",
@@ -240,6 +241,16 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
     } else {
       r.fail(m, key + ".mode", fmt::format("'{}' is not one of inline, materialized, view", mode));
     }
+  }
+
+  if (const auto e = node["evaluator"]) {
+    const std::string value = r.string(e, key + ".evaluator");
+    if (value == "function") {
+      p.evaluator = MaskEvaluator::kFunction;
+    } else if (value != "sql") {
+      r.fail(e, key + ".evaluator", fmt::format("'{}' is not one of sql, function", value));
+    }
+    p.evaluator_where = r.ref(e, key + ".evaluator");
   }
 
   if (const auto g = node["grants"]) {

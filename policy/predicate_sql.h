@@ -42,6 +42,9 @@ enum class PredicateForm {
                 // comparisons on the loaded rows (form_choice.h); only
                 // build_from_table/build_table_snapshot resolve it, elsewhere
                 // it means kFlatCase
+  kFunction,    // a call of kanon_mask.released (predicate_code.h), wrapped by
+                // mask_sql; a predicate testing a column the function cannot
+                // evaluate exactly gets kFlatCase instead (build_masks)
 };
 
 inline constexpr size_t kSwitchMaxValues = 8;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "policy/predicate_code.h"
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
@@ -43,11 +44,17 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
     if (qi != policy.quasi_identifiers.end()) {
       const size_t i = static_cast<size_t>(qi - policy.quasi_identifiers.begin());
       m.role = ColumnMask::Role::kQuasiIdentifier;
-      const PredicateForm form =
+      PredicateForm form =
           forms[i] == PredicateForm::kCostBased ? PredicateForm::kFlatCase : forms[i];
+      if (form == PredicateForm::kFunction && !function_evaluates(predicates[i], attrs))
+        form = PredicateForm::kFlatCase;
       m.expression = form == PredicateForm::kFlatValue
                          ? masked_column_sql(predicates[i], attrs, col.name, type)
+                     : form == PredicateForm::kFunction
+                         ? mask_sql(col.name, type, function_predicate_sql(predicates[i], attrs))
                          : mask_sql(col.name, type, predicate_sql(predicates[i], attrs, form));
+      if (!ReleasePredicate::constant(predicates[i].root()))
+        (form == PredicateForm::kFunction ? masks.calls_function : masks.interpreted) = true;
     }
     for (const auto& d : policy.direct_identifiers) {
       if (d.column != col.name) continue;

@@ -26,6 +26,12 @@ struct ColumnMask {
 
 struct TableMasks {
   std::vector<ColumnMask> columns;
+  // Some quasi-identifier's mask is a CASE expression PostgreSQL's
+  // interpreter evaluates test by test (a SQL form, not a constant): such
+  // statements run serially (rewriter/catalog_guard.h, the serial marker).
+  bool interpreted = false;
+  // Some mask calls kanon_mask.released (PredicateForm::kFunction).
+  bool calls_function = false;
 
   // expr AS "col", ... (every column, table order).
   std::string select_list() const;

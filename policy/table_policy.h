@@ -64,6 +64,8 @@ struct RiskOptions {
   std::string population() const { return population_schema + "." + population_table; }
 };
 
+enum class MaskEvaluator { kSql, kFunction };
+
 struct TablePolicy {
   // `database:` the database the table lives in; load_policies() fills an
   // unset one with backend.dbname, and it stays empty only when that is unset
@@ -82,6 +84,13 @@ struct TablePolicy {
   std::chrono::milliseconds refresh{std::chrono::minutes(10)};
   uint32_t max_nodes = 4096;  // cap on tree nodes (leaves included)
   EnforcementMode mode = EnforcementMode::kInline;
+  // `evaluator:` how the masks of mode inline and view test a row: kSql,
+  // CASE expressions (nothing to install); kFunction, calls of
+  // kanon_mask.released, the C function of maskfn/ a superuser installs in
+  // the table's database (predicate_code.h). A materialized copy is built
+  // with the same masks.
+  MaskEvaluator evaluator = MaskEvaluator::kSql;
+  SourceRef evaluator_where;
   // mode: materialized only: columns of the copy that get an index each.
   std::vector<std::string> indexes;
   std::vector<SourceRef> index_refs;

@@ -54,6 +54,10 @@ struct TableSnapshot {
   ReleaseInfo release;
   // The form each predicate's SQL was compiled in (policy order).
   std::vector<PredicateForm> forms;
+  // masks.calls_function: the OID of kanon_mask.released as the build
+  // verified it (catalog/mask_function.h); the rewriter denies the masks
+  // while the catalog names another function so. 0 otherwise.
+  uint32_t mask_function = 0;
   // Shared snapshots (shared_snapshots.h): the version stored in
   // kanon.snapshots and the replica that built it; 0 and "" when not stored.
   uint64_t shared_version = 0;

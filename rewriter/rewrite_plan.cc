@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "base/text.h"
+#include "catalog/mask_function.h"
 #include "policy/sql_text.h"
 #include "rewriter/sql_lexer.h"
 
@@ -137,7 +138,12 @@ class Planner {
 
     for (const auto& p : refs) {
       bool ok = true;
-      if (evaluates_masks(*p.ref, *p.table, p.child)) plan_.inline_masks = true;
+      if (evaluates_masks(*p.ref, *p.table, p.child)) {
+        const policy::TableSnapshot& snap = *p.table->snapshot;
+        if (snap.masks.interpreted) plan_.inline_masks = true;
+        if (snap.masks.calls_function && !mask_function_current(snap.mask_function))
+          return deny(rules::kMaskFunction, p.table->policy_name);
+      }
       const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child); };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
@@ -599,6 +605,21 @@ class Planner {
     const auto& snap = *t.snapshot;
     return !snap.materialized_name.empty() && !child && !t.child &&
            (r.inh || snap.info.children.empty());
+  }
+
+  // The masks call kanon_mask.released by name: the catalog of the moment
+  // must hold exactly the function the build verified under it (an overload
+  // added since would be the one PostgreSQL calls).
+  bool mask_function_current(uint32_t verified) const {
+    if (!verified || !inputs_.catalog) return false;
+    int named = 0;
+    bool same = false;
+    for (const auto& f : inputs_.catalog->facts().functions) {
+      if (f.schema != catalog::kMaskSchema || f.name != catalog::kMaskFunctionName) continue;
+      ++named;
+      same = f.oid == verified;
+    }
+    return named == 1 && same;
   }
 
   // Whether reading the reference evaluates mask expressions: everything but

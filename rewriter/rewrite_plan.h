@@ -36,9 +36,10 @@ struct RewritePlan {
   // reads from the catalog only when it calls it (Reach::late_code): its
   // catalog guard holds the catalog still to the end (catalog_guard.h).
   bool late_code = false;
-  // It evaluates masks (a protected table, a child or a view read inline, or
-  // a mode: view view; not a materialized copy): its guard carries the
-  // serial marker (catalog_guard.h).
+  // It evaluates masks in a SQL form (a protected table, a child or a view
+  // read inline, or a mode: view view; not a materialized copy, nor masks
+  // that call kanon_mask.released, policy evaluator: function): its guard
+  // carries the serial marker (catalog_guard.h).
   bool inline_masks = false;
 };
 

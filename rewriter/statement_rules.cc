@@ -39,6 +39,9 @@ const Rule kCopyFile{"copy-file",
 const Rule kPolicyNotBuilt{"policy-not-built",
                            "the protected table has no built policy yet, so nothing from it "
                            "can be released"};
+const Rule kMaskFunction{"mask-function",
+                         "the protected table's masks call kanon_mask.released, and the catalog "
+                         "no longer holds exactly the function kanon verified under that name"};
 const Rule kTablesample{"tablesample-protected",
                         "TABLESAMPLE on a protected table is not supported"};
 const Rule kUnsupportedReference{"unsupported-reference",

@@ -56,6 +56,7 @@ extern const Rule kSqlTextFunction;
 extern const Rule kServerFileFunction;
 extern const Rule kCopyFile;
 extern const Rule kPolicyNotBuilt;
+extern const Rule kMaskFunction;
 extern const Rule kTablesample;
 extern const Rule kUnsupportedReference;
 extern const Rule kAmbiguousName;

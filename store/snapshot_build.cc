@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/stopwatch.h"
+#include "catalog/mask_function.h"
 #include "catalog/table_catalog.h"
 #include "policy/history_refresh.h"
 #include "store/history_build.h"
@@ -22,11 +23,19 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
   policy::check_against_catalog(policy, info);
   check_indexes(policy, info);
   check_constants(conn, policy, info);
+  // evaluator: function: the masks call kanon_mask.released, once the
+  // catalog shows that only a superuser decides what that name means.
+  const uint32_t mask_function = policy.evaluator == policy::MaskEvaluator::kFunction
+                                     ? catalog::verified_mask_function(conn, policy)
+                                     : 0;
+  const policy::PredicateForm form =
+      mask_function ? policy::PredicateForm::kFunction : options.form;
   const policy::RowKey key = options.history ? row_key(conn, policy, info) : policy::RowKey{};
   const policy::EncodedTable table = load_table(conn, policy, info, options.load);
   const double load_ms = clock.lap_ms();
   if (!key.linkable()) {
-    auto snap = policy::build_from_table(policy, info, table, options.form);
+    auto snap = policy::build_from_table(policy, info, table, form);
+    if (snap->masks.calls_function) snap->mask_function = mask_function;
     snap->stats.load_ms = load_ms;
     snap->release.key = key;
     snap->release.released_fraction = policy::released_fraction(snap->tree, table);
@@ -53,7 +62,8 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
             : ""));
   }
   const double tree_ms = clock.lap_ms();
-  auto snap = policy::build_from_tree(policy, info, std::move(built.tree), table, options.form);
+  auto snap = policy::build_from_tree(policy, info, std::move(built.tree), table, form);
+  if (snap->masks.calls_function) snap->mask_function = mask_function;
   snap->stats.load_ms = load_ms;
   snap->stats.tree_ms = tree_ms;
   snap->release = std::move(built.release);

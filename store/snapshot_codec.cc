@@ -23,6 +23,8 @@ const char* form_name(policy::PredicateForm form) {
       return "value";
     case policy::PredicateForm::kSwitchCase:
       return "switch";
+    case policy::PredicateForm::kFunction:
+      return "function";
     case policy::PredicateForm::kCostBased:
       break;
   }
@@ -34,6 +36,7 @@ policy::PredicateForm form_of(const std::string& name) {
   if (name == "flat") return policy::PredicateForm::kFlatCase;
   if (name == "value") return policy::PredicateForm::kFlatValue;
   if (name == "switch") return policy::PredicateForm::kSwitchCase;
+  if (name == "function") return policy::PredicateForm::kFunction;
   throw std::runtime_error("unknown predicate form '" + name + "'");
 }
 
@@ -73,6 +76,7 @@ std::string encode_snapshot(const policy::TableSnapshot& s) {
                     {"table", s.policy.name()},
                     {"tree", base::Json::parse(policy::tree_json(s.tree))},
                     {"forms", std::move(forms)},
+                    {"mask_function", s.mask_function},
                     {"built_at_us", std::chrono::duration_cast<std::chrono::microseconds>(
                                         s.built_at.time_since_epoch())
                                         .count()},
@@ -121,6 +125,7 @@ std::shared_ptr<policy::TableSnapshot> decode_snapshot(const std::string& body,
     if (snap->forms.size() != snap->predicates.size())
       throw std::runtime_error("it has a predicate form per attribute missing");
     snap->masks = policy::build_masks(policy, info, snap->predicates, snap->forms);
+    snap->mask_function = doc.value("mask_function", uint32_t{0});
     snap->built_at = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
             std::chrono::microseconds(doc.at("built_at_us").get<int64_t>())));

@@ -172,6 +172,7 @@ TablePolicy random_policy(const std::string& table, uint32_t k, uint32_t l) {
 }  // namespace
 
 TEST_CASE("random tables: leaves >= k, l-diversity, SQL masks == C++ tree row for row") {
+  PgSandbox::shared().install_mask_function();
   pqxx::connection conn(conninfo());
   struct Case {
     uint32_t seed, k, l;
@@ -188,10 +189,17 @@ TEST_CASE("random tables: leaves >= k, l-diversity, SQL masks == C++ tree row fo
     policy.max_nodes = c.max_nodes;
     for (auto form :
          {PredicateForm::kFlatCase, PredicateForm::kNestedCase, PredicateForm::kFlatValue,
-          PredicateForm::kSwitchCase, PredicateForm::kCostBased}) {
+          PredicateForm::kSwitchCase, PredicateForm::kCostBased, PredicateForm::kFunction}) {
+      CAPTURE(static_cast<int>(form));
       BuildOptions opts;
       opts.form = form;
+      // kFunction: the policy's evaluator, so the build verifies the
+      // function; predicates that test n (numeric) keep the flat form.
+      policy.evaluator =
+          form == PredicateForm::kFunction ? MaskEvaluator::kFunction : MaskEvaluator::kSql;
       const auto snap = build_table_snapshot(conn, policy, opts);
+      // Predicates on n stay flat; those that call the function carry its OID.
+      if (snap->masks.calls_function) CHECK(snap->mask_function != 0);
       const auto& tree = snap->tree;
       CHECK(tree.size() <= c.max_nodes);
       CHECK(tree.size() > 1);
@@ -229,6 +237,107 @@ TEST_CASE("random tables: leaves >= k, l-diversity, SQL masks == C++ tree row fo
       CHECK(rep.rows == static_cast<uint64_t>(c.rows));
     }
   }
+}
+
+TEST_CASE("evaluator: function: kanon_mask.released == C++ tree row for row, every type") {
+  PgSandbox::shared().install_mask_function();
+  pqxx::connection conn(conninfo());
+  const std::vector<std::string> texts = {"a", "b",  "O'Hara", "back\\slash", "tab\there",
+                                          "é", "ab", "",       "NULL"};
+  for (uint32_t seed : {11u, 12u, 13u}) {
+    CAPTURE(seed);
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+    const std::string table = "fn_" + std::to_string(seed);
+    std::string sql = "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
+                      " (id int PRIMARY KEY, t text, v varchar(12), i int, b bigint, d date, "
+                      "f boolean); INSERT INTO " +
+                      table + " VALUES ";
+    for (int r = 0; r < 600; ++r) {
+      auto text = [&] {
+        if (pick(9) == 0) return std::string("NULL");
+        std::string o = "E'";
+        for (char c : texts[static_cast<size_t>(pick(static_cast<int>(texts.size())))]) {
+          if (c == '\'' || c == '\\') o += c;
+          o += c;
+        }
+        return o + "'";
+      };
+      sql += (r ? ", (" : "(") + std::to_string(r) + ", " + text() + ", " + text() + ", " +
+             (pick(8) ? std::to_string(pick(4) - 1) : "NULL") + ", " +
+             (pick(8) ? std::to_string((pick(3) - 1) * 5000000000LL) : "NULL") + ", " +
+             (pick(8) ? "DATE '2020-01-0" + std::to_string(1 + pick(3)) + "'" : "NULL") + ", " +
+             (pick(8) ? (pick(2) ? "true" : "false") : "NULL") + ")";
+    }
+    PgSandbox::shared().psql(sql);
+    TablePolicy policy;
+    policy.schema = "public";
+    policy.table = table;
+    policy.k = 3;
+    policy.quasi_identifiers = {"t", "v", "i", "b", "d", "f"};
+    policy.quasi_identifier_refs.resize(6);
+    policy.evaluator = MaskEvaluator::kFunction;
+    const auto snap = build_table_snapshot(conn, policy, {});
+    REQUIRE(snap->masks.calls_function);
+    CHECK_FALSE(snap->masks.interpreted);  // every type here is the function's
+    CHECK(snap->mask_function != 0);
+    const std::string cols = "t, v, i, b, d, f";  // text output, as the loader reads them
+    const auto rows = query(conn, "SET DateStyle = 'ISO, YMD'; SELECT " + cols + " FROM public." +
+                                      table + " ORDER BY id");
+    const auto masked =
+        query(conn, "SET DateStyle = 'ISO, YMD'; SELECT " + cols + " FROM " +
+                        snap->masks.masked_relation("public", table) + " m ORDER BY id");
+    REQUIRE(rows.size() == 600);
+    REQUIRE(masked.size() == 600);
+    size_t mismatches = 0, released = 0;
+    for (size_t r = 0; r < rows.size(); ++r) {
+      std::vector<std::optional<std::string_view>> values;
+      for (const auto& v : rows[r])
+        values.push_back(v ? std::optional<std::string_view>(*v) : std::nullopt);
+      const auto release = snap->tree.release(values);
+      for (size_t a = 0; a < 6; ++a) {
+        const auto expected = release[a] ? rows[r][a] : std::nullopt;
+        if (masked[r][a] != expected && mismatches < 5)
+          MESSAGE("row " << r << " attr " << a << " raw " << rows[r][a].value_or("(null)")
+                         << " masked " << masked[r][a].value_or("(null)") << " want "
+                         << expected.value_or("(null)"));
+        mismatches += masked[r][a] != expected;
+        released += release[a] && rows[r][a];
+      }
+    }
+    CHECK(mismatches == 0);
+    CHECK(released > 0);
+    CHECK(released < 6 * rows.size());
+  }
+}
+
+TEST_CASE("evaluator: function: refused until only a superuser decides what the name means") {
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP SCHEMA IF EXISTS kanon_mask CASCADE");
+  pqxx::connection conn(conninfo());
+  auto policy = people_policy();
+  policy.evaluator = MaskEvaluator::kFunction;
+  const auto error = [&] {
+    try {
+      build_table_snapshot(conn, policy, {});
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error().find("evaluator: function needs kanon_mask.released") != std::string::npos);
+  CHECK(error().find("schema kanon_mask does not exist") != std::string::npos);
+  pg.install_mask_function();
+  CHECK(error().empty());
+  pg.psql("GRANT CREATE ON SCHEMA kanon_mask TO analyst");
+  CHECK(error().find("may create objects in schema kanon_mask: analyst") != std::string::npos);
+  pg.psql(
+      "REVOKE CREATE ON SCHEMA kanon_mask FROM analyst; "
+      "CREATE FUNCTION kanon_mask.released(bytea, text) RETURNS boolean "
+      "LANGUAGE sql IMMUTABLE AS 'SELECT true'");
+  CHECK(error().find("is not the function install.sql creates") != std::string::npos);
+  pg.psql("DROP FUNCTION kanon_mask.released(bytea, text)");
+  CHECK(error().empty());
 }
 
 TEST_CASE("catalog checks when loading") {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -62,6 +63,18 @@ std::string PgSandbox::psql(const std::string& sql, const std::string& dbname) c
                               conninfo("postgres", dbname), "-c", sql});
   if (r.exit_code != 0) throw std::runtime_error("psql failed: " + r.err);
   return r.out;
+}
+
+void PgSandbox::install_mask_function(const std::string& dbname) const {
+  const std::string built = binary_dir() + "/maskfn/kanon_mask.so";
+  if (!std::filesystem::exists(built))
+    throw std::runtime_error(built + " was not built (postgresql-server-dev-15 is missing)");
+  const std::string library = dir_ + "/kanon_mask.so";
+  std::filesystem::copy_file(built, library, std::filesystem::copy_options::overwrite_existing);
+  const auto r =
+      run_command({"psql", "-X", "-q", "-v", "library=" + library, "-d",
+                   conninfo("postgres", dbname), "-f", source_dir() + "/maskfn/install.sql"});
+  if (r.exit_code != 0) throw std::runtime_error("installing kanon_mask failed: " + r.err);
 }
 
 uint16_t free_port() {

@@ -27,6 +27,10 @@ class PgSandbox {
                        const std::string& password = "") const;
   // Runs SQL as the superuser; throws with psql's error on failure.
   std::string psql(const std::string& sql, const std::string& dbname = "postgres") const;
+  // Installs kanon_mask.released (maskfn/install.sql) in `dbname` from the
+  // build's kanon_mask.so, copied into the sandbox's directory; throws when
+  // it was not built (no postgresql-server-dev-15) or psql fails.
+  void install_mask_function(const std::string& dbname = "postgres") const;
 
  private:
   PgSandbox();

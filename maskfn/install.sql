@@ -1,0 +1,20 @@
+-- Installs kanon_mask.released, the C evaluator of compiled release
+-- predicates (maskfn/README.md), into the current database. Run it as a
+-- superuser (a C function needs one), once per database kanon protects
+-- tables in with `evaluator: function`:
+--
+--   psql -v library=/path/to/kanon_mask.so -f maskfn/install.sql dbname
+--
+-- The schema is the installer's, and nobody else may create in it, so no
+-- other role can put an object there that kanon's masks would call. Every
+-- role may call the function: it returns only what its arguments decide.
+\set ON_ERROR_STOP on
+CREATE SCHEMA IF NOT EXISTS kanon_mask;
+REVOKE ALL ON SCHEMA kanon_mask FROM PUBLIC;
+GRANT USAGE ON SCHEMA kanon_mask TO PUBLIC;
+CREATE OR REPLACE FUNCTION kanon_mask.released(pg_catalog.bytea, VARIADIC "any")
+  RETURNS pg_catalog.bool
+  AS :'library', 'kanon_mask_released'
+  LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION kanon_mask.released(pg_catalog.bytea, VARIADIC "any") IS
+  'kanon: evaluates one compiled release predicate (maskfn/kanon_mask.c)';

@@ -1,0 +1,106 @@
+#include "policy/predicate_code.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "policy/sql_text.h"
+
+namespace kanon::policy {
+namespace {
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out += static_cast<char>(v >> (8 * i) & 0xff);
+}
+
+// Reverse post-order of the tests reachable from `id`: a parent before its
+// children, so the function can check that every walk moves forward.
+void post_order(const ReleasePredicate& p, uint32_t id, std::map<uint32_t, bool>& seen,
+                std::vector<uint32_t>& out) {
+  if (ReleasePredicate::constant(id) || !seen.emplace(id, true).second) return;
+  post_order(p, p.test(id).if_equal, seen, out);
+  post_order(p, p.test(id).if_not, seen, out);
+  out.push_back(id);
+}
+
+}  // namespace
+
+PredicateCode predicate_code(const ReleasePredicate& predicate) {
+  std::map<uint32_t, bool> seen;
+  std::vector<uint32_t> order;
+  post_order(predicate, predicate.root(), seen, order);
+  std::reverse(order.begin(), order.end());
+  std::map<uint32_t, uint32_t> new_id = {{ReleasePredicate::kFalse, ReleasePredicate::kFalse},
+                                         {ReleasePredicate::kTrue, ReleasePredicate::kTrue}};
+  for (size_t i = 0; i < order.size(); ++i) new_id[order[i]] = static_cast<uint32_t>(i + 2);
+
+  PredicateCode code;
+  std::map<int, uint8_t> argument;  // tree attribute -> argument index
+  for (uint32_t id : order) {
+    const int a = predicate.test(id).attribute;
+    if (argument.emplace(a, static_cast<uint8_t>(code.arguments.size())).second)
+      code.arguments.push_back(a);
+  }
+  code.bytes = "KMP1";
+  code.bytes += static_cast<char>(code.arguments.size());
+  put_u32(code.bytes, new_id.at(predicate.root()));
+  put_u32(code.bytes, static_cast<uint32_t>(order.size()));
+  for (uint32_t id : order) {
+    const auto& t = predicate.test(id);
+    code.bytes += static_cast<char>(argument.at(t.attribute));
+    put_u32(code.bytes, new_id.at(t.if_equal));
+    put_u32(code.bytes, new_id.at(t.if_not));
+    put_u32(code.bytes, static_cast<uint32_t>(t.value.size()));
+    code.bytes += t.value;
+  }
+  return code;
+}
+
+bool function_evaluable(const SqlColumn& column) {
+  static constexpr std::array<std::string_view, 16> kTypes = {"pg_catalog.text",
+                                                              "pg_catalog.\"varchar\"",
+                                                              "pg_catalog.int2",
+                                                              "pg_catalog.int4",
+                                                              "pg_catalog.int8",
+                                                              "pg_catalog.bool",
+                                                              "pg_catalog.date",
+                                                              "pg_catalog.oid",
+                                                              "text",
+                                                              "character varying",
+                                                              "smallint",
+                                                              "integer",
+                                                              "bigint",
+                                                              "boolean",
+                                                              "date",
+                                                              "oid"};
+  const bool own_equality = !column.equality.empty() && column.equality != "OPERATOR(pg_catalog.=)";
+  return !own_equality && std::find(kTypes.begin(), kTypes.end(), column.type) != kTypes.end();
+}
+
+bool function_evaluates(const ReleasePredicate& predicate,
+                        const std::vector<SqlColumn>& attributes) {
+  const PredicateCode code = predicate_code(predicate);
+  return code.arguments.size() <= 64 &&
+         std::all_of(code.arguments.begin(), code.arguments.end(),
+                     [&](int a) { return function_evaluable(attributes[static_cast<size_t>(a)]); });
+}
+
+std::string function_predicate_sql(const ReleasePredicate& predicate,
+                                   const std::vector<SqlColumn>& attributes) {
+  if (predicate.root() == ReleasePredicate::kTrue) return "true";
+  if (predicate.root() == ReleasePredicate::kFalse) return "false";
+  const PredicateCode code = predicate_code(predicate);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex = "\\x";
+  for (char c : code.bytes) {
+    const auto u = static_cast<unsigned char>(c);
+    hex += kHex[u >> 4];
+    hex += kHex[u & 15];
+  }
+  std::string out = std::string(kMaskFunction) + "(" + typed_literal(hex, "pg_catalog.bytea");
+  for (int a : code.arguments)
+    out += ", " + quote_identifier(attributes[static_cast<size_t>(a)].name);
+  return out + ")";
+}
+
+}  // namespace kanon::policy

@@ -1,0 +1,78 @@
+// evaluator: function through kanon (policy/predicate_code.h,
+// maskfn/kanon_mask.c): two copies of ADULT, one protected with the SQL
+// masks, one with kanon_mask.released; a restricted login must read exactly
+// the same values from both, with both protocols. Then the catalog changes
+// under kanon: a role granted CREATE on schema kanon_mask adds a function of
+// the same name (which PostgreSQL could prefer to kanon's): every statement
+// on the table is denied (mask-function) until it is gone.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <pqxx/pqxx>
+
+#include "tests/support/kanon_proxy.h"
+#include "tests/support/pg_sandbox.h"
+#include "tests/support/statement_outcome.h"
+#include "tests/support/wait.h"
+
+using namespace kanon::testing;
+
+TEST_CASE("evaluator: function releases what the SQL masks release; a rival name denies") {
+  auto& pg = PgSandbox::shared();
+  pg.install_mask_function();
+  for (const char* t : {"adult_fn", "adult_sql"})
+    pg.psql(std::string("DROP TABLE IF EXISTS public.") + t + "; CREATE TABLE public." + t +
+            " AS SELECT * FROM public.adult; ALTER TABLE public." + t +
+            " ADD PRIMARY KEY (id); GRANT SELECT ON public." + t + " TO analyst");
+  const std::string policy = "/tmp/kanon-maskfn-policy-" + std::to_string(getpid()) + ".yaml";
+  {
+    std::ofstream out(policy);
+    for (const char* t : {"adult_fn", "adult_sql"})
+      out << (t[6] == 'f' ? "tables:\n" : "") << "  - table: public." << t
+          << "\n    k: 25\n    quasi_identifiers: [sex, age, race, education, workclass]\n"
+          << "    exempt: [postgres]\n    evaluator: " << (t[6] == 'f' ? "function" : "sql")
+          << "\n";
+  }
+  KanonProxy proxy(pg.port(), "policies: [" + policy + "]\n");
+  pqxx::connection analyst(proxy.conninfo("analyst"));
+  const std::string cols = "id, sex, age, race, education, workclass, occupation";
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    const auto fn = run(analyst, "SELECT " + cols + " FROM adult_fn ORDER BY id", extended);
+    const auto sql = run(analyst, "SELECT " + cols + " FROM adult_sql ORDER BY id", extended);
+    REQUIRE_MESSAGE(fn.sqlstate.empty(), fn.message << "\n" << proxy.log());
+    REQUIRE_MESSAGE(sql.sqlstate.empty(), sql.message);
+    CHECK(fn.rows == sql.rows);
+    CHECK(fn.rows.find("<null>") != std::string::npos);  // something is masked
+    const auto groups =
+        run(analyst, "SELECT education, count(*) FROM adult_fn GROUP BY 1 ORDER BY 1", extended);
+    CHECK(groups.rows ==
+          run(analyst, "SELECT education, count(*) FROM adult_sql GROUP BY 1 ORDER BY 1", extended)
+              .rows);
+  }
+  // The raw values differ from what the analyst reads (the check can fail).
+  pqxx::connection owner(pg.conninfo());
+  CHECK(run(analyst, "SELECT " + cols + " FROM adult_fn ORDER BY id").rows !=
+        run(owner, "SELECT " + cols + " FROM public.adult_fn ORDER BY id").rows);
+
+  // A rival kanon_mask.released, made by a login an administrator let
+  // create in the schema.
+  pg.psql("GRANT CREATE ON SCHEMA kanon_mask TO analyst");
+  pqxx::connection direct(pg.conninfo("analyst"));
+  pqxx::nontransaction(direct).exec(
+      "CREATE FUNCTION kanon_mask.released(bytea, text) RETURNS boolean "
+      "LANGUAGE sql IMMUTABLE AS 'SELECT true'");
+  Outcome denied;
+  CHECK(until([&] {
+    denied = run(analyst, "SELECT sex FROM adult_fn LIMIT 1");
+    return !denied.sqlstate.empty();
+  }));
+  CHECK(denied.sqlstate == "42501");
+  CHECK(denied.message.find("mask-function") != std::string::npos);
+  // Tables with SQL masks are not concerned; the session stays usable.
+  CHECK(run(analyst, "SELECT count(*) FROM adult_sql").sqlstate.empty());
+  pqxx::nontransaction(direct).exec("DROP FUNCTION kanon_mask.released(bytea, text)");
+  pg.psql("REVOKE CREATE ON SCHEMA kanon_mask FROM analyst");
+  CHECK(until([&] { return run(analyst, "SELECT sex FROM adult_fn LIMIT 1").sqlstate.empty(); }));
+}
