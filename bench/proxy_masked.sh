@@ -13,7 +13,9 @@
 #                 (parallel workers, JIT as configured): what the analyst had
 #                 before kanon, the reference of issue 17;
 #   direct+rs     the same with kanon's restricted_settings (--settings);
-#   <mode>        analyst through kanon, restricted_settings applied.
+#   <mode>        analyst through kanon, restricted_settings applied; a mode
+#                 ending in -fn (inline-fn, view-fn) is that mode with
+#                 evaluator: function (maskfn/, installed from the build).
 # Each cell is the median over --reps executions (after one warm-up) of the
 # latency in ms, and of the CPU ms the whole PostgreSQL cluster (backends and
 # parallel workers) plus kanon spent on one execution: on two shared cores
@@ -71,13 +73,23 @@ copy_adult() {
                    generate_series(1, $COPIES) g; ALTER TABLE public.$1 ADD PRIMARY KEY (id);
                    ANALYZE public.$1;"
 }
+# A mode with -fn (inline-fn, view-fn, materialized-fn) is that mode with
+# evaluator: function (kanon_mask.released, maskfn/), installed from the build.
+tbl() { echo "adult_${1//-/_}"; }
+if [[ " $MODES" == *-fn* ]]; then
+  SO="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
+  [ -f "$SO" ] || { echo "no $SO: install postgresql-server-dev-15 and build again" >&2; exit 1; }
+  cp "$SO" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
+  "${PSQL[@]}" -v library="$WORK/kanon_mask.so" -f "$ROOT/maskfn/install.sql"
+fi
 {
   echo "tables:"
   for mode in $MODES; do
-    copy_adult "adult_$mode"
-    "${PSQL[@]}" -c "GRANT SELECT ON public.adult_$mode TO analyst;"
-    printf '  - {table: public.adult_%s, k: %s, quasi_identifiers: %s,\n' "$mode" "$K" "$QIS"
-    printf '     exempt: [postgres], max_nodes: 8192, mode: %s}\n' "$mode"
+    copy_adult "$(tbl "$mode")"
+    "${PSQL[@]}" -c "GRANT SELECT ON public.$(tbl "$mode") TO analyst;"
+    printf '  - {table: public.%s, k: %s, quasi_identifiers: %s,\n' "$(tbl "$mode")" "$K" "$QIS"
+    printf '     exempt: [postgres], max_nodes: 8192, mode: %s%s}\n' "${mode%-fn}" \
+      "$([[ "$mode" == *-fn ]] && echo ', evaluator: function')"
   done
 } >"$WORK/policy.yaml"
 # The reference's copy: the same rows, never protected.
@@ -103,11 +115,11 @@ for mode in $MODES; do
   built=""
   for _ in $(seq 900); do
     psql -X -At -h 127.0.0.1 -p "$KANON_PORT" -U analyst -d postgres \
-      -c "SELECT count(*) FROM public.adult_$mode" >/dev/null 2>&1 && { built=1; break; }
-    grep -q "policy public.adult_$mode: not built" "$WORK/kanon.log" && break
+      -c "SELECT count(*) FROM public.$(tbl "$mode")" >/dev/null 2>&1 && { built=1; break; }
+    grep -q "policy public.$(tbl "$mode"): not built" "$WORK/kanon.log" && break
     sleep 0.2
   done
-  [ -n "$built" ] || { echo "adult_$mode was not built:" >&2; grep -v denied "$WORK/kanon.log" >&2; exit 1; }
+  [ -n "$built" ] || { echo "$(tbl "$mode") was not built:" >&2; grep -v denied "$WORK/kanon.log" >&2; exit 1; }
 done
 PGOPTS_RS=""
 for s in $SETTINGS; do PGOPTS_RS+="-c ${s} "; done
@@ -182,7 +194,7 @@ for q in "${QUERIES[@]}"; do
   read -r r_lat r_cpu <<<"$(run "$PG_PORT" postgres "$PGOPTS_RS" "${q//:tbl/adult_direct}")"
   line="| \`${q//:tbl/t}\` | $d_lat ($d_cpu) | $r_lat ($r_cpu) |"
   for mode in $MODES; do
-    read -r m_lat m_cpu <<<"$(run "$KANON_PORT" analyst "" "${q//:tbl/adult_$mode}")"
+    read -r m_lat m_cpu <<<"$(run "$KANON_PORT" analyst "" "${q//:tbl/$(tbl "$mode")}")"
     if [[ "$q" == *LIMIT* ]]; then
       added="$(awk -v a="$m_lat" -v b="$d_lat" 'BEGIN { printf "%+.1f ms", a - b }')"
       line+=" $m_lat ($m_cpu) | $added |"
@@ -222,7 +234,7 @@ echo "$CLIENTS concurrent clients, the aggregates at random, ${DURATION} s each,
 direct_qps="$(throughput "$PG_PORT" postgres adult_direct)"
 line="| direct: $direct_qps q/s |"
 for mode in $MODES; do
-  qps="$(throughput "$KANON_PORT" analyst "adult_$mode")"
+  qps="$(throughput "$KANON_PORT" analyst "$(tbl "$mode")")"
   line+=" $mode: $qps q/s ($(ratio "$qps" "$direct_qps")x) |"
 done
 echo "$line"

@@ -51,6 +51,27 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
           run(analyst, "SELECT education, count(*) FROM adult_sql GROUP BY 1 ORDER BY 1", extended)
               .rows);
   }
+  // Nothing for the interpreter in the function's masks: no serial marker,
+  // so PostgreSQL may plan workers (made free here); the SQL masks stay
+  // serial.
+  const auto plan = [&](const std::string& table) {
+    pqxx::nontransaction tx(analyst);
+    tx.exec(
+        "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
+        "SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2");
+    std::string out;
+    for (const auto& r : tx.exec("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+                                 "SELECT education, count(*) FROM " +
+                                 table + " GROUP BY 1"))
+      out += std::string(r[0].c_str()) + "\n";
+    tx.exec("RESET ALL");
+    return out;
+  };
+  const std::string parallel = plan("adult_fn");
+  CHECK_MESSAGE(parallel.find("Gather") != std::string::npos, parallel);
+  const std::string serial = plan("adult_sql");
+  CHECK_MESSAGE(serial.find("Gather") == std::string::npos, serial);
+
   // The raw values differ from what the analyst reads (the check can fail).
   pqxx::connection owner(pg.conninfo());
   CHECK(run(analyst, "SELECT " + cols + " FROM adult_fn ORDER BY id").rows !=
