@@ -25,11 +25,10 @@ and a function mask given another column's code differs (the check can fail).
 """
 import argparse
 import re
-import statistics
 import subprocess
 import sys
 
-from mask_layouts import QUERIES, print_ratio_table, qi, timed_medians
+from mask_layouts import QUERIES, print_planning_ms, print_ratio_table, qi, timed_medians
 from mask_layouts2 import DEF, PAR, SER, Layouts
 
 
@@ -118,14 +117,7 @@ def main():
         plan = sql(';'.join(setup) + ';EXPLAIN (ANALYZE, COSTS OFF) ' + tiny % relation + ';')
         print('indexed join %s: %s ms, %s' % (lab, re.search(r'Execution Time: ([0-9.]+)', plan).group(1),
               'primary key' if 'adult_inline_pkey' in plan else 'full scan'))
-    plan_ms = {}
-    for r in range(7):
-        for lab, setup, relation in (variants if r % 2 == 0 else variants[::-1]):
-            out = sql(';'.join(setup) + ';EXPLAIN (SUMMARY) ' + QUERIES[6][1].replace(
-                ':tbl', relation + ' AS t') + ';')
-            plan_ms.setdefault(lab, []).append(float(re.search(r'Planning Time: ([0-9.]+)', out).group(1)))
-    print('planning ms of the LIMIT query (new session, median of 7): ' + ', '.join(
-        '%s %.2f' % (k, statistics.median(v)) for k, v in plan_ms.items()))
+    print_planning_ms(sql, variants, QUERIES[6][1])
 
 
 if __name__ == '__main__':

@@ -169,6 +169,21 @@ def print_ratio_table(labs, queries, med):
         '%.2fx (%.2fx)' % (statistics.median(ratios[lab]), max(ratios[lab])) for lab in labs) + ' |')
 
 
+def print_planning_ms(sql, variants, query):
+    """Prints the median planning time of `query` (with :tbl) over 7 new
+    sessions per (label, setup, relation) variant, alternating the order;
+    variants without a relation are left out."""
+    plan_ms = {}
+    for r in range(7):
+        for lab, setup, relation in (variants if r % 2 == 0 else variants[::-1]):
+            if relation is None:
+                continue
+            out = sql(';'.join(setup) + ';EXPLAIN (SUMMARY) ' + query.replace(':tbl', relation + ' AS t') + ';')
+            plan_ms.setdefault(lab, []).append(float(re.search(r'Planning Time: ([0-9.]+)', out).group(1)))
+    print('planning ms of the LIMIT query (new session, median of 7): ' + ', '.join(
+        '%s %.2f' % (k, statistics.median(v)) for k, v in plan_ms.items()))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--port', required=True)

@@ -45,11 +45,10 @@ was built (new values, NULLs) are masked as `cur` masks them.
 """
 import argparse
 import re
-import statistics
 import subprocess
 import sys
 
-from mask_layouts import QUERIES, print_ratio_table, qi, timed_medians
+from mask_layouts import QUERIES, print_planning_ms, print_ratio_table, qi, timed_medians
 
 # The same aggregates over :grp, the masked groups (masked QIs + n = rows).
 PUSH = [
@@ -304,17 +303,7 @@ def main():
     log('load after: %s' % open('/proc/loadavg').read().strip())
     print_ratio_table([v[0] for v in variants], [q for q, _ in QUERIES], med)
 
-    # planning time of the LIMIT query, each in a new session
-    plan_ms = {}
-    for r in range(7):
-        for lab, setup, relation in (variants if r % 2 == 0 else variants[::-1]):
-            if relation is None:
-                continue
-            out = sql(';'.join(setup) + ';EXPLAIN (SUMMARY) ' + QUERIES[6][1].replace(
-                ':tbl', relation + ' AS t') + ';')
-            plan_ms.setdefault(lab, []).append(float(re.search(r'Planning Time: ([0-9.]+)', out).group(1)))
-    print('planning ms (new session, median of 7): ' + ', '.join(
-        '%s %.2f' % (k, statistics.median(v)) for k, v in plan_ms.items()))
+    print_planning_ms(sql, variants, QUERIES[6][1])
 
 
 if __name__ == '__main__':

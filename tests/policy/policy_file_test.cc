@@ -71,6 +71,7 @@ TEST_CASE("a full policy entry loads") {
                                      "    refresh: 10m\n"
                                      "    max_nodes: 100\n"
                                      "    mode: materialized\n"
+                                     "    evaluator: function\n"
                                      "    export:\n"
                                      "      hierarchies: {city: h/city.csv}\n"
                                      "      suppression: 0.05\n"
@@ -95,6 +96,8 @@ TEST_CASE("a full policy entry loads") {
   CHECK(p.refresh == std::chrono::minutes(10));
   CHECK(p.max_nodes == 100);
   CHECK(p.mode == EnforcementMode::kMaterialized);
+  CHECK(p.evaluator == MaskEvaluator::kFunction);
+  CHECK(p.evaluator_where.line == 12);
   CHECK(p.export_options.hierarchies.at("city") == "/tmp/h/city.csv");
   CHECK(p.export_options.suppression == 0.05);
   CHECK(p.export_options.metric == "entropy");
@@ -105,6 +108,7 @@ TEST_CASE("a full policy entry loads") {
 TEST_CASE("defaults") {
   const auto p = load_policy_file(write(kHead))[0];
   CHECK(p.mode == EnforcementMode::kInline);
+  CHECK(p.evaluator == MaskEvaluator::kSql);
   CHECK(p.max_nodes == 4096);
   CHECK(!p.sensitive);
   CHECK(p.refresh == std::chrono::minutes(10));
@@ -153,6 +157,8 @@ TEST_CASE("every validation error names file, line and key") {
         f + "5: tables[0].max_nodes: must be between 1 and 16777216");
   CHECK(error_of(kHead + "    mode: lazy\n") ==
         f + "5: tables[0].mode: 'lazy' is not one of inline, materialized, view");
+  CHECK(error_of(kHead + "    evaluator: c\n") ==
+        f + "5: tables[0].evaluator: 'c' is not one of sql, function");
   CHECK(error_of(kHead + "    export: {metric: fast}\n") ==
         f + "5: tables[0].export.metric: 'fast' is not one of loss, dm, entropy, precision, "
             "height, aecs");
