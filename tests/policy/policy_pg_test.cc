@@ -340,6 +340,68 @@ TEST_CASE("evaluator: function: refused until only a superuser decides what the 
   CHECK(error().empty());
 }
 
+TEST_CASE("kanon_mask.released: malformed code, odd calls and types it cannot compare are errors") {
+  auto& pg = PgSandbox::shared();
+  pg.install_mask_function();
+  const auto error = [&](const std::string& sql) {
+    try {
+      pg.psql(sql);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  // One test on argument 0, value "a" (1 byte): header, then the test.
+  const std::string good =
+      "'\\x4b4d5031"
+      "01"
+      "02000000"
+      "01000000"
+      "00"
+      "01000000"
+      "00000000"
+      "01000000"
+      "61'::bytea";
+  CHECK(pg.psql("SELECT kanon_mask.released(" + good +
+                ", 'a'::text), "
+                "kanon_mask.released(" +
+                good +
+                ", 'b'::text), "
+                "kanon_mask.released(" +
+                good + ", NULL::text)") == "t|f|f\n");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"'\\x00'::bytea, 'a'::text", "malformed predicate code: no KMP1 header"},
+      {"'\\x4b4d5031010200000001000000'::bytea, 'a'::text", "more tests than bytes"},
+      {"'\\x4b4d503101020000000100000000010000000000000009000000'::bytea, 'a'::text",
+       "a value is cut short"},
+      // A branch back to the test itself: a walk that would never end.
+      {"'\\x4b4d50310102000000010000000002000000000000000100000061'::bytea, 'a'::text",
+       "a branch points backward"},
+      {"'\\x4b4d5031010200000001000000010100000000000000010000006100'::bytea, 'a'::text",
+       "a test names a missing value"},
+      {good + ", 'a'::text, 'b'::text", "the code tests 1 values, the call passes 2"},
+      {good + ", 1.5::numeric", "type numeric is not supported"},
+      {"NULL::bytea, 'a'::text", "the predicate code is NULL"},
+  };
+  for (const auto& [args, want] : bad) {
+    CAPTURE(args);
+    const std::string got = error("SELECT kanon_mask.released(" + args + ")");
+    CHECK_MESSAGE(got.find(want) != std::string::npos, got);
+  }
+  CHECK(error("SELECT kanon_mask.released(c, 'a'::text) FROM (SELECT " + good + " AS c OFFSET 0) v")
+            .find("must be a constant") != std::string::npos);
+  CHECK(error("SELECT kanon_mask.released(" + good + ", VARIADIC ARRAY['a'])")
+            .find("not VARIADIC array") != std::string::npos);
+  // A nondeterministic collation compares values the bytes do not: refused.
+  pg.psql(
+      "DROP COLLATION IF EXISTS public.kanon_ci; CREATE COLLATION public.kanon_ci "
+      "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)");
+  CHECK(error("SELECT kanon_mask.released(" + good + ", 'A'::text COLLATE public.kanon_ci)")
+            .find("nondeterministic") != std::string::npos);
+  // The server is still there, and so is the function.
+  CHECK(pg.psql("SELECT kanon_mask.released(" + good + ", 'a'::text)") == "t\n");
+}
+
 TEST_CASE("catalog checks when loading") {
   pqxx::connection conn(conninfo());
   auto p = people_policy();
