@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 from mask_layouts import QUERIES, print_planning_ms, print_ratio_table, qi, timed_medians
-from mask_layouts2 import DEF, PAR, SER, Layouts
+from mask_layouts2 import DEF, PAR, SER, Layouts, insert_new_rows
 
 
 def main():
@@ -73,14 +73,7 @@ def main():
         code_b = re.search(r'CASE WHEN (.*) THEN ', fn.expr[b]).group(1)
         broken.expr[a] = 'CASE WHEN %s THEN %s END' % (code_b, qi(a))
         ok &= check_rows('fn with %s given %s\'s code (must differ)' % (a, b), broken.cur()) > 0
-        newval = {
-            'occupation': "CASE WHEN id % 4 = 0 THEN 'Astronaut' WHEN id % 4 = 1 THEN NULL ELSE occupation END",
-            'age': 'CASE WHEN id % 5 = 0 THEN NULL WHEN id % 5 = 1 THEN 130 ELSE age END',
-            'native-country': 'CASE WHEN id % 3 = 0 THEN NULL ELSE "native-country" END',
-            'sex': "CASE WHEN id % 7 = 0 THEN NULL ELSE sex END"}
-        sql('INSERT INTO %s (%s) SELECT 900000000 + id, %s FROM %s WHERE id <= 40;' % (
-            args.table, ', '.join(qi(c) for c in cur.columns),
-            ', '.join(newval.get(c, qi(c)) for c in cur.columns if c != 'id'), args.table))
+        insert_new_rows(sql, args.table, cur.columns, {'sex': "CASE WHEN id % 7 = 0 THEN NULL ELSE sex END"})
         ok &= check_rows('fn with 40 new rows (unseen values, NULLs)', fn.cur()) == 0
         sql('DELETE FROM %s WHERE id > 900000000; VACUUM ANALYZE %s;' % (args.table, args.table))
         if not ok:

@@ -68,6 +68,22 @@ DEF = ['RESET jit', 'RESET max_parallel_workers_per_gather', 'RESET work_mem']
 WM = ['SET jit = off', 'SET max_parallel_workers_per_gather = 0', "SET work_mem = '64MB'"]
 
 
+# Values the 40 rows insert_new_rows adds take: unseen ones and NULLs.
+NEW_VALUES = {
+    'occupation': "CASE WHEN id % 4 = 0 THEN 'Astronaut' WHEN id % 4 = 1 THEN NULL ELSE occupation END",
+    'age': 'CASE WHEN id % 5 = 0 THEN NULL WHEN id % 5 = 1 THEN 130 ELSE age END',
+    'native-country': 'CASE WHEN id % 3 = 0 THEN NULL ELSE "native-country" END'}
+
+
+def insert_new_rows(sql, table, columns, more=None):
+    """Adds 40 rows (ids above 900,000,000) copied from the first 40 with
+    NEW_VALUES (and `more`) in place of their values."""
+    newval = dict(NEW_VALUES, **(more or {}))
+    sql('INSERT INTO %s (%s) SELECT 900000000 + id, %s FROM %s WHERE id <= 40;' % (
+        table, ', '.join(qi(c) for c in columns),
+        ', '.join(newval.get(c, qi(c)) for c in columns if c != 'id'), table))
+
+
 class Layouts:
     def __init__(self, masks_sql, table):
         body = masks_sql.strip().rstrip(';')
@@ -233,14 +249,7 @@ def main():
             log('check push %s: %s rows differ' % (qname, n))
             ok &= n == '0'
         # rows that arrived after the map was built: new values and NULLs
-        cols = ', '.join(qi(c) for c in L.columns)
-        newval = {
-            'occupation': "CASE WHEN id % 4 = 0 THEN 'Astronaut' WHEN id % 4 = 1 THEN NULL ELSE occupation END",
-            'age': 'CASE WHEN id % 5 = 0 THEN NULL WHEN id % 5 = 1 THEN 130 ELSE age END',
-            'native-country': 'CASE WHEN id % 3 = 0 THEN NULL ELSE "native-country" END'}
-        sql('INSERT INTO %s (%s) SELECT 900000000 + id, %s FROM %s WHERE id <= 40;' % (
-            args.table, ', '.join(qi(c) for c in L.columns),
-            ', '.join(newval.get(c, qi(c)) for c in L.columns if c != 'id'), args.table))
+        insert_new_rows(sql, args.table, L.columns)
         miss = sql('SELECT count(*) FROM %s t LEFT JOIN public.kanon_map m ON %s WHERE t.id > 900000000 '
                    'AND m.bits IS NULL' % (args.table, ' AND '.join(
                        't.%s = m.%s' % (qi(c), L.mk(c)) for c in L.qis))).strip()
