@@ -1,10 +1,12 @@
 // evaluator: function through kanon (policy/predicate_code.h,
 // maskfn/kanon_mask.c): two copies of ADULT, one protected with the SQL
 // masks, one with kanon_mask.released; a restricted login must read exactly
-// the same values from both, with both protocols. Then the catalog changes
-// under kanon: a role granted CREATE on schema kanon_mask adds a function of
-// the same name (which PostgreSQL could prefer to kanon's): every statement
-// on the table is denied (mask-function) until it is gone.
+// the same values from both, with both protocols, and PostgreSQL may plan
+// workers for the function's masks only. Then the catalog changes under
+// kanon: a role granted CREATE on schema kanon_mask adds a function of the
+// same name (which PostgreSQL could prefer to kanon's): every statement on
+// the table is denied (mask-function), statements prepared before too, until
+// it is gone.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -15,8 +17,28 @@
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/statement_outcome.h"
 #include "tests/support/wait.h"
+#include "tests/support/wire_session.h"
 
 using namespace kanon::testing;
+namespace wire = kanon::wire;
+
+namespace {
+
+// Executes a statement prepared on `c`: its rows, or its error (libpqxx 6
+// gives no SQLSTATE for errors of prepared statements: the message only).
+Outcome run_prepared(pqxx::connection& c, const std::string& name) {
+  Outcome o;
+  try {
+    pqxx::nontransaction tx(c);
+    o.rows = render(tx.exec_prepared(name));
+  } catch (const pqxx::sql_error& e) {
+    o.sqlstate = e.sqlstate();
+    o.message = e.what();
+  }
+  return o;
+}
+
+}  // namespace
 
 TEST_CASE("evaluator: function releases what the SQL masks release; a rival name denies") {
   auto& pg = PgSandbox::shared();
@@ -78,7 +100,15 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
         run(owner, "SELECT " + cols + " FROM public.adult_fn ORDER BY id").rows);
 
   // A rival kanon_mask.released, made by a login an administrator let
-  // create in the schema.
+  // create in the schema. A statement prepared before it must not run
+  // after it either: PostgreSQL could analyse it again and pick the rival.
+  analyst.prepare("before", "SELECT sex FROM adult_fn ORDER BY id LIMIT 5");
+  REQUIRE(run_prepared(analyst, "before").message.empty());
+  // The same on the wire: a named statement parsed before, run after.
+  WireSession wire_session(proxy.port());
+  wire_session.send(wire::Parse{"before", "SELECT sex FROM adult_fn ORDER BY id LIMIT 5", {}},
+                    wire::Sync{});
+  REQUIRE(message_summary(wire_session.until('Z', 60)) == std::vector<std::string>{"1", "Z:I"});
   pg.psql("GRANT CREATE ON SCHEMA kanon_mask TO analyst");
   pqxx::connection direct(pg.conninfo("analyst"));
   pqxx::nontransaction(direct).exec(
@@ -91,6 +121,13 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   }));
   CHECK(denied.sqlstate == "42501");
   CHECK(denied.message.find("mask-function") != std::string::npos);
+  wire_session.send(wire::Bind{"", "before", {}, {}, {}}, wire::Describe{wire::kTargetPortal, ""},
+                    wire::Execute{"", 0}, wire::Sync{});
+  CHECK(message_summary(wire_session.until('Z', 60)) == std::vector<std::string>{"E:42501", "Z:I"});
+  const Outcome stale = run_prepared(analyst, "before");
+  const bool named = stale.message.find("stale-prepared-statement") != std::string::npos ||
+                     stale.message.find("mask-function") != std::string::npos;
+  CHECK_MESSAGE(named, stale.message);
   // Tables with SQL masks are not concerned; the session stays usable.
   CHECK(run(analyst, "SELECT count(*) FROM adult_sql").sqlstate.empty());
   pqxx::nontransaction(direct).exec("DROP FUNCTION kanon_mask.released(bytea, text)");
