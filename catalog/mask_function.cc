@@ -31,7 +31,8 @@ uint32_t verified_mask_function(pqxx::connection_base& conn, const policy::Table
                      creators[0][0].as<std::string>()));
   const auto functions = tx.exec_params(
       "SELECT p.oid, p.proname, o.rolsuper, l.lanname, p.prosrc, "
-      "  pg_catalog.pg_get_function_identity_arguments(p.oid), p.prorettype, p.provolatile, "
+      "  pg_catalog.pg_get_function_identity_arguments(p.oid), "
+      "  p.prorettype = 'pg_catalog.bool'::pg_catalog.regtype, p.provolatile, "
       "  p.proparallel, p.prosecdef "
       "FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_roles o ON o.oid = p.proowner "
       "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
@@ -45,11 +46,10 @@ uint32_t verified_mask_function(pqxx::connection_base& conn, const policy::Table
       fail(fmt::format("function kanon_mask.{} does not belong to a superuser", name));
     if (name != kMaskFunctionName) continue;
     ++named;
-    const bool right = f[3].as<std::string>() == "c" &&
-                       f[4].as<std::string>() == "kanon_mask_released" &&
-                       f[5].as<std::string>() == "bytea, VARIADIC \"any\"" &&
-                       f[6].as<uint32_t>() == 16 /* bool */ && f[7].as<std::string>() == "i" &&
-                       f[8].as<std::string>() == "s" && !f[9].as<bool>();
+    const bool right =
+        f[3].as<std::string>() == "c" && f[4].as<std::string>() == "kanon_mask_released" &&
+        f[5].as<std::string>() == "bytea, VARIADIC \"any\"" && f[6].as<bool>() &&
+        f[7].as<std::string>() == "i" && f[8].as<std::string>() == "s" && !f[9].as<bool>();
     if (!right)
       fail(fmt::format("kanon_mask.released({}) is not the function install.sql creates",
                        f[5].as<std::string>()));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 
 #include "policy/sql_text.h"
 
@@ -15,9 +16,9 @@ void put_u32(std::string& out, uint32_t v) {
 
 // Reverse post-order of the tests reachable from `id`: a parent before its
 // children, so the function can check that every walk moves forward.
-void post_order(const ReleasePredicate& p, uint32_t id, std::map<uint32_t, bool>& seen,
+void post_order(const ReleasePredicate& p, uint32_t id, std::set<uint32_t>& seen,
                 std::vector<uint32_t>& out) {
-  if (ReleasePredicate::constant(id) || !seen.emplace(id, true).second) return;
+  if (ReleasePredicate::constant(id) || !seen.insert(id).second) return;
   post_order(p, p.test(id).if_equal, seen, out);
   post_order(p, p.test(id).if_not, seen, out);
   out.push_back(id);
@@ -26,7 +27,7 @@ void post_order(const ReleasePredicate& p, uint32_t id, std::map<uint32_t, bool>
 }  // namespace
 
 PredicateCode predicate_code(const ReleasePredicate& predicate) {
-  std::map<uint32_t, bool> seen;
+  std::set<uint32_t> seen;
   std::vector<uint32_t> order;
   post_order(predicate, predicate.root(), seen, order);
   std::reverse(order.begin(), order.end());
@@ -77,19 +78,14 @@ bool function_evaluable(const SqlColumn& column) {
   return !own_equality && std::find(kTypes.begin(), kTypes.end(), column.type) != kTypes.end();
 }
 
-bool function_evaluates(const ReleasePredicate& predicate,
-                        const std::vector<SqlColumn>& attributes) {
-  const PredicateCode code = predicate_code(predicate);
-  return code.arguments.size() <= 64 &&
-         std::all_of(code.arguments.begin(), code.arguments.end(),
-                     [&](int a) { return function_evaluable(attributes[static_cast<size_t>(a)]); });
-}
-
-std::string function_predicate_sql(const ReleasePredicate& predicate,
-                                   const std::vector<SqlColumn>& attributes) {
+std::optional<std::string> function_predicate_sql(const ReleasePredicate& predicate,
+                                                  const std::vector<SqlColumn>& attributes) {
   if (predicate.root() == ReleasePredicate::kTrue) return "true";
   if (predicate.root() == ReleasePredicate::kFalse) return "false";
   const PredicateCode code = predicate_code(predicate);
+  if (code.arguments.size() > 64) return std::nullopt;
+  for (int a : code.arguments)
+    if (!function_evaluable(attributes[static_cast<size_t>(a)])) return std::nullopt;
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex = "\\x";
   for (char c : code.bytes) {

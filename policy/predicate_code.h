@@ -10,6 +10,7 @@
 // stored bytes (function_evaluable); anything else keeps the SQL forms.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,16 +39,12 @@ PredicateCode predicate_code(const ReleasePredicate& predicate);
 // the function itself (nondeterministic: an error, never a guess).
 bool function_evaluable(const SqlColumn& column);
 
-// Whether every attribute the predicate tests is function_evaluable (and
-// they are at most 64, the function's limit).
-bool function_evaluates(const ReleasePredicate& predicate,
-                        const std::vector<SqlColumn>& attributes);
-
 // "kanon_mask"."released"(E'\\x...'::pg_catalog.bytea, "a", "b"), or
-// "true"/"false" for a constant predicate (as predicate_sql gives them).
-// REQUIRES: attributes[i] describes the predicate's attribute i and every
-// attribute it tests is function_evaluable.
-std::string function_predicate_sql(const ReleasePredicate& predicate,
-                                   const std::vector<SqlColumn>& attributes);
+// "true"/"false" for a constant predicate (as predicate_sql gives them);
+// nullopt when an attribute it tests is not function_evaluable or it tests
+// more than 64 (the function's limit): then the SQL forms must serve.
+// REQUIRES: attributes[i] describes the predicate's attribute i.
+std::optional<std::string> function_predicate_sql(const ReleasePredicate& predicate,
+                                                  const std::vector<SqlColumn>& attributes);
 
 }  // namespace kanon::policy

@@ -46,12 +46,14 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
       m.role = ColumnMask::Role::kQuasiIdentifier;
       PredicateForm form =
           forms[i] == PredicateForm::kCostBased ? PredicateForm::kFlatCase : forms[i];
-      if (form == PredicateForm::kFunction && !function_evaluates(predicates[i], attrs))
+      std::optional<std::string> call;
+      if (form == PredicateForm::kFunction &&
+          !(call = function_predicate_sql(predicates[i], attrs)))
         form = PredicateForm::kFlatCase;
       m.expression = form == PredicateForm::kFlatValue
                          ? masked_column_sql(predicates[i], attrs, col.name, type)
                      : form == PredicateForm::kFunction
-                         ? mask_sql(col.name, type, function_predicate_sql(predicates[i], attrs))
+                         ? mask_sql(col.name, type, *call)
                          : mask_sql(col.name, type, predicate_sql(predicates[i], attrs, form));
       if (!ReleasePredicate::constant(predicates[i].root()))
         (form == PredicateForm::kFunction ? masks.calls_function : masks.interpreted) = true;

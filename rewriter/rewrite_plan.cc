@@ -518,9 +518,7 @@ class Planner {
     const bool reaching = effective(catalog->implicit_reach()).any();
     if (!reaching && !catalog->implicit_reach().late_code) return true;
     const auto& facts = catalog->facts();
-    const std::string_view text = std::string_view(sql_).substr(
-        static_cast<size_t>(std::max(0, st.location)),
-        st.length > 0 ? static_cast<size_t>(st.length) : std::string_view::npos);
+    const std::string_view text = statement_text(st);
     const auto check = [&](uint32_t function, const std::string& what) {
       const CatalogFunction* c = catalog->function(function);
       if (!c || !c->facts)
@@ -613,14 +611,15 @@ class Planner {
   // added since would be the one PostgreSQL calls).
   bool mask_function_current(uint32_t verified) const {
     if (!verified || !inputs_.catalog) return false;
-    int named = 0;
-    bool same = false;
-    for (const auto& f : inputs_.catalog->facts().functions) {
-      if (f.schema != catalog::kMaskSchema || f.name != catalog::kMaskFunctionName) continue;
-      ++named;
-      same = f.oid == verified;
-    }
-    return named == 1 && same;
+    const auto named = inputs_.catalog->functions(catalog::kMaskSchema, catalog::kMaskFunctionName);
+    return named.size() == 1 && named[0]->facts->oid == verified;
+  }
+
+  // The statement's own text (the whole text may hold several).
+  std::string_view statement_text(const Statement& st) const {
+    return std::string_view(sql_).substr(
+        static_cast<size_t>(std::max(0, st.location)),
+        st.length > 0 ? static_cast<size_t>(st.length) : std::string_view::npos);
   }
 
   // Whether reading the reference evaluates mask expressions: everything but
@@ -667,10 +666,7 @@ class Planner {
       if (c.star || (!c.fields.empty() && other_column(c.fields.back()))) return false;
     for (const auto& n : st.names)
       if (other_column(n)) return false;
-    const std::string_view text = std::string_view(sql_).substr(
-        static_cast<size_t>(std::max(0, st.location)),
-        st.length > 0 ? static_cast<size_t>(st.length) : std::string_view::npos);
-    return !mentions_word(text, "natural");
+    return !mentions_word(statement_text(st), "natural");
   }
 
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,

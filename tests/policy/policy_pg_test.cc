@@ -126,6 +126,16 @@ TEST_CASE("seed example from PostgreSQL: cohorts, rules, masked table, new rows"
 
 namespace {
 
+// `v` as an E'...' constant (quotes and backslashes doubled).
+std::string lit(const std::string& v) {
+  std::string o = "E'";
+  for (char c : v) {
+    if (c == '\'' || c == '\\') o += c;
+    o += c;
+  }
+  return o + "'";
+}
+
 // A random table with text (quotes, backslashes, tabs, NULLs), integer, date
 // and numeric (1.5 next to 1.50) quasi-identifiers and a sensitive column.
 void make_random_table(const std::string& name, uint32_t seed, int rows) {
@@ -136,14 +146,6 @@ void make_random_table(const std::string& name, uint32_t seed, int rows) {
   std::string sql = "DROP TABLE IF EXISTS " + name + "; CREATE TABLE " + name +
                     " (id int, t text, i int, d date, n numeric, s text); INSERT INTO " + name +
                     " VALUES ";
-  auto lit = [](const std::string& v) {
-    std::string o = "E'";
-    for (char c : v) {
-      if (c == '\'' || c == '\\') o += c;
-      o += c;
-    }
-    return o + "'";
-  };
   for (int r = 0; r < rows; ++r) {
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
     const std::string t = pick(10) == 0 ? "NULL" : lit(texts[pick(static_cast<int>(texts.size()))]);
@@ -255,13 +257,8 @@ TEST_CASE("evaluator: function: kanon_mask.released == C++ tree row for row, eve
                       table + " VALUES ";
     for (int r = 0; r < 600; ++r) {
       auto text = [&] {
-        if (pick(9) == 0) return std::string("NULL");
-        std::string o = "E'";
-        for (char c : texts[static_cast<size_t>(pick(static_cast<int>(texts.size())))]) {
-          if (c == '\'' || c == '\\') o += c;
-          o += c;
-        }
-        return o + "'";
+        return pick(9) == 0 ? std::string("NULL")
+                            : lit(texts[static_cast<size_t>(pick(static_cast<int>(texts.size())))]);
       };
       sql += (r ? ", (" : "(") + std::to_string(r) + ", " + text() + ", " + text() + ", " +
              (pick(8) ? std::to_string(pick(4) - 1) : "NULL") + ", " +

@@ -117,13 +117,17 @@ TEST_CASE("the SQL of a call: qualified, an ASCII bytea constant, the tested col
   const std::vector<SqlColumn> attrs = {{"occupation", "pg_catalog.text", ""},
                                         {"city", "pg_catalog.text", ""},
                                         {"state", "pg_catalog.text", ""}};
-  const std::string sql = function_predicate_sql(predicates[2], attrs);
+  const std::string sql = function_predicate_sql(predicates[2], attrs).value();
   CHECK(sql.starts_with("\"kanon_mask\".\"released\"(E'\\\\x4b4d5031"));
   CHECK(sql.ends_with("'::pg_catalog.bytea, \"state\")"));
   for (char c : sql) CHECK((c >= 0x20 && c < 0x7f));
   // Constant predicates stay constants.
   ReleasePredicate always;  // root kFalse
   CHECK(function_predicate_sql(always, attrs) == "false");
+  // A tested column the function cannot compare: no call at all.
+  const std::vector<SqlColumn> numeric_state = {
+      attrs[0], attrs[1], {"state", "pg_catalog.\"numeric\"", ""}};
+  CHECK_FALSE(function_predicate_sql(predicates[2], numeric_state));
 }
 
 TEST_CASE("build_masks: kFunction where every tested column allows it, the flat form elsewhere") {
