@@ -6,7 +6,9 @@
 // kanon: a role granted CREATE on schema kanon_mask adds a function of the
 // same name (which PostgreSQL could prefer to kanon's): every statement on
 // the table is denied (mask-function), statements prepared before too, until
-// it is gone.
+// it is gone. Before that, the analyst plants functions of the masks' names
+// in a schema of its own, puts it first on its search_path three ways, and
+// reads through views of its own: nothing changes what is released.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -129,6 +131,58 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   pqxx::connection owner(pg.conninfo());
   CHECK(run(analyst, "SELECT " + cols + " FROM adult_fn ORDER BY id").rows !=
         run(owner, "SELECT " + cols + " FROM public.adult_fn ORDER BY id").rows);
+
+  // What the analyst can change around the masks: functions of the same
+  // names (released, clock_timestamp) in a schema it owns, put first on its
+  // search_path by SET, by set_config and by start-up options; and views of
+  // its own over the table. kanon writes every name qualified, so the
+  // function's masks, fenced or not, release exactly what the SQL masks do.
+  pg.psql("DROP SCHEMA IF EXISTS trap CASCADE; CREATE SCHEMA trap AUTHORIZATION analyst");
+  {
+    pqxx::connection own(pg.conninfo("analyst"));
+    pqxx::nontransaction(own).exec(
+        "CREATE FUNCTION trap.released(bytea, VARIADIC text[]) RETURNS boolean "
+        "  LANGUAGE sql IMMUTABLE AS 'SELECT true'; "
+        "CREATE FUNCTION trap.released(bytea, text) RETURNS boolean "
+        "  LANGUAGE sql IMMUTABLE AS 'SELECT true'; "
+        "CREATE FUNCTION trap.clock_timestamp() RETURNS timestamptz "
+        "  LANGUAGE sql VOLATILE AS 'SELECT now()'; "
+        "CREATE VIEW trap.v_fn AS SELECT id, sex, education, race FROM public.adult_fn; "
+        "CREATE VIEW trap.v_sql AS SELECT id, sex, education, race FROM public.adult_sql");
+  }
+  const std::vector<std::string> shapes = {
+      "SELECT id, sex, education FROM $ ORDER BY id",                         // not fenced (id)
+      "SELECT education, race, count(*) FROM $ GROUP BY 1, 2 ORDER BY 1, 2",  // fenced
+  };
+  const auto same_as_sql = [&](pqxx::connection& c, const std::string& how) {
+    CAPTURE(how);
+    for (const auto& shape : shapes)
+      for (const auto& [fn_rel, sql_rel] :
+           {std::pair<std::string, std::string>{"adult_fn", "adult_sql"},
+            std::pair<std::string, std::string>{"trap.v_fn", "trap.v_sql"}}) {
+        CAPTURE(shape);
+        CAPTURE(fn_rel);
+        std::string a = shape, b = shape;
+        a.replace(a.find('$'), 1, fn_rel);
+        b.replace(b.find('$'), 1, sql_rel);
+        const auto fn_side = run(c, a, true);
+        REQUIRE_MESSAGE(fn_side.sqlstate.empty(), fn_side.message);
+        CHECK(fn_side.rows == run(c, b, true).rows);
+        CHECK(fn_side.rows.find("<null>") != std::string::npos);
+      }
+  };
+  REQUIRE(run(analyst, "SET search_path = trap, pg_catalog, public").sqlstate.empty());
+  same_as_sql(analyst, "SET search_path");
+  REQUIRE(run(analyst, "SELECT pg_catalog.set_config('search_path', 'trap, public', false)")
+              .sqlstate.empty());
+  same_as_sql(analyst, "set_config");
+  REQUIRE(run(analyst, "RESET search_path").sqlstate.empty());
+  {
+    pqxx::connection started(proxy.conninfo("analyst") +
+                             " options='-csearch_path=trap,pg_catalog,public'");
+    same_as_sql(started, "start-up options");
+  }
+  pg.psql("DROP SCHEMA trap CASCADE");
 
   // A rival kanon_mask.released, made by a login an administrator let
   // create in the schema. A statement prepared before it must not run
