@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "base/text.h"
 #include "catalog/mask_function.h"
@@ -144,8 +147,12 @@ class Planner {
         if (snap.masks.calls_function && !mask_function_current(snap.mask_function))
           return deny(rules::kMaskFunction, p.table->policy_name);
       }
-      const bool fence = !p.child && !p.table->child && fence_allowed(st, *p.table->snapshot);
-      const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child, fence); };
+      const bool fence = !p.child && !p.table->child &&
+                         evaluates_masks(*p.ref, *p.table, p.child) &&
+                         fence_allowed(st, *p.table->snapshot);
+      const auto listed =
+          fence ? fenced_columns(st, *p.table->snapshot) : std::vector<const policy::ColumnMask*>{};
+      const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child, listed, fence); };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
           ok = splice_from_item(*p.ref, make_item);
@@ -669,34 +676,78 @@ class Planner {
     return !mentions_word(statement_text(st), "natural");
   }
 
+  // The columns a fenced reference lists: the quasi-identifiers the statement
+  // names anywhere (fence_allowed: it names no other column of the table),
+  // in table order, so that the scan computes no mask nothing reads. All
+  // columns when something could read the item's columns without naming
+  // them: a whole-row reference (`t`, `f(t)`, `to_json(t)`, a join alias
+  // holding it), which is a column reference named like a FROM item or
+  // alias, or an alias renaming columns by position (`AS t(a, b)`). A
+  // column left out by mistake would be an error, never a value.
+  static std::vector<const policy::ColumnMask*> fenced_columns(const Statement& st,
+                                                               const policy::TableSnapshot& snap) {
+    std::vector<const policy::ColumnMask*> out;
+    const auto item_name = [&](const std::string& n) {
+      for (const auto& r : st.relations)
+        if (r.name == n) return true;
+      return std::find(st.alias_names.begin(), st.alias_names.end(), n) != st.alias_names.end();
+    };
+    bool all = st.alias_columns;
+    for (const auto& c : st.columns)
+      if (!c.star && !c.fields.empty() && item_name(c.fields.back())) all = true;
+    const std::set<std::string> named(st.names.begin(), st.names.end());
+    for (const auto& m : snap.masks.columns)
+      if (all || named.count(m.column)) out.push_back(&m);
+    return out;
+  }
+
+  // The reference's replacement: the masked subquery (a child's own columns,
+  // masked), the materialized copy or masked view, or, with `fence`, one of
+  // them listing only `listed` inside a subquery PostgreSQL keeps apart.
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,
-                          const catalog::RelationFacts* child, bool fence = false) const {
+                          const catalog::RelationFacts* child,
+                          const std::vector<const policy::ColumnMask*>& listed,
+                          bool fence = false) const {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
-    if (reads_copy(r, t, child)) return snap.materialized_name + alias;
+    const bool copy = reads_copy(r, t, child);
+    if (copy && !fence) return snap.materialized_name + alias;
+    std::string names;
+    std::string masks;
+    for (const auto* m : listed) {
+      const std::string quoted = policy::quote_identifier(m->column);
+      names += (names.empty() ? "" : ", ") + quoted;
+      masks += (masks.empty() ? "" : ", ") + (copy ? quoted : m->expression + " AS " + quoted);
+    }
     std::string s = "(SELECT ";
-    s += child ? child_select_list(snap.masks, *child) : t.select_list;
+    if (child)
+      s += child_select_list(snap.masks, *child);
+    else
+      s += fence ? masks : t.select_list;
     // The fence: a volatile (but parallel safe) call in an output column
     // keeps PostgreSQL from pulling the subquery up; the column is dead, so
     // planning the subquery folds it to NULL and nothing calls the clock.
-    if (fence) s += ", CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"";
-    s += " FROM ";
-    if (!r.inh) s += "ONLY ";
-    // The relation kanon decided on, by its schema-qualified name (the
-    // catalog's current one): PostgreSQL reads exactly that table whatever
-    // the session's search_path.
-    // A database name the user wrote stays: PostgreSQL refuses any but the
-    // session's own, as it would have.
-    if (!r.catalog.empty()) s += policy::quote_identifier(r.catalog) + ".";
-    s += child ? policy::qualified_name(child->schema, child->name)
-               : policy::qualified_name(t.schema, t.table);
-    s += ')';
     if (fence) {
-      std::string columns;
-      for (const auto& m : snap.masks.columns)
-        columns += (columns.empty() ? "" : ", ") + policy::quote_identifier(m.column);
-      s = "(SELECT " + columns + " FROM " + s + " AS \"kanon fenced\")";
+      s += listed.empty() ? "" : ", ";
+      s += "CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"";
     }
+    s += " FROM ";
+    if (copy) {
+      // A masked view (mode: view): its masks, pulled up into the fence.
+      s += snap.materialized_name;
+    } else {
+      if (!r.inh) s += "ONLY ";
+      // The relation kanon decided on, by its schema-qualified name (the
+      // catalog's current one): PostgreSQL reads exactly that table whatever
+      // the session's search_path.
+      // A database name the user wrote stays: PostgreSQL refuses any but the
+      // session's own, as it would have.
+      if (!r.catalog.empty()) s += policy::quote_identifier(r.catalog) + ".";
+      s += child ? policy::qualified_name(child->schema, child->name)
+                 : policy::qualified_name(t.schema, t.table);
+    }
+    s += ')';
+    if (fence) s = "(SELECT " + names + " FROM " + s + " AS \"kanon fenced\")";
     s += alias;
     return s;
   }

@@ -275,6 +275,7 @@ class StatementWalker {
           // Bare (typed) fields: RangeVar* anywhere, SelectStmt* as the arms
           // of a set operation.
           std::string_view type;
+          if (t_.member(v, "aliasname") >= 0) record_alias(v);
           if (t_.member(v, "relname") >= 0)
             type = "RangeVar";
           else if (parent_type == "SelectStmt" && (key == "larg" || key == "rarg"))
@@ -392,6 +393,13 @@ class StatementWalker {
       r.role = RelationRef::Role::kRead;
     r.table_form = table_form_from_ && key == "fromClause";
     out_.relations.push_back(std::move(r));
+  }
+
+  // An Alias (of a FROM item or a join): its name, and whether it renames
+  // columns by position.
+  void record_alias(int32_t alias) {
+    out_.alias_names.emplace_back(string_member(alias, "aliasname"));
+    if (t_.member(alias, "colnames") >= 0) out_.alias_columns = true;
   }
 
   void record_column(int32_t body) {

@@ -89,7 +89,11 @@ struct Statement {
   std::vector<RelationRef> relations;
   std::vector<ColumnReference> columns;
   std::vector<FunctionReference> functions;
-  std::vector<std::string> names;          // every identifier in name lists (DDL objects)
+  std::vector<std::string> names;  // every identifier in name lists (DDL objects)
+  // Every alias of a FROM item or join (AS t), and whether some alias names
+  // columns (AS t(a, b)), which renames them by position.
+  std::vector<std::string> alias_names;
+  bool alias_columns = false;
   std::vector<std::string> nested_writes;  // INSERT/UPDATE/DELETE/MERGE below the top level
   bool select_into = false;
   // CopyStmt

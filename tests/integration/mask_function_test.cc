@@ -2,7 +2,11 @@
 // maskfn/kanon_mask.c): two copies of ADULT, one protected with the SQL
 // masks, one with kanon_mask.released; a restricted login must read exactly
 // the same values from both, with both protocols, and PostgreSQL may plan
-// workers for the function's masks only. Then the catalog changes under
+// workers for the function's masks only. A third copy in mode: view reads
+// the function's masks through its masked view; both are fenced for
+// statements that name only quasi-identifiers, the fence listing only the
+// columns named unless a whole row or a positional alias could read the
+// others, and answers stay the SQL masks'. Then the catalog changes under
 // kanon: a role granted CREATE on schema kanon_mask adds a function of the
 // same name (which PostgreSQL could prefer to kanon's): every statement on
 // the table is denied (mask-function), statements prepared before too, until
@@ -45,18 +49,19 @@ Outcome run_prepared(pqxx::connection& c, const std::string& name) {
 TEST_CASE("evaluator: function releases what the SQL masks release; a rival name denies") {
   auto& pg = PgSandbox::shared();
   pg.install_mask_function();
-  for (const char* t : {"adult_fn", "adult_sql"})
+  for (const char* t : {"adult_fn", "adult_sql", "adult_vfn"})
     pg.psql(std::string("DROP TABLE IF EXISTS public.") + t + "; CREATE TABLE public." + t +
             " AS SELECT * FROM public.adult; ALTER TABLE public." + t +
             " ADD PRIMARY KEY (id); GRANT SELECT ON public." + t + " TO analyst");
   const std::string policy = "/tmp/kanon-maskfn-policy-" + std::to_string(getpid()) + ".yaml";
   {
     std::ofstream out(policy);
-    for (const char* t : {"adult_fn", "adult_sql"})
-      out << (t[6] == 'f' ? "tables:\n" : "") << "  - table: public." << t
+    out << "tables:\n";
+    for (const char* t : {"adult_fn", "adult_sql", "adult_vfn"})
+      out << "  - table: public." << t
           << "\n    k: 25\n    quasi_identifiers: [sex, age, race, education, workclass]\n"
-          << "    exempt: [postgres]\n    evaluator: " << (t[6] == 'f' ? "function" : "sql")
-          << "\n";
+          << "    exempt: [postgres]\n    evaluator: " << (t[6] == 's' ? "sql" : "function")
+          << (t[6] == 'v' ? "\n    mode: view" : "") << "\n";
   }
   KanonProxy proxy(pg.port(), "policies: [" + policy + "]\n");
   pqxx::connection analyst(proxy.conninfo("analyst"));
@@ -105,26 +110,64 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
     pqxx::nontransaction tx(analyst);
     return std::string(tx.exec("EXPLAIN " + sql)[0][0].c_str());
   };
-  const std::string grouped = "SELECT education, count(*) FROM adult_fn GROUP BY 1";
-  CHECK_MESSAGE(top_line(grouped).find("rows=200 ") != std::string::npos, top_line(grouped));
-  const std::string keyed = "SELECT education, count(*) FROM adult_fn WHERE id > 0 GROUP BY 1";
-  CHECK_MESSAGE(top_line(keyed).find("rows=200 ") == std::string::npos, top_line(keyed));
+  // The same through the masked view of mode: view.
+  for (const char* t : {"adult_fn", "adult_vfn"}) {
+    CAPTURE(t);
+    const std::string grouped = std::string("SELECT education, count(*) FROM ") + t + " GROUP BY 1";
+    CHECK_MESSAGE(top_line(grouped).find("rows=200 ") != std::string::npos, top_line(grouped));
+    const std::string keyed =
+        std::string("SELECT education, count(*) FROM ") + t + " WHERE id > 0 GROUP BY 1";
+    CHECK_MESSAGE(top_line(keyed).find("rows=200 ") == std::string::npos, top_line(keyed));
+  }
+  // The fenced subquery lists only the columns the statement names (the
+  // scan computes nothing else: no column of the key, not even as NULL),
+  // and all of them when something may read the columns unnamed: a whole
+  // row (of the table or of a join holding it, or in functional notation)
+  // or an alias renaming columns by position. A column listed wrongly
+  // would give an error or other values, not the SQL masks' rows.
+  const auto verbose = [&](const std::string& sql) {
+    pqxx::nontransaction tx(analyst);
+    std::string out;
+    for (const auto& r : tx.exec("EXPLAIN (VERBOSE, COSTS OFF) " + sql))
+      out += std::string(r[0].c_str()) + "\n";
+    return out;
+  };
+  const std::string narrow = verbose("SELECT education, count(*) FROM adult_fn GROUP BY 1");
+  CHECK_MESSAGE(narrow.find("NULL::integer") == std::string::npos, narrow);
+  CHECK_MESSAGE(narrow.find("kanon_mask.released") != std::string::npos, narrow);
+  const std::string whole = verbose("SELECT t::text FROM adult_fn t WHERE t.race = 'Black'");
+  CHECK_MESSAGE(whole.find("id") != std::string::npos, whole);
   for (const std::string& sql :
        {std::string("SELECT education, count(*) FROM $ GROUP BY 1 ORDER BY 1"),
         std::string("SELECT a.sex, count(*) FROM $ a JOIN adult_sql b USING (id) GROUP BY 1 "
                     "ORDER BY 1"),
         std::string("SELECT count(*) FROM $ NATURAL JOIN (SELECT 1 AS id) one"),
         std::string("SELECT x.race, x.n FROM (SELECT race, count(*) AS n FROM $ GROUP BY race) x "
-                    "ORDER BY 1")}) {
+                    "ORDER BY 1"),
+        std::string("SELECT count(*) FROM $"),
+        std::string("SELECT t::text FROM $ t WHERE t.race = 'Black' ORDER BY 1 LIMIT 20"),
+        std::string("SELECT to_json(t)::text FROM $ AS t WHERE race = 'Black' ORDER BY 1 LIMIT 9"),
+        std::string("SELECT education(t), count(*) FROM $ t GROUP BY 1 ORDER BY 1"),
+        std::string("SELECT x, count(*) FROM $ AS t(a, b, c, x) GROUP BY 1 ORDER BY 1"),
+        std::string("SELECT j::text FROM ($ CROSS JOIN (SELECT 1 AS one) o) AS j "
+                    "WHERE j.age = 30 ORDER BY 1 LIMIT 20"),
+        std::string("SELECT c4, count(*) FROM ($ CROSS JOIN (SELECT 1) o) AS j(c1, c2, c3, c4) "
+                    "GROUP BY 1 ORDER BY 1")}) {
     CAPTURE(sql);
     const auto on = [&](const std::string& t) {
       std::string q = sql;
       q.replace(q.find('$'), 1, t);
       return run(analyst, q);
     };
-    const auto fn_side = on("adult_fn");
-    REQUIRE_MESSAGE(fn_side.sqlstate.empty(), fn_side.message);
-    CHECK(fn_side.rows == on("adult_sql").rows);
+    const auto sql_side = on("adult_sql");
+    REQUIRE_MESSAGE(sql_side.sqlstate.empty(), sql_side.message);
+    CHECK(!sql_side.rows.empty());
+    for (const char* t : {"adult_fn", "adult_vfn"}) {
+      CAPTURE(t);
+      const auto fn_side = on(t);
+      CHECK_MESSAGE(fn_side.sqlstate.empty(), fn_side.message);
+      CHECK(fn_side.rows == sql_side.rows);
+    }
   }
 
   // The raw values differ from what the analyst reads (the check can fail).

@@ -40,6 +40,22 @@ TEST_CASE("parse_sql reports relations with roles, CTE scope and byte offsets") 
   CHECK(rels[3].role == kanon::rewriter::RelationRef::Role::kLockTarget);
 }
 
+TEST_CASE("parse_sql reports aliases of FROM items and joins, and column renames") {
+  const auto plain = parse_sql(
+      "SELECT j FROM (people p JOIN regions USING (id) AS u) AS j, LATERAL f() AS g, "
+      "(SELECT 1) s");
+  REQUIRE(plain.ok);
+  CHECK(plain.statements[0].alias_names == std::vector<std::string>{"p", "u", "j", "g", "s"});
+  CHECK_FALSE(plain.statements[0].alias_columns);
+  for (const char* sql : {"SELECT a FROM people AS t(a, b)", "SELECT 1 FROM (SELECT 1) s(x)",
+                          "SELECT c FROM (people CROSS JOIN regions) j(a, b, c)"}) {
+    CAPTURE(sql);
+    const auto out = parse_sql(sql);
+    REQUIRE(out.ok);
+    CHECK(out.statements[0].alias_columns);
+  }
+}
+
 TEST_CASE("parse_sql: RECURSIVE makes every CTE name visible in every CTE") {
   const auto out =
       parse_sql("WITH RECURSIVE a AS (SELECT * FROM b), b AS (SELECT * FROM a) SELECT * FROM a");
