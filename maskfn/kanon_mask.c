@@ -15,7 +15,9 @@
  * pg_catalog is plain equality of the stored value are accepted (text and varchar under a
  * deterministic collation, compared byte for byte as texteq does; int2, int4, int8, bool, date,
  * oid); any other type or a nondeterministic collation is an error, never a guess. The code is
- * decoded once per call site (it must be a constant) and kept in the function's memory context.
+ * decoded once per call site (it must be a constant) and kept in the function's memory context;
+ * the backend keeps the last codes it decoded, so a statement run again copies them instead of
+ * decoding (km_lookup).
  *
  * Layout of `code` (little-endian):
  *   "KMP1"  u8 nargs  u32 root  u32 ntests
@@ -30,12 +32,14 @@
 
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/primnodes.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/pg_locale.h"
 
 PG_MODULE_MAGIC;
@@ -43,6 +47,9 @@ PG_MODULE_MAGIC;
 PG_FUNCTION_INFO_V1(kanon_mask_released);
 
 #define KM_MAX_ARGS 64
+/* Decoded codes kept by the backend between statements (see km_lookup). */
+#define KM_CACHE_ENTRIES 32
+#define KM_CACHE_MAX_BYTES (128 * 1024)
 
 typedef enum {
   KM_BYTES, /* varlena text: equal lengths and bytes */
@@ -53,18 +60,37 @@ typedef struct {
   uint8 arg;
   uint32 if_equal;
   uint32 if_not;
-  Datum value;      /* KM_DATUM */
-  const char* data; /* KM_BYTES */
+  Datum value; /* KM_DATUM */
+  uint32 off;  /* KM_BYTES: the value's bytes are the block's, from off */
   int len;
 } km_test;
 
+/* A decoded code: one block (this header, the tests, the text values'
+ * bytes), so that it copies with memcpy; only offsets inside. */
 typedef struct {
+  Size size;
   int nargs;
   uint32 root;
   uint32 ntests;
   km_kind kind[KM_MAX_ARGS];
-  km_test* tests;
 } km_code;
+
+#define KM_TESTS(c) ((km_test*)((char*)(c) + MAXALIGN(sizeof(km_code))))
+#define KM_BYTES_OF(c) ((const char*)(KM_TESTS(c) + (c)->ntests))
+
+typedef struct {
+  uint32 hash;
+  Size len;
+  unsigned char* code; /* the code's bytes, as the call passed them */
+  int nargs;
+  Oid types[KM_MAX_ARGS];
+  km_code* decoded;
+} km_cached;
+
+static km_cached km_cache[KM_CACHE_ENTRIES];
+static int km_cache_used;
+static int km_cache_next;
+static MemoryContext km_cache_context;
 
 static uint32 read_u32(const unsigned char* p) {
   return (uint32)p[0] | (uint32)p[1] << 8 | (uint32)p[2] << 16 | (uint32)p[3] << 24;
@@ -103,7 +129,7 @@ static km_kind kind_of(Oid type, Oid collation) {
 }
 
 /* The value as the SQL literal 'value'::type yields it. */
-static void convert_value(km_test* t, Oid type, const unsigned char* bytes, uint32 len) {
+static Datum convert_value(Oid type, const unsigned char* bytes, uint32 len) {
   char* raw = palloc(len + 1);
   Oid input;
   Oid ioparam;
@@ -113,68 +139,155 @@ static void convert_value(km_test* t, Oid type, const unsigned char* bytes, uint
   /* As the scanner checks a literal's bytes, E'\\xHH' escapes included. */
   pg_verifymbstr(raw, (int)len, false);
   getTypeInputInfo(type, &input, &ioparam);
-  t->value = OidInputFunctionCall(input, raw, ioparam, -1);
-  if (type == TEXTOID || type == VARCHAROID) {
-    text* v = DatumGetTextPP(t->value);
-    t->data = VARDATA_ANY(v);
-    t->len = (int)VARSIZE_ANY_EXHDR(v);
-  }
+  return OidInputFunctionCall(input, raw, ioparam, -1);
 }
 
-static km_code* decode(FunctionCallInfo fcinfo) {
-  MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-  bytea* raw = PG_GETARG_BYTEA_PP(0);
-  const unsigned char* p = (const unsigned char*)VARDATA_ANY(raw);
-  const unsigned char* end = p + VARSIZE_ANY_EXHDR(raw);
-  km_code* code = palloc0(sizeof(km_code));
+/* What every call site checks, each time a statement runs: the call's form,
+ * the code's header and the arguments' types and collations (`types`,
+ * `kinds`). Returns the number of values the code tests. */
+static int check_call(FunctionCallInfo fcinfo, const unsigned char* p, Size len, Oid* types,
+                      km_kind* kinds) {
   Node* expr = fcinfo->flinfo->fn_expr;
   List* args = (expr && IsA(expr, FuncExpr)) ? ((FuncExpr*)expr)->args : NIL;
-  uint32 i;
+  int nargs;
+  int i;
 
   if (expr && IsA(expr, FuncExpr) && ((FuncExpr*)expr)->funcvariadic)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("kanon_mask.released: call it with the values, not VARIADIC array")));
-  if (end - p < 13 || memcmp(p, "KMP1", 4) != 0) bad_code("no KMP1 header");
-  code->nargs = p[4];
-  code->root = read_u32(p + 5);
-  code->ntests = read_u32(p + 9);
-  p += 13;
-  if (code->nargs != PG_NARGS() - 1 || code->nargs > KM_MAX_ARGS || list_length(args) != PG_NARGS())
+  if (len < 13 || memcmp(p, "KMP1", 4) != 0) bad_code("no KMP1 header");
+  nargs = p[4];
+  if (nargs != PG_NARGS() - 1 || nargs > KM_MAX_ARGS || list_length(args) != PG_NARGS())
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
                     errmsg("kanon_mask.released: the code tests %d values, the call passes %d",
-                           code->nargs, PG_NARGS() - 1)));
-  for (i = 0; i < (uint32)code->nargs; ++i) {
-    Oid type = get_fn_expr_argtype(fcinfo->flinfo, (int)i + 1);
-    code->kind[i] = kind_of(type, exprCollation(list_nth(args, (int)i + 1)));
+                           nargs, PG_NARGS() - 1)));
+  for (i = 0; i < nargs; ++i) {
+    types[i] = get_fn_expr_argtype(fcinfo->flinfo, i + 1);
+    kinds[i] = kind_of(types[i], exprCollation(list_nth(args, i + 1)));
   }
-  if (code->ntests > (uint32)(end - p) / 13) bad_code("more tests than bytes");
-  code->tests = palloc0(sizeof(km_test) * (code->ntests ? code->ntests : 1));
-  for (i = 0; i < code->ntests; ++i) {
-    km_test* t = &code->tests[i];
-    uint32 len;
+  return nargs;
+}
+
+/* The code decoded into one block in `context`: each value converted by its
+ * argument's type, every branch checked to point forward (so every walk
+ * ends). */
+static km_code* decode(const unsigned char* p, Size len, int nargs, const Oid* types,
+                       const km_kind* kinds, MemoryContext context) {
+  const unsigned char* end = p + len;
+  uint32 root = read_u32(p + 5);
+  uint32 ntests = read_u32(p + 9);
+  km_test* tests;
+  Datum* values;
+  Size bytes = 0;
+  km_code* code;
+  char* out;
+  uint32 i;
+
+  p += 13;
+  if (ntests > (uint32)(end - p) / 13) bad_code("more tests than bytes");
+  tests = palloc0(sizeof(km_test) * (ntests ? ntests : 1));
+  values = palloc0(sizeof(Datum) * (ntests ? ntests : 1));
+  for (i = 0; i < ntests; ++i) {
+    km_test* t = &tests[i];
+    uint32 vlen;
     if (end - p < 13) bad_code("a test is cut short");
     t->arg = p[0];
     t->if_equal = read_u32(p + 1);
     t->if_not = read_u32(p + 5);
-    len = read_u32(p + 9);
+    vlen = read_u32(p + 9);
     p += 13;
-    if (t->arg >= code->nargs) bad_code("a test names a missing value");
+    if (t->arg >= nargs) bad_code("a test names a missing value");
     /* Ids point forward only, so every walk ends. */
     if ((t->if_equal >= 2 && t->if_equal <= i + 2) || (t->if_not >= 2 && t->if_not <= i + 2) ||
-        t->if_equal >= code->ntests + 2 || t->if_not >= code->ntests + 2)
+        t->if_equal >= ntests + 2 || t->if_not >= ntests + 2)
       bad_code("a branch points backward or past the end");
-    if (len > (uint32)(end - p)) bad_code("a value is cut short");
-    convert_value(t, get_fn_expr_argtype(fcinfo->flinfo, t->arg + 1), p, len);
-    p += len;
+    if (vlen > (uint32)(end - p)) bad_code("a value is cut short");
+    values[i] = convert_value(types[t->arg], p, vlen);
+    if (kinds[t->arg] == KM_BYTES) {
+      t->off = (uint32)bytes;
+      t->len = (int)VARSIZE_ANY_EXHDR(DatumGetTextPP(values[i]));
+      bytes += (Size)t->len;
+    } else {
+      t->value = values[i];
+    }
+    p += vlen;
   }
   if (p != end) bad_code("bytes after the last test");
-  if (code->root >= code->ntests + 2) bad_code("the root is past the end");
-  MemoryContextSwitchTo(old);
+  if (root >= ntests + 2) bad_code("the root is past the end");
+
+  code = MemoryContextAllocZero(
+      context, MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1));
+  code->size = MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1);
+  code->nargs = nargs;
+  code->root = root;
+  code->ntests = ntests;
+  memcpy(code->kind, kinds, sizeof(km_kind) * (size_t)nargs);
+  memcpy(KM_TESTS(code), tests, sizeof(km_test) * ntests);
+  out = (char*)KM_BYTES_OF(code);
+  for (i = 0; i < ntests; ++i)
+    if (kinds[tests[i].arg] == KM_BYTES)
+      memcpy(out + tests[i].off, VARDATA_ANY(DatumGetTextPP(values[i])), (size_t)tests[i].len);
+  return code;
+}
+
+/*
+ * The decoded code for this call, in `context`. A backend keeps the last
+ * KM_CACHE_ENTRIES codes it decoded (up to KM_CACHE_MAX_BYTES each), keyed
+ * by the code's bytes and the arguments' types, and gives each call site its
+ * own copy, so no call site points into an entry another one evicts. Only
+ * codes whose values convert the same whatever the session's settings are
+ * kept (not date, whose input follows DateStyle); the call's form and the
+ * collations are checked every time (check_call).
+ */
+static km_code* km_lookup(const unsigned char* p, Size len, int nargs, const Oid* types,
+                          const km_kind* kinds, MemoryContext context) {
+  bool keep = len <= KM_CACHE_MAX_BYTES;
+  uint32 hash = hash_bytes(p, (int)len);
+  km_code* code;
+  km_cached* e;
+  int i;
+
+  for (i = 0; i < nargs; ++i) {
+    if (types[i] == DATEOID) keep = false;
+    hash = hash_combine(hash, hash_bytes_uint32(types[i]));
+  }
+  if (!keep) return decode(p, len, nargs, types, kinds, context);
+  for (i = 0; i < km_cache_used; ++i) {
+    e = &km_cache[i];
+    if (e->hash == hash && e->len == len && e->nargs == nargs &&
+        memcmp(e->types, types, sizeof(Oid) * (size_t)nargs) == 0 && memcmp(e->code, p, len) == 0) {
+      code = MemoryContextAlloc(context, e->decoded->size);
+      memcpy(code, e->decoded, e->decoded->size);
+      return code;
+    }
+  }
+  code = decode(p, len, nargs, types, kinds, context);
+  if (km_cache_context == NULL)
+    km_cache_context =
+        AllocSetContextCreate(TopMemoryContext, "kanon_mask codes", ALLOCSET_DEFAULT_SIZES);
+  if (km_cache_used < KM_CACHE_ENTRIES) {
+    e = &km_cache[km_cache_used++];
+  } else {
+    e = &km_cache[km_cache_next];
+    km_cache_next = (km_cache_next + 1) % KM_CACHE_ENTRIES;
+    pfree(e->code);
+    pfree(e->decoded);
+  }
+  e->hash = hash;
+  e->len = len;
+  e->nargs = nargs;
+  memcpy(e->types, types, sizeof(Oid) * (size_t)nargs);
+  e->code = MemoryContextAlloc(km_cache_context, len ? len : 1);
+  memcpy(e->code, p, len);
+  e->decoded = MemoryContextAlloc(km_cache_context, code->size);
+  memcpy(e->decoded, code, code->size);
   return code;
 }
 
 Datum kanon_mask_released(PG_FUNCTION_ARGS) {
   km_code* code = (km_code*)fcinfo->flinfo->fn_extra;
+  const km_test* tests;
+  const char* bytes;
   const char* data[KM_MAX_ARGS];
   int len[KM_MAX_ARGS];
   bool loaded[KM_MAX_ARGS];
@@ -184,16 +297,26 @@ Datum kanon_mask_released(PG_FUNCTION_ARGS) {
     ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
                     errmsg("kanon_mask.released: the predicate code is NULL")));
   if (code == NULL) {
+    bytea* raw;
+    Oid types[KM_MAX_ARGS];
+    km_kind kinds[KM_MAX_ARGS];
+    int nargs;
     if (!get_fn_expr_arg_stable(fcinfo->flinfo, 0))
       ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                       errmsg("kanon_mask.released: the predicate code must be a constant")));
-    code = decode(fcinfo);
+    raw = PG_GETARG_BYTEA_PP(0);
+    nargs = check_call(fcinfo, (const unsigned char*)VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw),
+                       types, kinds);
+    code = km_lookup((const unsigned char*)VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw), nargs, types,
+                     kinds, fcinfo->flinfo->fn_mcxt);
     fcinfo->flinfo->fn_extra = code;
   }
+  tests = KM_TESTS(code);
+  bytes = KM_BYTES_OF(code);
   memset(loaded, 0, sizeof(bool) * (size_t)code->nargs);
   id = code->root;
   while (id >= 2) {
-    const km_test* t = &code->tests[id - 2];
+    const km_test* t = &tests[id - 2];
     const int a = t->arg;
     bool equal = false;
     if (!PG_ARGISNULL(a + 1)) {
@@ -206,7 +329,7 @@ Datum kanon_mask_released(PG_FUNCTION_ARGS) {
           len[a] = (int)VARSIZE_ANY_EXHDR(v);
           loaded[a] = true;
         }
-        equal = len[a] == t->len && memcmp(data[a], t->data, (size_t)t->len) == 0;
+        equal = len[a] == t->len && memcmp(data[a], bytes + t->off, (size_t)t->len) == 0;
       }
     }
     id = equal ? t->if_equal : t->if_not;

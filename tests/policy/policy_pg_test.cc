@@ -4,6 +4,7 @@
 // materialized form.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <pqxx/pqxx>
@@ -397,6 +398,77 @@ TEST_CASE("kanon_mask.released: malformed code, odd calls and types it cannot co
             .find("nondeterministic") != std::string::npos);
   // The server is still there, and so is the function.
   CHECK(pg.psql("SELECT kanon_mask.released(" + good + ", 'a'::text)") == "t\n");
+}
+
+namespace {
+
+// A code of one test, "argument 0 = value", as a bytea literal.
+std::string one_test_code(const std::string& value) {
+  const auto u32 = [](uint32_t v) {
+    char b[9];
+    std::snprintf(b, sizeof b, "%02x%02x%02x%02x", v & 0xff, v >> 8 & 0xff, v >> 16 & 0xff,
+                  v >> 24 & 0xff);
+    return std::string(b);
+  };
+  std::string hex =
+      "4b4d5031"
+      "01" +
+      u32(2) + u32(1) + "00" + u32(1) + u32(0) + u32(static_cast<uint32_t>(value.size()));
+  for (unsigned char c : value) {
+    char b[3];
+    std::snprintf(b, sizeof b, "%02x", c);
+    hex += b;
+  }
+  return "'\\x" + hex + "'::bytea";
+}
+
+}  // namespace
+
+TEST_CASE("kanon_mask.released: a backend's decoded codes answer as a fresh decode would") {
+  auto& pg = PgSandbox::shared();
+  pg.install_mask_function();
+  // The same bytes called with other types in one backend: each converts
+  // the value by its own type (a code kept for int4 must not serve text).
+  const std::string seven = one_test_code("7");
+  std::string sql = "SELECT ";
+  for (const char* arg : {"7::int4", "'7'::text", "7::int8", "8::int4", "'07'::text", "7::int2",
+                          "'7'::varchar", "7::int4"})
+    sql +=
+        std::string(sql.size() > 7 ? ", " : "") + "kanon_mask.released(" + seven + ", " + arg + ")";
+  CHECK(pg.psql(sql) == "t|t|t|f|f|t|t|t\n");
+  // More codes than the backend keeps, then the first ones again.
+  std::string many = "SELECT ";
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 40; ++i)
+      many += std::string(many.size() > 7 ? ", " : "") + "kanon_mask.released(" +
+              one_test_code("v" + std::to_string(i)) + ", 'v" + std::to_string(i % 3 ? i : i + 1) +
+              "'::text)";
+  std::string want;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 40; ++i) want += std::string(want.empty() ? "" : "|") + (i % 3 ? "t" : "f");
+  CHECK(pg.psql(many + "; " + many) == want + "\n" + want + "\n");
+  // A code kept for a deterministic collation is still refused under a
+  // nondeterministic one.
+  pg.psql(
+      "DROP COLLATION IF EXISTS public.kanon_ci2; CREATE COLLATION public.kanon_ci2 "
+      "(provider = icu, locale = 'und-u-ks-level2', deterministic = false)");
+  const std::string a = one_test_code("a");
+  std::string error;
+  try {
+    pg.psql("SELECT kanon_mask.released(" + a + ", 'a'::text); SELECT kanon_mask.released(" + a +
+            ", 'a'::text COLLATE public.kanon_ci2)");
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  CHECK_MESSAGE(error.find("nondeterministic") != std::string::npos, error);
+  // A date converts under the session's DateStyle, as the literal cast of
+  // the SQL form does; no decode made under another DateStyle is reused.
+  const std::string date = one_test_code("03/04/2020");
+  CHECK(pg.psql("SET DateStyle = 'ISO, MDY'; SELECT kanon_mask.released(" + date +
+                ", '2020-03-04'::date), '03/04/2020'::date = '2020-03-04'::date; "
+                "SET DateStyle = 'ISO, DMY'; SELECT kanon_mask.released(" +
+                date + ", '2020-03-04'::date), '03/04/2020'::date = '2020-03-04'::date") ==
+        "SET\nt|t\nSET\nf|f\n");
 }
 
 TEST_CASE("catalog checks when loading") {
