@@ -14,7 +14,14 @@ alternating order:
               CASE arm calling pg_catalog.clock_timestamp(), volatile and
               parallel safe): the outer query groups on the subquery's
               columns, which the planner estimates at 200 values instead of
-              10% of the rows; join clauses are no longer pushed into it
+              10% of the rows; join clauses are no longer pushed into it.
+              As the rewriter writes it: listing only the columns the query
+              names (all for `*`)
+  fence-raw   the same subquery with the raw columns instead of masks: what
+              the fence itself costs (parallel workers, jit = off)
+  fence-call  the same with masks whose code answers TRUE at once (no test):
+              what the calls cost (arguments, the wider deform), without
+              the walk; fence-par minus fence-call is the walk
 
 After the table, one run of `... JOIN tiny USING (id)` (10 ids) per layout:
 whether the primary key is still used.
@@ -87,30 +94,51 @@ def main():
                 r'Aggregate|Gather|Workers|Sort Method|Scan|Planning Time|Execution Time', ln)]
             log('EXPLAIN %s / %s:\n    %s' % (label, qname, '\n    '.join(facts)))
 
-    fence = '(SELECT %s FROM (SELECT %s, CASE WHEN false THEN pg_catalog.clock_timestamp() END AS ' \
-        '"kanon fence" FROM %s) s)' % (', '.join(qi(c) for c in fn.columns), ', '.join(
-            '%s AS %s' % (fn.expr[c], qi(c)) for c in fn.columns), args.table)
+    def trivial(expr):
+        """The mask with a code of no test answering TRUE (same arguments)."""
+        def code(m):
+            nargs = bytes.fromhex(m.group(1))[4]
+            return m.group(0).replace(m.group(1), (b'KMP1' + bytes([nargs]) + (1).to_bytes(4, 'little') +
+                                                   (0).to_bytes(4, 'little')).hex())
+        return re.sub(r"E'\\\\x([0-9a-f]+)'", code, expr)
+
+    def fence(exprs):
+        """The fenced relation listing the columns a query names, as the rewriter writes it."""
+        def relation(query):
+            named = [c for c in fn.columns if '*' in query or re.search(r'\b%s\b' % re.escape(c), query)]
+            return '(SELECT %s FROM (SELECT %s%sCASE WHEN false THEN pg_catalog.clock_timestamp() END ' \
+                'AS "kanon fence" FROM %s) s)' % (', '.join(qi(c) for c in named), ', '.join(
+                    '%s AS %s' % (exprs[c], qi(c)) for c in named), ', ' if named else '', args.table)
+        return relation
+
     variants = [('direct', DEF, args.table), ('direct+rs', SER, args.table), ('cur', SER, cur.cur()),
                 ('fn', SER, fn.cur()), ('fn-par', PAR, fn.cur()), ('fn-def', DEF, fn.cur()),
-                ('fence-par', PAR, fence)]
+                ('fence-raw', PAR, fence({c: qi(c) for c in fn.columns})),
+                ('fence-call', PAR, fence({c: trivial(fn.expr[c]) for c in fn.columns})),
+                ('fence-par', PAR, fence(fn.expr))]
     stmts = []
     for r in range(args.reps + 1):  # the first round warms up
         for qname, qsql in QUERIES:
             for lab, setup, relation in (variants if r % 2 == 0 else variants[::-1]):
+                rel = relation(qsql) if callable(relation) else relation
                 stmts += [(None, s) for s in setup]
                 stmts.append(((lab, qname) if r else None,
-                              qsql.replace(':tbl', relation + ('' if ' a ' in qsql else ' AS t'))))
+                              qsql.replace(':tbl', rel + ('' if ' a ' in qsql else ' AS t'))))
     log('timing %d statements; load before: %s' % (len(stmts), open('/proc/loadavg').read().strip()))
     med = timed_medians(psql, stmts)
     log('load after: %s' % open('/proc/loadavg').read().strip())
     print_ratio_table([v[0] for v in variants], [q for q, _ in QUERIES], med)
 
     tiny = 'SELECT a.sex, a.education FROM %s a JOIN tiny USING (id)'
-    for lab, setup, relation in variants:
+    def resolved(query):
+        return [(lab, setup, relation(query) if callable(relation) else relation)
+                for lab, setup, relation in variants]
+
+    for lab, setup, relation in resolved(tiny):
         plan = sql(';'.join(setup) + ';EXPLAIN (ANALYZE, COSTS OFF) ' + tiny % relation + ';')
         print('indexed join %s: %s ms, %s' % (lab, re.search(r'Execution Time: ([0-9.]+)', plan).group(1),
               'primary key' if 'adult_inline_pkey' in plan else 'full scan'))
-    print_planning_ms(sql, variants, QUERIES[6][1])
+    print_planning_ms(sql, resolved(QUERIES[6][1]), QUERIES[6][1])
 
 
 if __name__ == '__main__':
