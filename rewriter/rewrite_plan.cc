@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -150,8 +151,7 @@ class Planner {
       const bool fence = !p.child && !p.table->child &&
                          evaluates_masks(*p.ref, *p.table, p.child) &&
                          fence_allowed(st, *p.table->snapshot);
-      const auto listed =
-          fence ? fenced_columns(st, *p.table->snapshot) : std::vector<const policy::ColumnMask*>{};
+      const auto listed = listed_columns(st, *p.ref, *p.table->snapshot);
       const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child, listed, fence); };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
@@ -676,62 +676,68 @@ class Planner {
     return !mentions_word(statement_text(st), "natural");
   }
 
-  // The columns a fenced reference lists: the quasi-identifiers the statement
-  // names anywhere (fence_allowed: it names no other column of the table),
-  // in table order, so that the scan computes no mask nothing reads. All
-  // columns when something could read the item's columns without naming
-  // them: a whole-row reference (`t`, `f(t)`, `to_json(t)`, a join alias
-  // holding it), which is a column reference named like a FROM item or
-  // alias, or an alias renaming columns by position (`AS t(a, b)`). A
-  // column left out by mistake would be an error, never a value.
-  static std::vector<const policy::ColumnMask*> fenced_columns(const Statement& st,
-                                                               const policy::TableSnapshot& snap) {
-    std::vector<const policy::ColumnMask*> out;
+  // The columns the derived table of reference `r` lists: those the
+  // statement names anywhere, in table order, so that PostgreSQL neither
+  // parses, plans nor computes a mask nothing reads; nullopt (every column)
+  // when something could read the columns without naming them: a `*`, a
+  // whole-row reference (a column reference named like a FROM item or
+  // alias: `t`, `to_json(t)`, `education(t)`, a join alias holding the
+  // table), an alias renaming columns by position (`AS t(a, b)`), a NATURAL
+  // join, or COPY. A column left out by mistake would be an error ("column
+  // does not exist"), never another value.
+  std::optional<std::vector<const policy::ColumnMask*>> listed_columns(
+      const Statement& st, const RelationRef& r, const policy::TableSnapshot& snap) const {
+    if (r.role != RelationRef::Role::kRead || st.alias_columns) return std::nullopt;
     const auto item_name = [&](const std::string& n) {
-      for (const auto& r : st.relations)
-        if (r.name == n) return true;
+      for (const auto& rel : st.relations)
+        if (rel.name == n) return true;
       return std::find(st.alias_names.begin(), st.alias_names.end(), n) != st.alias_names.end();
     };
-    bool all = st.alias_columns;
     for (const auto& c : st.columns)
-      if (!c.star && !c.fields.empty() && item_name(c.fields.back())) all = true;
+      if (c.star || (!c.fields.empty() && item_name(c.fields.back()))) return std::nullopt;
+    if (mentions_word(statement_text(st), "natural")) return std::nullopt;
     const std::set<std::string> named(st.names.begin(), st.names.end());
+    std::vector<const policy::ColumnMask*> out;
     for (const auto& m : snap.masks.columns)
-      if (all || named.count(m.column)) out.push_back(&m);
+      if (named.count(m.column)) out.push_back(&m);
     return out;
   }
 
   // The reference's replacement: the masked subquery (a child's own columns,
   // masked), the materialized copy or masked view, or, with `fence`, one of
-  // them listing only `listed` inside a subquery PostgreSQL keeps apart.
+  // them inside a subquery PostgreSQL keeps apart. `listed`: the columns to
+  // list (listed_columns), all when nullopt.
   std::string masked_item(const RelationRef& r, const ProtectedTable& t,
                           const catalog::RelationFacts* child,
-                          const std::vector<const policy::ColumnMask*>& listed,
+                          const std::optional<std::vector<const policy::ColumnMask*>>& listed,
                           bool fence = false) const {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
     const bool copy = reads_copy(r, t, child);
     if (copy && !fence) return snap.materialized_name + alias;
+    std::vector<const policy::ColumnMask*> columns;
+    if (listed) {
+      columns = *listed;
+    } else {
+      for (const auto& m : snap.masks.columns) columns.push_back(&m);
+    }
     std::string names;
     std::string masks;
-    for (const auto* m : listed) {
+    for (const auto* m : columns) {
       const std::string quoted = policy::quote_identifier(m->column);
       names += (names.empty() ? "" : ", ") + quoted;
       masks += (masks.empty() ? "" : ", ") + (copy ? quoted : m->expression + " AS " + quoted);
     }
-    std::string s = "(SELECT ";
-    if (child)
-      s += child_select_list(snap.masks, *child);
-    else
-      s += fence ? masks : t.select_list;
+    std::string list = child             ? child_select_list(snap.masks, *child)
+                       : listed || fence ? masks
+                                         : t.select_list;
     // The fence: a volatile (but parallel safe) call in an output column
     // keeps PostgreSQL from pulling the subquery up; the column is dead, so
     // planning the subquery folds it to NULL and nothing calls the clock.
-    if (fence) {
-      s += listed.empty() ? "" : ", ";
-      s += "CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"";
-    }
-    s += " FROM ";
+    if (fence)
+      list += std::string(list.empty() ? "" : ", ") +
+              "CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"";
+    std::string s = "(SELECT" + (list.empty() ? "" : " " + list) + " FROM ";
     if (copy) {
       // A masked view (mode: view): its masks, pulled up into the fence.
       s += snap.materialized_name;
@@ -747,7 +753,8 @@ class Planner {
                  : policy::qualified_name(t.schema, t.table);
     }
     s += ')';
-    if (fence) s = "(SELECT " + names + " FROM " + s + " AS \"kanon fenced\")";
+    if (fence)
+      s = "(SELECT" + (names.empty() ? "" : " " + names) + " FROM " + s + " AS \"kanon fenced\")";
     s += alias;
     return s;
   }

@@ -1,6 +1,9 @@
 #include "tests/rewriter/golden_env.h"
 
+#include <algorithm>
 #include <stdexcept>
+
+#include "policy/sql_text.h"
 
 namespace kanon::testing {
 
@@ -98,10 +101,31 @@ GoldenEnv make_unit_env(const std::string& name) {
   return env;
 }
 
-std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::string& table) {
+std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::string& arg) {
+  // "schema.table" or, for the columns a statement names, "schema.table: a, b".
+  const size_t colon = arg.find(':');
+  const std::string table = arg.substr(0, colon);
   const auto* t = env.snapshot.find(table);
   if (!t) throw std::runtime_error("macro names a table the env lacks: " + table);
-  return kind == "MASKS" ? t->masks.select_list() : t->materialized_name;
+  if (kind != "MASKS") return t->materialized_name;
+  if (colon == std::string::npos) return t->masks.select_list();
+  std::string out;
+  std::string rest = arg.substr(colon + 1);
+  for (size_t at = 0; at <= rest.size();) {
+    size_t end = rest.find(',', at);
+    if (end == std::string::npos) end = rest.size();
+    std::string name = rest.substr(at, end - at);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    at = end + 1;
+    if (name.empty()) continue;
+    const auto it = std::find_if(t->masks.columns.begin(), t->masks.columns.end(),
+                                 [&](const policy::ColumnMask& m) { return m.column == name; });
+    if (it == t->masks.columns.end())
+      throw std::runtime_error("macro names a column " + table + " lacks: " + name);
+    out += (out.empty() ? "" : ", ") + it->expression + " AS " + policy::quote_identifier(name);
+  }
+  return out;
 }
 
 }  // namespace kanon::testing

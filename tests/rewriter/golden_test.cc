@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "policy/sql_text.h"
 #include "rewriter/rewriter.h"
 #include "tests/rewriter/golden_env.h"
 #include "tests/rewriter/golden_file.h"
@@ -25,6 +26,40 @@ std::string fold_masks(std::string sql, const GoldenEnv& env) {
     const std::string masks = t->masks.select_list();
     for (size_t at = sql.find(masks); at != std::string::npos; at = sql.find(masks, at))
       sql.replace(at, masks.size(), "@MASKS(" + name + ")");
+  }
+  // A list of some columns (those a statement names), in table order: of the
+  // table whose columns cover the list up to its FROM, the one read there
+  // when several do (a partition reads its parent's masks).
+  const std::string open = "(SELECT ";
+  for (size_t at = sql.find(open); at != std::string::npos; at = sql.find(open, at + 1)) {
+    std::string best_name, best_columns;
+    size_t best_end = 0;
+    bool best_read = false;
+    for (const auto& [name, t] : env.snapshot.tables) {
+      size_t p = at + open.size();
+      std::string columns;
+      for (const auto& m : t->masks.columns) {
+        const std::string item = m.expression + " AS " + kanon::policy::quote_identifier(m.column);
+        const std::string sep = columns.empty() ? "" : ", ";
+        if (sql.compare(p, sep.size() + item.size(), sep + item) != 0) continue;
+        p += sep.size() + item.size();
+        columns += (columns.empty() ? "" : ", ") + m.column;
+      }
+      if (columns.empty() || sql.compare(p, 6, " FROM ") != 0) continue;
+      const size_t close = sql.find(')', p);
+      const bool read = sql.substr(p, close - p)
+                            .find(kanon::policy::qualified_name(
+                                t->policy.schema, t->policy.table)) != std::string::npos;
+      if (p > best_end || (p == best_end && read && !best_read)) {
+        best_name = name;
+        best_columns = columns;
+        best_end = p;
+        best_read = read;
+      }
+    }
+    if (best_end)
+      sql.replace(at + open.size(), best_end - at - open.size(),
+                  "@MASKS(" + best_name + ": " + best_columns + ")");
   }
   return sql;
 }
