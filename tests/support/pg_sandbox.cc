@@ -70,7 +70,12 @@ void PgSandbox::install_mask_function(const std::string& dbname) const {
   if (!std::filesystem::exists(built))
     throw std::runtime_error(built + " was not built (postgresql-server-dev-15 is missing)");
   const std::string library = dir_ + "/kanon_mask.so";
-  std::filesystem::copy_file(built, library, std::filesystem::copy_options::overwrite_existing);
+  // A new file renamed over the old one: a backend that still maps the old
+  // one (one that is ending, say) keeps its inode; writing into it would
+  // change the code under that backend and crash the server.
+  const std::string fresh = library + ".new";
+  std::filesystem::copy_file(built, fresh, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::rename(fresh, library);
   const auto r =
       run_command({"psql", "-X", "-q", "-v", "library=" + library, "-d",
                    conninfo("postgres", dbname), "-f", source_dir() + "/maskfn/install.sql"});
