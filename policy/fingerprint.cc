@@ -52,6 +52,10 @@ std::string policy_hash(const TablePolicy& p) {
   for (const auto& r : p.grant_to) add(r);
   add("key");
   for (const auto& c : p.key) add(c);
+  // What the masks call and whom k counts shape the snapshot too.
+  add(p.evaluator == MaskEvaluator::kFunction ? "evaluator=function" : "evaluator=sql");
+  add("person");
+  for (const auto& c : p.person) add(c);
   return hex(h);
 }
 

@@ -147,6 +147,14 @@ TEST_CASE("snapshot codec: policy hash and data fingerprint") {
   auto database = p;
   database.database = "shop";
   CHECK(policy_hash(database) != h);
+  // A replica whose masks call kanon_mask.released, or whose k counts
+  // people, must not serve a snapshot built otherwise.
+  auto evaluator = p;
+  evaluator.evaluator = MaskEvaluator::kFunction;
+  CHECK(policy_hash(evaluator) != h);
+  auto person = p;
+  person.person = {"occupation"};
+  CHECK(policy_hash(person) != h);
 
   std::vector<Row> reversed(kRows.rbegin(), kRows.rend());
   CHECK(data_fingerprint(seed_table(reversed)) == data_fingerprint(seed_table(kRows)));
