@@ -721,23 +721,37 @@ class Planner {
     } else {
       for (const auto& m : snap.masks.columns) columns.push_back(&m);
     }
-    std::string names;
-    std::string masks;
-    for (const auto* m : columns) {
-      const std::string quoted = policy::quote_identifier(m->column);
-      names += (names.empty() ? "" : ", ") + quoted;
-      masks += (masks.empty() ? "" : ", ") + (copy ? quoted : m->expression + " AS " + quoted);
-    }
-    std::string list = child             ? child_select_list(snap.masks, *child)
-                       : listed || fence ? masks
-                                         : t.select_list;
+    const auto joined = [&](bool with_masks) {
+      std::string out;
+      for (const auto* m : columns) {
+        const std::string quoted = policy::quote_identifier(m->column);
+        out += (out.empty() ? "" : ", ") + (with_masks ? m->expression + " AS " + quoted : quoted);
+      }
+      return out;
+    };
+    std::string s = "(SELECT";
+    bool first = true;
+    const auto add = [&](const std::string& part) {
+      if (part.empty()) return;
+      s += first ? " " : ", ";
+      s += part;
+      first = false;
+    };
+    // A child's own columns; a masked view's columns by name; every mask
+    // (the select list, built once per snapshot); or the listed masks.
+    if (child)
+      add(child_select_list(snap.masks, *child));
+    else if (copy)
+      add(joined(false));
+    else if (listed)
+      add(joined(true));
+    else
+      add(t.select_list);
     // The fence: a volatile (but parallel safe) call in an output column
     // keeps PostgreSQL from pulling the subquery up; the column is dead, so
     // planning the subquery folds it to NULL and nothing calls the clock.
-    if (fence)
-      list += std::string(list.empty() ? "" : ", ") +
-              "CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"";
-    std::string s = "(SELECT" + (list.empty() ? "" : " " + list) + " FROM ";
+    if (fence) add("CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"");
+    s += " FROM ";
     if (copy) {
       // A masked view (mode: view): its masks, pulled up into the fence.
       s += snap.materialized_name;
@@ -753,8 +767,10 @@ class Planner {
                  : policy::qualified_name(t.schema, t.table);
     }
     s += ')';
-    if (fence)
+    if (fence) {
+      const std::string names = joined(false);
       s = "(SELECT" + (names.empty() ? "" : " " + names) + " FROM " + s + " AS \"kanon fenced\")";
+    }
     s += alias;
     return s;
   }
