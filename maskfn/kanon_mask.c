@@ -19,11 +19,19 @@
  * the backend keeps the last codes it decoded, so a statement run again copies them instead of
  * decoding (km_lookup).
  *
- * Layout of `code` (little-endian):
+ * Layout of `code`, what kanon writes (v = unsigned LEB128, at most 32 bits):
+ *   "KMP2"  u8 nargs  v root  v nvalues
+ *   nvalues x { u8 arg, v length, length bytes of the value's text }
+ *   v ntests
+ *   ntests x { v value, v if_equal, v if_not }
+ * Each distinct (argument, value) is written once; a test compares its
+ * value's argument with it. Node ids: 0 FALSE, 1 TRUE, id >= 2 the test
+ * id - 2 (root). A branch of test i: 0 FALSE, 1 TRUE, d >= 2 the test
+ * i + d - 1 (so every branch points forward).
+ * The first layout is still read (little-endian):
  *   "KMP1"  u8 nargs  u32 root  u32 ntests
  *   ntests x { u8 arg, u32 if_equal, u32 if_not, u32 length, length bytes
- *              of the value's text }
- * Node ids: 0 FALSE, 1 TRUE, id >= 2 the test id - 2.
+ *              of the value's text }, branches as node ids.
  */
 // PostgreSQL wants its own header first.
 // clang-format off
@@ -155,7 +163,8 @@ static int check_call(FunctionCallInfo fcinfo, const unsigned char* p, Size len,
   if (expr && IsA(expr, FuncExpr) && ((FuncExpr*)expr)->funcvariadic)
     ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                     errmsg("kanon_mask.released: call it with the values, not VARIADIC array")));
-  if (len < 13 || memcmp(p, "KMP1", 4) != 0) bad_code("no KMP1 header");
+  if (!(len >= 13 && memcmp(p, "KMP1", 4) == 0) && !(len >= 8 && memcmp(p, "KMP2", 4) == 0))
+    bad_code("no KMP1 or KMP2 header");
   nargs = p[4];
   if (nargs != PG_NARGS() - 1 || nargs > KM_MAX_ARGS || list_length(args) != PG_NARGS())
     ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -171,8 +180,8 @@ static int check_call(FunctionCallInfo fcinfo, const unsigned char* p, Size len,
 /* The code decoded into one block in `context`: each value converted by its
  * argument's type, every branch checked to point forward (so every walk
  * ends). */
-static km_code* decode(const unsigned char* p, Size len, int nargs, const Oid* types,
-                       const km_kind* kinds, MemoryContext context) {
+static km_code* decode1(const unsigned char* p, Size len, int nargs, const Oid* types,
+                        const km_kind* kinds, MemoryContext context) {
   const unsigned char* end = p + len;
   uint32 root = read_u32(p + 5);
   uint32 ntests = read_u32(p + 9);
@@ -228,6 +237,107 @@ static km_code* decode(const unsigned char* p, Size len, int nargs, const Oid* t
     if (kinds[tests[i].arg] == KM_BYTES)
       memcpy(out + tests[i].off, VARDATA_ANY(DatumGetTextPP(values[i])), (size_t)tests[i].len);
   return code;
+}
+
+/* An unsigned LEB128 number at *p (at most 32 bits), *p moved past it. */
+static uint32 read_varint(const unsigned char** p, const unsigned char* end) {
+  uint32 v = 0;
+  int shift = 0;
+  for (;;) {
+    unsigned char b;
+    if (*p >= end) bad_code("a number is cut short");
+    b = *(*p)++;
+    if (shift == 28 && (b & 0xf0)) bad_code("a number is too large");
+    v |= (uint32)(b & 0x7f) << shift;
+    if (!(b & 0x80)) return v;
+    shift += 7;
+  }
+}
+
+/* A KMP2 code (each distinct value once, varints) decoded into the same
+ * block as decode1's: each value converted once. */
+static km_code* decode2(const unsigned char* p, Size len, int nargs, const Oid* types,
+                        const km_kind* kinds, MemoryContext context) {
+  const unsigned char* end = p + len;
+  uint32 root;
+  uint32 nvalues;
+  uint32 ntests;
+  uint32 i;
+  Datum* values;
+  uint8* value_arg;
+  uint32* value_off;
+  int* value_len;
+  Size bytes = 0;
+  Size size;
+  km_code* code;
+  km_test* tests;
+  char* out;
+
+  p += 5;
+  root = read_varint(&p, end);
+  nvalues = read_varint(&p, end);
+  if (nvalues > (uint32)(end - p) / 2) bad_code("more values than bytes");
+  values = palloc0(sizeof(Datum) * (nvalues ? nvalues : 1));
+  value_arg = palloc0(nvalues ? nvalues : 1);
+  value_off = palloc0(sizeof(uint32) * (nvalues ? nvalues : 1));
+  value_len = palloc0(sizeof(int) * (nvalues ? nvalues : 1));
+  for (i = 0; i < nvalues; ++i) {
+    uint32 vlen;
+    if (p >= end) bad_code("a value is cut short");
+    value_arg[i] = *p++;
+    if (value_arg[i] >= nargs) bad_code("a value names a missing argument");
+    vlen = read_varint(&p, end);
+    if (vlen > (uint32)(end - p)) bad_code("a value is cut short");
+    values[i] = convert_value(types[value_arg[i]], p, vlen);
+    if (kinds[value_arg[i]] == KM_BYTES) {
+      value_off[i] = (uint32)bytes;
+      value_len[i] = (int)VARSIZE_ANY_EXHDR(DatumGetTextPP(values[i]));
+      bytes += (Size)value_len[i];
+    }
+    p += vlen;
+  }
+  ntests = read_varint(&p, end);
+  if (ntests > (uint32)(end - p) / 3) bad_code("more tests than bytes");
+  size = MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1);
+  code = MemoryContextAllocZero(context, size);
+  code->size = size;
+  code->nargs = nargs;
+  code->ntests = ntests;
+  memcpy(code->kind, kinds, sizeof(km_kind) * (size_t)nargs);
+  tests = KM_TESTS(code);
+  for (i = 0; i < ntests; ++i) {
+    km_test* t = &tests[i];
+    const uint32 v = read_varint(&p, end);
+    const uint32 eq = read_varint(&p, end);
+    const uint32 ne = read_varint(&p, end);
+    if (v >= nvalues) bad_code("a test names a missing value");
+    /* A branch d >= 2 goes d - 1 tests on: forward, so every walk ends. */
+    if ((eq >= 2 && eq > ntests - i) || (ne >= 2 && ne > ntests - i))
+      bad_code("a branch points past the end");
+    t->arg = value_arg[v];
+    t->if_equal = eq < 2 ? eq : i + 1 + eq;
+    t->if_not = ne < 2 ? ne : i + 1 + ne;
+    if (kinds[t->arg] == KM_BYTES) {
+      t->off = value_off[v];
+      t->len = value_len[v];
+    } else {
+      t->value = values[v];
+    }
+  }
+  if (p != end) bad_code("bytes after the last test");
+  if (root >= ntests + 2) bad_code("the root is past the end");
+  code->root = root;
+  out = (char*)KM_BYTES_OF(code);
+  for (i = 0; i < nvalues; ++i)
+    if (kinds[value_arg[i]] == KM_BYTES)
+      memcpy(out + value_off[i], VARDATA_ANY(DatumGetTextPP(values[i])), (size_t)value_len[i]);
+  return code;
+}
+
+static km_code* decode(const unsigned char* p, Size len, int nargs, const Oid* types,
+                       const km_kind* kinds, MemoryContext context) {
+  return p[3] == '2' ? decode2(p, len, nargs, types, kinds, context)
+                     : decode1(p, len, nargs, types, kinds, context);
 }
 
 /*

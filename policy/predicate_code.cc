@@ -10,8 +10,14 @@
 namespace kanon::policy {
 namespace {
 
-void put_u32(std::string& out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out += static_cast<char>(v >> (8 * i) & 0xff);
+// Unsigned LEB128: seven bits a byte, low first, the high bit set on every
+// byte but the last.
+void put_varint(std::string& out, uint32_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
 }
 
 // Reverse post-order of the tests reachable from `id`: a parent before its
@@ -42,17 +48,33 @@ PredicateCode predicate_code(const ReleasePredicate& predicate) {
     if (argument.emplace(a, static_cast<uint8_t>(code.arguments.size())).second)
       code.arguments.push_back(a);
   }
-  code.bytes = "KMP1";
-  code.bytes += static_cast<char>(code.arguments.size());
-  put_u32(code.bytes, new_id.at(predicate.root()));
-  put_u32(code.bytes, static_cast<uint32_t>(order.size()));
+  // Each distinct (argument, value) once, in the order tests first use it.
+  std::map<std::pair<uint8_t, std::string>, uint32_t> value_index;
+  std::vector<const std::pair<const std::pair<uint8_t, std::string>, uint32_t>*> values;
   for (uint32_t id : order) {
     const auto& t = predicate.test(id);
-    code.bytes += static_cast<char>(argument.at(t.attribute));
-    put_u32(code.bytes, new_id.at(t.if_equal));
-    put_u32(code.bytes, new_id.at(t.if_not));
-    put_u32(code.bytes, static_cast<uint32_t>(t.value.size()));
-    code.bytes += t.value;
+    const auto [it, added] = value_index.emplace(std::make_pair(argument.at(t.attribute), t.value),
+                                                 static_cast<uint32_t>(values.size()));
+    if (added) values.push_back(&*it);
+  }
+  code.bytes = "KMP2";
+  code.bytes += static_cast<char>(code.arguments.size());
+  put_varint(code.bytes, new_id.at(predicate.root()));
+  put_varint(code.bytes, static_cast<uint32_t>(values.size()));
+  for (const auto* v : values) {
+    code.bytes += static_cast<char>(v->first.first);
+    put_varint(code.bytes, static_cast<uint32_t>(v->first.second.size()));
+    code.bytes += v->first.second;
+  }
+  put_varint(code.bytes, static_cast<uint32_t>(order.size()));
+  // A branch: 0 FALSE, 1 TRUE, d >= 2 the test d - 1 places further on.
+  const auto branch = [&](uint32_t from, uint32_t to) { return to < 2 ? to : to - from + 1; };
+  for (uint32_t id : order) {
+    const auto& t = predicate.test(id);
+    const uint32_t self = new_id.at(id);
+    put_varint(code.bytes, value_index.at({argument.at(t.attribute), t.value}));
+    put_varint(code.bytes, branch(self, new_id.at(t.if_equal)));
+    put_varint(code.bytes, branch(self, new_id.at(t.if_not)));
   }
   return code;
 }

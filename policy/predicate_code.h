@@ -1,7 +1,8 @@
 // A ReleasePredicate compiled for kanon_mask.released, the C function in
 // maskfn/ that evaluates it inside PostgreSQL (maskfn/kanon_mask.c documents
 // the byte layout): the masks then cost one function call per column instead
-// of a CASE expression the executor interprets test by test.
+// of a CASE expression the executor interprets test by test. The layout is
+// KMP2: each distinct (argument, value) once, numbers as varints.
 //
 // The code is a constant `E'\\x...'::pg_catalog.bytea` (ASCII, the same under
 // any standard_conforming_strings); the call passes only the attributes the

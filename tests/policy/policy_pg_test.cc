@@ -360,6 +360,11 @@ TEST_CASE("kanon_mask.released: malformed code, odd calls and types it cannot co
       "00000000"
       "01000000"
       "61'::bytea";
+  // The same test in the layout kanon writes.
+  const std::string good2 = "'\\x4b4d503201020100016101000100'::bytea";
+  CHECK(pg.psql("SELECT kanon_mask.released(" + good2 + ", 'a'::text), kanon_mask.released(" +
+                good2 + ", 'b'::text), kanon_mask.released(" + good2 + ", NULL::text)") ==
+        "t|f|f\n");
   CHECK(pg.psql("SELECT kanon_mask.released(" + good +
                 ", 'a'::text), "
                 "kanon_mask.released(" +
@@ -368,7 +373,7 @@ TEST_CASE("kanon_mask.released: malformed code, odd calls and types it cannot co
                 "kanon_mask.released(" +
                 good + ", NULL::text)") == "t|f|f\n");
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"'\\x00'::bytea, 'a'::text", "malformed predicate code: no KMP1 header"},
+      {"'\\x00'::bytea, 'a'::text", "malformed predicate code: no KMP1 or KMP2 header"},
       {"'\\x4b4d5031010200000001000000'::bytea, 'a'::text", "more tests than bytes"},
       {"'\\x4b4d503101020000000100000000010000000000000009000000'::bytea, 'a'::text",
        "a value is cut short"},
@@ -379,6 +384,27 @@ TEST_CASE("kanon_mask.released: malformed code, odd calls and types it cannot co
        "a test names a missing value"},
       {good + ", 'a'::text, 'b'::text", "the code tests 1 values, the call passes 2"},
       {good + ", 1.5::numeric", "type numeric is not supported"},
+      // The layout kanon writes (KMP2): values once, varints.
+      {"'\\x4b4d503201020100"
+       "81'::bytea, 'a'::text",
+       "a number is cut short"},
+      {"'\\x4b4d503201ffffffff7f0000'::bytea, 'a'::text", "a number is too large"},
+      {"'\\x4b4d50320102010101610100"
+       "0100'::bytea, 'a'::text",
+       "a value names a missing argument"},
+      {"'\\x4b4d50320102010001610105"
+       "0100'::bytea, 'a'::text",
+       "a test names a missing value"},
+      {"'\\x4b4d50320102010001610100"
+       "0200'::bytea, 'a'::text",
+       "a branch points past the end"},
+      {"'\\x4b4d50320102010001610100"
+       "010000'::bytea, 'a'::text",
+       "bytes after the last test"},
+      {"'\\x4b4d50320103010001610100"
+       "0100'::bytea, 'a'::text",
+       "the root is past the end"},
+      {"'\\x4b4d503201020a00016101000100'::bytea, 'a'::text", "more values than bytes"},
       {"NULL::bytea, 'a'::text", "the predicate code is NULL"},
   };
   for (const auto& [args, want] : bad) {

@@ -17,35 +17,60 @@ namespace {
 
 using Values = std::vector<std::optional<std::string_view>>;
 
-uint32_t u32(const std::string& b, size_t at) {
+// Unsigned LEB128 at `at`, moving `at` past it.
+uint32_t varint(const std::string& b, size_t& at) {
   uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<unsigned char>(b.at(at + i));
-  return v;
+  for (int shift = 0;; shift += 7) {
+    const auto c = static_cast<unsigned char>(b.at(at++));
+    v |= static_cast<uint32_t>(c & 0x7f) << shift;
+    if (!(c & 0x80)) return v;
+  }
 }
 
 // Walks `code` as the C function does, with the row's values of the code's
-// arguments; checks on the way that every branch points forward.
+// arguments; checks on the way that every branch points forward and that
+// every value is written once.
 bool walk(const PredicateCode& code, const Values& row) {
   const std::string& b = code.bytes;
-  REQUIRE(b.substr(0, 4) == "KMP1");
+  REQUIRE(b.substr(0, 4) == "KMP2");
   REQUIRE(static_cast<size_t>(b[4]) == code.arguments.size());
-  const uint32_t ntests = u32(b, 9);
-  std::vector<size_t> at;  // offset of each test
-  size_t p = 13;
+  size_t p = 5;
+  const uint32_t root = varint(b, p);
+  const uint32_t nvalues = varint(b, p);
+  std::vector<std::pair<size_t, std::string>> values;  // argument, text
+  for (uint32_t i = 0; i < nvalues; ++i) {
+    const auto arg = static_cast<size_t>(static_cast<unsigned char>(b.at(p++)));
+    const uint32_t len = varint(b, p);
+    values.emplace_back(arg, b.substr(p, len));
+    p += len;
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    for (size_t j = i + 1; j < values.size(); ++j) CHECK(values[i] != values[j]);
+  const uint32_t ntests = varint(b, p);
+  struct Test {
+    uint32_t value, eq, ne;
+  };
+  std::vector<Test> tests;
+  const auto target = [](uint32_t i, uint32_t branch) {
+    return branch < 2 ? branch : i + 1 + branch;  // node id
+  };
   for (uint32_t i = 0; i < ntests; ++i) {
-    at.push_back(p);
-    const uint32_t eq = u32(b, p + 1), ne = u32(b, p + 5);
-    CHECK((eq < 2 || eq > i + 2));
-    CHECK((ne < 2 || ne > i + 2));
-    p += 13 + u32(b, p + 9);
+    Test t{};
+    t.value = varint(b, p);
+    t.eq = target(i, varint(b, p));
+    t.ne = target(i, varint(b, p));
+    CHECK(t.value < nvalues);
+    CHECK((t.eq < 2 || (t.eq > i + 2 && t.eq <= ntests + 1)));
+    CHECK((t.ne < 2 || (t.ne > i + 2 && t.ne <= ntests + 1)));
+    tests.push_back(t);
   }
   CHECK(p == b.size());
-  uint32_t id = u32(b, 5);
+  uint32_t id = root;
   while (id >= 2) {
-    const size_t t = at[id - 2];
-    const auto& v = row[static_cast<size_t>(code.arguments[static_cast<unsigned char>(b[t])])];
-    const bool equal = v && *v == std::string_view(b).substr(t + 13, u32(b, t + 9));
-    id = equal ? u32(b, t + 1) : u32(b, t + 5);
+    const Test& t = tests.at(id - 2);
+    const auto& [arg, text] = values.at(t.value);
+    const auto& v = row[static_cast<size_t>(code.arguments[arg])];
+    id = v && *v == text ? t.eq : t.ne;
   }
   return id == 1;
 }
@@ -118,7 +143,7 @@ TEST_CASE("the SQL of a call: qualified, an ASCII bytea constant, the tested col
                                         {"city", "pg_catalog.text", ""},
                                         {"state", "pg_catalog.text", ""}};
   const std::string sql = function_predicate_sql(predicates[2], attrs).value();
-  CHECK(sql.starts_with("\"kanon_mask\".\"released\"(E'\\\\x4b4d5031"));
+  CHECK(sql.starts_with("\"kanon_mask\".\"released\"(E'\\\\x4b4d5032"));
   CHECK(sql.ends_with("'::pg_catalog.bytea, \"state\")"));
   for (char c : sql) CHECK((c >= 0x20 && c < 0x7f));
   // Constant predicates stay constants.
