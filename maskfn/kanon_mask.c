@@ -177,24 +177,69 @@ static int check_call(FunctionCallInfo fcinfo, const unsigned char* p, Size len,
   return nargs;
 }
 
-/* The code decoded into one block in `context`: each value converted by its
- * argument's type, every branch checked to point forward (so every walk
- * ends). */
+/* A decoded code's block in `context`: `tests` (their arguments and
+ * branches) with test i comparing value `test_value[i]`, each of the
+ * `nvalues` values converted already (`values`, for the argument
+ * `value_arg`); a text value's bytes go into the block once. */
+static km_code* pack(int nargs, const km_kind* kinds, uint32 root, uint32 ntests, km_test* tests,
+                     const uint32* test_value, uint32 nvalues, const uint8* value_arg,
+                     const Datum* values, MemoryContext context) {
+  uint32* off = palloc0(sizeof(uint32) * (nvalues ? nvalues : 1));
+  int* len = palloc0(sizeof(int) * (nvalues ? nvalues : 1));
+  Size bytes = 0;
+  Size size;
+  km_code* code;
+  char* out;
+  uint32 i;
+
+  for (i = 0; i < nvalues; ++i) {
+    if (kinds[value_arg[i]] != KM_BYTES) continue;
+    off[i] = (uint32)bytes;
+    len[i] = (int)VARSIZE_ANY_EXHDR(DatumGetTextPP(values[i]));
+    bytes += (Size)len[i];
+  }
+  size = MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1);
+  code = MemoryContextAllocZero(context, size);
+  code->size = size;
+  code->nargs = nargs;
+  code->root = root;
+  code->ntests = ntests;
+  memcpy(code->kind, kinds, sizeof(km_kind) * (size_t)nargs);
+  for (i = 0; i < ntests; ++i) {
+    km_test* t = &tests[i];
+    const uint32 v = test_value[i];
+    if (kinds[t->arg] == KM_BYTES) {
+      t->off = off[v];
+      t->len = len[v];
+    } else {
+      t->value = values[v];
+    }
+  }
+  memcpy(KM_TESTS(code), tests, sizeof(km_test) * ntests);
+  out = (char*)KM_BYTES_OF(code);
+  for (i = 0; i < nvalues; ++i)
+    if (kinds[value_arg[i]] == KM_BYTES)
+      memcpy(out + off[i], VARDATA_ANY(DatumGetTextPP(values[i])), (size_t)len[i]);
+  return code;
+}
+
+/* A KMP1 code: a value per test. */
 static km_code* decode1(const unsigned char* p, Size len, int nargs, const Oid* types,
                         const km_kind* kinds, MemoryContext context) {
   const unsigned char* end = p + len;
   uint32 root = read_u32(p + 5);
   uint32 ntests = read_u32(p + 9);
   km_test* tests;
+  uint32* test_value;
+  uint8* value_arg;
   Datum* values;
-  Size bytes = 0;
-  km_code* code;
-  char* out;
   uint32 i;
 
   p += 13;
   if (ntests > (uint32)(end - p) / 13) bad_code("more tests than bytes");
   tests = palloc0(sizeof(km_test) * (ntests ? ntests : 1));
+  test_value = palloc0(sizeof(uint32) * (ntests ? ntests : 1));
+  value_arg = palloc0(ntests ? ntests : 1);
   values = palloc0(sizeof(Datum) * (ntests ? ntests : 1));
   for (i = 0; i < ntests; ++i) {
     km_test* t = &tests[i];
@@ -211,32 +256,14 @@ static km_code* decode1(const unsigned char* p, Size len, int nargs, const Oid* 
         t->if_equal >= ntests + 2 || t->if_not >= ntests + 2)
       bad_code("a branch points backward or past the end");
     if (vlen > (uint32)(end - p)) bad_code("a value is cut short");
+    test_value[i] = i;
+    value_arg[i] = t->arg;
     values[i] = convert_value(types[t->arg], p, vlen);
-    if (kinds[t->arg] == KM_BYTES) {
-      t->off = (uint32)bytes;
-      t->len = (int)VARSIZE_ANY_EXHDR(DatumGetTextPP(values[i]));
-      bytes += (Size)t->len;
-    } else {
-      t->value = values[i];
-    }
     p += vlen;
   }
   if (p != end) bad_code("bytes after the last test");
   if (root >= ntests + 2) bad_code("the root is past the end");
-
-  code = MemoryContextAllocZero(
-      context, MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1));
-  code->size = MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1);
-  code->nargs = nargs;
-  code->root = root;
-  code->ntests = ntests;
-  memcpy(code->kind, kinds, sizeof(km_kind) * (size_t)nargs);
-  memcpy(KM_TESTS(code), tests, sizeof(km_test) * ntests);
-  out = (char*)KM_BYTES_OF(code);
-  for (i = 0; i < ntests; ++i)
-    if (kinds[tests[i].arg] == KM_BYTES)
-      memcpy(out + tests[i].off, VARDATA_ANY(DatumGetTextPP(values[i])), (size_t)tests[i].len);
-  return code;
+  return pack(nargs, kinds, root, ntests, tests, test_value, ntests, value_arg, values, context);
 }
 
 /* An unsigned LEB128 number at *p (at most 32 bits), *p moved past it. */
@@ -254,8 +281,7 @@ static uint32 read_varint(const unsigned char** p, const unsigned char* end) {
   }
 }
 
-/* A KMP2 code (each distinct value once, varints) decoded into the same
- * block as decode1's: each value converted once. */
+/* A KMP2 code: each distinct value once (converted once), varints. */
 static km_code* decode2(const unsigned char* p, Size len, int nargs, const Oid* types,
                         const km_kind* kinds, MemoryContext context) {
   const unsigned char* end = p + len;
@@ -265,13 +291,8 @@ static km_code* decode2(const unsigned char* p, Size len, int nargs, const Oid* 
   uint32 i;
   Datum* values;
   uint8* value_arg;
-  uint32* value_off;
-  int* value_len;
-  Size bytes = 0;
-  Size size;
-  km_code* code;
   km_test* tests;
-  char* out;
+  uint32* test_value;
 
   p += 5;
   root = read_varint(&p, end);
@@ -279,8 +300,6 @@ static km_code* decode2(const unsigned char* p, Size len, int nargs, const Oid* 
   if (nvalues > (uint32)(end - p) / 2) bad_code("more values than bytes");
   values = palloc0(sizeof(Datum) * (nvalues ? nvalues : 1));
   value_arg = palloc0(nvalues ? nvalues : 1);
-  value_off = palloc0(sizeof(uint32) * (nvalues ? nvalues : 1));
-  value_len = palloc0(sizeof(int) * (nvalues ? nvalues : 1));
   for (i = 0; i < nvalues; ++i) {
     uint32 vlen;
     if (p >= end) bad_code("a value is cut short");
@@ -289,22 +308,12 @@ static km_code* decode2(const unsigned char* p, Size len, int nargs, const Oid* 
     vlen = read_varint(&p, end);
     if (vlen > (uint32)(end - p)) bad_code("a value is cut short");
     values[i] = convert_value(types[value_arg[i]], p, vlen);
-    if (kinds[value_arg[i]] == KM_BYTES) {
-      value_off[i] = (uint32)bytes;
-      value_len[i] = (int)VARSIZE_ANY_EXHDR(DatumGetTextPP(values[i]));
-      bytes += (Size)value_len[i];
-    }
     p += vlen;
   }
   ntests = read_varint(&p, end);
   if (ntests > (uint32)(end - p) / 3) bad_code("more tests than bytes");
-  size = MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1);
-  code = MemoryContextAllocZero(context, size);
-  code->size = size;
-  code->nargs = nargs;
-  code->ntests = ntests;
-  memcpy(code->kind, kinds, sizeof(km_kind) * (size_t)nargs);
-  tests = KM_TESTS(code);
+  tests = palloc0(sizeof(km_test) * (ntests ? ntests : 1));
+  test_value = palloc0(sizeof(uint32) * (ntests ? ntests : 1));
   for (i = 0; i < ntests; ++i) {
     km_test* t = &tests[i];
     const uint32 v = read_varint(&p, end);
@@ -314,24 +323,14 @@ static km_code* decode2(const unsigned char* p, Size len, int nargs, const Oid* 
     /* A branch d >= 2 goes d - 1 tests on: forward, so every walk ends. */
     if ((eq >= 2 && eq > ntests - i) || (ne >= 2 && ne > ntests - i))
       bad_code("a branch points past the end");
+    test_value[i] = v;
     t->arg = value_arg[v];
     t->if_equal = eq < 2 ? eq : i + 1 + eq;
     t->if_not = ne < 2 ? ne : i + 1 + ne;
-    if (kinds[t->arg] == KM_BYTES) {
-      t->off = value_off[v];
-      t->len = value_len[v];
-    } else {
-      t->value = values[v];
-    }
   }
   if (p != end) bad_code("bytes after the last test");
   if (root >= ntests + 2) bad_code("the root is past the end");
-  code->root = root;
-  out = (char*)KM_BYTES_OF(code);
-  for (i = 0; i < nvalues; ++i)
-    if (kinds[value_arg[i]] == KM_BYTES)
-      memcpy(out + value_off[i], VARDATA_ANY(DatumGetTextPP(values[i])), (size_t)value_len[i]);
-  return code;
+  return pack(nargs, kinds, root, ntests, tests, test_value, nvalues, value_arg, values, context);
 }
 
 static km_code* decode(const unsigned char* p, Size len, int nargs, const Oid* types,

@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "policy/sql_text.h"
 
@@ -49,22 +50,23 @@ PredicateCode predicate_code(const ReleasePredicate& predicate) {
       code.arguments.push_back(a);
   }
   // Each distinct (argument, value) once, in the order tests first use it.
-  std::map<std::pair<uint8_t, std::string>, uint32_t> value_index;
-  std::vector<const std::pair<const std::pair<uint8_t, std::string>, uint32_t>*> values;
+  using Value = std::pair<uint8_t, std::string>;
+  std::map<Value, uint32_t> value_index;
+  std::vector<Value> values;
   for (uint32_t id : order) {
     const auto& t = predicate.test(id);
-    const auto [it, added] = value_index.emplace(std::make_pair(argument.at(t.attribute), t.value),
-                                                 static_cast<uint32_t>(values.size()));
-    if (added) values.push_back(&*it);
+    Value v{argument.at(t.attribute), t.value};
+    if (value_index.emplace(v, static_cast<uint32_t>(values.size())).second)
+      values.push_back(std::move(v));
   }
   code.bytes = "KMP2";
   code.bytes += static_cast<char>(code.arguments.size());
   put_varint(code.bytes, new_id.at(predicate.root()));
   put_varint(code.bytes, static_cast<uint32_t>(values.size()));
-  for (const auto* v : values) {
-    code.bytes += static_cast<char>(v->first.first);
-    put_varint(code.bytes, static_cast<uint32_t>(v->first.second.size()));
-    code.bytes += v->first.second;
+  for (const auto& [arg, text] : values) {
+    code.bytes += static_cast<char>(arg);
+    put_varint(code.bytes, static_cast<uint32_t>(text.size()));
+    code.bytes += text;
   }
   put_varint(code.bytes, static_cast<uint32_t>(order.size()));
   // A branch: 0 FALSE, 1 TRUE, d >= 2 the test d - 1 places further on.

@@ -7,13 +7,15 @@
 
 namespace kanon::policy {
 
+std::string ColumnMask::select_item() const {
+  return expression + " AS " + quote_identifier(column);
+}
+
 std::string TableMasks::select_list() const {
   std::string s;
   for (const auto& c : columns) {
     if (!s.empty()) s += ", ";
-    s += c.expression;
-    s += " AS ";
-    s += quote_identifier(c.column);
+    s += c.select_item();
   }
   return s;
 }

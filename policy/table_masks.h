@@ -22,6 +22,9 @@ struct ColumnMask {
   std::string type;        // with modifiers
   std::string expression;  // SQL yielding the masked value
   enum class Role { kQuasiIdentifier, kDirectIdentifier, kSensitive, kOther } role;
+
+  // expr AS "col": the column's item in a select list.
+  std::string select_item() const;
 };
 
 struct TableMasks {

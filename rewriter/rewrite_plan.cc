@@ -140,18 +140,19 @@ class Planner {
       if (!c.star && !c.fields.empty() && is_system_column(c.fields.back()))
         return deny(rules::kSystemColumn, refs.front().table->policy_name + "." + c.fields.back());
 
+    const ColumnNaming naming = column_naming(st);
     for (const auto& p : refs) {
       bool ok = true;
-      if (evaluates_masks(*p.ref, *p.table, p.child)) {
+      const bool masks = evaluates_masks(*p.ref, *p.table, p.child);
+      if (masks) {
         const policy::TableSnapshot& snap = *p.table->snapshot;
         if (snap.masks.interpreted) plan_.inline_masks = true;
         if (snap.masks.calls_function && !mask_function_current(snap.mask_function))
           return deny(rules::kMaskFunction, p.table->policy_name);
       }
-      const bool fence = !p.child && !p.table->child &&
-                         evaluates_masks(*p.ref, *p.table, p.child) &&
-                         fence_allowed(st, *p.table->snapshot);
-      const auto listed = listed_columns(st, *p.ref, *p.table->snapshot);
+      const bool fence =
+          masks && !p.child && !p.table->child && fence_allowed(naming, *p.table->snapshot);
+      const auto listed = listed_columns(naming, *p.ref, *p.table->snapshot);
       const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child, listed, fence); };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
@@ -353,17 +354,10 @@ class Planner {
     std::string s;
     for (const auto& col : child.columns) {
       if (!s.empty()) s += ", ";
-      const std::string quoted = policy::quote_identifier(col.name);
       const auto it =
           std::find_if(masks.columns.begin(), masks.columns.end(),
                        [&](const policy::ColumnMask& m) { return m.column == col.name; });
-      if (it == masks.columns.end()) {
-        s += quoted;
-      } else {
-        s += it->expression;
-        s += " AS ";
-        s += quoted;
-      }
+      s += it == masks.columns.end() ? policy::quote_identifier(col.name) : it->select_item();
     }
     return s;
   }
@@ -653,6 +647,39 @@ class Planner {
     return false;
   }
 
+  // What a statement says of the columns it reads, worked out once for all
+  // its references.
+  struct ColumnNaming {
+    std::set<std::string> named;  // every identifier it names, anywhere
+    bool star = false;            // a `*`
+    bool natural = false;         // the word NATURAL (a join on every shared name)
+    // Columns may be read without their names: `*`, NATURAL, a whole-row
+    // reference (a column reference named like a FROM item or alias: `t`,
+    // `to_json(t)`, `education(t)`, a join alias holding the table) or an
+    // alias renaming columns by position (`AS t(a, b)`).
+    bool unnamed = false;
+  };
+
+  ColumnNaming column_naming(const Statement& st) const {
+    ColumnNaming n;
+    n.named.insert(st.names.begin(), st.names.end());
+    // Anywhere, comments and literals included: a false yes only costs the
+    // narrower forms.
+    n.natural = mentions_word(statement_text(st), "natural");
+    const auto item_name = [&](const std::string& name) {
+      for (const auto& rel : st.relations)
+        if (rel.name == name) return true;
+      return std::find(st.alias_names.begin(), st.alias_names.end(), name) != st.alias_names.end();
+    };
+    bool whole_row = false;
+    for (const auto& c : st.columns) {
+      n.star = n.star || c.star;
+      whole_row = whole_row || (!c.star && !c.fields.empty() && item_name(c.fields.back()));
+    }
+    n.unnamed = n.star || n.natural || whole_row || st.alias_columns;
+    return n;
+  }
+
   // Whether the masks of `snap` may go inside a subquery PostgreSQL does
   // not pull up (masked_item): they all call kanon_mask.released, and the
   // statement names no column of the table but quasi-identifiers (no `*`,
@@ -662,44 +689,27 @@ class Planner {
   // read from many columns (bench/README.md, "Masks in C"); but join
   // clauses no longer reach the table's indexes, which only columns the
   // statement does not name here could have used.
-  bool fence_allowed(const Statement& st, const policy::TableSnapshot& snap) const {
-    if (!snap.masks.calls_function || snap.masks.interpreted) return false;
-    const auto other_column = [&](const std::string& name) {
-      for (const auto& m : snap.masks.columns)
-        if (m.column == name) return m.role != policy::ColumnMask::Role::kQuasiIdentifier;
+  static bool fence_allowed(const ColumnNaming& naming, const policy::TableSnapshot& snap) {
+    if (!snap.masks.calls_function || snap.masks.interpreted || naming.star || naming.natural)
       return false;
-    };
-    for (const auto& c : st.columns)
-      if (c.star || (!c.fields.empty() && other_column(c.fields.back()))) return false;
-    for (const auto& n : st.names)
-      if (other_column(n)) return false;
-    return !mentions_word(statement_text(st), "natural");
+    for (const auto& m : snap.masks.columns)
+      if (m.role != policy::ColumnMask::Role::kQuasiIdentifier && naming.named.count(m.column))
+        return false;
+    return true;
   }
 
   // The columns the derived table of reference `r` lists: those the
   // statement names anywhere, in table order, so that PostgreSQL neither
   // parses, plans nor computes a mask nothing reads; nullopt (every column)
-  // when something could read the columns without naming them: a `*`, a
-  // whole-row reference (a column reference named like a FROM item or
-  // alias: `t`, `to_json(t)`, `education(t)`, a join alias holding the
-  // table), an alias renaming columns by position (`AS t(a, b)`), a NATURAL
-  // join, or COPY. A column left out by mistake would be an error ("column
-  // does not exist"), never another value.
-  std::optional<std::vector<const policy::ColumnMask*>> listed_columns(
-      const Statement& st, const RelationRef& r, const policy::TableSnapshot& snap) const {
-    if (r.role != RelationRef::Role::kRead || st.alias_columns) return std::nullopt;
-    const auto item_name = [&](const std::string& n) {
-      for (const auto& rel : st.relations)
-        if (rel.name == n) return true;
-      return std::find(st.alias_names.begin(), st.alias_names.end(), n) != st.alias_names.end();
-    };
-    for (const auto& c : st.columns)
-      if (c.star || (!c.fields.empty() && item_name(c.fields.back()))) return std::nullopt;
-    if (mentions_word(statement_text(st), "natural")) return std::nullopt;
-    const std::set<std::string> named(st.names.begin(), st.names.end());
+  // when columns may be read unnamed (ColumnNaming::unnamed) and for COPY.
+  // A column left out by mistake would be an error ("column does not
+  // exist"), never another value.
+  static std::optional<std::vector<const policy::ColumnMask*>> listed_columns(
+      const ColumnNaming& naming, const RelationRef& r, const policy::TableSnapshot& snap) {
+    if (r.role != RelationRef::Role::kRead || naming.unnamed) return std::nullopt;
     std::vector<const policy::ColumnMask*> out;
     for (const auto& m : snap.masks.columns)
-      if (named.count(m.column)) out.push_back(&m);
+      if (naming.named.count(m.column)) out.push_back(&m);
     return out;
   }
 
@@ -723,10 +733,9 @@ class Planner {
     }
     const auto joined = [&](bool with_masks) {
       std::string out;
-      for (const auto* m : columns) {
-        const std::string quoted = policy::quote_identifier(m->column);
-        out += (out.empty() ? "" : ", ") + (with_masks ? m->expression + " AS " + quoted : quoted);
-      }
+      for (const auto* m : columns)
+        out += (out.empty() ? "" : ", ") +
+               (with_masks ? m->select_item() : policy::quote_identifier(m->column));
       return out;
     };
     std::string s = "(SELECT";

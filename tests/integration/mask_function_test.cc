@@ -136,7 +136,7 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   CHECK_MESSAGE(narrow.find("NULL::integer") == std::string::npos, narrow);
   CHECK_MESSAGE(narrow.find("kanon_mask.released") != std::string::npos, narrow);
   const std::string whole = verbose("SELECT t::text FROM adult_fn t WHERE t.race = 'Black'");
-  CHECK_MESSAGE(whole.find("id") != std::string::npos, whole);
+  CHECK_MESSAGE(whole.find("adult_fn.id") != std::string::npos, whole);
   for (const std::string& sql :
        {std::string("SELECT education, count(*) FROM $ GROUP BY 1 ORDER BY 1"),
         std::string("SELECT a.sex, count(*) FROM $ a JOIN adult_sql b USING (id) GROUP BY 1 "

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "policy/sql_text.h"
-
 namespace kanon::testing {
 
 std::shared_ptr<policy::TableSnapshot> hand_snapshot(
@@ -123,7 +121,7 @@ std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::
                                  [&](const policy::ColumnMask& m) { return m.column == name; });
     if (it == t->masks.columns.end())
       throw std::runtime_error("macro names a column " + table + " lacks: " + name);
-    out += (out.empty() ? "" : ", ") + it->expression + " AS " + policy::quote_identifier(name);
+    out += (out.empty() ? "" : ", ") + it->select_item();
   }
   return out;
 }

@@ -39,7 +39,7 @@ std::string fold_masks(std::string sql, const GoldenEnv& env) {
       size_t p = at + open.size();
       std::string columns;
       for (const auto& m : t->masks.columns) {
-        const std::string item = m.expression + " AS " + kanon::policy::quote_identifier(m.column);
+        const std::string item = m.select_item();
         const std::string sep = columns.empty() ? "" : ", ";
         if (sql.compare(p, sep.size() + item.size(), sep + item) != 0) continue;
         p += sep.size() + item.size();
