@@ -20,6 +20,7 @@
 #include "proxy/client_registry.h"
 #include "proxy/role_directory.h"
 #include "proxy/stats.h"
+#include "rewriter/privilege_paths.h"
 #include "rewriter/rewriter.h"
 #include "settings/server_config.h"
 #include "store/policy_stores.h"
@@ -56,6 +57,9 @@ class ServerContext {
   std::unique_ptr<AuditTrail> audit;
   ClientRegistry clients;
   rewriter::Rewriter rewriter;
+  // The paths a restricted login's privileges are checked against
+  // (Session::resolve_access), once per catalog.
+  rewriter::PrivilegePathsCache privilege_paths;
   // A store per database; set by Server before accepting.
   std::unique_ptr<store::PolicyStores> policies;
   std::unique_ptr<RoleDirectory> roles;

@@ -339,9 +339,9 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
   const auto snapshot = provable ? home->current() : nullptr;
   const auto catalog = snapshot ? context_.rewriter.catalog_for(*snapshot) : nullptr;
   if (catalog) {
-    const rewriter::PrivilegePaths paths = rewriter::privilege_paths(*catalog, home->policies());
+    const auto paths = context_.privilege_paths.paths(catalog, home->policies());
     const auto proven = co_await run_blocking(context_.blocking, [&] {
-      return context_.roles->reads_nothing_protected(user, paths, snapshot->version);
+      return context_.roles->reads_nothing_protected(user, *paths, snapshot->version);
     });
     access_.reads_nothing_protected = proven.value_or(false);
   }

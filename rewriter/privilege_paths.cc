@@ -64,4 +64,42 @@ PrivilegePaths privilege_paths(const ObjectCatalog& catalog,
   return out;
 }
 
+namespace {
+
+// What privilege_paths reads of the policies, as one string.
+std::string policies_key(const std::vector<policy::TablePolicy>& policies) {
+  std::string key;
+  for (const auto& p : policies) {
+    key += p.name();
+    key += '\x1f';
+    key += std::to_string(static_cast<int>(p.mode));
+    key += '\x1f';
+    key += store::materialized_table(p);
+    for (const auto& f : p.allowed_functions) {
+      key += '\x1f';
+      key += f;
+    }
+    key += '\x1e';
+  }
+  return key;
+}
+
+}  // namespace
+
+std::shared_ptr<const PrivilegePaths> PrivilegePathsCache::paths(
+    const std::shared_ptr<const ObjectCatalog>& catalog,
+    const std::vector<policy::TablePolicy>& policies) {
+  std::string key = policies_key(policies);
+  {
+    const std::lock_guard lock(mu_);
+    if (catalog_ == catalog && policies_key_ == key) return paths_;
+  }
+  auto fresh = std::make_shared<const PrivilegePaths>(privilege_paths(*catalog, policies));
+  const std::lock_guard lock(mu_);
+  catalog_ = catalog;
+  policies_key_ = std::move(key);
+  paths_ = fresh;
+  return fresh;
+}
+
 }  // namespace kanon::rewriter
