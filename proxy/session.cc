@@ -229,7 +229,7 @@ awaitable<void> Session::run_client() {
       }
       access_.protected_database = admission.protected_database;
       add_restricted_settings(startup, config.restricted_settings);
-      std::random_device random;
+      thread_local std::random_device random;  // set up once per thread, not per session
       const uint64_t nonce = (uint64_t{random()} << 32) ^ random();
       encoding_.emplace(backend_stream_);
       gate_.emplace(

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace kanon::rewriter {
@@ -200,6 +201,17 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
     case RunShape::Kind::kInsert:
     case RunShape::Kind::kSelect: {
       const bool insert = run.kind == RunShape::Kind::kInsert;
+      if (!insert && guard.at_offset && run.simple && !run.limited) {
+        // <query> OFFSET (CASE WHEN G THEN 0 ELSE -1 END), after its last
+        // token (a semicolon, CREATE TABLE AS's WITH [NO] DATA end it).
+        const auto start = query_start(r, st);
+        if (!start || *start >= r.last()) return GuardPlacement::kNoPlace;
+        const auto semicolon = r.find(K::kSemicolon, *start);
+        const size_t stop = std::min(query_end(r, st, *start), semicolon.value_or(r.last()));
+        if (stop <= *start) return GuardPlacement::kNoPlace;
+        insert_at(r.at(stop - 1).end, " OFFSET (CASE WHEN " + call + " THEN 0 ELSE -1 END)");
+        return GuardPlacement::kPlaced;
+      }
       const auto select = r.find(K::kSelect, first);
       if (run.simple && select)
         return guard_where(*select + 1, insert ? kInsertStops : kSelectStops, insert)

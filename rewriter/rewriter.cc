@@ -51,6 +51,25 @@ std::string values_cast(const Statement& st, const ObjectCatalog* catalog) {
   return type;
 }
 
+// Whether `st` gathers rows (catalog_guard.h, GuardCall::at_offset): GROUP
+// BY, HAVING or DISTINCT at its top level, or a call of a function every
+// function of that name is an aggregate of (in a subquery too: the choice
+// is about cost only, both forms guard alike).
+bool gathers_rows(const Statement& st, const ObjectCatalog* catalog) {
+  if (st.run.groups) return true;
+  if (!catalog) return false;
+  for (const auto& call : st.functions) {
+    bool any = false, all = true;
+    for (const catalog::FunctionFacts* f : catalog->facts().functions_named(call.name)) {
+      if (!call.schema.empty() && f->schema != call.schema) continue;
+      any = true;
+      all = all && f->kind == 'a';
+    }
+    if (any && all) return true;
+  }
+  return false;
+}
+
 // Adds the catalog guard's edits for every statement that needs one; false
 // when one needs it and kanon cannot place it, or the edits would overlap.
 bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation, bool hold,
@@ -62,7 +81,8 @@ bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
     if (st.run.kind == RunShape::Kind::kNone) continue;
     if (!scanned && !scan_tokens(sql, tokens)) return false;
     scanned = true;
-    const GuardCall call{generation, hold, serial, values_cast(st, catalog)};
+    const GuardCall call{generation, hold, serial, values_cast(st, catalog),
+                         gathers_rows(st, catalog)};
     if (place_catalog_guard(tokens, st, call, edits) == GuardPlacement::kNoPlace) return false;
   }
   if (edits.size() == before) return true;

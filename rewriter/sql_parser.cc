@@ -101,6 +101,12 @@ class StatementWalker {
     out_.run.has_from = t_.member(select, "fromClause") >= 0;
     const int32_t values = t_.member(select, "valuesLists");
     out_.run.simple = (op.empty() || op == "SETOP_NONE") && values < 0;
+    out_.run.limited = t_.member(select, "limitCount") >= 0 ||
+                       t_.member(select, "limitOffset") >= 0 ||
+                       t_.member(select, "lockingClause") >= 0;
+    out_.run.groups = t_.member(select, "groupClause") >= 0 ||
+                      t_.member(select, "havingClause") >= 0 ||
+                      t_.member(select, "distinctClause") >= 0;
     out_.run.one_values_row =
         values >= 0 && (op.empty() || op == "SETOP_NONE") && t_.member(select, "withClause") < 0 &&
         t_.at(values).first_child >= 0 && t_.at(t_.at(values).first_child).next_sibling < 0 &&

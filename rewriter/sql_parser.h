@@ -73,6 +73,11 @@ struct RunShape {
   };
   std::vector<ValuesItem> first_row;
   std::vector<std::string> insert_columns;
+  // SELECT: its top level has LIMIT, OFFSET, FETCH or FOR UPDATE/SHARE
+  // (`limited`), and GROUP BY, HAVING or DISTINCT (`groups`); the guard's
+  // OFFSET form needs the first absent (catalog_guard.h).
+  bool limited = false;
+  bool groups = false;
   bool current_of = false;  // UPDATE/DELETE ... WHERE CURRENT OF
   bool in_parens = false;   // COPY (query): the query is the first parenthesis
 };

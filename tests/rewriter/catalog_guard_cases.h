@@ -15,7 +15,11 @@ struct GuardCase {
   const char* sql;
   const char* guarded;           // nullptr: no guard; kNoPlace: denied
   const char* values_cast = "";  // GuardCall::values_cast (the first item's column type)
+  bool at_offset = false;        // GuardCall::at_offset (the statement gathers rows)
 };
+
+// The OFFSET form of the guard (a statement that gathers rows).
+#define KANON_GUARD_OFFSET " OFFSET (CASE WHEN @G THEN 0 ELSE -1 END)"
 
 // @G is "kanon"."catalog_is"(5::pg_catalog.int8).
 inline const std::vector<GuardCase>& guard_cases() {
@@ -105,6 +109,48 @@ inline const std::vector<GuardCase>& guard_cases() {
        "CREATE TEMP TABLE x AS SELECT * FROM (SELECT a FROM t UNION SELECT 3) AS \"kanon "
        "query\" WHERE @G WITH NO DATA"},
       {"SELECT 1 FROM t; SELECT 2 FROM u", "SELECT 1 FROM t WHERE @G; SELECT 2 FROM u WHERE @G"},
+      // A statement that gathers rows (GROUP BY, DISTINCT, an aggregate):
+      // an OFFSET of its top level, evaluated once by the Limit node above
+      // everything; where that level has LIMIT, OFFSET, FETCH or FOR ...,
+      // or is a set operation, the forms above.
+      {"SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1",
+       "SELECT a, count(*) FROM t GROUP BY a HAVING count(*) > 1" KANON_GUARD_OFFSET, "", true},
+      {"SELECT a, count(*) FROM t JOIN u ON t.a = u.b WHERE a > 0 GROUP BY a ORDER BY a;",
+       "SELECT a, count(*) FROM t JOIN u ON t.a = u.b WHERE a > 0 GROUP BY a ORDER BY "
+       "a" KANON_GUARD_OFFSET ";",
+       "", true},
+      {"SELECT DISTINCT a FROM t ORDER BY a -- trailing",
+       "SELECT DISTINCT a FROM t ORDER BY a" KANON_GUARD_OFFSET " -- trailing", "", true},
+      {"SELECT count(*) FROM t", "SELECT count(*) FROM t" KANON_GUARD_OFFSET, "", true},
+      {"WITH w AS (SELECT a FROM t LIMIT 2) SELECT max(a) FROM w",
+       "WITH w AS (SELECT a FROM t LIMIT 2) SELECT max(a) FROM w" KANON_GUARD_OFFSET, "", true},
+      {"(SELECT a FROM t GROUP BY a) ORDER BY 1",
+       "(SELECT a FROM t GROUP BY a) ORDER BY 1" KANON_GUARD_OFFSET, "", true},
+      {"SELECT a, count(*) FROM t GROUP BY a ORDER BY a LIMIT 2",
+       "SELECT a, count(*) FROM t WHERE @G GROUP BY a ORDER BY a LIMIT 2", "", true},
+      {"SELECT count(*) FROM t OFFSET 0", "SELECT count(*) FROM t WHERE @G OFFSET 0", "", true},
+      {"SELECT a FROM t GROUP BY a UNION SELECT b FROM u",
+       "SELECT * FROM (SELECT a FROM t GROUP BY a UNION SELECT b FROM u) AS \"kanon query\" "
+       "WHERE @G",
+       "", true},
+      {"SELECT a, count(*) INTO TEMP v FROM t GROUP BY a",
+       "SELECT a, count(*) INTO TEMP v FROM t GROUP BY a" KANON_GUARD_OFFSET, "", true},
+      {"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM t",
+       "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*) FROM "
+       "t" KANON_GUARD_OFFSET,
+       "", true},
+      {"PREPARE p (int) AS SELECT count(*) FROM t WHERE a > $1",
+       "PREPARE p (int) AS SELECT count(*) FROM t WHERE a > $1" KANON_GUARD_OFFSET, "", true},
+      {"DECLARE c CURSOR FOR SELECT a, count(*) FROM t GROUP BY a",
+       "DECLARE c CURSOR FOR SELECT a, count(*) FROM t GROUP BY a" KANON_GUARD_OFFSET, "", true},
+      {"COPY (SELECT count(*) FROM t) TO STDOUT",
+       "COPY (SELECT count(*) FROM t" KANON_GUARD_OFFSET ") TO STDOUT", "", true},
+      {"CREATE TEMP TABLE x AS SELECT a, count(*) FROM t GROUP BY a WITH DATA",
+       "CREATE TEMP TABLE x AS SELECT a, count(*) FROM t GROUP BY a" KANON_GUARD_OFFSET
+       " WITH DATA",
+       "", true},
+      {"INSERT INTO t SELECT count(*) FROM u", "INSERT INTO t SELECT count(*) FROM u WHERE @G", "",
+       true},
   };
   return cases;
 }

@@ -28,14 +28,15 @@ std::string conninfo() {
 }
 
 std::string guarded(const std::string& sql, int64_t generation, bool hold = false,
-                    const std::string& values_cast = "") {
+                    const std::string& values_cast = "", bool at_offset = false) {
   const ParseOutcome parsed = parse_sql(sql);
   REQUIRE(parsed.ok);
   std::vector<SqlToken> tokens;
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE(place_catalog_guard(tokens, st, GuardCall{generation, hold, false, values_cast},
+    REQUIRE(place_catalog_guard(tokens, st,
+                                GuardCall{generation, hold, false, values_cast, at_offset},
                                 edits) == GuardPlacement::kPlaced);
   return apply_edits(sql, edits);
 }
@@ -88,14 +89,45 @@ TEST_CASE("guarded statements return what they return without the guard, or KN00
     if (sql.rfind("COPY", 0) == 0) continue;  // libpqxx's exec does not take COPY
     const Rows direct = run(conn, sql);
     if (sql.rfind("EXPLAIN", 0) != 0)
-      CHECK(run(conn, guarded(sql, g, false, c.values_cast)) == direct);
+      CHECK(run(conn, guarded(sql, g, false, c.values_cast, c.at_offset)) == direct);
     if (sql.find("WITH NO DATA") != std::string::npos) continue;  // runs nothing
     try {
-      run(conn, guarded(sql, g + 1, false, c.values_cast));
+      run(conn, guarded(sql, g + 1, false, c.values_cast, c.at_offset));
       FAIL("a stale guard passed");
     } catch (const pqxx::sql_error& e) {
       CHECK(e.sqlstate() == std::string(kanon::catalog::kGuardSqlState));
     }
+  }
+}
+
+TEST_CASE("a gathering statement's guard is the Limit's, not a gating Result over every row") {
+  pqxx::connection conn(conninfo());
+  set_up(conn);
+  const int64_t g = generation(conn);
+  const auto plan = [&](const std::string& sql) {
+    std::string text;
+    for (const auto& row : run(conn, "EXPLAIN (COSTS OFF) " + sql)) text += row[0] + "\n";
+    return text;
+  };
+  const std::string sql = "SELECT a, count(*) FROM t GROUP BY a";
+  const std::string where = plan(guarded(sql, g));
+  const std::string offset = plan(guarded(sql, g, false, "", true));
+  CAPTURE(where);
+  CAPTURE(offset);
+  // WHERE: a one-time filter in a Result right above the scan.
+  CHECK(where.find("One-Time Filter") != std::string::npos);
+  CHECK(where.rfind("Limit", 0) != 0);
+  // OFFSET: a Limit at the top, nothing between the aggregate and the scan.
+  CHECK(offset.rfind("Limit", 0) == 0);
+  CHECK(offset.find("One-Time Filter") == std::string::npos);
+  CHECK(offset.find("Result") == std::string::npos);
+  // The stale form fails at planning already (PostgreSQL estimates the
+  // OFFSET), and so at EXPLAIN without ANALYZE too.
+  try {
+    plan(guarded(sql, g + 1, false, "", true));
+    FAIL("a stale guard passed");
+  } catch (const pqxx::sql_error& e) {
+    CHECK(e.sqlstate() == std::string(kanon::catalog::kGuardSqlState));
   }
 }
 

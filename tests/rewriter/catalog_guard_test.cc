@@ -13,15 +13,16 @@ namespace {
 
 // The text with its guards; kanon::testing::kNoPlace when a statement has
 // no place for one.
-std::string guarded(const std::string& sql, const std::string& values_cast = "") {
+std::string guarded(const std::string& sql, const std::string& values_cast = "",
+                    bool at_offset = false) {
   const ParseOutcome parsed = parse_sql(sql);
   REQUIRE_MESSAGE(parsed.ok, sql);
   std::vector<SqlToken> tokens;
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    if (place_catalog_guard(tokens, st, GuardCall{5, false, false, values_cast}, edits) ==
-        GuardPlacement::kNoPlace)
+    if (place_catalog_guard(tokens, st, GuardCall{5, false, false, values_cast, at_offset},
+                            edits) == GuardPlacement::kNoPlace)
       return kanon::testing::kNoPlace;
   return edits.empty() ? std::string() : apply_edits(sql, edits);
 }
@@ -40,7 +41,7 @@ TEST_CASE("the guard goes where it gates the query each statement runs") {
   for (const auto& c : kanon::testing::guard_cases()) {
     const std::string sql = c.sql;
     CAPTURE(sql);
-    const std::string got = guarded(c.sql, c.values_cast);
+    const std::string got = guarded(c.sql, c.values_cast, c.at_offset);
     if (c.guarded == nullptr || c.guarded == kanon::testing::kNoPlace) {
       CHECK(got == (c.guarded ? c.guarded : ""));
       continue;

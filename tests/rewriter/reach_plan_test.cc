@@ -77,6 +77,7 @@ std::shared_ptr<CatalogFacts> demo_catalog() {
   trig.write_functions = {30002};
   c->relations.push_back(trig);
   c->functions.push_back(function(100, "pg_catalog", "count", "internal", ""));
+  c->functions.back().kind = 'a';
   c->functions.push_back(function(101, "pg_catalog", "upper", "internal", ""));
   c->functions.push_back(
       function(30000, "app", "f_sql", "sql", "SELECT max(city) FROM public.people"));
@@ -433,6 +434,10 @@ struct GuardEnv {
     facts->relations.push_back(calls);
     facts->functions.push_back(function(30003, "ext", "c_func", "c", ""));
     facts->functions.back().extension = "ext";
+    // An aggregate that is also a plain function in another schema.
+    facts->functions.push_back(function(30004, "app", "total", "internal", ""));
+    facts->functions.back().kind = 'a';
+    facts->functions.push_back(function(30005, "public", "total", "sql", "SELECT $1"));
     facts->operators = {{40001, "app", "+++", 30001}};
     if (with_domain) facts->domain_functions = {30001};
     for (auto& r : facts->relations)
@@ -516,4 +521,36 @@ TEST_CASE("reach plan: INSERT ... VALUES of several rows: the guard around the f
   denied("INSERT INTO app.v_calls VALUES ('1'), ('2')");  // no sql_type known
   denied("INSERT INTO plain (nosuch) VALUES ('1'), ('2')");
   denied("INSERT INTO plain VALUES (DEFAULT, DEFAULT), (2, 'b')");
+}
+
+TEST_CASE("reach plan: a statement that gathers rows is guarded by an OFFSET of its top level") {
+  GuardEnv e;
+  const std::string offset =
+      " OFFSET (CASE WHEN \"kanon\".\"catalog_is\"(7::pg_catalog.int8) THEN 0 ELSE -1 END)";
+  const auto ends_with_offset = [&](const std::string& sql) {
+    const RewriteResult r = e.rewrite(sql);
+    REQUIRE_MESSAGE(r.verdict != Verdict::kDenied, sql << ": " << r.rule);
+    CAPTURE(r.sql);
+    return r.sql.size() > offset.size() &&
+           r.sql.compare(r.sql.size() - offset.size(), offset.size(), offset) == 0;
+  };
+  // An aggregate, by the catalog; GROUP BY, DISTINCT, HAVING by the text.
+  CHECK(ends_with_offset("SELECT count(*) FROM public.plain"));
+  CHECK(ends_with_offset("SELECT pg_catalog.count(id) FROM public.plain WHERE id > 2"));
+  CHECK(ends_with_offset("SELECT app.total(id) FROM public.plain"));
+  CHECK(ends_with_offset("SELECT label FROM public.plain GROUP BY label"));
+  CHECK(ends_with_offset("SELECT DISTINCT label FROM public.plain"));
+  CHECK(ends_with_offset("SELECT city, count(*) FROM people GROUP BY city"));
+  // Rows one for one, or a name that is not only an aggregate: WHERE.
+  CHECK_FALSE(ends_with_offset("SELECT id FROM public.plain"));
+  CHECK_FALSE(ends_with_offset("SELECT upper(label) FROM public.plain"));
+  CHECK_FALSE(ends_with_offset("SELECT total(id) FROM public.plain"));
+  CHECK(e.rewrite("SELECT id FROM public.plain").sql.find(" WHERE \"kanon\".\"catalog_is\"") !=
+        std::string::npos);
+  // A LIMIT at the top: WHERE.
+  CHECK_FALSE(ends_with_offset("SELECT count(*) FROM public.plain LIMIT 1"));
+  // A function read late: the holding guard, in the OFFSET too.
+  CHECK(e.rewrite("SELECT count(app.f_safe(id)) FROM public.plain")
+            .sql.find("OFFSET (CASE WHEN \"kanon\".\"catalog_stays\"(7::pg_catalog.int8) THEN 0 "
+                      "ELSE -1 END)") != std::string::npos);
 }
