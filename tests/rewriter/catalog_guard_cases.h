@@ -129,6 +129,12 @@ inline const std::vector<GuardCase>& guard_cases() {
       {"SELECT a, count(*) FROM t GROUP BY a ORDER BY a LIMIT 2",
        "SELECT a, count(*) FROM t WHERE @G GROUP BY a ORDER BY a LIMIT 2", "", true},
       {"SELECT count(*) FROM t OFFSET 0", "SELECT count(*) FROM t WHERE @G OFFSET 0", "", true},
+      {"SELECT a, count(*) FROM t GROUP BY a FETCH FIRST 1 ROW ONLY",
+       "SELECT a, count(*) FROM t WHERE @G GROUP BY a FETCH FIRST 1 ROW ONLY", "", true},
+      {"SELECT count(*) FROM t; SELECT max(b) FROM u /* two */",
+       "SELECT count(*) FROM t" KANON_GUARD_OFFSET "; SELECT max(b) FROM u" KANON_GUARD_OFFSET
+       " /* two */",
+       "", true},
       {"SELECT a FROM t GROUP BY a UNION SELECT b FROM u",
        "SELECT * FROM (SELECT a FROM t GROUP BY a UNION SELECT b FROM u) AS \"kanon query\" "
        "WHERE @G",
