@@ -402,6 +402,25 @@ TEST_CASE("functions: SECURITY DEFINER ones that reach a protected table are pat
                               {"public.people"});
   const auto paths = kanon::rewriter::privilege_paths(catalog, {w.policy()});
   CHECK(paths.definer == std::vector<uint32_t>{reads, opaque});
+  // Kept per catalog and policies (each restricted session's start asks).
+  kanon::rewriter::PrivilegePathsCache cache;
+  const auto shared = std::make_shared<const ObjectCatalog>(
+      std::shared_ptr<const CatalogFacts>(&w.facts(), [](auto*) {}),
+      std::vector<std::string>{"public.people"});
+  const auto first = cache.paths(shared, {w.policy()});
+  CHECK(first->definer == paths.definer);
+  CHECK(cache.paths(shared, {w.policy()}) == first);
+  // Other policies (allowed_functions), or another catalog: worked out again.
+  auto allowing = w.policy();
+  allowing.allowed_functions.push_back("public.count_people_def");
+  const auto other = cache.paths(shared, {allowing});
+  CHECK(other != first);
+  CHECK(other->definer == std::vector<uint32_t>{opaque});
+  const auto again = std::make_shared<const ObjectCatalog>(
+      std::shared_ptr<const CatalogFacts>(&w.facts(), [](auto*) {}),
+      std::vector<std::string>{"public.people"});
+  CHECK(cache.paths(again, {allowing}) != other);
+  CHECK(cache.paths(again, {allowing})->definer == other->definer);
   // Revoked from PUBLIC: gone.
   w.priv().execute.clear();
   CHECK(rows(w.run(), "analyst", ExposurePath::kExecuteFunction).empty());
