@@ -4,11 +4,13 @@
 // suppression limit, and a broken hierarchy is refused naming the value.
 #include <doctest/doctest.h>
 
+#include <cstdlib>  // mkdtemp
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "tests/support/demo_data.h"
 #include "tests/support/kanon_proxy.h"
@@ -27,10 +29,25 @@ const char* const kQuasi[] = {
 
 using kanon::testing::adult_dir;
 
+// A directory of this process's own (another run of the suite on the same
+// machine has its own), removed when the test ends.
+struct TempDir {
+  std::string path;
+  TempDir() {
+    std::string name =
+        (std::filesystem::temp_directory_path() / "kanon-anonymize-test.XXXXXX").string();
+    if (mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + name);
+    path = name;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
 std::string temp_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / "kanon-anonymize-test";
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  static const TempDir dir;
+  return dir.path;
 }
 
 std::vector<std::string> split(const std::string& line, char delimiter) {

@@ -150,6 +150,11 @@ struct Audited {
                        "metrics: {listen: \"127.0.0.1:" + std::to_string(metrics_port) + "\"}\n" +
                        "audit: {file: " + file + ", table: public.kanon_audit_trail}\n");
   }
+  ~Audited() {
+    proxy.reset();  // kanon stops writing the file first
+    std::error_code ignored;
+    std::filesystem::remove_all(kDir, ignored);
+  }
   std::string console(const std::string& command) {
     const auto r = run_command({"psql", "-X", "-At", "-F", "|", "-d",
                                 proxy->conninfo("postgres", "kanon"), "-c", command});
