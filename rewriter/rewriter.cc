@@ -58,16 +58,12 @@ std::string values_cast(const Statement& st, const ObjectCatalog* catalog) {
 bool gathers_rows(const Statement& st, const ObjectCatalog* catalog) {
   if (st.run.groups) return true;
   if (!catalog) return false;
-  for (const auto& call : st.functions) {
-    bool any = false, all = true;
-    for (const catalog::FunctionFacts* f : catalog->facts().functions_named(call.name)) {
-      if (!call.schema.empty() && f->schema != call.schema) continue;
-      any = true;
-      all = all && f->kind == 'a';
-    }
-    if (any && all) return true;
-  }
-  return false;
+  return std::any_of(st.functions.begin(), st.functions.end(), [&](const auto& call) {
+    const auto found = catalog->functions(call.schema, call.name);
+    return !found.empty() && std::all_of(found.begin(), found.end(), [](const CatalogFunction* f) {
+      return f->facts->kind == 'a';
+    });
+  });
 }
 
 // Adds the catalog guard's edits for every statement that needs one; false
