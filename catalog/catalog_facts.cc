@@ -237,7 +237,10 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          catalog_guard_body() +
          "$kanon_guard$) OR (p.proname = 'catalog_stays' AND p.prosrc = $kanon_guard$" +
          catalog_holding_guard_body() +
-         "$kanon_guard$)))), "
+         "$kanon_guard$)))) OR (n.nspname = 'kanon_mask' AND l.lanname = 'c' AND "
+         "(p.proname, p.prosrc) IN (('catalog_is', 'kanon_mask_catalog_is'), "
+         "('catalog_stays', 'kanon_mask_catalog_stays')) AND NOT p.prosecdef "
+         "AND p.proconfig IS NULL), "
          "p.prorettype IN ('pg_catalog.trigger'::pg_catalog.regtype, "
          "'pg_catalog.event_trigger'::pg_catalog.regtype) "
          "FROM pg_catalog.pg_proc p "
@@ -251,6 +254,29 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          "LEFT JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid " +
          std::string(user_only ? "WHERE p.oid >= 16384 " : "") + "ORDER BY p.oid";
 }
+
+// Whether the catalog guard in C is installed as maskfn/install.sql installs
+// it (CatalogFacts::c_guard). Only a superuser creates a C function; the
+// schema's owner could drop one and create another, and a role that may
+// create in the schema could add a rival, so both are superusers only.
+constexpr const char* kCGuardSql =
+    "SELECT pg_catalog.count(*) = 2 FROM pg_catalog.pg_proc p "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+    "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
+    "JOIN pg_catalog.pg_roles po ON po.oid = p.proowner "
+    "JOIN pg_catalog.pg_roles so ON so.oid = n.nspowner "
+    "WHERE n.nspname = 'kanon_mask' AND so.rolsuper AND po.rolsuper AND l.lanname = 'c' "
+    "AND (p.proname, p.prosrc, p.proparallel) IN "
+    "  (('catalog_is', 'kanon_mask_catalog_is', 's'), "
+    "   ('catalog_stays', 'kanon_mask_catalog_stays', 'r')) "
+    "AND p.provolatile = 's' AND NOT p.prosecdef AND p.proconfig IS NULL AND NOT p.proretset "
+    "AND p.prorettype = 'pg_catalog.bool'::pg_catalog.regtype "
+    "AND p.proargtypes = '20'::pg_catalog.oidvector "
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc o "
+    "  JOIN pg_catalog.pg_roles oo ON oo.oid = o.proowner "
+    "  WHERE o.pronamespace = n.oid AND NOT oo.rolsuper) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE NOT r.rolsuper "
+    "  AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'))";
 
 // The database, and a fingerprint of the built-in functions: their number and
 // the newest transaction that changed one (ALTER FUNCTION, CREATE OR REPLACE
@@ -296,6 +322,7 @@ void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
   conn.prepare("kanon_catalog_edges", edges_sql(atomic_bodies));
   conn.prepare("kanon_catalog_functions", functions_sql(atomic_bodies, false));
   conn.prepare("kanon_catalog_user_functions", functions_sql(atomic_bodies, true));
+  conn.prepare("kanon_catalog_c_guard", kCGuardSql);
 }
 
 // kanon's generation lock (catalog_watch.h), taken for one read of the facts
@@ -446,6 +473,7 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
     facts.functions.push_back(std::move(f));
   }
   facts.index();
+  facts.c_guard = bool_of(tx.exec_prepared("kanon_catalog_c_guard")[0][0]);
 
   // Columns: both results are in oid order, so one merge pass.
   {

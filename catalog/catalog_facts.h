@@ -71,9 +71,11 @@ struct FunctionFacts {
   // never when called, so EXECUTE on it is no way in of its own.
   bool trigger = false;
   // kanon.catalog_is or kanon.catalog_stays as install_catalog_event_trigger
-  // makes them (their plpgsql bodies, invoker's rights, no settings): they
-  // read the catalog generation (and take an advisory lock) and nothing
-  // else, so they reach nothing (catalog_watch.h).
+  // makes them (their plpgsql bodies, invoker's rights, no settings), or
+  // kanon_mask.catalog_is or kanon_mask.catalog_stays as maskfn/install.sql
+  // makes them (LANGUAGE c, their symbols): they read the catalog generation
+  // (and take an advisory lock) and nothing else, so they reach nothing
+  // (catalog_watch.h).
   bool kanon_guard = false;
   // pg_proc.provolatile: 'i' immutable, 's' stable, 'v' volatile. SQL
   // functions that are not volatile cannot write (PostgreSQL refuses
@@ -127,6 +129,12 @@ struct CatalogFacts {
   // 0 when the database has no generation sequence (no event trigger):
   // then restricted statements carry no guard.
   int64_t generation = 0;
+  // The catalog guard in C is installed (maskfn/install.sql): schema
+  // kanon_mask and every function in it belong to superusers, no other role
+  // may create in it, and kanon_mask.catalog_is(int8) and catalog_stays(int8)
+  // are the C functions install.sql creates. The rewriter then writes them
+  // instead of the PL/pgSQL guards in schema kanon (rewriter/catalog_guard.h).
+  bool c_guard = false;
   // The built-in functions' count and newest change; while it stays the
   // same, read_catalog_facts reuses the previous facts' built-in functions.
   std::string builtin_fingerprint;

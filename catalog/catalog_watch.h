@@ -21,7 +21,9 @@ inline constexpr const char* kCatalogChannel = "kanon_catalog";
 // DDL's own transaction (sequences are not transactional, so the new value
 // is visible before the DDL commits). Restricted statements carry a guard,
 // kanon.catalog_is(<generation kanon decided with>), which fails with
-// SQLSTATE KN001 when the generation moved (rewriter/catalog_guard.h).
+// SQLSTATE KN001 when the generation moved (rewriter/catalog_guard.h); or
+// kanon_mask.catalog_is, the same check in C (maskfn/catalog_guard.c,
+// which hard-codes these names and keys), where maskfn/install.sql put it.
 inline constexpr const char* kGenerationSequence = "kanon.catalog_generation";
 inline constexpr const char* kGuardSqlState = "KN001";
 // The advisory lock (two int4 keys) the trigger holds shared from its bump

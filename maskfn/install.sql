@@ -18,3 +18,19 @@ CREATE OR REPLACE FUNCTION kanon_mask.released(pg_catalog.bytea, VARIADIC "any")
   LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION kanon_mask.released(pg_catalog.bytea, VARIADIC "any") IS
   'kanon: evaluates one compiled release predicate (maskfn/kanon_mask.c)';
+-- The catalog guard in C (maskfn/catalog_guard.c): where these are
+-- installed as here, kanon writes them into restricted statements instead
+-- of the PL/pgSQL kanon.catalog_is and kanon.catalog_stays (they cost a new
+-- backend about 1.2 ms to compile, and each statement an SPI query).
+CREATE OR REPLACE FUNCTION kanon_mask.catalog_is(pg_catalog.int8)
+  RETURNS pg_catalog.bool
+  AS :'library', 'kanon_mask_catalog_is'
+  LANGUAGE C STABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION kanon_mask.catalog_stays(pg_catalog.int8)
+  RETURNS pg_catalog.bool
+  AS :'library', 'kanon_mask_catalog_stays'
+  LANGUAGE C STABLE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION kanon_mask.catalog_is(pg_catalog.int8) IS
+  'kanon: the catalog guard, true at the generation kanon decided with, else KN001';
+COMMENT ON FUNCTION kanon_mask.catalog_stays(pg_catalog.int8) IS
+  'kanon: the catalog guard that also holds DDL off to the end of the transaction';

@@ -328,7 +328,8 @@ class Commands {
       const auto number = [&](auto v) {
         return facts ? std::optional<std::string>(fmt::format("{}", v)) : std::nullopt;
       };
-      std::string guard = "on";
+      std::string guard = facts && facts->c_guard ? "on: kanon_mask.catalog_is (C)"
+                                                  : "on: kanon.catalog_is (PL/pgSQL)";
       if (!facts)
         guard = "off: the catalog is not read (restricted statements naming objects are denied)";
       else if (facts->generation == 0 || !watch.trigger_installed)

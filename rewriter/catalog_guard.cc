@@ -105,10 +105,11 @@ size_t query_end(const TokenRange& r, const Statement& st, size_t start) {
 
 }  // namespace
 
-std::string catalog_guard_call(int64_t generation, bool hold, bool serial) {
-  return fmt::format("\"kanon\".\"{}\"({}::pg_catalog.int8){}",
-                     hold ? "catalog_stays" : "catalog_is", generation,
-                     serial ? " AND \"kanon\".\"serial\"()" : "");
+std::string catalog_guard_call(const GuardCall& guard) {
+  return fmt::format("\"{}\".\"{}\"({}::pg_catalog.int8){}",
+                     guard.c_function ? "kanon_mask" : "kanon",
+                     guard.hold ? "catalog_stays" : "catalog_is", guard.generation,
+                     guard.serial ? " AND \"kanon\".\"serial\"()" : "");
 }
 
 GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const Statement& st,
@@ -153,7 +154,7 @@ GuardPlacement place_catalog_guard(const std::vector<SqlToken>& tokens, const St
     if (first >= last) return GuardPlacement::kNoPlace;
   }
   const TokenRange r(tokens, first, last);
-  const std::string call = catalog_guard_call(guard.generation, guard.hold, guard.serial);
+  const std::string call = catalog_guard_call(guard);
   const auto insert_at = [&](size_t pos, std::string text) {
     out.push_back({pos, pos, std::move(text)});
   };

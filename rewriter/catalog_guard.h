@@ -9,6 +9,8 @@
 //
 //   "kanon"."catalog_is"(G::pg_catalog.int8)
 //
+// ("kanon_mask"."catalog_is", the same check in C, where maskfn/install.sql
+// installed it: GuardCall::c_function.)
 // A pseudo-constant qualification: PostgreSQL's planner puts it in a gating
 // Result at the top of that query level, evaluated once before any row is
 // read, so after PostgreSQL parsed the statement (and took its locks) and
@@ -64,14 +66,6 @@
 
 namespace kanon::rewriter {
 
-// The guard's call for generation `generation`; with `hold`, the form that
-// also holds the catalog still until the statement's transaction ends
-// (RewritePlan::late_code says when); with `serial`, followed by
-// AND "kanon"."serial"(), a PARALLEL UNSAFE marker PostgreSQL folds away,
-// which keeps a statement that evaluates masks off parallel workers
-// (RewritePlan::inline_masks; catalog/catalog_watch.h).
-std::string catalog_guard_call(int64_t generation, bool hold, bool serial = false);
-
 enum class GuardPlacement {
   kPlaced,     // edits appended to `out`
   kNotNeeded,  // the statement runs nothing the guard covers
@@ -91,7 +85,21 @@ struct GuardCall {
   // A SELECT that gathers rows: the guard goes into an OFFSET (above) when
   // its top level has none.
   bool at_offset = false;
+  // The guard in C, kanon_mask.catalog_is or catalog_stays (maskfn/
+  // catalog_guard.c), where the catalog holds it as maskfn/install.sql
+  // makes it (catalog::CatalogFacts::c_guard): the same check, without the
+  // PL/pgSQL function's compilation in each new backend and its SPI query in
+  // each statement. Otherwise kanon.catalog_is or catalog_stays.
+  bool c_function = false;
 };
+
+// The guard's call: "<schema>"."catalog_is"(<generation>::pg_catalog.int8),
+// or catalog_stays with `hold` (it also holds the catalog still until the
+// statement's transaction ends; RewritePlan::late_code says when); with
+// `serial`, followed by AND "kanon"."serial"(), a PARALLEL UNSAFE marker
+// PostgreSQL folds away, which keeps a statement that evaluates masks off
+// parallel workers (RewritePlan::inline_masks; catalog/catalog_watch.h).
+std::string catalog_guard_call(const GuardCall& guard);
 
 // Appends to `out` the edits that put the guard into `st`, one of the
 // statements of a text whose tokens are `tokens` (scan_tokens of the whole

@@ -77,8 +77,12 @@ bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
     if (st.run.kind == RunShape::Kind::kNone) continue;
     if (!scanned && !scan_tokens(sql, tokens)) return false;
     scanned = true;
-    const GuardCall call{generation, hold, serial, values_cast(st, catalog),
-                         gathers_rows(st, catalog)};
+    const GuardCall call{generation,
+                         hold,
+                         serial,
+                         values_cast(st, catalog),
+                         gathers_rows(st, catalog),
+                         catalog && catalog->facts().c_guard};
     if (place_catalog_guard(tokens, st, call, edits) == GuardPlacement::kNoPlace) return false;
   }
   if (edits.size() == before) return true;

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <pqxx/pqxx>
 #include <thread>
@@ -51,10 +52,19 @@ const std::string kToOpen =
     "CREATE OR REPLACE VIEW public.flip AS SELECT id, occupation, city, state FROM "
     "public.open_people";
 
+// KANON_TEST_C_GUARD set (ctest's ddl_timing_c_guard_test): with the
+// catalog guard in C installed (maskfn/install.sql), which kanon then writes
+// instead of the PL/pgSQL one.
+bool c_guard() {
+  const char* v = std::getenv("KANON_TEST_C_GUARD");
+  return v && *v;
+}
+
 struct Fixture {
   Fixture() {
     auto& pg = PgSandbox::shared();
     pg.psql(kSetup);
+    if (c_guard()) pg.install_mask_function();
     proxy = std::make_unique<KanonProxy>(
         pg.port(),
         "policies: [" + source_dir() +
@@ -95,6 +105,30 @@ Outcome settled(pqxx::connection& c, const std::string& sql, bool extended) {
 }
 
 }  // namespace
+
+TEST_CASE("DDL timing: restricted statements carry the guard the database holds") {
+  auto& f = fixture();
+  const std::string shown =
+      run_command(
+          {"psql", "-X", "-At", "-d", f.proxy->conninfo("postgres", "kanon"), "-c", "SHOW CATALOG"})
+          .out;
+  const std::string form =
+      c_guard() ? "\"kanon_mask\".\"catalog_is\"(" : "\"kanon\".\"catalog_is\"(";
+  CHECK_MESSAGE(shown.find(c_guard() ? "|on: kanon_mask.catalog_is (C)|"
+                                     : "|on: kanon.catalog_is (PL/pgSQL)|") != std::string::npos,
+                shown);
+  // What the analyst's backend ran last, as PostgreSQL shows it.
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  const Outcome o = settled(analyst, "SELECT count(*) FROM public.people", false);
+  REQUIRE_MESSAGE(o.sqlstate.empty(), o.sqlstate << " " << o.message);
+  pqxx::connection admin_conn(PgSandbox::shared().conninfo("postgres"));
+  const auto last = pqxx::nontransaction(admin_conn)
+                        .exec1(
+                            "SELECT pg_catalog.string_agg(query, ' | ') FROM pg_stat_activity "
+                            "WHERE usename = 'analyst' AND query LIKE '%count(*)%'")[0]
+                        .as<std::string>("");
+  CHECK_MESSAGE(last.find(form) != std::string::npos, last);
+}
 
 TEST_CASE("DDL timing: the first statement after a committed DDL is decided on it") {
   auto& f = fixture();

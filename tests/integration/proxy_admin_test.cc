@@ -346,10 +346,10 @@ TEST_CASE("SHOW CATALOG: the guard is on with a superuser service account, off a
   std::string out;
   for (int i = 0; i < 1200; ++i) {  // until the watcher listens (no timing asserted)
     out = f.console_ok("SHOW CATALOG");
-    if (out.find("|on|listening|") != std::string::npos) break;
+    if (out.find("|on: kanon.catalog_is (PL/pgSQL)|listening|") != std::string::npos) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  CHECK_MESSAGE(out.find("|on|listening|") != std::string::npos, out);
+  CHECK_MESSAGE(out.find("|on: kanon.catalog_is (PL/pgSQL)|listening|") != std::string::npos, out);
   const int64_t before = generation(out);
   CHECK(before > 0);
   pg.psql("CREATE TABLE public.show_catalog_t (a int); DROP TABLE public.show_catalog_t");

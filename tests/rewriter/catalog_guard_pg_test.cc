@@ -28,16 +28,17 @@ std::string conninfo() {
 }
 
 std::string guarded(const std::string& sql, int64_t generation, bool hold = false,
-                    const std::string& values_cast = "", bool at_offset = false) {
+                    const std::string& values_cast = "", bool at_offset = false,
+                    bool c_function = false) {
   const ParseOutcome parsed = parse_sql(sql);
   REQUIRE(parsed.ok);
   std::vector<SqlToken> tokens;
   REQUIRE(scan_tokens(sql, tokens));
   std::vector<Edit> edits;
   for (const auto& st : parsed.statements)
-    REQUIRE(place_catalog_guard(tokens, st,
-                                GuardCall{generation, hold, false, values_cast, at_offset},
-                                edits) == GuardPlacement::kPlaced);
+    REQUIRE(place_catalog_guard(
+                tokens, st, GuardCall{generation, hold, false, values_cast, at_offset, c_function},
+                edits) == GuardPlacement::kPlaced);
   return apply_edits(sql, edits);
 }
 
@@ -66,9 +67,12 @@ int64_t generation(pqxx::connection& conn) {
   return tx.exec1("SELECT last_value FROM kanon.catalog_generation")[0].as<int64_t>();
 }
 
+// With the catalog guard in C too (maskfn/install.sql), so that both forms
+// are there to be called.
 void set_up(pqxx::connection& conn) {
   std::string error;
   REQUIRE_MESSAGE(kanon::catalog::install_catalog_event_trigger(conn, &error), error);
+  PgSandbox::shared().install_mask_function();
   pqxx::nontransaction tx(conn);
   tx.exec(
       "DROP TABLE IF EXISTS t, u, v CASCADE; CREATE TABLE t (a int); CREATE TABLE u (b int); "
@@ -82,20 +86,25 @@ TEST_CASE("guarded statements return what they return without the guard, or KN00
   pqxx::connection conn(conninfo());
   set_up(conn);
   const int64_t g = generation(conn);
-  for (const auto& c : kanon::testing::guard_cases()) {
-    if (c.guarded == nullptr || c.guarded == kanon::testing::kNoPlace) continue;
-    const std::string sql = c.sql;
-    CAPTURE(sql);
-    if (sql.rfind("COPY", 0) == 0) continue;  // libpqxx's exec does not take COPY
-    const Rows direct = run(conn, sql);
-    if (sql.rfind("EXPLAIN", 0) != 0)
-      CHECK(run(conn, guarded(sql, g, false, c.values_cast, c.at_offset)) == direct);
-    if (sql.find("WITH NO DATA") != std::string::npos) continue;  // runs nothing
-    try {
-      run(conn, guarded(sql, g + 1, false, c.values_cast, c.at_offset));
-      FAIL("a stale guard passed");
-    } catch (const pqxx::sql_error& e) {
-      CHECK(e.sqlstate() == std::string(kanon::catalog::kGuardSqlState));
+  for (const bool c_function : {false, true}) {
+    CAPTURE(c_function);
+    for (const auto& c : kanon::testing::guard_cases()) {
+      if (c.guarded == nullptr || c.guarded == kanon::testing::kNoPlace) continue;
+      const std::string sql = c.sql;
+      CAPTURE(sql);
+      if (sql.rfind("COPY", 0) == 0) continue;  // libpqxx's exec does not take COPY
+      const Rows direct = run(conn, sql);
+      if (sql.rfind("EXPLAIN", 0) != 0)
+        CHECK(run(conn, guarded(sql, g, false, c.values_cast, c.at_offset, c_function)) == direct);
+      if (sql.find("WITH NO DATA") != std::string::npos) continue;  // runs nothing
+      for (const bool hold : {false, true}) {
+        try {
+          run(conn, guarded(sql, g + 1, hold, c.values_cast, c.at_offset, c_function));
+          FAIL("a stale guard passed");
+        } catch (const pqxx::sql_error& e) {
+          CHECK(e.sqlstate() == std::string(kanon::catalog::kGuardSqlState));
+        }
+      }
     }
   }
 }
@@ -196,6 +205,16 @@ TEST_CASE("a DDL waits for the statements that hold the catalog still, and only 
   pqxx::connection conn(conninfo());
   set_up(conn);
   pqxx::connection admin(conninfo()), probe(conninfo());
+  bool c_function = false;
+  SUBCASE("kanon.catalog_stays, PL/pgSQL") {
+    c_function = false;
+  }
+  SUBCASE("kanon_mask.catalog_stays, C") {
+    c_function = true;
+  }
+  const auto guarded = [&](const std::string& sql, int64_t generation, bool hold = false) {
+    return ::guarded(sql, generation, hold, "", false, c_function);
+  };
   int64_t g = generation(conn);
   {
     // The plain guard holds nothing: a DDL commits while its transaction is open.
@@ -255,4 +274,108 @@ TEST_CASE("kanon's own DDL in its schemas moves the generation without waiting f
   CHECK(generation(probe) > g);
   CHECK_FALSE(waits_for_stays_lock(probe));
   tx.commit();
+}
+
+TEST_CASE("the C guard reads kanon's generation whatever the session set or owns") {
+  pqxx::connection conn(conninfo());
+  set_up(conn);
+  PgSandbox::shared().psql(
+      "DROP ROLE IF EXISTS guard_login; CREATE ROLE guard_login LOGIN; "
+      "GRANT SELECT ON t TO guard_login; GRANT CREATE ON SCHEMA public TO guard_login");
+  pqxx::connection login(PgSandbox::shared().conninfo("guard_login", "postgres"));
+  pqxx::nontransaction own(login);
+  // Objects of its own under the guard's names, first on its search_path
+  // (these DDL move the generation: it is read after them).
+  own.exec(
+      "DROP SEQUENCE IF EXISTS public.catalog_generation; "
+      "CREATE SEQUENCE public.catalog_generation; "
+      "CREATE TEMP SEQUENCE catalog_generation; "
+      "CREATE OR REPLACE FUNCTION public.catalog_is(int8) RETURNS bool LANGUAGE sql "
+      "AS 'SELECT true'; "
+      "SET search_path = pg_temp, public");
+  const int64_t g = generation(conn);
+  // Both of its sequences stand at a generation the guard must refuse.
+  own.exec(
+      fmt::format("SELECT pg_catalog.setval('pg_temp.catalog_generation', {0}), "
+                  "pg_catalog.setval('public.catalog_generation', {0})",
+                  g + 1));
+  const auto sqlstate_of = [&](const std::string& sql) {
+    try {
+      own.exec(sql);
+      return std::string("passed");
+    } catch (const pqxx::sql_error& e) {
+      return e.sqlstate();
+    }
+  };
+  CHECK(sqlstate_of(guarded("SELECT count(*) FROM t", g, false, "", true, true)) == "passed");
+  CHECK(sqlstate_of(guarded("SELECT a FROM t", g, true, "", false, true)) == "passed");
+  CHECK(sqlstate_of(guarded("SELECT count(*) FROM t", g + 1, false, "", true, true)) ==
+        kanon::catalog::kGuardSqlState);
+  CHECK(sqlstate_of("SELECT kanon_mask.catalog_is(NULL)") == kanon::catalog::kGuardSqlState);
+  // In parallel workers too: each evaluates the guard under the leader's lock.
+  own.exec(
+      "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
+      "SET min_parallel_table_scan_size = 0; SET force_parallel_mode = on");
+  const std::string where = guarded("SELECT count(*) FROM t", g, false, "", false, true);
+  std::string plan;
+  for (const auto& row : own.exec("EXPLAIN (COSTS OFF) " + where))
+    plan += std::string(row[0].c_str()) + "\n";
+  CAPTURE(plan);
+  CHECK(plan.find("Gather") != std::string::npos);
+  CHECK(sqlstate_of(where) == "passed");
+  CHECK(sqlstate_of(guarded("SELECT count(*) FROM t", g + 1, false, "", false, true)) ==
+        kanon::catalog::kGuardSqlState);
+  own.exec("DROP FUNCTION public.catalog_is(int8); DROP SEQUENCE public.catalog_generation");
+}
+
+TEST_CASE("the catalog reader finds the C guard only as install.sql makes it, in a safe schema") {
+  pqxx::connection conn(conninfo());
+  set_up(conn);
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP ROLE IF EXISTS guard_rival; CREATE ROLE guard_rival");
+  const auto c_guard = [&] { return kanon::catalog::read_catalog_facts(conn).c_guard; };
+  REQUIRE(c_guard());
+  for (const auto& f : kanon::catalog::read_catalog_facts(conn).functions)
+    if (f.schema == "kanon_mask" && f.name.rfind("catalog_", 0) == 0) CHECK(f.kanon_guard);
+  // Each change below, and back.
+  const std::vector<std::pair<std::string, std::string>> changes = {
+      {"GRANT CREATE ON SCHEMA kanon_mask TO guard_rival",
+       "REVOKE CREATE ON SCHEMA kanon_mask FROM guard_rival"},
+      {"GRANT CREATE ON SCHEMA kanon_mask TO PUBLIC",
+       "REVOKE CREATE ON SCHEMA kanon_mask FROM PUBLIC"},
+      {"ALTER SCHEMA kanon_mask OWNER TO guard_rival", "ALTER SCHEMA kanon_mask OWNER TO postgres"},
+      {"ALTER FUNCTION kanon_mask.catalog_is(int8) OWNER TO guard_rival",
+       "ALTER FUNCTION kanon_mask.catalog_is(int8) OWNER TO postgres"},
+      {"ALTER FUNCTION kanon_mask.catalog_stays(int8) VOLATILE",
+       "ALTER FUNCTION kanon_mask.catalog_stays(int8) STABLE"},
+      {"ALTER FUNCTION kanon_mask.catalog_is(int8) SECURITY DEFINER",
+       "ALTER FUNCTION kanon_mask.catalog_is(int8) SECURITY INVOKER"},
+      {"ALTER FUNCTION kanon_mask.catalog_is(int8) SET search_path = public",
+       "ALTER FUNCTION kanon_mask.catalog_is(int8) RESET ALL"},
+      {"CREATE FUNCTION kanon_mask.rival() RETURNS int LANGUAGE sql AS 'SELECT 1'; "
+       "ALTER FUNCTION kanon_mask.rival() OWNER TO guard_rival",
+       "DROP FUNCTION kanon_mask.rival()"},
+      {"DROP FUNCTION kanon_mask.catalog_stays(int8)", ""},
+  };
+  for (const auto& [change, back] : changes) {
+    CAPTURE(change);
+    pg.psql(change);
+    CHECK_FALSE(c_guard());
+    if (back.empty()) {
+      pg.install_mask_function();
+    } else {
+      pg.psql(back);
+    }
+    CHECK(c_guard());
+  }
+  // A PL/pgSQL function under the C guard's name is no C guard.
+  pg.psql(
+      "DROP FUNCTION kanon_mask.catalog_is(int8); "
+      "CREATE FUNCTION kanon_mask.catalog_is(int8) RETURNS bool LANGUAGE plpgsql STABLE "
+      "PARALLEL SAFE AS $$BEGIN RETURN true; END$$");
+  CHECK_FALSE(c_guard());
+  for (const auto& f : kanon::catalog::read_catalog_facts(conn).functions)
+    if (f.schema == "kanon_mask" && f.name == "catalog_is") CHECK_FALSE(f.kanon_guard);
+  pg.install_mask_function();
+  CHECK(c_guard());
 }

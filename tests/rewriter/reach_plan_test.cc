@@ -424,9 +424,11 @@ TEST_CASE("code: DO, CALL and other languages only when PostgreSQL keeps the log
 // The demo catalog read at generation 7, with a view that calls a SQL
 // function, a user-defined operator and a domain whose CHECK calls one.
 struct GuardEnv {
-  explicit GuardEnv(bool with_domain = false) : unit(make_unit_env("default")) {
+  explicit GuardEnv(bool with_domain = false, bool c_guard = false)
+      : unit(make_unit_env("default")) {
     auto facts = std::make_shared<CatalogFacts>(*demo_catalog());
     facts->generation = 7;
+    facts->c_guard = c_guard;
     auto calls = relation(20009, "app", "v_calls", 'v', {"id"});
     calls.definition = "SELECT app.f_safe(plain.id) AS id FROM public.plain";
     calls.reads_relations = {20001};
@@ -553,4 +555,27 @@ TEST_CASE("reach plan: a statement that gathers rows is guarded by an OFFSET of 
   CHECK(e.rewrite("SELECT count(app.f_safe(id)) FROM public.plain")
             .sql.find("OFFSET (CASE WHEN \"kanon\".\"catalog_stays\"(7::pg_catalog.int8) THEN 0 "
                       "ELSE -1 END)") != std::string::npos);
+}
+
+TEST_CASE("reach plan: where the catalog holds the guard in C, statements carry it instead") {
+  GuardEnv c(false, true);
+  for (const char* sql :
+       {"SELECT id FROM public.plain", "SELECT city FROM people", "SELECT count(*) FROM people",
+        "SELECT app.f_safe(1)", "INSERT INTO public.plain (label) VALUES ('a'), ('b')"}) {
+    CAPTURE(sql);
+    const RewriteResult r = c.rewrite(sql);
+    REQUIRE(r.verdict == Verdict::kRewritten);
+    CHECK(r.guard_generation == 7);
+    CHECK(r.sql.find("\"kanon\".\"catalog_") == std::string::npos);
+    const bool late = std::string(sql).find("f_safe") != std::string::npos;
+    CHECK_MESSAGE(
+        r.sql.find(late ? "\"kanon_mask\".\"catalog_stays\"(7::pg_catalog.int8)"
+                        : "\"kanon_mask\".\"catalog_is\"(7::pg_catalog.int8)") != std::string::npos,
+        r.sql);
+    // The same statement where it is not installed: the PL/pgSQL guard.
+    GuardEnv plain;
+    const RewriteResult p = plain.rewrite(sql);
+    CHECK(p.sql.find("\"kanon_mask\".\"catalog_") == std::string::npos);
+    CHECK(p.sql.find("\"kanon\".\"catalog_") != std::string::npos);
+  }
 }

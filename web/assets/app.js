@@ -170,7 +170,7 @@
         alerts.append(h('li', { class: 'warn' }, `${p.table}: ${p.grants}`));
     }
     for (const c of records(catalog.ok ? first(catalog.doc) : { columns: [], rows: [] }))
-      if (c.guard && c.guard !== 'on')
+      if (c.guard && c.guard.startsWith('off'))
         alerts.append(h('li', { class: 'warn' }, `catalog of ${c.database || '(default)'}: ${c.guard}`));
     if (Number(s.audit_lost || 0) > 0)
       alerts.append(h('li', { class: 'bad' }, `audit trail: ${s.audit_lost} records lost (a sink is down)`));
