@@ -11,7 +11,7 @@
 #
 #   bench/proxy_pgbench.sh [--seconds N] [--clients "1 8 32"] [--modes "simple extended"]
 #                          [--scripts "select-only tpcb-like"] [--threads N]
-#                          [--audit file|table]
+#                          [--audit file|table] [--guard c|plpgsql]
 #
 # --scripts: pgbench -b names (select-only is pgbench -S; tpcb-like is
 # pgbench's default script, 7 statements per transaction). --threads: kanon's
@@ -23,6 +23,10 @@
 # table: public.kanon_audit_bench in the protected database, postgres), cells interleaved,
 # with the ratio audited/plain and kanon's own CPU time per transaction
 # (less sensitive to a busy machine than throughput).
+# --guard: the catalog guard restricted statements carry. c (the default
+# when build/maskfn/kanon_mask.so exists): maskfn/install.sql is installed in
+# database bench, so kanon writes kanon_mask.catalog_is; plpgsql: it is not,
+# so kanon.catalog_is.
 # Needs a Release build in build/ (scripts/build.sh) and pgbouncer.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,6 +37,9 @@ SCALE=10
 AUDIT=""
 SCRIPTS="select-only"
 THREADS=""
+SO="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
+GUARD=plpgsql
+[ -f "$SO" ] && GUARD=c
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_PER_CELL="$2"; shift 2 ;;
@@ -41,6 +48,7 @@ while [ $# -gt 0 ]; do
     --audit) AUDIT="$2"; shift 2 ;;
     --scripts) SCRIPTS="$2"; shift 2 ;;
     --threads) THREADS="$2"; shift 2 ;;
+    --guard) GUARD="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -58,6 +66,16 @@ psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABAS
 pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres bench >/dev/null 2>&1
 psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench \
   -c "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO analyst"
+case "$GUARD" in
+  c)
+    [ -f "$SO" ] || { echo "no $SO: install postgresql-server-dev-15 and build again" >&2; exit 1; }
+    cp "$SO" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
+    psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench -v library="$WORK/kanon_mask.so" \
+      -f "$ROOT/maskfn/install.sql"
+    ;;
+  plpgsql) ;;
+  *) echo "--guard takes c or plpgsql" >&2; exit 2 ;;
+esac
 
 KANON_PORT="$(free_port)"
 cat >"$WORK/kanon.yaml" <<YAML
@@ -152,7 +170,7 @@ if [ -n "$AUDIT" ]; then
 fi
 
 echo "pgbench, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback," \
-  "load $(cut -d' ' -f1-3 /proc/loadavg), kanon threads ${THREADS:-default}," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg), kanon threads ${THREADS:-default}, guard $GUARD," \
   "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "kanon exempt: postgres (relayed untouched); kanon restricted: analyst (every statement rewritten-or-passed)"
 echo "cpu: CPU seconds of PgBouncer / kanon per 10,000 transactions in that cell"
