@@ -8,7 +8,12 @@
 # function), all sent directly to PostgreSQL, alternating
 # round by round in the same run, with the simple and the extended
 # (prepared) protocol. kanon is started once so that it installs the guard
-# function (its service account is the sandbox's superuser).
+# function (its service account is the sandbox's superuser). Where
+# build/maskfn/kanon_mask.so exists, maskfn/install.sql is installed too and
+# the guards in C (kanon_mask.catalog_is, catalog_stays) are measured beside
+# them ("c-guard", "c-hold"). Last, a new backend per statement (pgbench -C,
+# `SELECT 1`, bare and with each guard): what a new session's first guarded
+# statement costs.
 #
 #   bench/catalog_guard.sh [--seconds N] [--rounds R]
 #
@@ -34,6 +39,13 @@ start_sandbox guard
 PSQL=(psql -X -At -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres)
 pgbench -i -q -s 1 -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres >/dev/null 2>&1
 start_kanon_with_guard
+FORMS="plain guarded holding"
+SO="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
+if [ -f "$SO" ]; then
+  cp "$SO" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
+  "${PSQL[@]}" -v library="$WORK/kanon_mask.so" -f "$ROOT/maskfn/install.sql"
+  FORMS="$FORMS c-guard c-hold"
+fi
 G="$("${PSQL[@]}" -c "SELECT last_value FROM kanon.catalog_generation")"
 [ -n "$G" ] || { echo "kanon installed no guard function" >&2; exit 1; }
 printf '%s\n' '\set aid random(1, 100000)' \
@@ -44,6 +56,8 @@ printf '%s\n' '\set aid random(1, 100000)' \
 printf '%s\n' '\set aid random(1, 100000)' \
   "SELECT abalance FROM pgbench_accounts WHERE \"kanon\".\"catalog_stays\"($G::pg_catalog.int8) AND (aid = :aid);" \
   >"$WORK/holding.sql"
+sed -e 's/"kanon"\./"kanon_mask"./' "$WORK/guarded.sql" >"$WORK/c-guard.sql"
+sed -e 's/"kanon"\./"kanon_mask"./' "$WORK/holding.sql" >"$WORK/c-hold.sql"
 cell() {  # form mode -> tps
   pgbench -n -c 1 -T "$SECONDS_PER_CELL" -M "$2" -f "$WORK/$1.sql" \
     -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres 2>&1 | awk '/^tps/ {print $3}'
@@ -54,18 +68,38 @@ echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '| %-9s | %-7s | %10s | %14s |\n' protocol form "TPS p50" "µs/statement"
 printf '|%s|%s|%s|%s|\n' ----------- --------- ------------ ----------------
 for mode in simple prepared; do
-  : >"$WORK/plain.tps"; : >"$WORK/guarded.tps"; : >"$WORK/holding.tps"
+  for form in $FORMS; do : >"$WORK/$form.tps"; done
   for _ in $(seq "$ROUNDS"); do
-    for form in plain guarded holding; do cell "$form" "$mode" >>"$WORK/$form.tps"; done
+    for form in $FORMS; do cell "$form" "$mode" >>"$WORK/$form.tps"; done
   done
-  p="$(median <"$WORK/plain.tps")"; g="$(median <"$WORK/guarded.tps")"; h="$(median <"$WORK/holding.tps")"
-  for form in plain guarded holding; do
+  p="$(median <"$WORK/plain.tps")"
+  for form in $FORMS; do
     t="$(median <"$WORK/$form.tps")"
     awk -v m="$mode" -v f="$form" -v t="$t" 'BEGIN {printf "| %-9s | %-7s | %10.0f | %14.2f |\n", m, f, t, 1e6 / t}'
   done
-  awk -v p="$p" -v g="$g" -v m="$mode" \
-    'BEGIN {printf "  %s: guarded / plain time per statement = %.3f (%+.2f µs)\n", m, p / g, 1e6 / g - 1e6 / p}'
-  awk -v p="$p" -v h="$h" -v m="$mode" \
-    'BEGIN {printf "  %s: holding / plain time per statement = %.3f (%+.2f µs)\n", m, p / h, 1e6 / h - 1e6 / p}'
+  for form in $FORMS; do
+    [ "$form" = plain ] && continue
+    awk -v p="$p" -v g="$(median <"$WORK/$form.tps")" -v m="$mode" -v f="$form" \
+      'BEGIN {printf "  %s: %s / plain time per statement = %.3f (%+.2f µs)\n", m, f, p / g, 1e6 / g - 1e6 / p}'
+  done
+done
+# A new backend for every statement: the guard's first call in a session.
+echo "a new session per statement (pgbench -C, SELECT 1), ms per statement, median of $ROUNDS rounds:"
+printf '%s\n' 'SELECT 1;' >"$WORK/new-plain.sql"
+printf '%s\n' "SELECT 1 WHERE \"kanon\".\"catalog_is\"($G::pg_catalog.int8);" >"$WORK/new-guarded.sql"
+sed -e 's/"kanon"\./"kanon_mask"./' "$WORK/new-guarded.sql" >"$WORK/new-c-guard.sql"
+NEW_FORMS="plain guarded"
+[ -f "$WORK/kanon_mask.so" ] && NEW_FORMS="$NEW_FORMS c-guard"
+for form in $NEW_FORMS; do : >"$WORK/new-$form.tps"; done
+for _ in $(seq "$ROUNDS"); do
+  for form in $NEW_FORMS; do
+    pgbench -n -C -c 1 -T "$SECONDS_PER_CELL" -f "$WORK/new-$form.sql" \
+      -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres 2>&1 | awk '/^tps/ {print $3}' \
+      >>"$WORK/new-$form.tps"
+  done
+done
+for form in $NEW_FORMS; do
+  awk -v f="$form" -v t="$(median <"$WORK/new-$form.tps")" \
+    'BEGIN {printf "  %-8s %.3f ms\n", f, 1e3 / t}'
 done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
