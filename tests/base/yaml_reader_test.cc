@@ -7,6 +7,8 @@
 #include <fstream>
 #include <functional>
 
+#include "tests/support/scratch_dir.h"
+
 namespace kanon::base {
 namespace {
 
@@ -68,7 +70,7 @@ TEST_CASE("errors name the source, the line and the key") {
 TEST_CASE("load_file: missing files and syntax errors") {
   CHECK(error_of([] { YamlReader("/nonexistent/x.yaml").load_file("the file"); }) ==
         "/nonexistent/x.yaml: cannot open the file");
-  const auto path = std::filesystem::temp_directory_path() / "kanon-base-yaml-test.yaml";
+  const auto path = kanon::testing::scratch_dir() / "yaml-test.yaml";
   std::ofstream(path) << "a: 1\nb: [unclosed\n";
   CHECK(error_of([&] {
           YamlReader(path.string()).load_file("the file");

@@ -12,6 +12,7 @@
 
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kanon::testing {
 
@@ -86,11 +87,11 @@ std::string java_classes() {
             "pgJDBC client: `java` (openjdk-17-jdk-headless) is not installed");
     require(std::filesystem::exists(kJdbcJar),
             std::string("pgJDBC client: ") + kJdbcJar + " (libpostgresql-jdbc-java) is missing");
-    char tmpl[] = "/tmp/kanon-jdbc.XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
-    checked({"javac", "--release", "17", "-d", tmpl, "-cp", kJdbcJar,
+    const std::string dir = scratch_path("jdbc");
+    std::filesystem::create_directories(dir);
+    checked({"javac", "--release", "17", "-d", dir, "-cp", kJdbcJar,
              clients_source() + "/java/KanonClient.java"});
-    path = tmpl;
+    path = dir;
   });
   return path;
 }

@@ -4,13 +4,12 @@
 // zero otherwise), so a run passes only with every transaction completed,
 // none failed, and every row it looked at masked.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "tests/clients/client_fixture.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 
@@ -31,11 +30,9 @@ constexpr int kTransactionsPerClient = 15;
 
 std::string script_path() {
   static const std::string path = [] {
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("kanon-pgbench-" + std::to_string(getpid()));
-    std::filesystem::create_directories(dir);
-    std::ofstream((dir / "people_adult.sql").string()) << kScript;
-    return (dir / "people_adult.sql").string();
+    const std::string path = scratch_path("people_adult.sql");
+    std::ofstream(path) << kScript;
+    return path;
   }();
   return path;
 }

@@ -16,6 +16,7 @@
 #include "engine/mondrian_input.h"
 #include "tests/engine/adult_fixture.h"
 #include "tests/engine/mondrian_check.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::engine;
 using namespace kanon::engine::testing;
@@ -88,7 +89,7 @@ TEST_CASE("mondrian on ADULT: k=5, l=2 with span, max and min entropy") {
 
 TEST_CASE("mondrian on ADULT through run_job: the CSV covers every row with its class") {
   const Adult a = load();
-  const auto dir = std::filesystem::temp_directory_path() / "kanon-mondrian-adult";
+  const auto dir = kanon::testing::scratch_dir() / "mondrian-adult";
   std::filesystem::create_directories(dir);
   AnonymizationJob job;
   job.input = adult_dir() + "/adult.csv";

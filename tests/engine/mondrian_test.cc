@@ -17,6 +17,7 @@
 #include "engine/mondrian_split.h"
 #include "tests/engine/mondrian_check.h"
 #include "tests/engine/random_problem.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::engine;
 using namespace kanon::engine::testing;
@@ -204,7 +205,7 @@ TEST_CASE("mondrian: random tables satisfy k, l and strictness; loss equals brut
 }
 
 TEST_CASE("mondrian: job file keys and errors") {
-  const auto dir = std::filesystem::temp_directory_path() / "kanon-mondrian-job";
+  const auto dir = kanon::testing::scratch_dir() / "mondrian-job";
   std::filesystem::create_directories(dir);
   const auto write = [&](const std::string& text) {
     std::ofstream((dir / "job.yaml").string()) << text;

@@ -21,6 +21,7 @@
 #include "engine/mondrian.h"
 #include "engine/mondrian_input.h"
 #include "tests/engine/random_problem.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kanon::engine {
 namespace {
@@ -417,7 +418,7 @@ TEST_CASE("the person column must exist and must not be a quasi-identifier") {
 }
 
 TEST_CASE("job file: person key, and a person column that is a quasi-identifier") {
-  const auto dir = std::filesystem::temp_directory_path() / "kanon-person-job-test";
+  const auto dir = kanon::testing::scratch_dir() / "person-job-test";
   std::filesystem::create_directories(dir);
   const auto write = [&](const std::string& person) {
     std::ofstream(dir / "job.yaml") << "input: in.csv\nattributes:\n  zip: {role: quasi, "
@@ -442,7 +443,7 @@ TEST_CASE("an identifying person column is counted but not written") {
   const Outcome o = anonymize(d, m, MetricKind::kLoss, Algorithm::kFlash, {}, {});
   REQUIRE(o.search.found);
   CHECK(o.search.levels == Levels{1});
-  const auto path = std::filesystem::temp_directory_path() / "kanon-person-output.csv";
+  const auto path = kanon::testing::scratch_dir() / "person-output.csv";
   write_anonymized_csv(path.string(), t, d, specs, m, o.search.levels, ';');
   std::ifstream in(path);
   std::string header, first;

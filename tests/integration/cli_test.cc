@@ -2,20 +2,18 @@
 // errors that name the file, the line and the key.
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <fstream>
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 
 namespace {
 
 std::string write_temp(const std::string& name, const std::string& text) {
-  const auto dir = std::filesystem::temp_directory_path() / "kanon-cli-test";
-  std::filesystem::create_directories(dir);
-  const auto path = (dir / name).string();
+  const auto path = scratch_path(name);
   std::ofstream(path) << text;
   return path;
 }
@@ -84,7 +82,7 @@ TEST_CASE("--listen and --backend override the file and are validated") {
   ChildProcess proxy(
       {kanon_executable(), "proxy", "--config", path, "--listen",
        "127.0.0.1:" + std::to_string(port), "--backend", "127.0.0.1:" + std::to_string(pg.port())},
-      "/tmp/kanon-cli-test/override.log");
+      scratch_path("override.log"));
   REQUIRE(wait_for_port(port, 20));
   const auto r = run_command({"psql", "-X", "-At", "-d",
                               make_conninfo("127.0.0.1", port, "postgres", "postgres"), "-c",

@@ -13,6 +13,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 
 using namespace kanon::testing;
@@ -53,7 +54,7 @@ struct Fixture {
                 "INSERT INTO items SELECT g, CASE WHEN g < 5 THEN 'Z' ELSE 'W' END, 'a' || g "
                 "FROM generate_series(1, 5) g",
             "archive");
-    dir = std::filesystem::temp_directory_path() / ("kanon-databases-" + std::to_string(getpid()));
+    dir = scratch_path("databases");
     std::filesystem::create_directories(dir);
     write_file(dir + "/main.yaml",
                "tables:\n  - table: public.items\n    k: 2\n    quasi_identifiers: [city]\n"

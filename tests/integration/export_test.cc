@@ -6,7 +6,6 @@
 // policy with `person:` whose published classes hold >= k customers.
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -21,6 +20,7 @@
 #include "tests/support/demo_data.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 namespace fs = std::filesystem;
@@ -33,8 +33,7 @@ const char* const kAdultQis =
     "sex, age, race, \"marital-status\", education, \"native-country\", workclass, occupation";
 
 struct Fixture {
-  std::string dir =
-      (fs::temp_directory_path() / ("kanon-export-" + std::to_string(getpid()))).string();
+  std::string dir = scratch_path("export");
   std::string policy_path = dir + "/big.yaml";
   std::unique_ptr<KanonProxy> proxy;
 

@@ -20,6 +20,7 @@
 #include "proxy/role_directory.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 #include "tests/support/wait.h"
 
@@ -55,7 +56,7 @@ GRANT SELECT ON expo.mv_cities TO expo_mv;
 CREATE FUNCTION expo.patient_count() RETURNS bigint LANGUAGE sql SECURITY DEFINER
   AS 'SELECT count(*) FROM expo.patients';
 )SQL");
-    policy_path = "/tmp/kanon-exposure-policy-" + std::to_string(getpid()) + ".yaml";
+    policy_path = scratch_path("kanon-exposure-policy.yaml");
     std::ofstream(policy_path) << "tables:\n"
                                   "  - table: expo.patients\n"
                                   "    k: 2\n"

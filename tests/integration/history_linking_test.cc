@@ -10,7 +10,6 @@
 // are shown at once and reported, in mode: materialized none is below k.
 // Then ADULT as published, without a key, in every mode.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -23,6 +22,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 
@@ -181,7 +181,7 @@ struct Protected {
   std::unique_ptr<KanonProxy> proxy;
 
   Protected(const std::string& table, const std::string& mode)
-      : policy_path("/tmp/kanon-linking-policy-" + std::to_string(getpid()) + ".yaml") {
+      : policy_path(scratch_path("kanon-linking-policy.yaml")) {
     std::ofstream(policy_path) << "tables:\n  - table: " << table << "\n    k: " << kK
                                << "\n    mode: " << mode
                                << "\n    quasi_identifiers: [sex, age, race, marital-status, "

@@ -14,13 +14,13 @@
 // in a schema of its own, puts it first on its search_path three ways, and
 // reads through views of its own: nothing changes what is released.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <pqxx/pqxx>
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 #include "tests/support/wait.h"
 #include "tests/support/wire_session.h"
@@ -53,7 +53,7 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
     pg.psql(std::string("DROP TABLE IF EXISTS public.") + t + "; CREATE TABLE public." + t +
             " AS SELECT * FROM public.adult; ALTER TABLE public." + t +
             " ADD PRIMARY KEY (id); GRANT SELECT ON public." + t + " TO analyst");
-  const std::string policy = "/tmp/kanon-maskfn-policy-" + std::to_string(getpid()) + ".yaml";
+  const std::string policy = scratch_path("kanon-maskfn-policy.yaml");
   {
     std::ofstream out(policy);
     out << "tables:\n";

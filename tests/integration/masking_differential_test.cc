@@ -22,6 +22,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 
 using namespace kanon::testing;
@@ -33,7 +34,7 @@ const char* const kOracle = "public.people_oracle";
 struct Fixture {
   Fixture() {
     auto& pg = PgSandbox::shared();
-    const std::string config = "/tmp/kanon-differential-" + std::to_string(getpid()) + ".yaml";
+    const std::string config = scratch_path("kanon-differential.yaml");
     std::ofstream(config) << "backend: {host: 127.0.0.1, port: " << pg.port()
                           << ", user: postgres, dbname: postgres}\n"
                              "policies: ["

@@ -19,6 +19,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 
@@ -80,7 +81,7 @@ struct Fixture {
   std::map<std::string, std::map<std::string, std::vector<std::string>>> hierarchy;
 
   explicit Fixture(const std::string& name) {
-    dir = (std::filesystem::temp_directory_path() / ("kanon-mondrian-mpi-" + name)).string();
+    dir = scratch_path("mondrian-mpi-" + name);
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
     input = dir + "/adult_id.csv";

@@ -7,7 +7,6 @@
 // own count (count(DISTINCT customer_id) over what it reads) is the
 // independent check; VERIFY agrees.
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -18,6 +17,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 
@@ -67,7 +67,7 @@ TEST_CASE("person: every released combination covers k customers, however many r
       "INSERT INTO public.purchases (customer_id, age, sex, zip, amount) "
       "SELECT 9999, 99, 'M', '99999', n FROM generate_series(1, 60) n; "
       "GRANT SELECT ON public.purchases TO analyst");
-  const std::string policy_path = "/tmp/kanon-person-policy-" + std::to_string(getpid()) + ".yaml";
+  const std::string policy_path = scratch_path("kanon-person-policy.yaml");
   write_policy(policy_path, false);
   KanonProxy proxy(
       pg.port(), "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy_path + "]\n");
@@ -168,8 +168,7 @@ TEST_CASE("person: mode materialized with the person a direct identifier, VERIFY
       "INSERT INTO public.purchases_m (customer_id, age, sex, zip) "
       "SELECT c, 20 + c % 7, CASE WHEN c % 2 = 0 THEN 'F' ELSE 'M' END, (1000 + c % 5)::text "
       "FROM generate_series(1, 300) c, generate_series(1, 1 + c % 3) n");
-  const std::string policy_path =
-      "/tmp/kanon-person-m-policy-" + std::to_string(getpid()) + ".yaml";
+  const std::string policy_path = scratch_path("kanon-person-m-policy.yaml");
   std::ofstream(policy_path) << "tables:\n  - table: public.purchases_m\n    k: " << kK
                              << "\n    quasi_identifiers: [age, sex, zip]\n    exempt: [postgres]\n"
                              << "    person: customer_id\n    mode: materialized\n"

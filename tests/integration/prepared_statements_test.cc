@@ -19,6 +19,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 #include "tests/support/wire_session.h"
 
@@ -42,7 +43,7 @@ bool raw(const std::string& rows) {
 }
 
 std::string policy_path() {
-  return "/tmp/kanon-prepared-policy-" + std::to_string(getpid()) + ".yaml";
+  return scratch_path("kanon-prepared-policy.yaml");
 }
 
 // public.prep_items is always protected; public.people when `people` (its

@@ -16,6 +16,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 
@@ -32,7 +33,7 @@ struct Fixture {
     pg.psql(
         "DROP TABLE IF EXISTS public.rtest; CREATE TABLE public.rtest AS "
         "SELECT * FROM public.people; GRANT SELECT ON public.rtest TO analyst;");
-    policy_path = "/tmp/kanon-admin-policy-" + std::to_string(getpid()) + ".yaml";
+    policy_path = scratch_path("kanon-admin-policy.yaml");
     write_policy(2);
     proxy = std::make_unique<KanonProxy>(pg.port(),
                                          "admin: {database: kanon, users: [postgres]}\n"

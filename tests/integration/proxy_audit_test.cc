@@ -29,13 +29,14 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 using Json = nlohmann::json;
 
 namespace {
 
-const std::string kDir = "/tmp/kanon-audit-test-" + std::to_string(getpid());
+const std::string kDir = scratch_path("audit");
 
 // A libpq connection; each call returns the SQLSTATE ("" on success) and the rows.
 class Client {

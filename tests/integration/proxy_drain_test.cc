@@ -17,6 +17,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 using Clock = std::chrono::steady_clock;
@@ -113,7 +114,7 @@ TEST_CASE(
     "/healthz is 200; a policy that cannot be built is reported, not a reason to be unready") {
   auto& pg = PgSandbox::shared();
   pg.psql("DROP TABLE IF EXISTS public.drain_people");
-  const std::string policy = "/tmp/kanon-drain-policy-" + std::to_string(getpid()) + ".yaml";
+  const std::string policy = scratch_path("kanon-drain-policy.yaml");
   std::ofstream(policy) << "tables:\n"
                            "  - table: public.drain_people\n"
                            "    k: 2\n"

@@ -37,6 +37,7 @@
 #include "tests/support/libpq_connection.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/wire_session.h"
 
 using namespace kanon;
@@ -74,7 +75,7 @@ struct Fixture {
 
   Fixture() {
     pg.psql(kSetup);
-    const std::string path = "/tmp/kanon-encoding-policy-" + std::to_string(getpid()) + ".yaml";
+    const std::string path = scratch_path("kanon-encoding-policy.yaml");
     std::ofstream(path) << kPolicy;
     proxy = std::make_unique<KanonProxy>(
         pg.port(), "policies: [" + path + ", " + source_dir() + "/config/policies/people.yaml]\n");

@@ -25,6 +25,7 @@
 #include "tests/support/libpq_connection.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/wire_session.h"
 
 using namespace kanon;
@@ -457,7 +458,7 @@ std::string hex(const std::string& bytes) {
 
 TEST_CASE("fast path: psql's \\lo_import, \\lo_export and \\lo_unlink work for a restricted role") {
   auto& f = fixture();
-  const std::string dir = "/tmp/kanon-lo-" + std::to_string(getpid());
+  const std::string dir = scratch_path("lo");
   std::filesystem::create_directories(dir);
   std::string content(100000, '\0');
   std::mt19937 gen(7);

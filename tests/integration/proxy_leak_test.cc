@@ -15,6 +15,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 
 using namespace kanon::testing;
@@ -116,8 +117,7 @@ struct Enforcement {
 };
 
 std::string policy_file(const std::string& mode) {
-  const std::string path =
-      "/tmp/kanon-leak-policy-" + mode + "-" + std::to_string(getpid()) + ".yaml";
+  const std::string path = scratch_path("kanon-leak-policy-" + mode + ".yaml");
   std::ofstream(path) << "tables:\n"
                          "  - table: public.people\n"
                          "    k: 2\n"
@@ -130,6 +130,7 @@ std::string policy_file(const std::string& mode) {
 }
 
 KanonProxy& proxy_for(const std::string& mode) {
+  scratch_dir();  // made before `proxies`, so removed after they stop
   static std::map<std::string, std::unique_ptr<KanonProxy>> proxies;
   auto& p = proxies[mode];
   if (!p)
@@ -230,7 +231,7 @@ TEST_CASE("grants: manage protects direct connections and reports what it cannot
       "CREATE ROLE vg_reader LOGIN; END IF; END $$; "
       "GRANT SELECT ON public.vg_people TO vg_reader;");
   REQUIRE(pg.psql("SELECT pg_has_role('vg_reader', 'pg_read_all_data', 'MEMBER')") == "f\n");
-  const std::string path = "/tmp/kanon-view-grants-" + std::to_string(getpid()) + ".yaml";
+  const std::string path = scratch_path("kanon-view-grants.yaml");
   std::ofstream(path) << "tables:\n"
                          "  - table: public.vg_people\n"
                          "    k: 2\n"

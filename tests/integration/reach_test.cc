@@ -18,6 +18,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 #include "tests/support/wait.h"
 
@@ -221,7 +222,7 @@ const std::vector<Case> kCases = {
 };
 
 std::string policy_file() {
-  const std::string path = "/tmp/kanon-reach-policy-" + std::to_string(getpid()) + ".yaml";
+  const std::string path = scratch_path("kanon-reach-policy.yaml");
   std::ofstream(path) << "tables:\n"
                          "  - table: public.people\n"
                          "    k: 2\n"
@@ -391,7 +392,7 @@ TEST_CASE("reach: a partition attached after the build gets its parent's masks")
       "INSERT INTO public.visits SELECT g, CASE WHEN g % 10 = 0 THEN 'Rareville' ELSE 'Common' "
       "END, g % 100 FROM generate_series(1, 60) g;"
       "GRANT SELECT ON public.visits, public.visits_1 TO analyst;");
-  const std::string path = "/tmp/kanon-reach-visits-" + std::to_string(getpid()) + ".yaml";
+  const std::string path = scratch_path("kanon-reach-visits.yaml");
   std::ofstream(path) << "tables:\n"
                          "  - table: public.visits\n"
                          "    k: 10\n"

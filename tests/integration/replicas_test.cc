@@ -17,6 +17,7 @@
 #include "store/shared_snapshots.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 #include "tests/support/wait.h"
 
@@ -39,7 +40,7 @@ struct Fixture {
         "CREATE TABLE public.cities (city text); GRANT SELECT ON public.cities TO analyst;"
         "INSERT INTO cities SELECT CASE WHEN g < 6 THEN 'X' ELSE 'Y' END "
         "FROM generate_series(1, 6) g");
-    dir = std::filesystem::temp_directory_path() / ("kanon-replicas-" + std::to_string(getpid()));
+    dir = scratch_path("replicas");
     std::filesystem::create_directories(dir);
     std::ofstream(dir + "/cities.yaml")
         << "tables:\n  - table: public.cities\n    k: 2\n    quasi_identifiers: [city]\n"
@@ -221,8 +222,7 @@ TEST_CASE("replicas: both serve the builder's history-aware release; one release
       "GRANT SELECT ON public.visits TO analyst;"
       "INSERT INTO visits SELECT g, (ARRAY['X','Y','Z'])[1 + g % 3], 20 + g % 7 "
       "FROM generate_series(1, 60) g");
-  const std::string dir =
-      std::filesystem::temp_directory_path() / ("kanon-replicas-h-" + std::to_string(getpid()));
+  const std::string dir = scratch_path("replicas-h");
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/visits.yaml")
       << "tables:\n  - table: public.visits\n    k: 4\n    quasi_identifiers: [city, age]\n"

@@ -14,6 +14,7 @@
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::testing;
 
@@ -22,7 +23,7 @@ namespace {
 const char kUnit = '\x1f', kRecord = '\x1e';
 
 struct Fixture {
-  std::string policy_path = "/tmp/kanon-risk-policy-" + std::to_string(getpid()) + ".yaml";
+  std::string policy_path = scratch_path("kanon-risk-policy.yaml");
   std::unique_ptr<KanonProxy> proxy;
 
   Fixture() {

@@ -16,6 +16,7 @@
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 
 using namespace kanon::testing;
@@ -58,7 +59,7 @@ INSERT INTO public.events VALUES (41, '2031-12-31', '2031-12-31 23:59:59.5+05', 
 )";
 
 std::string policy_file() {
-  const std::string path = "/tmp/kanon-state-policy-" + std::to_string(getpid()) + ".yaml";
+  const std::string path = scratch_path("kanon-state-policy.yaml");
   std::ofstream(path) << "tables:\n"
                          "  - table: public.people\n"
                          "    k: 2\n"

@@ -8,14 +8,16 @@
 
 #include "catalog/table_catalog.h"
 #include "store/policy_stores.h"
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::policy;
 using namespace kanon::store;
 using namespace kanon::settings;
+using kanon::testing::scratch_path;
 
 namespace {
 
-const std::string kPath = "/tmp/kanon-policy-file-test.yaml";
+const std::string kPath = scratch_path("kanon-policy-file-test.yaml");
 
 std::string write(const std::string& text, const std::string& path = kPath) {
   std::ofstream(path) << text;
@@ -98,7 +100,7 @@ TEST_CASE("a full policy entry loads") {
   CHECK(p.mode == EnforcementMode::kMaterialized);
   CHECK(p.evaluator == MaskEvaluator::kFunction);
   CHECK(p.evaluator_where.line == 12);
-  CHECK(p.export_options.hierarchies.at("city") == "/tmp/h/city.csv");
+  CHECK(p.export_options.hierarchies.at("city") == scratch_path("h/city.csv"));
   CHECK(p.export_options.suppression == 0.05);
   CHECK(p.export_options.metric == "entropy");
   CHECK(p.export_options.algorithm == "mondrian");
@@ -264,21 +266,22 @@ TEST_CASE("wrong types and out-of-range values, each with file, line and key") {
 }
 
 TEST_CASE("policies listed in the server config; duplicates across files") {
-  write(kHead, "/tmp/kanon-policy-a.yaml");
-  write(kHead, "/tmp/kanon-policy-b.yaml");
-  std::ofstream("/tmp/kanon-policy-config.yaml")
+  const std::string a = write(kHead, scratch_path("kanon-policy-a.yaml"));
+  const std::string b = write(kHead, scratch_path("kanon-policy-b.yaml"));
+  const std::string config = scratch_path("kanon-policy-config.yaml");
+  std::ofstream(config)
       << "backend: {host: db, port: 5433, user: kanon, password: \"s e\", dbname: demo}\n"
          "policies: [kanon-policy-a.yaml]\n";
-  auto cfg = load_server_config("/tmp/kanon-policy-config.yaml");
-  CHECK(cfg.policies == std::vector<std::string>{"/tmp/kanon-policy-a.yaml"});
+  auto cfg = load_server_config(config);
+  CHECK(cfg.policies == std::vector<std::string>{a});
   CHECK(service_conninfo(cfg) ==
         "host=db port=5433 user=kanon password='s e' dbname=demo application_name=kanon");
   CHECK(load_policies(cfg).size() == 1);
-  cfg.policies.push_back("/tmp/kanon-policy-b.yaml");
-  CHECK_THROWS_WITH_AS(load_policies(cfg),
-                       "/tmp/kanon-policy-b.yaml:2: tables[0].table: table public.people already "
-                       "has a policy in /tmp/kanon-policy-a.yaml:2",
-                       ConfigError);
+  cfg.policies.push_back(b);
+  CHECK_THROWS_WITH_AS(
+      load_policies(cfg),
+      (b + ":2: tables[0].table: table public.people already has a policy in " + a + ":2").c_str(),
+      ConfigError);
 }
 
 TEST_CASE("columns are checked against the catalog") {
@@ -371,12 +374,12 @@ TEST_CASE("database: on the entry, on the file, else backend.dbname") {
   write("database: shop\n" + kHead +
             "  - table: public.orders\n    database: archive\n    k: 3\n"
             "    quasi_identifiers: [city]\n",
-        "/tmp/kanon-policy-db-a.yaml");
-  write(kHead, "/tmp/kanon-policy-db-b.yaml");  // public.people again, in backend.dbname
-  std::ofstream("/tmp/kanon-policy-db-config.yaml")
-      << "backend: {host: db, port: 5433, user: kanon, dbname: demo}\n"
-         "policies: [kanon-policy-db-a.yaml, kanon-policy-db-b.yaml]\n";
-  const auto cfg = load_server_config("/tmp/kanon-policy-db-config.yaml");
+        scratch_path("kanon-policy-db-a.yaml"));
+  write(kHead, scratch_path("kanon-policy-db-b.yaml"));  // public.people again, in backend.dbname
+  const std::string config = scratch_path("kanon-policy-db-config.yaml");
+  std::ofstream(config) << "backend: {host: db, port: 5433, user: kanon, dbname: demo}\n"
+                           "policies: [kanon-policy-db-a.yaml, kanon-policy-db-b.yaml]\n";
+  const auto cfg = load_server_config(config);
   const auto all = load_policies(cfg);
   REQUIRE(all.size() == 3);
   CHECK(all[0].database == "shop");
@@ -414,38 +417,39 @@ TEST_CASE("database: on the entry, on the file, else backend.dbname") {
 }
 
 TEST_CASE("database: twice in one database is an error; kanon's own must then be known") {
-  write(kHead +
-            "  - table: public.people\n    database: shop\n    k: 3\n"
-            "    quasi_identifiers: [city]\n",
-        "/tmp/kanon-policy-db-c.yaml");
-  std::ofstream("/tmp/kanon-policy-db-config2.yaml")
+  const std::string c = write(kHead +
+                                  "  - table: public.people\n    database: shop\n    k: 3\n"
+                                  "    quasi_identifiers: [city]\n",
+                              scratch_path("kanon-policy-db-c.yaml"));
+  const std::string config2 = scratch_path("kanon-policy-db-config2.yaml");
+  std::ofstream(config2)
       << "backend: {host: db, port: 5433, dbname: shop}\npolicies: [kanon-policy-db-c.yaml]\n";
-  CHECK_THROWS_WITH_AS(load_policies(load_server_config("/tmp/kanon-policy-db-config2.yaml")),
-                       "/tmp/kanon-policy-db-c.yaml:5: tables[1].table: table public.people "
-                       "already has a policy in /tmp/kanon-policy-db-c.yaml:2",
-                       ConfigError);
+  CHECK_THROWS_WITH_AS(
+      load_policies(load_server_config(config2)),
+      (c + ":5: tables[1].table: table public.people already has a policy in " + c + ":2").c_str(),
+      ConfigError);
   // Without backend.dbname (nor dbname in conninfo, nor PGDATABASE), which
   // database the other tables are in is the server's to say: refused.
-  std::ofstream("/tmp/kanon-policy-db-config3.yaml")
-      << "backend: {host: db, port: 5433}\npolicies: [kanon-policy-db-c.yaml]\n";
+  const std::string config3 = scratch_path("kanon-policy-db-config3.yaml");
+  std::ofstream(config3) << "backend: {host: db, port: 5433}\npolicies: [kanon-policy-db-c.yaml]\n";
   const char* saved = std::getenv("PGDATABASE");
   const std::string saved_value = saved ? saved : "";
   ::unsetenv("PGDATABASE");
-  CHECK_THROWS_WITH_AS(load_policies(load_server_config("/tmp/kanon-policy-db-config3.yaml")),
-                       "/tmp/kanon-policy-db-c.yaml:5: tables[1].table: the policy names "
-                       "database shop, but kanon's own database is not configured: set "
-                       "backend.dbname (or dbname in backend.conninfo)",
+  CHECK_THROWS_WITH_AS(load_policies(load_server_config(config3)),
+                       (c + ":5: tables[1].table: the policy names database shop, but kanon's "
+                            "own database is not configured: set backend.dbname (or dbname in "
+                            "backend.conninfo)")
+                           .c_str(),
                        ConfigError);
   // The dbname of backend.conninfo counts, also written as a URI.
-  auto cfg = load_server_config("/tmp/kanon-policy-db-config3.yaml",
-                                "postgresql://kanon@db:5433/main?sslmode=disable");
+  auto cfg = load_server_config(config3, "postgresql://kanon@db:5433/main?sslmode=disable");
   CHECK(default_database(cfg) == "main");
   CHECK(load_policies(cfg).at(0).database == "main");
   CHECK(service_conninfo(cfg, "shop") ==
         "postgresql://kanon@db:5433/main?sslmode=disable&dbname=shop");
   CHECK(dbname_of(service_conninfo(cfg, "shop")) == "shop");
   CHECK(dbname_of(service_conninfo(cfg, "a b")) == "a b");
-  cfg = load_server_config("/tmp/kanon-policy-db-config3.yaml", "host=db dbname=main");
+  cfg = load_server_config(config3, "host=db dbname=main");
   CHECK(default_database(cfg) == "main");
   if (saved) ::setenv("PGDATABASE", saved_value.c_str(), 1);
   CHECK(error_of("database: \"\"\n" + kHead) == kPath + ":1: database: empty database name");

@@ -12,12 +12,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/scratch_dir.h"
+
 using namespace kanon::proxy;
 using kanon::settings::AuditConfig;
 
 namespace {
 
-const std::string kDir = "/tmp/kanon-audit-trail-test-" + std::to_string(getpid());
+const std::string kDir = kanon::testing::scratch_path("audit-trail");
 
 std::vector<uint64_t> versions_in(const std::string& path) {
   std::vector<uint64_t> out;

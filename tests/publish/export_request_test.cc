@@ -2,10 +2,11 @@
 #include "publish/export_request.h"
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include "tests/support/scratch_dir.h"
 
 using namespace kanon::publish;
 
@@ -85,7 +86,7 @@ TEST_CASE("defaults come from the policy; WITH overrides them") {
 
 TEST_CASE("hierarchy files are found by column name in the hierarchies directory") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("kanon-h-" + std::to_string(getpid()));
+  const fs::path dir = kanon::testing::scratch_dir() / "h";
   fs::create_directories(dir);
   std::ofstream(dir / "adult_hierarchy_age.csv") << "1;*\n";
   std::ofstream(dir / "sex.yaml") << "type: mask\n";

@@ -5,20 +5,17 @@
 // text loads).
 #pragma once
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "settings/server_config.h"
+#include "tests/support/scratch_dir.h"
 
 namespace kanon::testing {
 
 inline const std::string& config_dir() {
   static const std::string dir = [] {
-    const std::string d = "/tmp/kanon-config-test-" + std::to_string(getpid());
-    std::filesystem::create_directories(d);
+    const std::string d = scratch_dir().string();
     std::ofstream(d + "/cert.pem") << "not really a certificate\n";
     std::ofstream(d + "/key.pem") << "not really a key\n";
     return d;
