@@ -56,8 +56,11 @@ KanonProxy::KanonProxy(uint16_t backend_port, const std::string& extra_yaml,
                         << ", dbname: postgres" << backend_extra << "}\n"
                         << "log_level: debug\n"
                         << extra_yaml;
+  // TMPDIR: what kanon keeps in the temporary directory by default (export
+  // reports, $TMPDIR/kanon-exports) goes to this directory, removed with it.
   process_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{kanon_executable(), "proxy", "--config", config}, log_path_);
+      std::vector<std::string>{kanon_executable(), "proxy", "--config", config}, log_path_,
+      Env{{"TMPDIR", dir_}});
   config_path_ = config;
   if (!wait_for_port(port_, 20))
     throw std::runtime_error("kanon proxy did not start listening; its log:\n" + log());
