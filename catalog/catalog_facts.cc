@@ -256,7 +256,7 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
 }
 
 // Whether the catalog guard in C is installed as maskfn/install.sql installs
-// it (CatalogFacts::c_guard). Only a superuser creates a C function; the
+// it (CatalogFacts::c_guard), callable by every login. Only a superuser creates a C function; the
 // schema's owner could drop one and create another, and a role that may
 // create in the schema could add a rival, so both are superusers only.
 constexpr const char* kCGuardSql =
@@ -272,6 +272,7 @@ constexpr const char* kCGuardSql =
     "AND p.provolatile = 's' AND NOT p.prosecdef AND p.proconfig IS NULL AND NOT p.proretset "
     "AND p.prorettype = 'pg_catalog.bool'::pg_catalog.regtype "
     "AND p.proargtypes = '20'::pg_catalog.oidvector "
+    "AND pg_catalog.has_function_privilege('public', p.oid, 'EXECUTE') "
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc o "
     "  JOIN pg_catalog.pg_roles oo ON oo.oid = o.proowner "
     "  WHERE o.pronamespace = n.oid AND NOT oo.rolsuper) "

@@ -132,8 +132,9 @@ struct CatalogFacts {
   // The catalog guard in C is installed (maskfn/install.sql): schema
   // kanon_mask and every function in it belong to superusers, no other role
   // may create in it, and kanon_mask.catalog_is(int8) and catalog_stays(int8)
-  // are the C functions install.sql creates. The rewriter then writes them
-  // instead of the PL/pgSQL guards in schema kanon (rewriter/catalog_guard.h).
+  // are the C functions install.sql creates, executable by PUBLIC. The
+  // rewriter then writes them instead of the PL/pgSQL guards in schema
+  // kanon (rewriter/catalog_guard.h).
   bool c_guard = false;
   // The built-in functions' count and newest change; while it stays the
   // same, read_catalog_facts reuses the previous facts' built-in functions.

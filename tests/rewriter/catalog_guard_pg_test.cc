@@ -350,6 +350,8 @@ TEST_CASE("the catalog reader finds the C guard only as install.sql makes it, in
        "ALTER FUNCTION kanon_mask.catalog_stays(int8) STABLE"},
       {"ALTER FUNCTION kanon_mask.catalog_is(int8) SECURITY DEFINER",
        "ALTER FUNCTION kanon_mask.catalog_is(int8) SECURITY INVOKER"},
+      {"REVOKE EXECUTE ON FUNCTION kanon_mask.catalog_stays(int8) FROM PUBLIC",
+       "GRANT EXECUTE ON FUNCTION kanon_mask.catalog_stays(int8) TO PUBLIC"},
       {"ALTER FUNCTION kanon_mask.catalog_is(int8) SET search_path = public",
        "ALTER FUNCTION kanon_mask.catalog_is(int8) RESET ALL"},
       {"CREATE FUNCTION kanon_mask.rival() RETURNS int LANGUAGE sql AS 'SELECT 1'; "
