@@ -40,10 +40,8 @@ PSQL=(psql -X -At -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres)
 pgbench -i -q -s 1 -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres postgres >/dev/null 2>&1
 start_kanon_with_guard
 FORMS="plain guarded holding"
-SO="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
-if [ -f "$SO" ]; then
-  cp "$SO" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
-  "${PSQL[@]}" -v library="$WORK/kanon_mask.so" -f "$ROOT/maskfn/install.sql"
+if kanon_mask_built; then
+  install_kanon_mask
   FORMS="$FORMS c-guard c-hold"
 fi
 G="$("${PSQL[@]}" -c "SELECT last_value FROM kanon.catalog_generation")"

@@ -64,6 +64,23 @@ policies: [$WORK/policy.yaml]
 YAML
 }
 
+# kanon_mask.so of the build (or KANON_MASK_SO): whether it is there.
+kanon_mask_built() {
+  [ -f "${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}" ]
+}
+
+# Installs kanon_mask.so (maskfn/install.sql: kanon_mask.released and the
+# catalog guard in C) into the sandbox's database ${1:-postgres}, from a copy
+# in WORK the server's user can read; fails with a message when it was not
+# built.
+install_kanon_mask() {
+  local so="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
+  [ -f "$so" ] || { echo "no $so: install postgresql-server-dev-15 and build again" >&2; return 1; }
+  cp "$so" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
+  psql -X -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d "${1:-postgres}" -v ON_ERROR_STOP=1 \
+    -v library="$WORK/kanon_mask.so" -f "$ROOT/maskfn/install.sql"
+}
+
 # Starts kanon in front of the sandbox (KANON_PORT) with the demo's people
 # policy and the admin console, its service account the sandbox's superuser,
 # and waits until it has installed the catalog guard (catalog/catalog_watch.h).

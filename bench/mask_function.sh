@@ -12,16 +12,14 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
-SO="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
 [ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh (or set KANON_BIN)" >&2; exit 1; }
-[ -f "$SO" ] || { echo "no $SO: install postgresql-server-dev-15 and build again" >&2; exit 1; }
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
+kanon_mask_built || { echo "no kanon_mask.so: install postgresql-server-dev-15 and build again" >&2; exit 1; }
 start_sandbox maskfn
 PSQL=(psql -X -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1)
 make_adult_inline
-cp "$SO" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
-"${PSQL[@]}" -v library="$WORK/kanon_mask.so" -f "$ROOT/maskfn/install.sql"
+install_kanon_mask
 "$KANON" tree --config "$WORK/kanon.yaml" --table public.adult_inline --format sql >"$WORK/masks.sql"
 "$KANON" tree --config "$WORK/kanon.yaml" --table public.adult_inline --format sql \
   --form function >"$WORK/fn.sql"

@@ -77,10 +77,7 @@ copy_adult() {
 # evaluator: function (kanon_mask.released, maskfn/), installed from the build.
 tbl() { echo "adult_${1//-/_}"; }
 if [[ " $MODES" == *-fn* ]]; then
-  SO="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
-  [ -f "$SO" ] || { echo "no $SO: install postgresql-server-dev-15 and build again" >&2; exit 1; }
-  cp "$SO" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
-  "${PSQL[@]}" -v library="$WORK/kanon_mask.so" -f "$ROOT/maskfn/install.sql"
+  install_kanon_mask
 fi
 {
   echo "tables:"

@@ -37,9 +37,10 @@ SCALE=10
 AUDIT=""
 SCRIPTS="select-only"
 THREADS=""
-SO="${KANON_MASK_SO:-$ROOT/build/maskfn/kanon_mask.so}"
+# shellcheck source=bench/lib.sh
+source "$ROOT/bench/lib.sh"
 GUARD=plpgsql
-[ -f "$SO" ] && GUARD=c
+kanon_mask_built && GUARD=c
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) SECONDS_PER_CELL="$2"; shift 2 ;;
@@ -56,9 +57,6 @@ KANON="${KANON_BIN:-$ROOT/build/app/kanon}"
 [ -x "$KANON" ] || { echo "build kanon first: scripts/build.sh" >&2; exit 1; }
 command -v pgbouncer >/dev/null || { echo "pgbouncer is not installed" >&2; exit 1; }
 
-# shellcheck source=bench/lib.sh
-source "$ROOT/bench/lib.sh"
-
 start_sandbox bench
 
 PG_PORT="$KANON_PG_PORT"
@@ -67,12 +65,7 @@ pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres bench >/dev/nul
 psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench \
   -c "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO analyst"
 case "$GUARD" in
-  c)
-    [ -f "$SO" ] || { echo "no $SO: install postgresql-server-dev-15 and build again" >&2; exit 1; }
-    cp "$SO" "$WORK/kanon_mask.so" && chmod 755 "$WORK/kanon_mask.so"
-    psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d bench -v library="$WORK/kanon_mask.so" \
-      -f "$ROOT/maskfn/install.sql"
-    ;;
+  c) install_kanon_mask bench ;;
   plpgsql) ;;
   *) echo "--guard takes c or plpgsql" >&2; exit 2 ;;
 esac

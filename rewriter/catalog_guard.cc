@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "catalog/mask_function.h"
+
 namespace kanon::rewriter {
 namespace {
 
@@ -107,7 +109,7 @@ size_t query_end(const TokenRange& r, const Statement& st, size_t start) {
 
 std::string catalog_guard_call(const GuardCall& guard) {
   return fmt::format("\"{}\".\"{}\"({}::pg_catalog.int8){}",
-                     guard.c_function ? "kanon_mask" : "kanon",
+                     guard.c_function ? catalog::kMaskSchema : "kanon",
                      guard.hold ? "catalog_stays" : "catalog_is", guard.generation,
                      guard.serial ? " AND \"kanon\".\"serial\"()" : "");
 }
