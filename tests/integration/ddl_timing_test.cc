@@ -130,6 +130,27 @@ TEST_CASE("DDL timing: restricted statements carry the guard the database holds"
   CHECK_MESSAGE(last.find(form) != std::string::npos, last);
 }
 
+TEST_CASE("DDL timing: the session's settings and objects do not change the guard") {
+  auto& f = fixture();
+  // search_path by startup option, then by SET and set_config, with a
+  // temporary sequence of its own under the generation's name first on it.
+  pqxx::connection analyst(f.proxy->conninfo("analyst") + " options='-c search_path=pg_temp'");
+  const Outcome seq = run(analyst, "CREATE TEMP SEQUENCE catalog_generation", false);
+  CHECK_MESSAGE(seq.sqlstate.empty(), seq.sqlstate << " " << seq.message);  // it may
+  run(analyst, "SET search_path = pg_temp, public", false);
+  run(analyst, "SELECT pg_catalog.set_config('search_path', 'pg_temp, public', false)", false);
+  const std::string read = "SELECT occupation, city, state FROM flip ORDER BY id";
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    admin(kToOpen);
+    REQUIRE(settled(analyst, read, extended).rows.find("Opentown") != std::string::npos);
+    admin(kToPeople);  // committed; the next statement follows at once
+    const Outcome o = run(analyst, read, extended);
+    check_answer(o, false);
+    CHECK(o.rows.find("Hamlet") != std::string::npos);
+  }
+}
+
 TEST_CASE("DDL timing: the first statement after a committed DDL is decided on it") {
   auto& f = fixture();
   pqxx::connection analyst(f.proxy->conninfo("analyst"));
