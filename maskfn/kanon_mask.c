@@ -14,10 +14,12 @@
  * the SQL form's E'\xHH' escapes give them, and checked the same way). Only types whose `=` in
  * pg_catalog is plain equality of the stored value are accepted (text and varchar under a
  * deterministic collation, compared byte for byte as texteq does; int2, int4, int8, bool, date,
- * oid); any other type or a nondeterministic collation is an error, never a guess. The code is
- * decoded once per call site (it must be a constant) and kept in the function's memory context;
- * the backend keeps the last codes it decoded, so a statement run again copies them instead of
- * decoding (km_lookup).
+ * oid, compared as the values their DatumGet* macros give); any other type or a nondeterministic
+ * collation is an error, never a guess. The code is decoded once per call site (it must be a
+ * constant) and kept in the function's memory context; the backend keeps the last codes it
+ * decoded, so a statement run again copies them instead of decoding (km_lookup). A run of tests
+ * on one integer argument, each "not equal" branch leading to the next, is decoded into a table
+ * indexed by the value (build_switches): one lookup instead of a test per value.
  *
  * Layout of `code`, what kanon writes (v = unsigned LEB128, at most 32 bits):
  *   "KMP2"  u8 nargs  v root  v nvalues
@@ -59,32 +61,63 @@ PG_FUNCTION_INFO_V1(kanon_mask_released);
 #define KM_CACHE_ENTRIES 32
 #define KM_CACHE_MAX_BYTES (128 * 1024)
 
+/* A run of at least KM_SWITCH_MIN tests on one integer argument becomes a
+ * table (km_switch) when its values span at most 8 entries per test plus 64;
+ * a code's tables hold at most KM_SWITCH_MAX_TARGETS entries in all. */
+#define KM_SWITCH_MIN 4
+#define KM_SWITCH_MAX_TARGETS (64 * 1024)
+
 typedef enum {
   KM_BYTES, /* varlena text: equal lengths and bytes */
-  KM_DATUM  /* pass-by-value: equal Datums */
+  /* Pass-by-value, compared as the value the type's DatumGet* gives (a Datum
+   * read from a tuple and one made by the type's input function need not be
+   * the same word: a 4-byte column is read sign-extended, an oid is made
+   * zero-extended). */
+  KM_INT16,
+  KM_INT32, /* int4, date */
+  KM_INT64,
+  KM_OID,
+  KM_BOOL
 } km_kind;
 
 typedef struct {
   uint8 arg;
   uint32 if_equal;
   uint32 if_not;
-  Datum value; /* KM_DATUM */
-  uint32 off;  /* KM_BYTES: the value's bytes are the block's, from off */
+  uint32 sw;    /* 0, or 1 + the km_switch that stands for the run from here */
+  uint64 value; /* pass-by-value: km_datum_key of the value */
+  uint32 off;   /* KM_BYTES: the value's bytes are the block's, from off */
   int len;
 } km_test;
 
-/* A decoded code: one block (this header, the tests, the text values'
- * bytes), so that it copies with memcpy; only offsets inside. */
+/* A run of tests on one integer argument, each "equal" branch taken by the
+ * first test of its value, as a table: the node for key k is
+ * targets[first + k - min] when k - min < range (unsigned), else if_none
+ * (the run's "not equal" end, also for NULL). */
+typedef struct {
+  uint64 min;
+  uint64 range;
+  uint32 if_none;
+  uint32 first;
+} km_switch;
+
+/* A decoded code: one block (this header, the tests, the switches, their
+ * targets, the text values' bytes), so that it copies with memcpy; only
+ * offsets inside. */
 typedef struct {
   Size size;
   int nargs;
   uint32 root;
   uint32 ntests;
+  uint32 nswitches;
+  uint32 ntargets;
   km_kind kind[KM_MAX_ARGS];
 } km_code;
 
 #define KM_TESTS(c) ((km_test*)((char*)(c) + MAXALIGN(sizeof(km_code))))
-#define KM_BYTES_OF(c) ((const char*)(KM_TESTS(c) + (c)->ntests))
+#define KM_SWITCHES(c) ((km_switch*)(KM_TESTS(c) + (c)->ntests))
+#define KM_TARGETS(c) ((uint32*)(KM_SWITCHES(c) + (c)->nswitches))
+#define KM_BYTES_OF(c) ((const char*)(KM_TARGETS(c) + (c)->ntargets))
 
 typedef struct {
   uint32 hash;
@@ -122,18 +155,39 @@ static km_kind kind_of(Oid type, Oid collation) {
                  errmsg("kanon_mask.released: collation %u is nondeterministic", collation)));
       return KM_BYTES;
     case INT2OID:
+      return KM_INT16;
     case INT4OID:
-    case INT8OID:
-    case BOOLOID:
     case DATEOID:
+      return KM_INT32;
+    case INT8OID:
+      return KM_INT64;
     case OIDOID:
-      return KM_DATUM;
+      return KM_OID;
+    case BOOLOID:
+      return KM_BOOL;
     default:
       ereport(ERROR,
               (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                errmsg("kanon_mask.released: type %s is not supported", format_type_be(type))));
   }
-  return KM_DATUM; /* not reached */
+  return KM_INT64; /* not reached */
+}
+
+/* A pass-by-value argument's value as its type reads it, widened the same
+ * way whatever made the Datum. */
+static inline uint64 km_datum_key(km_kind kind, Datum d) {
+  switch (kind) {
+    case KM_INT16:
+      return (uint64)(int64)DatumGetInt16(d);
+    case KM_INT32:
+      return (uint64)(int64)DatumGetInt32(d);
+    case KM_OID:
+      return (uint64)DatumGetObjectId(d);
+    case KM_BOOL:
+      return (uint64)DatumGetBool(d);
+    default:
+      return (uint64)DatumGetInt64(d);
+  }
 }
 
 /* The value as the SQL literal 'value'::type yields it. */
@@ -177,6 +231,77 @@ static int check_call(FunctionCallInfo fcinfo, const unsigned char* p, Size len,
   return nargs;
 }
 
+/* Whether node `id` starts a run of tests on argument `arg`. */
+static bool km_same_arg(const km_test* tests, uint32 id, int arg) {
+  return id >= 2 && tests[id - 2].arg == arg;
+}
+
+/*
+ * The tables that stand for runs of KM_SWITCH_MIN or more tests on one
+ * integer argument (km_switch), built where a walk can enter a run: the root,
+ * an "equal" branch, a "not equal" branch from a test on another argument.
+ * Sets tests[i].sw; `*switches` and `*targets` are palloc'd.
+ */
+static void build_switches(km_test* tests, uint32 ntests, uint32 root, const km_kind* kinds,
+                           km_switch** switches, uint32* nswitches, uint32** targets,
+                           uint32* ntargets) {
+  bool* entry = palloc0(sizeof(bool) * (ntests + 2));
+  uint64* keys = palloc(sizeof(uint64) * (ntests ? ntests : 1));
+  uint32* to = palloc(sizeof(uint32) * (ntests ? ntests : 1));
+  uint32 capacity = 0;
+  uint32 i;
+
+  *switches = palloc(sizeof(km_switch) * (ntests ? ntests : 1));
+  *nswitches = 0;
+  *targets = NULL;
+  *ntargets = 0;
+  entry[root] = true;
+  for (i = 0; i < ntests; ++i) {
+    entry[tests[i].if_equal] = true;
+    if (!km_same_arg(tests, tests[i].if_not, tests[i].arg)) entry[tests[i].if_not] = true;
+  }
+  for (i = 0; i < ntests; ++i) {
+    const int arg = tests[i].arg;
+    uint32 n = 0;
+    uint32 id = i + 2;
+    uint64 min;
+    uint64 max;
+    uint64 range;
+    km_switch* sw;
+    uint32 j;
+    if (!entry[i + 2] || kinds[arg] == KM_BYTES) continue;
+    for (; km_same_arg(tests, id, arg); id = tests[id - 2].if_not) {
+      keys[n] = tests[id - 2].value;
+      to[n++] = tests[id - 2].if_equal;
+    }
+    if (n < KM_SWITCH_MIN) continue;
+    min = max = keys[0];
+    for (j = 1; j < n; ++j) {
+      if ((int64)keys[j] < (int64)min) min = keys[j];
+      if ((int64)keys[j] > (int64)max) max = keys[j];
+    }
+    range = max - min + 1;
+    if (range == 0 || range > 8 * (uint64)n + 64 ||
+        range > KM_SWITCH_MAX_TARGETS - (uint64)*ntargets)
+      continue;
+    if (*ntargets + range > capacity) {
+      capacity = Max(capacity * 2, (uint32)(*ntargets + range));
+      *targets = *targets ? repalloc(*targets, sizeof(uint32) * capacity)
+                          : palloc(sizeof(uint32) * capacity);
+    }
+    sw = &(*switches)[*nswitches];
+    sw->min = min;
+    sw->range = range;
+    sw->if_none = id;
+    sw->first = *ntargets;
+    for (j = 0; j < range; ++j) (*targets)[*ntargets + j] = id;
+    /* Backwards, so that the first test of a value sets its branch. */
+    for (j = n; j-- > 0;) (*targets)[*ntargets + (keys[j] - min)] = to[j];
+    *ntargets += (uint32)range;
+    tests[i].sw = ++*nswitches;
+  }
+}
+
 /* A decoded code's block in `context`: `tests` (their arguments and
  * branches) with test i comparing value `test_value[i]`, each of the
  * `nvalues` values converted already (`values`, for the argument
@@ -189,6 +314,10 @@ static km_code* pack(int nargs, const km_kind* kinds, uint32 root, uint32 ntests
   Size bytes = 0;
   Size size;
   km_code* code;
+  km_switch* switches;
+  uint32 nswitches;
+  uint32* targets;
+  uint32 ntargets;
   char* out;
   uint32 i;
 
@@ -198,24 +327,31 @@ static km_code* pack(int nargs, const km_kind* kinds, uint32 root, uint32 ntests
     len[i] = (int)VARSIZE_ANY_EXHDR(DatumGetTextPP(values[i]));
     bytes += (Size)len[i];
   }
-  size = MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + (bytes ? bytes : 1);
+  for (i = 0; i < ntests; ++i) {
+    km_test* t = &tests[i];
+    const uint32 v = test_value[i];
+    t->sw = 0;
+    if (kinds[t->arg] == KM_BYTES) {
+      t->off = off[v];
+      t->len = len[v];
+    } else {
+      t->value = km_datum_key(kinds[t->arg], values[v]);
+    }
+  }
+  build_switches(tests, ntests, root, kinds, &switches, &nswitches, &targets, &ntargets);
+  size = MAXALIGN(sizeof(km_code)) + sizeof(km_test) * ntests + sizeof(km_switch) * nswitches +
+         sizeof(uint32) * ntargets + (bytes ? bytes : 1);
   code = MemoryContextAllocZero(context, size);
   code->size = size;
   code->nargs = nargs;
   code->root = root;
   code->ntests = ntests;
+  code->nswitches = nswitches;
+  code->ntargets = ntargets;
   memcpy(code->kind, kinds, sizeof(km_kind) * (size_t)nargs);
-  for (i = 0; i < ntests; ++i) {
-    km_test* t = &tests[i];
-    const uint32 v = test_value[i];
-    if (kinds[t->arg] == KM_BYTES) {
-      t->off = off[v];
-      t->len = len[v];
-    } else {
-      t->value = values[v];
-    }
-  }
   memcpy(KM_TESTS(code), tests, sizeof(km_test) * ntests);
+  if (nswitches) memcpy(KM_SWITCHES(code), switches, sizeof(km_switch) * nswitches);
+  if (ntargets) memcpy(KM_TARGETS(code), targets, sizeof(uint32) * ntargets);
   out = (char*)KM_BYTES_OF(code);
   for (i = 0; i < nvalues; ++i)
     if (kinds[value_arg[i]] == KM_BYTES)
@@ -396,6 +532,8 @@ static km_code* km_lookup(const unsigned char* p, Size len, int nargs, const Oid
 Datum kanon_mask_released(PG_FUNCTION_ARGS) {
   km_code* code = (km_code*)fcinfo->flinfo->fn_extra;
   const km_test* tests;
+  const km_switch* switches;
+  const uint32* targets;
   const char* bytes;
   const char* data[KM_MAX_ARGS];
   int len[KM_MAX_ARGS];
@@ -421,6 +559,8 @@ Datum kanon_mask_released(PG_FUNCTION_ARGS) {
     fcinfo->flinfo->fn_extra = code;
   }
   tests = KM_TESTS(code);
+  switches = KM_SWITCHES(code);
+  targets = KM_TARGETS(code);
   bytes = KM_BYTES_OF(code);
   memset(loaded, 0, sizeof(bool) * (size_t)code->nargs);
   id = code->root;
@@ -428,9 +568,17 @@ Datum kanon_mask_released(PG_FUNCTION_ARGS) {
     const km_test* t = &tests[id - 2];
     const int a = t->arg;
     bool equal = false;
+    if (t->sw) {
+      const km_switch* sw = &switches[t->sw - 1];
+      const uint64 k = PG_ARGISNULL(a + 1)
+                           ? PG_UINT64_MAX
+                           : km_datum_key(code->kind[a], PG_GETARG_DATUM(a + 1)) - sw->min;
+      id = k < sw->range ? targets[sw->first + k] : sw->if_none;
+      continue;
+    }
     if (!PG_ARGISNULL(a + 1)) {
-      if (code->kind[a] == KM_DATUM) {
-        equal = PG_GETARG_DATUM(a + 1) == t->value;
+      if (code->kind[a] != KM_BYTES) {
+        equal = km_datum_key(code->kind[a], PG_GETARG_DATUM(a + 1)) == t->value;
       } else {
         if (!loaded[a]) {
           text* v = PG_GETARG_TEXT_PP(a + 1);

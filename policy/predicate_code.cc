@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <map>
 #include <set>
 #include <utility>
@@ -29,6 +30,35 @@ void post_order(const ReleasePredicate& p, uint32_t id, std::set<uint32_t>& seen
   post_order(p, p.test(id).if_equal, seen, out);
   post_order(p, p.test(id).if_not, seen, out);
   out.push_back(id);
+}
+
+// The predicate with its own attribute tested first (switched), where
+// kanon_mask.released turns that run of tests into one table lookup
+// (maskfn/kanon_mask.c, build_switches: an integer column, at least 4 tests,
+// values spanning at most 8 table entries per test plus 64); else nullopt.
+std::optional<ReleasePredicate> own_switch(const ReleasePredicate& predicate,
+                                           const SqlColumn& own) {
+  static constexpr std::array<std::string_view, 8> kIntegers = {
+      "pg_catalog.int2", "pg_catalog.int4", "pg_catalog.int8", "pg_catalog.oid",
+      "smallint",        "integer",         "bigint",          "oid"};
+  if (std::find(kIntegers.begin(), kIntegers.end(), own.type) == kIntegers.end()) return {};
+  const int a = predicate.attribute();
+  ReleasePredicate switched = predicate.switched(a);
+  uint64_t n = 0;
+  int64_t min = 0, max = 0;
+  for (uint32_t id = switched.root();
+       !ReleasePredicate::constant(id) && switched.test(id).attribute == a;
+       id = switched.test(id).if_not, ++n) {
+    const std::string& text = switched.test(id).value;
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size()) return {};
+    min = n ? std::min(min, v) : v;
+    max = n ? std::max(max, v) : v;
+  }
+  // max - min + 1 entries, computed without overflow for any two int64s.
+  if (n < 4 || static_cast<uint64_t>(max) - static_cast<uint64_t>(min) >= 8 * n + 64) return {};
+  return switched;
 }
 
 }  // namespace
@@ -106,7 +136,10 @@ std::optional<std::string> function_predicate_sql(const ReleasePredicate& predic
                                                   const std::vector<SqlColumn>& attributes) {
   if (predicate.root() == ReleasePredicate::kTrue) return "true";
   if (predicate.root() == ReleasePredicate::kFalse) return "false";
-  const PredicateCode code = predicate_code(predicate);
+  const int own = predicate.attribute();
+  const auto switched =
+      own >= 0 ? own_switch(predicate, attributes[static_cast<size_t>(own)]) : std::nullopt;
+  const PredicateCode code = predicate_code(switched ? *switched : predicate);
   if (code.arguments.size() > 64) return std::nullopt;
   for (int a : code.arguments)
     if (!function_evaluable(attributes[static_cast<size_t>(a)])) return std::nullopt;

@@ -9,32 +9,64 @@
 namespace kanon::policy {
 namespace {
 
+// Builds a reduced diagram into `tests`: identical tests are shared and a
+// test whose branches agree is dropped.
+class Interner {
+ public:
+  explicit Interner(std::vector<ReleasePredicate::Test>& tests) : tests_(tests) {}
+
+  uint32_t test(int attribute, const std::string& value, uint32_t if_equal, uint32_t if_not) {
+    if (if_equal == if_not) return if_equal;
+    auto key = std::make_tuple(attribute, value, if_equal, if_not);
+    const auto it = interned_.find(key);
+    if (it != interned_.end()) return it->second;
+    const auto id = static_cast<uint32_t>(tests_.size() + 2);
+    tests_.push_back({attribute, value, if_equal, if_not});
+    interned_.emplace(std::move(key), id);
+    return id;
+  }
+
+ private:
+  std::vector<ReleasePredicate::Test>& tests_;
+  std::map<std::tuple<int, std::string, uint32_t, uint32_t>, uint32_t> interned_;
+};
+
+// The cofactor of `p` for rows whose `attribute` holds `value` (nullopt:
+// NULL or a value never tested), built into `interner`.
+uint32_t restrict_into(const ReleasePredicate& p, int attribute,
+                       const std::optional<std::string>& value, Interner& interner) {
+  std::map<uint32_t, uint32_t> memo;
+  auto go = [&](auto&& self, uint32_t id) -> uint32_t {
+    if (ReleasePredicate::constant(id)) return id;
+    if (const auto it = memo.find(id); it != memo.end()) return it->second;
+    const ReleasePredicate::Test& t = p.test(id);
+    const uint32_t r =
+        t.attribute == attribute
+            ? self(self, value && *value == t.value ? t.if_equal : t.if_not)
+            : interner.test(t.attribute, t.value, self(self, t.if_equal), self(self, t.if_not));
+    memo.emplace(id, r);
+    return r;
+  };
+  return go(go, p.root());
+}
+
 class Compiler {
  public:
   Compiler(const DisclosureTree& tree, int attribute, std::vector<ReleasePredicate::Test>& tests)
-      : tree_(tree), attribute_(attribute), tests_(tests) {}
+      : tree_(tree), attribute_(attribute), interner_(tests) {}
 
   uint32_t compile(int node) {
     const TreeNode& n = tree_.nodes()[static_cast<size_t>(node)];
     if (n.released >> attribute_ & 1) return ReleasePredicate::kTrue;
     if (n.leaf()) return ReleasePredicate::kFalse;
     const uint32_t l = compile(n.left);
-    const uint32_t r = compile(n.right);
-    if (l == r) return l;
-    auto key = std::make_tuple(n.attribute, n.value, l, r);
-    const auto it = interned_.find(key);
-    if (it != interned_.end()) return it->second;
-    const uint32_t id = static_cast<uint32_t>(tests_.size() + 2);
-    tests_.push_back({n.attribute, n.value, l, r});
-    interned_.emplace(std::move(key), id);
-    return id;
+    return interner_.test(n.attribute, n.value, l, compile(n.right));
   }
 
  private:
   const DisclosureTree& tree_;
   const int attribute_;
-  std::vector<ReleasePredicate::Test>& tests_;
-  std::map<std::tuple<int, std::string, uint32_t, uint32_t>, uint32_t> interned_;
+  Interner interner_;
 };
 
 void collect(const ReleasePredicate& p, uint32_t id, std::set<uint32_t>& seen) {
@@ -93,35 +125,22 @@ ReleasePredicate ReleasePredicate::restricted(int attribute,
                                               const std::optional<std::string>& value) const {
   ReleasePredicate out;
   out.attribute_ = attribute_;
-  std::map<std::tuple<int, std::string, uint32_t, uint32_t>, uint32_t> interned;
-  std::map<uint32_t, uint32_t> memo;
-  auto go = [&](auto&& self, uint32_t id) -> uint32_t {
-    if (constant(id)) return id;
-    if (const auto it = memo.find(id); it != memo.end()) return it->second;
-    const Test& t = test(id);
-    uint32_t r;
-    if (t.attribute == attribute) {
-      r = self(self, value && *value == t.value ? t.if_equal : t.if_not);
-    } else {
-      const uint32_t l = self(self, t.if_equal), n = self(self, t.if_not);
-      if (l == n) {
-        r = l;
-      } else {
-        auto key = std::make_tuple(t.attribute, t.value, l, n);
-        const auto it = interned.find(key);
-        if (it != interned.end()) {
-          r = it->second;
-        } else {
-          r = static_cast<uint32_t>(out.tests_.size() + 2);
-          out.tests_.push_back({t.attribute, t.value, l, n});
-          interned.emplace(std::move(key), r);
-        }
-      }
-    }
-    memo.emplace(id, r);
-    return r;
-  };
-  out.root_ = go(go, root_);
+  Interner interner(out.tests_);
+  out.root_ = restrict_into(*this, attribute, value, interner);
+  return out;
+}
+
+ReleasePredicate ReleasePredicate::switched(int attribute) const {
+  ReleasePredicate out;
+  out.attribute_ = attribute_;
+  Interner interner(out.tests_);
+  const std::vector<std::string> values = tested_values(attribute);
+  std::vector<uint32_t> cofactors;
+  for (const auto& v : values) cofactors.push_back(restrict_into(*this, attribute, v, interner));
+  uint32_t next = restrict_into(*this, attribute, std::nullopt, interner);
+  for (size_t i = values.size(); i-- > 0;)
+    next = interner.test(attribute, values[i], cofactors[i], next);
+  out.root_ = next;
   return out;
 }
 

@@ -50,6 +50,14 @@ class ReleasePredicate {
   // The cofactor for rows whose `attribute` holds `value` (nullopt: NULL or
   // any value never tested): every test on the attribute is resolved.
   ReleasePredicate restricted(int attribute, const std::optional<std::string>& value) const;
+  // The same predicate with the tests on `attribute` first: a run of tests
+  // `attribute = v`, one per value tested (nearest the root first), each
+  // "equal" branch the cofactor restricted(attribute, v), the run's end the
+  // cofactor for NULL and every other value; the cofactors share their
+  // common sub-diagrams. A row settles `attribute` once instead of at every
+  // test on it down the tree (kanon_mask.released turns such a run on an
+  // integer column into one table lookup).
+  ReleasePredicate switched(int attribute) const;
   // The values tested on `attribute`, nearest the root first (breadth-first).
   std::vector<std::string> tested_values(int attribute) const;
 

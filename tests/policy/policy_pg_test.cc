@@ -4,6 +4,7 @@
 // materialized form.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -245,6 +246,7 @@ TEST_CASE("random tables: leaves >= k, l-diversity, SQL masks == C++ tree row fo
 TEST_CASE("evaluator: function: kanon_mask.released == C++ tree row for row, every type") {
   PgSandbox::shared().install_mask_function();
   pqxx::connection conn(conninfo());
+  int n_first = 0;
   const std::vector<std::string> texts = {"a", "b",  "O'Hara", "back\\slash", "tab\there",
                                           "é", "ab", "",       "NULL"};
   for (uint32_t seed : {11u, 12u, 13u}) {
@@ -252,10 +254,15 @@ TEST_CASE("evaluator: function: kanon_mask.released == C++ tree row for row, eve
     std::mt19937 rng(seed);
     auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
     const std::string table = "fn_" + std::to_string(seed);
+    // n: 30 integers, five of them frequent, so that predicates test runs of
+    // them (a table in the function, the code testing n first); o: oids on
+    // both sides of 2^31.
     std::string sql = "DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table +
                       " (id int PRIMARY KEY, t text, v varchar(12), i int, b bigint, d date, "
-                      "f boolean); INSERT INTO " +
+                      "f boolean, n int, o oid); INSERT INTO " +
                       table + " VALUES ";
+    const std::vector<std::string> oids = {"5", "2147483647", "2147483648", "3000000000",
+                                           "4294967295"};
     for (int r = 0; r < 600; ++r) {
       auto text = [&] {
         return pick(9) == 0 ? std::string("NULL")
@@ -265,21 +272,28 @@ TEST_CASE("evaluator: function: kanon_mask.released == C++ tree row for row, eve
              (pick(8) ? std::to_string(pick(4) - 1) : "NULL") + ", " +
              (pick(8) ? std::to_string((pick(3) - 1) * 5000000000LL) : "NULL") + ", " +
              (pick(8) ? "DATE '2020-01-0" + std::to_string(1 + pick(3)) + "'" : "NULL") + ", " +
-             (pick(8) ? (pick(2) ? "true" : "false") : "NULL") + ")";
+             (pick(8) ? (pick(2) ? "true" : "false") : "NULL") + ", " +
+             (pick(10) ? std::to_string(pick(4) ? pick(5) : pick(30) - 12) : "NULL") + ", " +
+             (pick(8) ? oids[static_cast<size_t>(pick(5))] : "NULL") + ")";
     }
     PgSandbox::shared().psql(sql);
     TablePolicy policy;
     policy.schema = "public";
     policy.table = table;
     policy.k = 3;
-    policy.quasi_identifiers = {"t", "v", "i", "b", "d", "f"};
-    policy.quasi_identifier_refs.resize(6);
+    policy.quasi_identifiers = {"t", "v", "i", "b", "d", "f", "n", "o"};
+    policy.quasi_identifier_refs.resize(8);
     policy.evaluator = MaskEvaluator::kFunction;
     const auto snap = build_table_snapshot(conn, policy, {});
     REQUIRE(snap->masks.calls_function);
     CHECK_FALSE(snap->masks.interpreted);  // every type here is the function's
     CHECK(snap->mask_function != 0);
-    const std::string cols = "t, v, i, b, d, f";  // text output, as the loader reads them
+    // Where n's predicate tests a run of n values, its code tests n first
+    // (a table in the function).
+    for (const auto& c : snap->masks.columns)
+      n_first +=
+          c.column == "n" && c.expression.find("::pg_catalog.bytea, \"n\"") != std::string::npos;
+    const std::string cols = "t, v, i, b, d, f, n, o";  // text output, as the loader reads them
     const auto rows = query(conn, "SET DateStyle = 'ISO, YMD'; SELECT " + cols + " FROM public." +
                                       table + " ORDER BY id");
     const auto masked =
@@ -293,7 +307,7 @@ TEST_CASE("evaluator: function: kanon_mask.released == C++ tree row for row, eve
       for (const auto& v : rows[r])
         values.push_back(v ? std::optional<std::string_view>(*v) : std::nullopt);
       const auto release = snap->tree.release(values);
-      for (size_t a = 0; a < 6; ++a) {
+      for (size_t a = 0; a < 8; ++a) {
         const auto expected = release[a] ? rows[r][a] : std::nullopt;
         if (masked[r][a] != expected && mismatches < 5)
           MESSAGE("row " << r << " attr " << a << " raw " << rows[r][a].value_or("(null)")
@@ -305,8 +319,9 @@ TEST_CASE("evaluator: function: kanon_mask.released == C++ tree row for row, eve
     }
     CHECK(mismatches == 0);
     CHECK(released > 0);
-    CHECK(released < 6 * rows.size());
+    CHECK(released < 8 * rows.size());
   }
+  CHECK(n_first > 0);
 }
 
 TEST_CASE("evaluator: function: refused until only a superuser decides what the name means") {
@@ -495,6 +510,87 @@ TEST_CASE("kanon_mask.released: a backend's decoded codes answer as a fresh deco
                 "SET DateStyle = 'ISO, DMY'; SELECT kanon_mask.released(" +
                 date + ", '2020-03-04'::date), '03/04/2020'::date = '2020-03-04'::date") ==
         "SET\nt|t\nSET\nf|f\n");
+}
+
+namespace {
+
+// A KMP2 code (maskfn/kanon_mask.c): `values` as (argument, text), `tests`
+// as (value, equal branch, not-equal branch) in the layout's terms (0 FALSE,
+// 1 TRUE, d >= 2 the test d - 1 places on); the root is the first test.
+std::string kmp2(int nargs, const std::vector<std::pair<int, std::string>>& values,
+                 const std::vector<std::array<uint32_t, 3>>& tests) {
+  std::string b = "KMP2";
+  const auto varint = [&](uint32_t v) {
+    for (; v >= 0x80; v >>= 7) b += static_cast<char>((v & 0x7f) | 0x80);
+    b += static_cast<char>(v);
+  };
+  b += static_cast<char>(nargs);
+  varint(2);
+  varint(static_cast<uint32_t>(values.size()));
+  for (const auto& [arg, text] : values) {
+    b += static_cast<char>(arg);
+    varint(static_cast<uint32_t>(text.size()));
+    b += text;
+  }
+  varint(static_cast<uint32_t>(tests.size()));
+  for (const auto& t : tests)
+    for (uint32_t v : t) varint(v);
+  std::string hex = "'\\x";
+  for (unsigned char c : b) {
+    char h[3];
+    std::snprintf(h, sizeof h, "%02x", c);
+    hex += h;
+  }
+  return hex + "'::bytea";
+}
+
+}  // namespace
+
+TEST_CASE("kanon_mask.released: a run of integer tests answers as the tests do; oids over 2^31") {
+  auto& pg = PgSandbox::shared();
+  pg.install_mask_function();
+  // Argument 0 (an integer) against 10, 12, 10 again, 15, -3, 11: the first
+  // test of a value decides (10: TRUE, not the second test's FALSE); any
+  // other value and NULL go on to argument 1 = 'x'. Five tests and more on
+  // one integer become a table; three stay tests.
+  const std::vector<std::pair<int, std::string>> values = {{0, "10"}, {0, "12"}, {0, "15"},
+                                                           {0, "-3"}, {0, "11"}, {1, "x"}};
+  const std::string run = kmp2(
+      2, values,
+      {{{0, 1, 2}}, {{1, 0, 2}}, {{0, 0, 2}}, {{2, 1, 2}}, {{3, 1, 2}}, {{4, 0, 2}}, {{5, 1, 0}}});
+  const std::string short_run =
+      kmp2(2, values, {{{0, 1, 2}}, {{1, 0, 2}}, {{3, 1, 2}}, {{5, 1, 0}}});
+  const auto answers = [&](const std::string& code, const std::string& type) {
+    std::string sql = "SELECT string_agg(kanon_mask.released(" + code +
+                      ", v, w)::text, ',' ORDER BY n) FROM (VALUES ";
+    const std::vector<std::string> rows = {"10", "12", "15", "-3",   "11", "13",
+                                           "-4", "9",  "16", "NULL", "0"};
+    for (size_t i = 0; i < rows.size(); ++i)
+      for (const char* w : {"'x'", "'y'"})
+        sql += std::string(i || w[1] == 'y' ? ", " : "") + "(" +
+               std::to_string(2 * i + (w[1] == 'y')) + ", " + rows[i] + "::" + type + ", " + w +
+               "::text)";
+    return pg.psql(sql + ") r(n, v, w)");
+  };
+  // Per value, w = 'x' then w = 'y'.
+  const std::string want =
+      "true,true,false,false,true,true,true,true,false,false,true,false,true,false,true,false,"
+      "true,false,true,false,true,false\n";
+  for (const char* type : {"int2", "int4", "int8"}) {
+    CAPTURE(type);
+    CHECK(answers(run, type) == want);
+  }
+  CHECK(answers(short_run, "int4") ==
+        "true,true,false,false,true,false,true,true,true,false,true,false,true,false,true,false,"
+        "true,false,true,false,true,false\n");
+  // An oid from a table is read sign-extended, one from the code's input
+  // function zero-extended: both must compare as the same oid.
+  const std::string big = kmp2(1, {{0, "3000000000"}}, {{{0, 1, 0}}});
+  pg.psql(
+      "DROP TABLE IF EXISTS fn_oids; CREATE TABLE fn_oids (n int, o oid); "
+      "INSERT INTO fn_oids VALUES (1, 3000000000), (2, 5), (3, 4294967295), (4, NULL)");
+  CHECK(pg.psql("SELECT string_agg(kanon_mask.released(" + big +
+                ", o)::text, ',' ORDER BY n) FROM fn_oids") == "true,false,false,false\n");
 }
 
 TEST_CASE("catalog checks when loading") {

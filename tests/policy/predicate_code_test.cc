@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "policy/disclosure_tree.h"
 #include "policy/table_masks.h"
 #include "tests/policy/seed_rows.h"
@@ -174,4 +176,94 @@ TEST_CASE("build_masks: kFunction where every tested column allows it, the flat 
   const auto fn = build_masks(policy, info, predicates, PredicateForm::kFunction);
   for (const auto& c : fn.columns)
     CHECK(c.expression.starts_with("CASE WHEN \"kanon_mask\".\"released\"("));
+}
+
+namespace {
+
+// A tree over (age integer, sex text, city text) where age takes `ages`
+// values spread `step` apart, so that the predicates test many of them.
+DisclosureTree age_tree(uint32_t seed, int ages, int step,
+                        std::vector<std::vector<std::string>>& rows) {
+  EncodedTable t({{"age", "integer", {}}, {"sex", "text", {}}, {"city", "text", {}}}, std::nullopt);
+  std::mt19937 rng(seed);
+  const std::vector<std::string> sexes = {"F", "M"}, cities = {"Hamlet", "Bigtown", "Midville"};
+  for (int r = 0; r < 3000; ++r) {
+    const int age = -20 + step * static_cast<int>(rng() % static_cast<uint32_t>(ages));
+    rows.push_back({std::to_string(age), sexes[rng() % 2], cities[rng() % 3]});
+    t.add_row(Values{rows.back()[0], rows.back()[1], rows.back()[2]});
+  }
+  return DisclosureTree::build(t, {.k = 8, .l = 0, .max_nodes = 4096});
+}
+
+// The first argument the SQL call passes.
+std::string first_argument(const std::string& call) {
+  const size_t at = call.find("::pg_catalog.bytea, ");
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + std::string("::pg_catalog.bytea, ").size();
+  return call.substr(from, call.find_first_of(",)", from) - from);
+}
+
+}  // namespace
+
+TEST_CASE("switched: the own attribute first, the same answer for every row") {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    CAPTURE(seed);
+    std::vector<std::vector<std::string>> raw;
+    const auto tree = age_tree(seed, 40, 1, raw);
+    const auto predicates = compile_release_predicates(tree);
+    const ReleasePredicate& age = predicates[0];
+    REQUIRE(age.tested_values(0).size() >= 4);
+    const ReleasePredicate switched = age.switched(0);
+    // The root is the run of tests on age, one per value tested.
+    uint32_t id = switched.root();
+    size_t run = 0;
+    for (; !ReleasePredicate::constant(id) && switched.test(id).attribute == 0; ++run)
+      id = switched.test(id).if_not;
+    CHECK(run >= 4);
+    CHECK(run <= age.tested_values(0).size());
+    std::vector<Values> rows;
+    for (const auto& r : raw) rows.push_back(Values{r[0], r[1], r[2]});
+    rows.push_back({std::nullopt, "F", "Hamlet"});
+    rows.push_back({"1000", "M", "Bigtown"});  // an age never seen
+    rows.push_back({"-20", std::nullopt, std::nullopt});
+    size_t released = 0;
+    const auto code = predicate_code(switched);
+    for (const auto& row : rows) {
+      const bool want = age.evaluate(row);
+      CHECK(switched.evaluate(row) == want);
+      CHECK(walk(code, row) == want);
+      released += want;
+    }
+    CHECK(released > 0);
+    CHECK(released < rows.size());
+    // Every other attribute's predicate is switched on age just as well.
+    for (size_t a = 1; a < predicates.size(); ++a) {
+      const ReleasePredicate other = predicates[a].switched(0);
+      for (const auto& row : rows) CHECK(other.evaluate(row) == predicates[a].evaluate(row));
+    }
+  }
+}
+
+TEST_CASE("the function's code tests an integer own attribute first where a table serves it") {
+  std::vector<std::vector<std::string>> raw;
+  const auto predicates = compile_release_predicates(age_tree(4, 40, 1, raw));
+  const std::vector<SqlColumn> ints = {{"age", "pg_catalog.int4", ""},
+                                       {"sex", "pg_catalog.text", ""},
+                                       {"city", "pg_catalog.text", ""}};
+  std::vector<SqlColumn> texts = ints;
+  texts[0].type = "pg_catalog.text";
+  const std::string root_attribute =
+      ints[static_cast<size_t>(predicates[0].test(predicates[0].root()).attribute)].name;
+  REQUIRE(root_attribute != "age");  // the tree does not start with age
+  // int4: age first; text: the tree's own order (a run of text tests gains
+  // nothing from a table).
+  CHECK(first_argument(function_predicate_sql(predicates[0], ints).value()) == "\"age\"");
+  CHECK(first_argument(function_predicate_sql(predicates[0], texts).value()) ==
+        "\"" + root_attribute + "\"");
+  // Values too far apart for a table (1,000 apart): the tree's order.
+  raw.clear();
+  const auto spread = compile_release_predicates(age_tree(4, 40, 1000, raw));
+  REQUIRE(spread[0].root() >= 2);
+  CHECK(first_argument(function_predicate_sql(spread[0], ints).value()) ==
+        "\"" + ints[static_cast<size_t>(spread[0].test(spread[0].root()).attribute)].name + "\"");
 }
