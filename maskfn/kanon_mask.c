@@ -249,6 +249,7 @@ static void build_switches(km_test* tests, uint32 ntests, uint32 root, const km_
   uint64* keys = palloc(sizeof(uint64) * (ntests ? ntests : 1));
   uint32* to = palloc(sizeof(uint32) * (ntests ? ntests : 1));
   uint32 capacity = 0;
+  uint64 walked = 0;
   uint32 i;
 
   *switches = palloc(sizeof(km_switch) * (ntests ? ntests : 1));
@@ -270,10 +271,14 @@ static void build_switches(km_test* tests, uint32 ntests, uint32 root, const km_
     km_switch* sw;
     uint32 j;
     if (!entry[i + 2] || kinds[arg] == KM_BYTES) continue;
+    /* Runs entered at many points are walked once per entry: a bound on
+     * the work, past which the remaining runs stay tests. */
+    if (walked > 16 * (uint64)ntests + 65536) break;
     for (; km_same_arg(tests, id, arg); id = tests[id - 2].if_not) {
       keys[n] = tests[id - 2].value;
       to[n++] = tests[id - 2].if_equal;
     }
+    walked += n;
     if (n < KM_SWITCH_MIN) continue;
     min = max = keys[0];
     for (j = 1; j < n; ++j) {
