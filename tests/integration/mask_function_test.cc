@@ -80,6 +80,28 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
           run(analyst, "SELECT education, count(*) FROM adult_sql GROUP BY 1 ORDER BY 1", extended)
               .rows);
   }
+  // What the analyst's session may set (its own temporary schema first on
+  // search_path, another DateStyle and IntervalStyle, a client encoding)
+  // changes nothing the function releases, the age mask's table included:
+  // the same rows as the SQL masks, as before.
+  for (const char* set : {"SET search_path = pg_temp, public", "SET DateStyle = 'SQL, DMY'",
+                          "SET IntervalStyle = 'sql_standard'", "SET client_encoding = 'LATIN1'"}) {
+    const auto o = run(analyst, set, false);
+    REQUIRE_MESSAGE(o.sqlstate.empty(), set << ": " << o.message);
+  }
+  {
+    const auto fn = run(analyst, "SELECT " + cols + " FROM adult_fn ORDER BY id", true);
+    const auto sql = run(analyst, "SELECT " + cols + " FROM adult_sql ORDER BY id", true);
+    REQUIRE_MESSAGE(fn.sqlstate.empty(), fn.message);
+    CHECK(fn.rows == sql.rows);
+    const auto ages =
+        run(analyst, "SELECT age, count(*) FROM adult_fn GROUP BY 1 ORDER BY 1", false);
+    CHECK(ages.rows ==
+          run(analyst, "SELECT age, count(*) FROM adult_sql GROUP BY 1 ORDER BY 1", false).rows);
+    CHECK(ages.rows.find("<null>") != std::string::npos);  // some ages are masked
+  }
+  run(analyst, "RESET ALL", false);
+
   // Nothing for the interpreter in the function's masks: no serial marker,
   // so PostgreSQL may plan workers (made free here); the SQL masks stay
   // serial.
