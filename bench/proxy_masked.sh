@@ -5,6 +5,7 @@
 #
 #   bench/proxy_masked.sh [--copies N] [--reps N] [--modes "inline materialized view"]
 #                         [--settings "jit=off"] [--clients N] [--duration S]
+#                         [--serial-masks-at N]
 #
 # The table is ADULT repeated --copies times (default 32, ~965k rows) with
 # k = 10 x copies and eight quasi-identifiers; one copy of it per mode, each
@@ -24,7 +25,9 @@
 # With --clients N (issue 28 item 4), then N concurrent clients (pgbench -c N)
 # send the six aggregate queries, picked at random, for --duration seconds
 # (default 30) each: directly, and through kanon to each mode; the table
-# gives queries per second and the ratio to direct.
+# gives queries per second and the ratio to direct. --serial-masks-at N sets
+# kanon's serial_masks_at (default: kanon's, one per core); a number above
+# the clients keeps the function's masks parallel whatever the load.
 #
 # Needs a Release build in build/ (scripts/build.sh).
 set -euo pipefail
@@ -35,6 +38,7 @@ MODES="inline materialized view"
 SETTINGS="jit=off"
 CLIENTS=0
 DURATION=30
+SERIAL_AT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --copies) COPIES="$2"; shift 2 ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
     --settings) SETTINGS="$2"; shift 2 ;;
     --clients) CLIENTS="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
+    --serial-masks-at) SERIAL_AT="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +102,7 @@ KANON_PORT="$(free_port)"
   echo "backend: {host: 127.0.0.1, port: $PG_PORT, user: postgres, dbname: postgres," \
     "sslmode: disable}"
   echo "log_level: warning"
+  [ -z "$SERIAL_AT" ] || echo "serial_masks_at: $SERIAL_AT"
   echo "policies: [$WORK/policy.yaml]"
   echo "restricted_settings:"
   [ -n "$SETTINGS" ] || echo "  {}"

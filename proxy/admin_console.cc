@@ -358,6 +358,7 @@ class Commands {
                  : context_.paused.load() ? "paused"
                                           : "serving");
     add("clients_active", std::to_string(context_.active_clients.load()));
+    add("statements_running", std::to_string(context_.running_statements.load()));
     add("connections_total", std::to_string(s.connections.load()));
     add("statements_passed", std::to_string(s.statements_passed.load()));
     add("statements_rewritten", std::to_string(s.statements_rewritten.load()));

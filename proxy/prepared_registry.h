@@ -45,6 +45,7 @@ struct PreparedEntry {
   // What the decision depended on besides the snapshot.
   std::string search_path;
   std::vector<std::string> absent_names;
+  bool serial_masks = false;          // rewriter::PlanContext::serial_masks
   std::vector<uint32_t> param_types;  // a Parse's parameter type OIDs
   DecidedAt decided;
   // A PREPARE or DECLARE statement's text (else a Parse's query): a Bind

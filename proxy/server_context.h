@@ -51,6 +51,9 @@ class ServerContext {
 
   CancelRegistry cancels;
   std::atomic<uint32_t> active_clients{0};
+  // Sessions with a statement in flight (sent, its ReadyForQuery not yet
+  // read back): how busy the server is, for serial_masks_at.
+  std::atomic<uint32_t> running_statements{0};
   Stats stats;
   // The audit trail of restricted statements; null without audit: in the
   // configuration (set by Server before accepting; fixed until restart).

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include "base/sqlstate.h"
 #include "proxy/backend_tls_negotiator.h"
@@ -96,6 +97,7 @@ Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
 }
 
 Session::~Session() {
+  if (in_flight_ > 0) --context_.running_statements;
   if (client_id_) context_.clients.remove(client_id_);
   if (!over_capacity_) --context_.active_clients;
 }
@@ -140,9 +142,11 @@ void Session::note_client_frame(char type, bool dropped) {
     case wire::frontend::kSync:
       unsynced_ = false;
       ++pending_syncs_;
+      count_in_flight(1);
       break;
     case wire::frontend::kFunctionCall:
       ++pending_syncs_;
+      count_in_flight(1);
       break;
     case wire::frontend::kParse:
     case wire::frontend::kBind:
@@ -155,6 +159,24 @@ void Session::note_client_frame(char type, bool dropped) {
     default:  // COPY data and authentication answers belong to what came before
       break;
   }
+}
+
+void Session::count_in_flight(int change) {
+  const bool was = in_flight_ > 0;
+  if (change > 0)
+    ++in_flight_;
+  else if (in_flight_ > 0)
+    --in_flight_;
+  const bool is = in_flight_ > 0;
+  if (is && !was) ++context_.running_statements;
+  if (was && !is) --context_.running_statements;
+}
+
+bool Session::server_busy() const {
+  static const uint32_t kCores = std::max(1u, std::thread::hardware_concurrency());  // read once
+  const uint32_t at =
+      runtime_->config->serial_masks_at ? runtime_->config->serial_masks_at : kCores;
+  return context_.running_statements.load() + (in_flight_ > 0 ? 0 : 1) >= at;
 }
 
 void Session::note_ready_for_query(char status) {
@@ -796,6 +818,8 @@ awaitable<void> Session::relay_client_to_backend() {
         looked_up = true;
         if (gate_ && !gate_->discarding() &&
             (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse)) {
+          // Decided once for the frame: its look-up and the gate plan alike.
+          access_.serial_masks = server_busy();
           co_await catch_up_catalog();
           co_await look_up_unknown_names(frame);
         }
@@ -857,6 +881,7 @@ awaitable<void> Session::run_backend() {
         // The only ReadyForQuery the filter drops: a failed attempt's.
         if (dropped && frame.type == wire::backend::kReadyForQuery) backend_stream_.forget_ready();
         if (frame.type == wire::backend::kReadyForQuery && !dropped) {
+          count_in_flight(-1);  // at once: the client may send its next one on receipt
           // Counted once the batch reached the client (below).
           if (ready_status) note_ready_for_query(*ready_status);
           ready_status = backend_stream_.transaction_status();

@@ -161,6 +161,13 @@ class Session : public std::enable_shared_from_this<Session> {
   // a batch of backend frames delivered to the client.
   void note_client_frame(char type, bool dropped);
   void note_ready_for_query(char status);
+  // The statements in flight: `change` is +1 for a Query, Sync or
+  // FunctionCall sent, -1 for the backend's ReadyForQuery read (before the
+  // client has it). Keeps ServerContext::running_statements.
+  void count_in_flight(int change);
+  // Whether the statements running through kanon, this one included, reach
+  // serial_masks_at (rewriter::PlanContext::serial_masks).
+  bool server_busy() const;
   void request_stop();
   // While PAUSE holds this session (see ServerContext::paused).
   boost::asio::awaitable<void> wait_while_paused(bool new_session);
@@ -194,6 +201,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // come back yet; extended-protocol messages sent after the last Sync.
   uint32_t pending_syncs_ = 0;
   bool unsynced_ = false;
+  // As pending_syncs_, but counted down as soon as the backend pump reads
+  // the ReadyForQuery; above 0, the session counts as running.
+  uint32_t in_flight_ = 0;
   std::atomic<bool> quiet_{true};
   const bool over_capacity_;
   std::string peer_;

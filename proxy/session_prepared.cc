@@ -81,6 +81,7 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
   rewriter::PlanContext context = access_;
   context.search_path = entry.search_path;
   context.absent_names = entry.absent_names;
+  context.serial_masks = entry.serial_masks;
   std::string text = entry.text;
   if (text.find('\\') != std::string::npos) {
     auto respelled = rewriter::standard_text(text, backend_stream_.standard_conforming_strings());
@@ -106,6 +107,7 @@ std::optional<PreparedEntry> Session::entry_now(std::string_view text) {
   entry.text = std::string(text);
   entry.search_path = access_.search_path;
   entry.absent_names = access_.absent_names;
+  entry.serial_masks = access_.serial_masks;
   entry.decided = decided_now();
   if (!allowed(decide_again(entry, entry.sent))) return std::nullopt;  // unknown: denied at use
   return entry;

@@ -147,6 +147,7 @@ class Planner {
       if (masks) {
         const policy::TableSnapshot& snap = *p.table->snapshot;
         if (snap.masks.interpreted) plan_.inline_masks = true;
+        if (snap.masks.calls_function) plan_.function_masks = true;
         if (snap.masks.calls_function && !mask_function_current(snap.mask_function))
           return deny(rules::kMaskFunction, p.table->policy_name);
       }
@@ -458,6 +459,7 @@ class Planner {
     plan_.tables.insert(plan_.tables.end(), planned.tables.begin(), planned.tables.end());
     plan_.late_code = plan_.late_code || planned.late_code;
     plan_.inline_masks = plan_.inline_masks || planned.inline_masks;
+    plan_.function_masks = plan_.function_masks || planned.function_masks;
     body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
     // A security_barrier view keeps outer conditions from being pushed below
     // its own: an OFFSET 0 subquery is not flattened.

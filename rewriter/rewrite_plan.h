@@ -41,6 +41,9 @@ struct RewritePlan {
   // that call kanon_mask.released, policy evaluator: function): its guard
   // carries the serial marker (catalog_guard.h).
   bool inline_masks = false;
+  // It evaluates masks that call kanon_mask.released (evaluator: function):
+  // serial only while the server is busy (PlanContext::serial_masks).
+  bool function_masks = false;
 };
 
 struct PlanInputs {

@@ -239,7 +239,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
     result.masked = !plan.edits.empty();
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
-    if (generation > 0 && !guard(sql, parsed, generation, plan.late_code, plan.inline_masks,
+    const bool serial = plan.inline_masks || (plan.function_masks && context.serial_masks);
+    if (generation > 0 && !guard(sql, parsed, generation, plan.late_code, serial,
                                  indexes.catalog.get(), plan.edits)) {
       const uint64_t fingerprint = result.fingerprint;
       result = make_denial(rules::kCatalogGuard, "");

@@ -57,6 +57,12 @@ struct PlanContext {
   // CREATE FUNCTION in any language the server lets it use, and calls of
   // opaque functions are allowed.
   bool reads_nothing_protected = false;
+  // The server is busy (the proxy counts the statements running through it,
+  // server config serial_masks_at): a statement that evaluates the function's
+  // masks runs without parallel workers too, as SQL masks always do. With
+  // every core taken, workers add CPU (their start-up, each decoding the
+  // masks again, partial aggregates) and take it from other statements.
+  bool serial_masks = false;
   // Names the caller has just confirmed no persistent relation or function
   // has (a kLookup answer, checked against the database): the session's own
   // temporary objects or missing ones. Sorted. A rewrite that used them is

@@ -199,6 +199,8 @@ const std::vector<ConfigKey> kKeys = {
    }},
   {"threads", "I/O threads, 0 = one per core (on a small host shared with PostgreSQL, 1 costs 20-40% less CPU per transaction: bench/README.md)", "0",
    [](const Input& in, C& c) { c.threads = integer(in, 0, 256); }},
+  {"serial_masks_at", "statements running through kanon at once from which a statement that evaluates the function's masks runs without parallel workers; 0 = one per core of this host (set the database server's cores when kanon runs elsewhere; above limits.max_clients: never)", "0",
+   [](const Input& in, C& c) { c.serial_masks_at = integer(in, 0, 1000000); }},
   {"shutdown_lame_duck", "how long SIGTERM / SHUTDOWN keep serving new connections while /readyz answers 503, before the drain (above the load balancer's check interval times its failure count)", "0",
    [](const Input& in, C& c) { c.shutdown_lame_duck = duration(in); }},
   {"shutdown_grace", "how long a drain lets transactions finish (\"30s\", \"500ms\", \"2m\"; at most 24h; 0 ends every session at once)", "30s",

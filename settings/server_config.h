@@ -111,6 +111,11 @@ struct ServerConfig {
   LogLevel log_level = LogLevel::kInfo;
   // I/O threads; 0 means one per core.
   uint32_t threads = 0;
+  // Statements running through kanon at once (the one being decided
+  // included) from which a restricted statement that evaluates the
+  // function's masks runs without parallel workers (serial_masks_at:);
+  // 0 means one per core of this host. rewriter::PlanContext::serial_masks.
+  uint32_t serial_masks_at = 0;
   ClientTls tls;
   BackendTls backend_tls;  // backend.sslmode, backend.sslrootcert
   AdminConfig admin;

@@ -17,9 +17,11 @@
 
 #include <fstream>
 #include <pqxx/pqxx>
+#include <thread>
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/process.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 #include "tests/support/wait.h"
@@ -283,4 +285,95 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   pqxx::nontransaction(direct).exec("DROP FUNCTION kanon_mask.released(bytea, text)");
   pg.psql("REVOKE CREATE ON SCHEMA kanon_mask FROM analyst");
   CHECK(until([&] { return run(analyst, "SELECT sex FROM adult_fn LIMIT 1").sqlstate.empty(); }));
+}
+
+// The function's masks may use parallel workers while the server has cores
+// to spare; while the statements running through kanon reach serial_masks_at
+// (2 here), a statement that evaluates them runs serially, as SQL masks
+// always do. Another session through kanon is kept running by a lock the
+// owner holds (a condition, not a clock); what the analyst reads is the
+// same either way.
+TEST_CASE("evaluator: function: workers while the server is idle, none while it is busy") {
+  auto& pg = PgSandbox::shared();
+  pg.install_mask_function();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.adult_busy; CREATE TABLE public.adult_busy AS "
+      "SELECT * FROM public.adult; ALTER TABLE public.adult_busy ADD PRIMARY KEY (id); "
+      "GRANT SELECT ON public.adult_busy TO analyst; "
+      "DROP TABLE IF EXISTS public.busy_lock; CREATE TABLE public.busy_lock (x int)");
+  const std::string policy = scratch_path("kanon-maskfn-busy.yaml");
+  {
+    std::ofstream out(policy);
+    out << "tables:\n  - table: public.adult_busy\n    k: 25\n"
+        << "    quasi_identifiers: [sex, age, race, education, workclass]\n"
+        << "    exempt: [postgres]\n    evaluator: function\n";
+  }
+  KanonProxy proxy(pg.port(),
+                   "serial_masks_at: 2\nadmin: {database: kanon, users: [postgres]}\n"
+                   "policies: [" +
+                       policy + "]\n");
+  pqxx::connection analyst(proxy.conninfo("analyst"));
+  const std::string grouped = "SELECT education, count(*) FROM adult_busy GROUP BY 1 ORDER BY 1";
+  // Whether the statement ran with workers (made free, so PostgreSQL plans
+  // them wherever it may), and its rows.
+  const auto gathers = [&](std::string* rows) {
+    pqxx::nontransaction tx(analyst);
+    tx.exec(
+        "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
+        "SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2");
+    std::string out;
+    for (const auto& r :
+         tx.exec("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + grouped))
+      out += std::string(r[0].c_str()) + "\n";
+    *rows = render(tx.exec(grouped));
+    tx.exec("RESET ALL");
+    CAPTURE(out);
+    return out.find("Gather") != std::string::npos;
+  };
+  std::string idle_rows;
+  CHECK(gathers(&idle_rows));
+  CHECK(idle_rows.find("<null>") != std::string::npos);  // something is masked
+
+  pqxx::connection owner(pg.conninfo());
+  pqxx::work hold(owner);
+  hold.exec("LOCK TABLE public.busy_lock IN ACCESS EXCLUSIVE MODE");
+  std::string other_error;
+  pqxx::connection other_session(proxy.conninfo("postgres"));
+  std::thread other([&] {
+    try {
+      pqxx::nontransaction(other_session).exec("SELECT count(*) FROM public.busy_lock");
+    } catch (const std::exception& e) {
+      other_error = e.what();
+    }
+  });
+  const bool waiting = until([&] {
+    return pg.psql(
+                 "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                 "AND query LIKE '%FROM public.busy_lock%' AND pid <> pg_backend_pid()")
+               .find('1') == 0;
+  });
+  // SHOW STATS counts it (the console's own statement is not counted).
+  const auto running = [&] {
+    const auto r = run_command(
+        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", "SHOW STATS"});
+    const size_t at = r.out.find("statements_running|");
+    return at == std::string::npos ? std::string("?") : r.out.substr(at + 19, 1);
+  };
+  const std::string running_while_busy = waiting ? running() : "";
+  std::string busy_rows;
+  const bool busy_gathers = waiting && gathers(&busy_rows);
+  hold.commit();
+  other.join();
+  REQUIRE(waiting);
+  CHECK(other_error.empty());
+  CHECK_FALSE(busy_gathers);
+  CHECK(running_while_busy == "1");
+  CHECK(busy_rows == idle_rows);
+
+  // The other statement is answered: idle again (its session stays open),
+  // workers again.
+  std::string again_rows;
+  CHECK(gathers(&again_rows));
+  CHECK(running() == "0");
+  CHECK(again_rows == idle_rows);
 }

@@ -579,3 +579,54 @@ TEST_CASE("reach plan: where the catalog holds the guard in C, statements carry 
     CHECK(p.sql.find("\"kanon\".\"catalog_") != std::string::npos);
   }
 }
+
+// Parallel workers where masks are evaluated: SQL masks always run
+// serially; the function's masks (evaluator: function) only while the proxy
+// says the server is busy (PlanContext::serial_masks); a statement that
+// evaluates no mask never does.
+TEST_CASE("reach plan: the serial marker for SQL masks always, for the function's when busy") {
+  const std::string marker = " AND \"kanon\".\"serial\"()";
+  for (const bool function_masks : {false, true}) {
+    CAPTURE(function_masks);
+    GuardEnv e;
+    auto facts = std::make_shared<CatalogFacts>(*e.unit.snapshot.catalog);
+    facts->functions.push_back(function(30100, "kanon_mask", "released", "c", ""));
+    facts->index();
+    e.unit.snapshot.catalog = facts;
+    auto people =
+        std::make_shared<kanon::policy::TableSnapshot>(*e.unit.snapshot.tables.at("public.people"));
+    (function_masks ? people->masks.calls_function : people->masks.interpreted) = true;
+    people->mask_function = function_masks ? 30100 : 0;
+    e.unit.snapshot.tables["public.people"] = people;
+    for (const bool busy : {false, true}) {
+      CAPTURE(busy);
+      PlanContext ctx{"public", false};
+      ctx.serial_masks = busy;
+      const auto masked =
+          e.rw.rewrite("SELECT city, count(*) FROM people GROUP BY 1", e.unit.snapshot, ctx);
+      REQUIRE_MESSAGE(masked.verdict == Verdict::kRewritten, masked.rule);
+      CHECK_MESSAGE((masked.sql.find(marker) != std::string::npos) == (busy || !function_masks),
+                    masked.sql);
+      // Through a view, the same.
+      const auto viewed = e.rw.rewrite("SELECT city FROM app.v_people", e.unit.snapshot, ctx);
+      REQUIRE_MESSAGE(viewed.verdict == Verdict::kRewritten, viewed.rule);
+      CHECK_MESSAGE((viewed.sql.find(marker) != std::string::npos) == (busy || !function_masks),
+                    viewed.sql);
+      // No mask evaluated: the server's own parallel plans, busy or not.
+      const auto plain = e.rw.rewrite("SELECT count(*) FROM public.plain", e.unit.snapshot, ctx);
+      REQUIRE(plain.verdict == Verdict::kRewritten);
+      CHECK_MESSAGE(plain.sql.find(marker) == std::string::npos, plain.sql);
+    }
+    // The rewrite cache keeps the two apart.
+    Rewriter cached;
+    PlanContext ctx{"public", false};
+    const std::string sql = "SELECT city FROM people";
+    const bool idle_marked =
+        cached.rewrite(sql, e.unit.snapshot, ctx).sql.find(marker) != std::string::npos;
+    ctx.serial_masks = true;
+    const auto busy = cached.rewrite(sql, e.unit.snapshot, ctx);
+    CHECK_FALSE(busy.cache_hit);
+    CHECK(busy.sql.find(marker) != std::string::npos);
+    CHECK(idle_marked == !function_masks);
+  }
+}

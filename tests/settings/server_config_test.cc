@@ -31,6 +31,7 @@ TEST_CASE("defaults apply to missing keys and to an empty file") {
   CHECK(cfg.listen.port == 6432);
   CHECK(cfg.backend.port == 5432);
   CHECK(cfg.limits.max_clients == 1000);
+  CHECK(cfg.serial_masks_at == 0);  // one per core
 }
 
 TEST_CASE("errors name file, line and key") {
@@ -39,6 +40,8 @@ TEST_CASE("errors name file, line and key") {
         path + ":1: threads: expected an integer, got '-1'");
   CHECK(kanon::testing::config_error("limits:\n  max_message_size: 10\n") ==
         path + ":2: limits.max_message_size: must be between 1024 and 1073741824");
+  CHECK(kanon::testing::config_error("serial_masks_at: two\n") ==
+        path + ":1: serial_masks_at: expected an integer, got 'two'");
   CHECK(kanon::testing::config_error("listen: 5\n") == path + ":1: listen: expected a mapping");
   CHECK(kanon::testing::config_error("listen:\n  host: [a]\n") ==
         path + ":2: listen.host: expected a string");
@@ -138,8 +141,8 @@ TEST_CASE("the keys are one table: sections allow only its keys, the docs show i
   CHECK(keys_of_section("") ==
         std::vector<std::string>{"listen", "backend", "tls", "admin", "metrics", "web",
                                  "restricted_settings", "limits", "log_level", "threads",
-                                 "shutdown_lame_duck", "shutdown_grace", "policies", "databases",
-                                 "audit", "snapshots"});
+                                 "serial_masks_at", "shutdown_lame_duck", "shutdown_grace",
+                                 "policies", "databases", "audit", "snapshots"});
   CHECK(keys_of_section("web") == std::vector<std::string>{"listen", "tls", "session_timeout"});
   CHECK(keys_of_section("web.tls") == std::vector<std::string>{"cert", "key"});
   // An unknown key is refused at every depth, naming where it stands.
@@ -177,7 +180,7 @@ TEST_CASE("every key of the table is read into the configuration") {
       "restricted_settings: {work_mem: 8MB}\n"
       "limits: {max_clients: 7, max_message_size: 2048}\n"
       "log_level: warning\nthreads: 3\nshutdown_lame_duck: 2s\nshutdown_grace: 9s\n"
-      "databases: [hr]\n"
+      "serial_masks_at: 6\ndatabases: [hr]\n"
       "audit: {file: trail.jsonl, table: s.t, text: none, on_failure: continue, queue_size: 5, "
       "exempt: true}\n"
       "snapshots: {shared: false, replica: r1, keep: 4}\n"));
@@ -201,6 +204,7 @@ TEST_CASE("every key of the table is read into the configuration") {
   CHECK(cfg.limits.max_message_size == 2048);
   CHECK(cfg.log_level == LogLevel::kWarning);
   CHECK(cfg.threads == 3);
+  CHECK(cfg.serial_masks_at == 6);
   CHECK(cfg.shutdown_lame_duck == std::chrono::seconds(2));
   CHECK(cfg.shutdown_grace == std::chrono::seconds(9));
   CHECK(cfg.databases == std::vector<std::string>{"hr"});
