@@ -362,6 +362,9 @@ TEST_CASE("evaluator: function: workers while the server is idle, none while it 
   const std::string running_while_busy = waiting ? running() : "";
   std::string busy_rows;
   const bool busy_gathers = waiting && gathers(&busy_rows);
+  // Prepared while busy (PREPARE: a statement kanon cannot prepare again
+  // itself): decided again later (below) as it was decided.
+  const Outcome prepare = run(analyst, "PREPARE while_busy AS " + grouped);
   hold.commit();
   other.join();
   REQUIRE(waiting);
@@ -375,5 +378,16 @@ TEST_CASE("evaluator: function: workers while the server is idle, none while it 
   std::string again_rows;
   CHECK(gathers(&again_rows));
   CHECK(running() == "0");
+  // A new snapshot of the table: the statement prepared while busy is
+  // decided again at its next use, with what it was decided with, so it
+  // still runs (not stale-prepared-statement) and releases the same rows.
+  const auto refresh = run_command({"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"),
+                                    "-c", "REFRESH public.adult_busy"});
+  REQUIRE_MESSAGE(refresh.exit_code == 0, refresh.err);
+  REQUIRE_MESSAGE(prepare.sqlstate.empty(), prepare.message);
+  const Outcome prepared = run(analyst, "EXECUTE while_busy");
+  CHECK_MESSAGE(prepared.sqlstate.empty(), prepared.message);
+  CHECK(prepared.message.empty());
+  CHECK(prepared.rows == idle_rows);
   CHECK(again_rows == idle_rows);
 }
