@@ -24,8 +24,9 @@
 #
 # With --clients N (issue 28 item 4), then N concurrent clients (pgbench -c N)
 # send the six aggregate queries, picked at random, for --duration seconds
-# (default 30) each: directly, and through kanon to each mode; the table
-# gives queries per second and the ratio to direct. --serial-masks-at N sets
+# (default 30) each: directly, and through kanon to each mode, every column
+# with the same random seed (the same sequence of queries per client); the
+# table gives queries per second and the ratio to direct. --serial-masks-at N sets
 # kanon's serial_masks_at (default: kanon's, one per core); a number above
 # the clients keeps the function's masks parallel whatever the load.
 #
@@ -228,7 +229,10 @@ throughput() {
     printf '%s;\n' "${q//:tbl/$table}" >"$WORK/c$i.sql"
     args+=(-f "$WORK/c$i.sql")
   done
-  pgbench -n -M simple "${args[@]}" -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" -h 127.0.0.1 \
+  # One seed for every column: each client picks the same sequence of
+  # queries directly and in every mode, so the ratios compare like mixes.
+  pgbench -n -M simple "${args[@]}" -c "$CLIENTS" -j "$CLIENTS" -T "$DURATION" \
+    --random-seed=20261126 -h 127.0.0.1 \
     -p "$port" -U "$user" postgres 2>&1 | sed -nE 's/^tps = ([0-9.]+) .*/\1/p' | head -1
 }
 echo
