@@ -35,8 +35,7 @@ Server::Server(settings::ServerConfig config)
     : context_(config),
       contexts_([&] {
         std::vector<std::unique_ptr<asio::io_context>> v;
-        const unsigned n =
-            config.threads > 0 ? config.threads : std::max(1u, std::thread::hardware_concurrency());
+        const unsigned n = settings::or_one_per_core(config.threads);
         for (unsigned i = 0; i < n; ++i) v.push_back(std::make_unique<asio::io_context>(1));
         return v;
       }()),

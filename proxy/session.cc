@@ -12,7 +12,6 @@
 #include <cctype>
 #include <chrono>
 #include <random>
-#include <thread>
 
 #include "base/sqlstate.h"
 #include "proxy/backend_tls_negotiator.h"
@@ -173,10 +172,8 @@ void Session::count_in_flight(int change) {
 }
 
 bool Session::server_busy() const {
-  static const uint32_t kCores = std::max(1u, std::thread::hardware_concurrency());  // read once
-  const uint32_t at =
-      runtime_->config->serial_masks_at ? runtime_->config->serial_masks_at : kCores;
-  return context_.running_statements.load() + (in_flight_ > 0 ? 0 : 1) >= at;
+  return context_.running_statements.load() + (in_flight_ > 0 ? 0 : 1) >=
+         settings::or_one_per_core(runtime_->config->serial_masks_at);
 }
 
 void Session::note_ready_for_query(char status) {

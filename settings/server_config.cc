@@ -5,12 +5,14 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "base/yaml_reader.h"
 #include "settings/config_keys.h"
@@ -185,6 +187,11 @@ const char* to_string(LogLevel level) {
       return "error";
   }
   return "info";
+}
+
+uint32_t or_one_per_core(uint32_t value) {
+  static const uint32_t kCores = std::max(1u, std::thread::hardware_concurrency());
+  return value != 0 ? value : kCores;
 }
 
 }  // namespace kanon::settings

@@ -171,6 +171,10 @@ std::string service_conninfo(const ServerConfig& config, const std::string& data
 // Throws ConfigError.
 Endpoint parse_endpoint(const std::string& text, const std::string& what);
 
+// `value`, or this host's cores when it is 0: what `threads: 0` and
+// `serial_masks_at: 0` mean (the cores are read once).
+uint32_t or_one_per_core(uint32_t value);
+
 const char* to_string(LogLevel level);
 // "debug", "info", "warning" or "error"; nullopt for anything else.
 std::optional<LogLevel> log_level_from_string(std::string_view text);

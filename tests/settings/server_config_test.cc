@@ -2,10 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "settings/config_keys.h"
 #include "tests/settings/config_file.h"
@@ -32,6 +34,8 @@ TEST_CASE("defaults apply to missing keys and to an empty file") {
   CHECK(cfg.backend.port == 5432);
   CHECK(cfg.limits.max_clients == 1000);
   CHECK(cfg.serial_masks_at == 0);  // one per core
+  CHECK(or_one_per_core(3) == 3);
+  CHECK(or_one_per_core(0) == std::max(1u, std::thread::hardware_concurrency()));
 }
 
 TEST_CASE("errors name file, line and key") {
