@@ -51,6 +51,17 @@ class ByteStream {
   void close();  // no TLS close_notify: the peer sees the connection end
 
  private:
+  // The relay's writes on a plain socket: nearly always the send buffer
+  // takes all of it, so one non-blocking sendmsg writes it and the
+  // coroutine goes on without an asynchronous operation (no trip through
+  // the reactor and the scheduler); Asio writes whatever is left. Throws
+  // unless `ec` is given.
+  boost::asio::awaitable<size_t> write_plain(const std::vector<boost::asio::const_buffer>& buffers,
+                                             error_code* ec = nullptr);
+  // Bytes one non-blocking sendmsg wrote (0 on any error: the caller's
+  // asynchronous write meets it again and reports it).
+  size_t send_now(const std::vector<boost::asio::const_buffer>& buffers);
+
   tcp::socket socket_;
   std::unique_ptr<boost::asio::ssl::stream<tcp::socket&>> ssl_;
 };
