@@ -7,10 +7,13 @@
 #
 #   KANON_BIN=... KANON_BIN_B=... bench/proxy_syscalls.sh [--seconds N] [--rounds N]
 #       [--clients "1 8"] [--modes "simple extended"] [--threads N] [--no-strace] [--no-cpu]
+#       [--perf]
 #
 # KANON_BIN: the first kanon (default build/app/kanon); KANON_BIN_B: an
 # optional second one, run side by side on its own port (labels KANON_LABEL,
-# KANON_LABEL_B).
+# KANON_LABEL_B). KANON_EXTRA and KANON_EXTRA_B: configuration lines added
+# to each (e.g. KANON_BIN_B=build/app/kanon KANON_EXTRA_B="io_placement:
+# spread" compares the placements of one binary).
 #
 # 1. strace: for each proxy and cell, `strace -f -c` on the proxy (all its
 #    threads) during `pgbench -t SHORT` and again during `pgbench -t LONG`;
@@ -20,6 +23,11 @@
 # 2. CPU: `pgbench -T --seconds` against each proxy in turn, the order
 #    rotated from cell to cell and round to round, and the proxy's CPU time
 #    (user + system, all threads, /proc/<pid>/stat) per 10,000 transactions.
+# 3. --perf: `perf record` on each proxy during one `pgbench -T` per cell:
+#    samples (cpu-clock, 4 kHz) per 1,000 transactions, the share in the
+#    kernel, in finish_task_switch (the cost of being switched back in after
+#    a sleep or a preemption; on this VM the interrupts enabled there), and
+#    in the proxy's own code and libraries.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS_PER_CELL=10
@@ -29,6 +37,7 @@ MODES="simple extended"
 THREADS=""
 STRACE=1
 CPU=1
+PERF=0
 SHORT=100   # transactions per client, strace's first run
 LONG=1100   # and its second
 SCALE=10
@@ -41,6 +50,7 @@ while [ $# -gt 0 ]; do
     --threads) THREADS="$2"; shift 2 ;;
     --no-strace) STRACE=0; shift ;;
     --no-cpu) CPU=0; shift ;;
+    --perf) PERF=1; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -63,7 +73,7 @@ pgbench -i -q -s "$SCALE" -h 127.0.0.1 -p "$PG_PORT" -U postgres bench >/dev/nul
 NAMES=()
 PORTS=()
 PROC=()
-start_kanon() {  # label binary
+start_kanon() {  # label binary extra-config
   local port pid
   port="$(free_port)"
   cat >"$WORK/$1.yaml" <<YAML
@@ -74,6 +84,7 @@ policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
 databases: [bench]
 YAML
   [ -z "$THREADS" ] || echo "threads: $THREADS" >>"$WORK/$1.yaml"
+  [ -z "$3" ] || echo "$3" >>"$WORK/$1.yaml"
   "$2" proxy --config "$WORK/$1.yaml" 2>"$WORK/$1.log" &
   pid=$!
   PIDS+=("$pid")
@@ -87,8 +98,8 @@ start_pgbouncer postgres
 NAMES+=(pgbouncer)
 PORTS+=("$BOUNCER_PORT")
 PROC+=("$(cat "$WORK/pgbouncer.pid")")
-start_kanon "${KANON_LABEL:-kanon}" "$KANON"
-[ -z "$KANON_B" ] || start_kanon "${KANON_LABEL_B:-kanon-b}" "$KANON_B"
+start_kanon "${KANON_LABEL:-kanon}" "$KANON" "${KANON_EXTRA:-}"
+[ -z "$KANON_B" ] || start_kanon "${KANON_LABEL_B:-kanon-b}" "$KANON_B" "${KANON_EXTRA_B:-}"
 
 echo "pgbench -S, scale $SCALE, $(nproc) cores, loopback, exempt login, kanon threads" \
   "${THREADS:-default}, load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -169,6 +180,36 @@ if [ "$CPU" -eq 1 ]; then
         for i in "${!NAMES[@]}"; do printf ' %18s | %13.0f |' "${cpu[$i]}" "${tps[$i]:-0}"; done
         echo
         unset cpu tps
+      done
+    done
+  done
+fi
+if [ "$PERF" -eq 1 ]; then
+  command -v perf >/dev/null || { echo "perf is not installed" >&2; exit 1; }
+  echo
+  echo "perf record per proxy and cell (pgbench -T $SECONDS_PER_CELL): samples per 1,000"
+  echo "transactions; shares of them in the kernel, in finish_task_switch, in the proxy's"
+  echo "own code and libraries (user space)"
+  for mode in $MODES; do
+    for c in $CLIENTS; do
+      for i in "${!NAMES[@]}"; do
+        data="$WORK/perf.data"
+        perf record -q -F 4000 -g -p "${PROC[$i]}" -o "$data" -- sleep $((SECONDS_PER_CELL + 1)) \
+          >/dev/null 2>&1 &
+        rpid=$!
+        out="$(pgb "${PORTS[$i]}" "$mode" "$c" -T "$SECONDS_PER_CELL")" || true
+        wait "$rpid" || true
+        tx="$(sed -nE 's/^number of transactions actually processed: ([0-9]+).*/\1/p' <<<"$out")"
+        perf report -i "$data" --stdio --no-children --sort dso,sym -g none -n 2>/dev/null |
+          awk -v tx="${tx:-0}" -v name="${NAMES[$i]}" -v mode="$mode" -v c="$c" '
+            /^#/ || NF < 4 { next }
+            { n = $2; total += n
+              if ($3 == "[kernel.kallsyms]") { kernel += n; if ($5 ~ /^finish_task_switch/) fts += n }
+              else user += n }
+            END { if (total == 0 || tx == 0) { printf "| %-8s | %2s | %-14s | no samples |\n", mode, c, name; exit }
+                  printf "| %-8s | %2s | %-14s | %7.1f samples/1k tx | kernel %4.1f%% | finish_task_switch %4.1f%% | user %4.1f%% |\n",
+                    mode, c, name, total * 1000 / tx, 100 * kernel / total, 100 * fts / total, 100 * user / total }'
+        rm -f "$data"
       done
     done
   done

@@ -358,7 +358,9 @@ class Commands {
                  : context_.paused.load() ? "paused"
                                           : "serving");
     add("clients_active", std::to_string(context_.active_clients.load()));
-    add("statements_running", std::to_string(context_.running_statements.load()));
+    add("statements_running", std::to_string(context_.running_statements.total()));
+    add("io_thread_sessions", context_.io_threads.sessions_text());
+    add("io_thread_load", context_.io_threads.loads_text());
     add("connections_total", std::to_string(s.connections.load()));
     add("statements_passed", std::to_string(s.statements_passed.load()));
     add("statements_rewritten", std::to_string(s.statements_rewritten.load()));

@@ -35,8 +35,8 @@ Server::Server(settings::ServerConfig config)
     : context_(config),
       contexts_([&] {
         std::vector<std::unique_ptr<asio::io_context>> v;
-        const unsigned n = settings::or_one_per_core(config.threads);
-        for (unsigned i = 0; i < n; ++i) v.push_back(std::make_unique<asio::io_context>(1));
+        for (size_t i = 0; i < context_.io_threads.threads(); ++i)
+          v.push_back(std::make_unique<asio::io_context>(1));
         return v;
       }()),
       acceptor_(*contexts_[0]) {
@@ -171,10 +171,11 @@ std::string Server::reload() {
   settings::ServerConfig fresh = settings::load_server_config(old->path);
   auto tables = store::load_policies(fresh);
   if (fresh.listen.host != old->listen.host || fresh.listen.port != old->listen.port ||
-      fresh.threads != old->threads)
-    log(LogLevel::kWarning, "RELOAD: listen and threads change only at restart");
+      fresh.threads != old->threads || fresh.pack_sessions != old->pack_sessions)
+    log(LogLevel::kWarning, "RELOAD: listen, threads and io_placement change only at restart");
   fresh.listen = old->listen;
   fresh.threads = old->threads;
+  fresh.pack_sessions = old->pack_sessions;
   const auto& a = fresh.audit;
   const auto& b = old->audit;
   if (a.file != b.file || a.table != b.table || a.text != b.text || a.on_failure != b.on_failure ||
@@ -265,7 +266,23 @@ void Server::run() {
 
   std::vector<std::thread> threads;
   for (size_t i = 1; i < contexts_.size(); ++i)
-    threads.emplace_back([io = contexts_[i].get()] { io->run(); });
+    threads.emplace_back([this, i] {
+      context_.io_threads.enter_thread(i);
+      contexts_[i]->run();
+    });
+  context_.io_threads.enter_thread(0);
+  // How busy each I/O thread is, for placing the next sessions.
+  asio::steady_timer load_sampler(*contexts_[0]);
+  std::function<void()> sample_load;
+  sample_load = [&] {
+    load_sampler.expires_after(IoPlacement::kSampleEvery);
+    load_sampler.async_wait([&](const boost::system::error_code& ec) {
+      if (ec) return;
+      context_.io_threads.sample();
+      sample_load();
+    });
+  };
+  sample_load();
 
   // Shutdown releases the guards from the first context's thread.
   asio::steady_timer watch(*contexts_[0]);
@@ -291,6 +308,7 @@ void Server::run() {
           if (!done) log(LogLevel::kWarning, "sessions did not end in time; closing anyway");
           signals.cancel();
           hangup.cancel();
+          load_sampler.cancel();
           if (metrics_) metrics_->stop();
           for (auto& service : attached_) service->stop();
           guards.clear();
@@ -313,21 +331,22 @@ void Server::stop() {
 }
 
 void Server::accept_next() {
-  auto& io = *contexts_[next_context_];
-  next_context_ = (next_context_ + 1) % contexts_.size();
-  acceptor_.async_accept(io, [this](const boost::system::error_code& ec, tcp::socket socket) {
-    const bool closed = context_.shutdown_phase.load() == ShutdownPhase::kDraining;
-    if (ec) {
-      if (ec == asio::error::operation_aborted || closed) return;
-      log(LogLevel::kWarning, "accept failed: {}", ec.message());
-    } else {
-      const uint32_t max = context_.runtime()->config->limits.max_clients;
-      const bool over = context_.active_clients.load() >= max;
-      if (over) log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached", max);
-      on_accept(std::make_shared<Session>(std::move(socket), context_, over));
-    }
-    if (!closed) accept_next();
-  });
+  const size_t index = context_.io_threads.pick();
+  auto& io = *contexts_[index];
+  acceptor_.async_accept(
+      io, [this, index](const boost::system::error_code& ec, tcp::socket socket) {
+        const bool closed = context_.shutdown_phase.load() == ShutdownPhase::kDraining;
+        if (ec) {
+          if (ec == asio::error::operation_aborted || closed) return;
+          log(LogLevel::kWarning, "accept failed: {}", ec.message());
+        } else {
+          const uint32_t max = context_.runtime()->config->limits.max_clients;
+          const bool over = context_.active_clients.load() >= max;
+          if (over) log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached", max);
+          on_accept(std::make_shared<Session>(std::move(socket), context_, over, index));
+        }
+        if (!closed) accept_next();
+      });
 }
 
 void Server::on_accept(std::shared_ptr<Session> session) {

@@ -76,7 +76,6 @@ class Server {
   boost::asio::ip::tcp::acceptor acceptor_;
   std::unique_ptr<MetricsEndpoint> metrics_;                // on contexts_[0]
   std::vector<std::unique_ptr<AttachedService>> attached_;  // on contexts_[0]
-  size_t next_context_ = 0;
   std::mutex sessions_mutex_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
   bool shutting_down_ = false;

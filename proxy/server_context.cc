@@ -8,7 +8,8 @@
 
 namespace kanon::proxy {
 
-ServerContext::ServerContext(settings::ServerConfig config) {
+ServerContext::ServerContext(settings::ServerConfig config)
+    : io_threads(settings::or_one_per_core(config.threads), config.pack_sessions) {
   set_config(std::move(config));
 }
 

@@ -18,7 +18,9 @@
 #include "proxy/audit_trail.h"
 #include "proxy/cancel_registry.h"
 #include "proxy/client_registry.h"
+#include "proxy/io_placement.h"
 #include "proxy/role_directory.h"
+#include "proxy/sharded_count.h"
 #include "proxy/stats.h"
 #include "rewriter/privilege_paths.h"
 #include "rewriter/rewriter.h"
@@ -52,8 +54,12 @@ class ServerContext {
   CancelRegistry cancels;
   std::atomic<uint32_t> active_clients{0};
   // Sessions with a statement in flight (sent, its ReadyForQuery not yet
-  // read back): how busy the server is, for serial_masks_at.
-  std::atomic<uint32_t> running_statements{0};
+  // read back): how busy the server is, for serial_masks_at. A shard per
+  // I/O thread: every session changes it twice per statement.
+  ShardedCount running_statements;
+  // Which I/O thread a new session runs on (io_placement:); fixed until
+  // restart, as `threads` is.
+  IoPlacement io_threads;
   Stats stats;
   // The audit trail of restricted statements; null without audit: in the
   // configuration (set by Server before accepting; fixed until restart).

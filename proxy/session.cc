@@ -81,7 +81,7 @@ void add_restricted_settings(wire::StartupMessage& m,
 
 }  // namespace
 
-Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
+Session::Session(tcp::socket client, ServerContext& context, bool over_capacity, size_t io_index)
     : context_(context),
       runtime_(context.runtime()),
       client_(std::move(client)),
@@ -90,15 +90,18 @@ Session::Session(tcp::socket client, ServerContext& context, bool over_capacity)
       backend_done_(client_.socket().get_executor(), asio::steady_timer::time_point::max()),
       retry_done_(client_.socket().get_executor(), asio::steady_timer::time_point::max()),
       over_capacity_(over_capacity),
+      io_index_(io_index),
       peer_(describe_peer(client_.socket())) {
   if (!over_capacity_) ++context_.active_clients;
+  context_.io_threads.session_started(io_index_);
   set_no_delay(client_.socket());
 }
 
 Session::~Session() {
-  if (in_flight_ > 0) --context_.running_statements;
+  if (in_flight_ > 0) context_.running_statements.add(io_index_, -1);
   if (client_id_) context_.clients.remove(client_id_);
   if (!over_capacity_) --context_.active_clients;
+  context_.io_threads.session_ended(io_index_);
 }
 
 void Session::start() {
@@ -167,12 +170,12 @@ void Session::count_in_flight(int change) {
   else if (in_flight_ > 0)
     --in_flight_;
   const bool is = in_flight_ > 0;
-  if (is && !was) ++context_.running_statements;
-  if (was && !is) --context_.running_statements;
+  if (is && !was) context_.running_statements.add(io_index_, 1);
+  if (was && !is) context_.running_statements.add(io_index_, -1);
 }
 
 bool Session::server_busy() const {
-  return context_.running_statements.load() + (in_flight_ > 0 ? 0 : 1) >=
+  return context_.running_statements.total() + (in_flight_ > 0 ? 0 : 1) >=
          settings::or_one_per_core(runtime_->config->serial_masks_at);
 }
 

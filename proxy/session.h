@@ -53,7 +53,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
   // An over-capacity session still answers encryption and cancel requests,
   // then refuses the StartupMessage with 53300, as PostgreSQL does.
-  Session(tcp::socket client, ServerContext& context, bool over_capacity);
+  // `io_index`: the I/O thread the session runs on (its shard of counts).
+  Session(tcp::socket client, ServerContext& context, bool over_capacity, size_t io_index);
   ~Session();
 
   // Starts the session's coroutines. Call once.
@@ -206,6 +207,7 @@ class Session : public std::enable_shared_from_this<Session> {
   uint32_t in_flight_ = 0;
   std::atomic<bool> quiet_{true};
   const bool over_capacity_;
+  const size_t io_index_;
   std::string peer_;
   std::string user_;
   uint64_t client_id_ = 0;

@@ -197,8 +197,10 @@ const std::vector<ConfigKey> kKeys = {
    [](const Input& in, C& c) {
      c.log_level = choice(in, {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning, LogLevel::kError});
    }},
-  {"threads", "I/O threads, 0 = one per core (on a small host shared with PostgreSQL, 1 costs 20-40% less CPU per transaction: bench/README.md)", "0",
+  {"threads", "I/O threads, 0 = one per core (new sessions fill the first before the others: io_placement)", "0",
    [](const Input& in, C& c) { c.threads = integer(in, 0, 256); }},
+  {"io_placement", "pack: a new session goes to the first I/O thread that used less than half a core over the last quarter second (each thread woken for a few sessions costs more than one woken for all); spread: the threads in turn", "pack",
+   [](const Input& in, C& c) { c.pack_sessions = choice<bool>(in, {{"pack", true}, {"spread", false}}); }},
   {"serial_masks_at", "statements running through kanon at once from which a statement that evaluates the function's masks runs without parallel workers; 0 = one per core of this host (set the database server's cores when kanon runs elsewhere; above limits.max_clients: never)", "0",
    [](const Input& in, C& c) { c.serial_masks_at = integer(in, 0, 1000000); }},
   {"shutdown_lame_duck", "how long SIGTERM / SHUTDOWN keep serving new connections while /readyz answers 503, before the drain (above the load balancer's check interval times its failure count)", "0",

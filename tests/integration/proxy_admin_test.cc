@@ -179,6 +179,38 @@ TEST_CASE("SHOW STATS, SHOW CLIENTS and /metrics count what restricted sessions 
          log.find(": no schema kanon yet: version ") != std::string::npos));
 }
 
+TEST_CASE("io_placement: an idle server packs sessions onto one I/O thread; spread takes turns") {
+  auto& pg = PgSandbox::shared();
+  const auto sessions_per_thread = [&](const std::string& placement) {
+    KanonProxy proxy(pg.port(), "threads: 2\n" + placement +
+                                    "admin: {database: kanon, users: [postgres]}\n"
+                                    "policies: [" +
+                                    source_dir() + "/config/policies/people.yaml]\n");
+    pqxx::connection a(proxy.conninfo("analyst"));
+    pqxx::connection b(proxy.conninfo("postgres"));
+    const auto r = run_command(
+        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", "SHOW STATS"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(std::regex_search(r.out, std::regex("(^|\n)io_thread_load\\|[0-9.]+ [0-9.]+\n")));
+    std::smatch m;
+    REQUIRE(
+        std::regex_search(r.out, m, std::regex("(^|\n)io_thread_sessions\\|([0-9]+) ([0-9]+)\n")));
+    return std::pair{std::stoi(m[2]), std::stoi(m[3])};
+  };
+  // The two sessions and the console's own (and, if it has not ended yet,
+  // the start-up probe's), all on the first thread.
+  for (const char* placement : {"", "io_placement: pack\n"}) {
+    const auto packed = sessions_per_thread(placement);
+    CHECK(packed.first >= 3);
+    CHECK(packed.second == 0);
+  }
+  // In turns: both threads have some.
+  const auto spread = sessions_per_thread("io_placement: spread\n");
+  CHECK(spread.first + spread.second >= 3);
+  CHECK(spread.first > 0);
+  CHECK(spread.second > 0);
+}
+
 TEST_CASE("rows deleted: VERIFY shows k broken, REFRESH rebuilds and masks follow") {
   auto& f = fixture();
   pqxx::connection c(f.proxy->conninfo("analyst"));

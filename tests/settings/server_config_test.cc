@@ -34,6 +34,7 @@ TEST_CASE("defaults apply to missing keys and to an empty file") {
   CHECK(cfg.backend.port == 5432);
   CHECK(cfg.limits.max_clients == 1000);
   CHECK(cfg.serial_masks_at == 0);  // one per core
+  CHECK(cfg.pack_sessions);         // io_placement: pack
   CHECK(or_one_per_core(3) == 3);
   CHECK(or_one_per_core(0) == std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -46,6 +47,8 @@ TEST_CASE("errors name file, line and key") {
         path + ":2: limits.max_message_size: must be between 1024 and 1073741824");
   CHECK(kanon::testing::config_error("serial_masks_at: two\n") ==
         path + ":1: serial_masks_at: expected an integer, got 'two'");
+  CHECK(kanon::testing::config_error("io_placement: balanced\n") ==
+        path + ":1: io_placement: 'balanced' is not one of pack, spread");
   CHECK(kanon::testing::config_error("listen: 5\n") == path + ":1: listen: expected a mapping");
   CHECK(kanon::testing::config_error("listen:\n  host: [a]\n") ==
         path + ":2: listen.host: expected a string");
@@ -145,8 +148,8 @@ TEST_CASE("the keys are one table: sections allow only its keys, the docs show i
   CHECK(keys_of_section("") ==
         std::vector<std::string>{"listen", "backend", "tls", "admin", "metrics", "web",
                                  "restricted_settings", "limits", "log_level", "threads",
-                                 "serial_masks_at", "shutdown_lame_duck", "shutdown_grace",
-                                 "policies", "databases", "audit", "snapshots"});
+                                 "io_placement", "serial_masks_at", "shutdown_lame_duck",
+                                 "shutdown_grace", "policies", "databases", "audit", "snapshots"});
   CHECK(keys_of_section("web") == std::vector<std::string>{"listen", "tls", "session_timeout"});
   CHECK(keys_of_section("web.tls") == std::vector<std::string>{"cert", "key"});
   // An unknown key is refused at every depth, naming where it stands.
@@ -184,7 +187,7 @@ TEST_CASE("every key of the table is read into the configuration") {
       "restricted_settings: {work_mem: 8MB}\n"
       "limits: {max_clients: 7, max_message_size: 2048}\n"
       "log_level: warning\nthreads: 3\nshutdown_lame_duck: 2s\nshutdown_grace: 9s\n"
-      "serial_masks_at: 6\ndatabases: [hr]\n"
+      "serial_masks_at: 6\nio_placement: spread\ndatabases: [hr]\n"
       "audit: {file: trail.jsonl, table: s.t, text: none, on_failure: continue, queue_size: 5, "
       "exempt: true}\n"
       "snapshots: {shared: false, replica: r1, keep: 4}\n"));
@@ -209,6 +212,7 @@ TEST_CASE("every key of the table is read into the configuration") {
   CHECK(cfg.log_level == LogLevel::kWarning);
   CHECK(cfg.threads == 3);
   CHECK(cfg.serial_masks_at == 6);
+  CHECK_FALSE(cfg.pack_sessions);
   CHECK(cfg.shutdown_lame_duck == std::chrono::seconds(2));
   CHECK(cfg.shutdown_grace == std::chrono::seconds(9));
   CHECK(cfg.databases == std::vector<std::string>{"hr"});
