@@ -1,19 +1,22 @@
 // IoPlacement: which I/O thread a new session runs on, and how busy each
 // thread is.
 //
-// `io_placement: pack` (the default) puts new sessions on the first I/O
-// thread that used less than half a core over the last sample (a quarter
-// of a second), and, when every thread is that busy, on the least busy one.
-// `spread` takes the threads in turn, as kanon did before.
+// `io_placement: spread` (the default) takes the threads in turn. `pack`
+// puts new sessions on the first I/O thread that used less than half a core
+// over the last sample (a quarter of a second), and, when every thread is
+// that busy, on the least busy one. A session stays on its thread;
+// placement applies to sessions that connect later.
 //
-// Why pack: an I/O thread with a few sessions sleeps in epoll_wait between
-// their messages and is woken for the next one, and on a small host those
-// wake-ups are most of what a relayed message costs. Two threads that share
-// eight pgbench clients each sleep and wake about as often as one thread
-// that has them all, so the second thread doubles the wake-ups without
-// adding throughput (bench/README.md, "Stop 45"). Packed, the other threads
-// take sessions only once the first is busy enough to need them. A session
-// stays on its thread; placement applies to sessions that connect later.
+// The trade (bench/README.md, "Stop 45"): an I/O thread with a few sessions
+// sleeps in epoll_wait between their messages and is woken for the next
+// one, and on a small host those wake-ups are much of what a relayed message
+// costs. Two threads sharing eight pgbench clients each sleep and wake about
+// as often as one thread that has them all: packed, kanon's CPU per
+// transaction is PgBouncer's. But a thread is also a share of the CPU
+// scheduler's time: on two cores shared with PostgreSQL and the clients,
+// one packed thread relays 5-15% fewer transactions than two (restricted
+// sessions, whose statements are rewritten, up to 20% fewer), so spread
+// stays the default.
 #pragma once
 
 #include <pthread.h>

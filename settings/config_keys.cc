@@ -197,9 +197,9 @@ const std::vector<ConfigKey> kKeys = {
    [](const Input& in, C& c) {
      c.log_level = choice(in, {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarning, LogLevel::kError});
    }},
-  {"threads", "I/O threads, 0 = one per core (new sessions fill the first before the others: io_placement)", "0",
+  {"threads", "I/O threads, 0 = one per core (how sessions are placed on them: io_placement)", "0",
    [](const Input& in, C& c) { c.threads = integer(in, 0, 256); }},
-  {"io_placement", "pack: a new session goes to the first I/O thread that used less than half a core over the last quarter second (each thread woken for a few sessions costs more than one woken for all); spread: the threads in turn", "pack",
+  {"io_placement", "spread: new sessions take the I/O threads in turn; pack: a new session goes to the first I/O thread that used less than half a core over the last quarter second (less CPU per message on a small host shared with PostgreSQL, less throughput: bench/README.md)", "spread",
    [](const Input& in, C& c) { c.pack_sessions = choice<bool>(in, {{"pack", true}, {"spread", false}}); }},
   {"serial_masks_at", "statements running through kanon at once from which a statement that evaluates the function's masks runs without parallel workers; 0 = one per core of this host (set the database server's cores when kanon runs elsewhere; above limits.max_clients: never)", "0",
    [](const Input& in, C& c) { c.serial_masks_at = integer(in, 0, 1000000); }},

@@ -111,10 +111,10 @@ struct ServerConfig {
   LogLevel log_level = LogLevel::kInfo;
   // I/O threads; 0 means one per core.
   uint32_t threads = 0;
-  // io_placement: pack new sessions onto the first I/O thread until it is
-  // busy (true, "pack"), or take the threads in turn ("spread").
+  // io_placement: take the I/O threads in turn ("spread", the default), or
+  // pack new sessions onto the first one until it is busy (true, "pack").
   // proxy/io_placement.h.
-  bool pack_sessions = true;
+  bool pack_sessions = false;
   // Statements running through kanon at once (the one being decided
   // included) from which a restricted statement that evaluates the
   // function's masks runs without parallel workers (serial_masks_at:);

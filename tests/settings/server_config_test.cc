@@ -34,7 +34,7 @@ TEST_CASE("defaults apply to missing keys and to an empty file") {
   CHECK(cfg.backend.port == 5432);
   CHECK(cfg.limits.max_clients == 1000);
   CHECK(cfg.serial_masks_at == 0);  // one per core
-  CHECK(cfg.pack_sessions);         // io_placement: pack
+  CHECK_FALSE(cfg.pack_sessions);   // io_placement: spread
   CHECK(or_one_per_core(3) == 3);
   CHECK(or_one_per_core(0) == std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -187,7 +187,7 @@ TEST_CASE("every key of the table is read into the configuration") {
       "restricted_settings: {work_mem: 8MB}\n"
       "limits: {max_clients: 7, max_message_size: 2048}\n"
       "log_level: warning\nthreads: 3\nshutdown_lame_duck: 2s\nshutdown_grace: 9s\n"
-      "serial_masks_at: 6\nio_placement: spread\ndatabases: [hr]\n"
+      "serial_masks_at: 6\nio_placement: pack\ndatabases: [hr]\n"
       "audit: {file: trail.jsonl, table: s.t, text: none, on_failure: continue, queue_size: 5, "
       "exempt: true}\n"
       "snapshots: {shared: false, replica: r1, keep: 4}\n"));
@@ -212,7 +212,7 @@ TEST_CASE("every key of the table is read into the configuration") {
   CHECK(cfg.log_level == LogLevel::kWarning);
   CHECK(cfg.threads == 3);
   CHECK(cfg.serial_masks_at == 6);
-  CHECK_FALSE(cfg.pack_sessions);
+  CHECK(cfg.pack_sessions);
   CHECK(cfg.shutdown_lame_duck == std::chrono::seconds(2));
   CHECK(cfg.shutdown_grace == std::chrono::seconds(9));
   CHECK(cfg.databases == std::vector<std::string>{"hr"});
