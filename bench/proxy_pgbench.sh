@@ -11,11 +11,12 @@
 #
 #   bench/proxy_pgbench.sh [--seconds N] [--clients "1 8 32"] [--modes "simple extended"]
 #                          [--scripts "select-only tpcb-like"] [--threads N]
-#                          [--audit file|table] [--guard c|plpgsql]
+#                          [--placement spread|pack] [--audit file|table] [--guard c|plpgsql]
 #
 # --scripts: pgbench -b names (select-only is pgbench -S; tpcb-like is
 # pgbench's default script, 7 statements per transaction). --threads: kanon's
-# I/O threads (default: its own, one per core).
+# I/O threads (default: its own, one per core). --placement: kanon's
+# io_placement (default: its own, spread).
 #
 # --audit measures the audit trail's cost instead: the restricted login
 # through a kanon without audit: and through a second kanon writing every
@@ -37,6 +38,7 @@ SCALE=10
 AUDIT=""
 SCRIPTS="select-only"
 THREADS=""
+PLACEMENT=""
 # shellcheck source=bench/lib.sh
 source "$ROOT/bench/lib.sh"
 GUARD=plpgsql
@@ -49,6 +51,7 @@ while [ $# -gt 0 ]; do
     --audit) AUDIT="$2"; shift 2 ;;
     --scripts) SCRIPTS="$2"; shift 2 ;;
     --threads) THREADS="$2"; shift 2 ;;
+    --placement) PLACEMENT="$2"; shift 2 ;;
     --guard) GUARD="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -79,6 +82,7 @@ policies: [$ROOT/config/policies/people.yaml, $ROOT/config/policies/adult.yaml]
 databases: [bench]  # restricted sessions: statement rules only (no protected table there)
 YAML
 [ -z "$THREADS" ] || echo "threads: $THREADS" >>"$WORK/kanon.yaml"
+[ -z "$PLACEMENT" ] || echo "io_placement: $PLACEMENT" >>"$WORK/kanon.yaml"
 "$KANON" proxy --config "$WORK/kanon.yaml" 2>"$WORK/kanon.log" &
 KANON_PID=$!
 PIDS+=($!)
@@ -163,7 +167,8 @@ if [ -n "$AUDIT" ]; then
 fi
 
 echo "pgbench, scale $SCALE, $SECONDS_PER_CELL s per cell, $(nproc) cores, loopback," \
-  "load $(cut -d' ' -f1-3 /proc/loadavg), kanon threads ${THREADS:-default}, guard $GUARD," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg), kanon threads ${THREADS:-default}," \
+  "placement ${PLACEMENT:-default}, guard $GUARD," \
   "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "kanon exempt: postgres (relayed untouched); kanon restricted: analyst (every statement rewritten-or-passed)"
 echo "cpu: CPU seconds of PgBouncer / kanon per 10,000 transactions in that cell"
