@@ -9,8 +9,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
-#include "proxy/drained_read.h"  // before any read is instantiated
-
 namespace kanon::proxy {
 
 namespace asio = boost::asio;
@@ -41,7 +39,7 @@ awaitable<void> ByteStream::connect_tls(asio::ssl::context& context, const std::
 // message costs no extra coroutine frame.
 awaitable<size_t> ByteStream::read_some(asio::mutable_buffer buffer) {
   return ssl_ ? ssl_->async_read_some(buffer, use_awaitable)
-              : socket_.async_read_some(DrainedReadBuffer{buffer}, use_awaitable);
+              : socket_.async_read_some(buffer, use_awaitable);
 }
 
 awaitable<size_t> ByteStream::write(asio::const_buffer buffer) {
@@ -51,8 +49,7 @@ awaitable<size_t> ByteStream::write(asio::const_buffer buffer) {
 
 awaitable<size_t> ByteStream::read_some(asio::mutable_buffer buffer, error_code& ec) {
   return ssl_ ? ssl_->async_read_some(buffer, asio::redirect_error(use_awaitable, ec))
-              : socket_.async_read_some(DrainedReadBuffer{buffer},
-                                        asio::redirect_error(use_awaitable, ec));
+              : socket_.async_read_some(buffer, asio::redirect_error(use_awaitable, ec));
 }
 
 awaitable<size_t> ByteStream::write(const std::vector<asio::const_buffer>& buffers) {
