@@ -185,6 +185,18 @@ class Wire {
     (kanon::wire::encode(messages, b), ...);
     c_.send(b);
   }
+  // The messages and the end of the client's stream in one TCP segment.
+  template <class... M>
+  void send_and_end(const M&... messages) {
+    kanon::wire::Buffer b;
+    (kanon::wire::encode(messages, b), ...);
+    c_.send_and_end(b);
+  }
+  // Whether kanon closed the connection within `seconds`.
+  bool closed_within(int seconds) {
+    c_.read_until_close(seconds);
+    return c_.closed();
+  }
   std::string until(char type) {
     const auto bytes = c_.read_until_message(type, 10);
     REQUIRE_FALSE(bytes.empty());
@@ -474,6 +486,34 @@ TEST_CASE("a statement the client walks away from is recorded with 08006") {
   CHECK(r[0]["decision"] == "passed");
   CHECK(r[0]["sqlstate"] == "08006");
   CHECK(r[0]["rows"].is_null());
+}
+
+// The statement and the client's FIN in one segment raise one readiness
+// edge. A relay that took a short read for a drained socket would wait for
+// an edge that never comes, and notice the end only when the answer came
+// (the change stop 45 reverted). The statement sleeps long enough that an
+// answer cannot come first; the record then says 08006, not rows.
+TEST_CASE("a statement that arrives with the client's FIN is recorded with 08006 at once") {
+  namespace w = kanon::wire;
+  auto& a = audited();
+  const std::string app = "audit-fin-with-statement";
+  Wire c(a.proxy->port(), app);
+  c.send_and_end(w::Query{"SELECT pg_sleep(600)"});
+  REQUIRE(c.closed_within(60));
+  std::vector<Json> r;
+  CHECK(eventually([&] {
+    r = records_of(read_records(a.file), app);
+    return !r.empty();
+  }));
+  REQUIRE(r.size() == 1);
+  CHECK(r[0]["text"] == "SELECT pg_sleep(600)");
+  CHECK(r[0]["sqlstate"] == "08006");
+  CHECK(r[0]["rows"].is_null());
+  // The backend sleeps on: PostgreSQL reads its socket only between
+  // statements.
+  PgSandbox::shared().psql(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
+      "'");
 }
 
 TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -36,6 +37,15 @@ void RawClient::send(const std::vector<uint8_t>& bytes) {
     if (n <= 0) return;  // the peer may already have closed; tests read the outcome
     sent += static_cast<size_t>(n);
   }
+}
+
+void RawClient::send_and_end(const std::vector<uint8_t>& bytes) {
+  const int on = 1;
+  if (setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &on, sizeof on) != 0)
+    throw std::runtime_error("RawClient: TCP_CORK failed");
+  send(bytes);
+  // With data still corked, the kernel sets FIN on that segment.
+  if (shutdown(fd_, SHUT_WR) != 0) throw std::runtime_error("RawClient: shutdown failed");
 }
 
 bool RawClient::receive(std::chrono::steady_clock::time_point deadline) {

@@ -18,6 +18,11 @@ class RawClient {
 
   void send(const std::vector<uint8_t>& bytes);
   void send(const std::string& bytes) { send(std::vector<uint8_t>(bytes.begin(), bytes.end())); }
+  // Sends `bytes` and ends the sending side (shutdown(SHUT_WR)) in one TCP
+  // segment: the socket is corked while the bytes are queued, so the FIN is
+  // tacked onto them. The peer sees the bytes and the end of the stream with
+  // one readiness edge. Reading stays open.
+  void send_and_end(const std::vector<uint8_t>& bytes);
   // Reads until the peer closes or `seconds` pass; returns what arrived and
   // sets closed() accordingly.
   std::vector<uint8_t> read_until_close(int seconds);
