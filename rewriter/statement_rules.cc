@@ -34,6 +34,9 @@ const Rule kSqlTextFunction{"sql-text-function",
 const Rule kServerFileFunction{"server-file-function",
                                "restricted sessions may not call functions that read server files "
                                "or the write-ahead log"};
+const Rule kAdvisoryLock{"advisory-lock",
+                         "restricted sessions may not take advisory locks: kanon's catalog "
+                         "guard and catalog reader hold advisory locks of their own"};
 const Rule kCopyFile{"copy-file",
                      "restricted sessions may only COPY to or from the client (STDOUT/STDIN)"};
 const Rule kPolicyNotBuilt{"policy-not-built",
@@ -216,6 +219,14 @@ constexpr std::array kDeniedFunctions = {
     DeniedFunction{"tuple_data_split", false, &rules::kSqlTextFunction},
     DeniedFunction{"bt_page_items", false, &rules::kSqlTextFunction},
     DeniedFunction{"pgrowlocks", false, &rules::kSqlTextFunction},
+    // Advisory locks: one key space per database, no privilege needed. A
+    // session holding kanon's keys (catalog/catalog_watch.h) would stall
+    // every DDL, kanon's catalog reader or other sessions' guarded
+    // statements. Releasing (pg_advisory_unlock*) frees only the session's
+    // own locks and stays allowed.
+    DeniedFunction{"pg_advisory_lock", true, &rules::kAdvisoryLock},       // _shared too
+    DeniedFunction{"pg_advisory_xact_lock", true, &rules::kAdvisoryLock},  // _shared too
+    DeniedFunction{"pg_try_advisory_", true, &rules::kAdvisoryLock},       // the four try_ forms
 };
 
 // The large-object functions libpq's lo_* calls reach through the fast path

@@ -54,6 +54,7 @@ extern const Rule kStatisticsView;
 extern const Rule kFunctionBodyProtected;
 extern const Rule kSqlTextFunction;
 extern const Rule kServerFileFunction;
+extern const Rule kAdvisoryLock;
 extern const Rule kCopyFile;
 extern const Rule kPolicyNotBuilt;
 extern const Rule kMaskFunction;

@@ -491,29 +491,33 @@ TEST_CASE("a statement the client walks away from is recorded with 08006") {
 // The statement and the client's FIN in one segment raise one readiness
 // edge. A relay that took a short read for a drained socket would wait for
 // an edge that never comes, and notice the end only when the answer came
-// (the change stop 45 reverted). The statement sleeps long enough that an
-// answer cannot come first; the record then says 08006, not rows.
+// (the change stop 45 reverted). The statement waits on a lock the test
+// holds, so no answer can come first; the record then says 08006, not rows.
 TEST_CASE("a statement that arrives with the client's FIN is recorded with 08006 at once") {
   namespace w = kanon::wire;
   auto& a = audited();
   const std::string app = "audit-fin-with-statement";
+  // The policy is built and the session started before the lock is taken.
+  REQUIRE(Client(with_app(a.proxy->conninfo("analyst"), app + "-before"))
+              .simple("SELECT count(*) FROM people")
+              .sqlstate.empty());
   Wire c(a.proxy->port(), app);
-  c.send_and_end(w::Query{"SELECT pg_sleep(600)"});
-  REQUIRE(c.closed_within(60));
+  Client holder(PgSandbox::shared().conninfo("postgres"));
+  REQUIRE(holder.simple("BEGIN").sqlstate.empty());
+  REQUIRE(holder.simple("LOCK TABLE public.people IN ACCESS EXCLUSIVE MODE").sqlstate.empty());
+  c.send_and_end(w::Query{"SELECT count(*) FROM people"});
+  const bool closed = c.closed_within(60);
+  holder.simple("COMMIT");
+  REQUIRE(closed);
   std::vector<Json> r;
   CHECK(eventually([&] {
     r = records_of(read_records(a.file), app);
     return !r.empty();
   }));
   REQUIRE(r.size() == 1);
-  CHECK(r[0]["text"] == "SELECT pg_sleep(600)");
+  CHECK(r[0]["text"] == "SELECT count(*) FROM people");
   CHECK(r[0]["sqlstate"] == "08006");
   CHECK(r[0]["rows"].is_null());
-  // The backend sleeps on: PostgreSQL reads its socket only between
-  // statements.
-  PgSandbox::shared().psql(
-      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '" + app +
-      "'");
 }
 
 TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {

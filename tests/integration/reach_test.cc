@@ -716,3 +716,70 @@ TEST_CASE("reach: DO and CALL run only for a login PostgreSQL keeps from protect
     }
   }
 }
+
+// kanon's catalog reader, the DDL event trigger and the guard of statements
+// that call late-read code take advisory locks of one key space every session
+// of the database shares (catalog/catalog_watch.h). An analyst holding one
+// would stall every DDL, kanon's catalog reads or the other analysts'
+// statements: so a restricted session takes no advisory lock, by any path.
+TEST_CASE("reach: advisory locks, which kanon's catalog machinery holds, are never taken") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE FUNCTION app.hold_catalog() RETURNS void LANGUAGE sql AS "
+      "  'SELECT pg_advisory_lock(7306355, 2)';"
+      "CREATE VIEW app.v_hold AS SELECT pg_try_advisory_lock(7306355, 3) AS got;"
+      "GRANT SELECT ON app.v_hold TO analyst;");
+  // Until the catalog watcher has seen them, a session may find them unknown.
+  REQUIRE(until([&] {
+    pqxx::connection c(f.proxy->conninfo("analyst"));
+    return run(c, "SELECT app.hold_catalog()", false).message.find("app.hold_catalog") !=
+           std::string::npos;
+  }));
+  const std::string n = "7306355";
+  struct Attempt {
+    std::string sql;
+    std::string names;
+  };
+  const std::vector<Attempt> attempts = {
+      {"SELECT pg_advisory_lock(" + n + ", 2)", "(kanon rule advisory-lock)"},
+      {"SELECT pg_catalog.pg_advisory_lock_shared(" + n + ", 3)", "(kanon rule advisory-lock)"},
+      {"SELECT pg_try_advisory_lock(7306000 + 355, 1)", "(kanon rule advisory-lock)"},
+      {"BEGIN; SELECT pg_advisory_xact_lock(" + n + ", 3); COMMIT", "(kanon rule advisory-lock)"},
+      {"SELECT pg_advisory_lock(" + n + "::bigint << 32 | 2)", "(kanon rule advisory-lock)"},
+      {"SELECT * FROM pg_try_advisory_xact_lock_shared(" + n + ", 2)",
+       "(kanon rule advisory-lock)"},
+      {"SELECT app.hold_catalog()", "app.hold_catalog"},
+      {"SELECT got FROM app.v_hold", "app.v_hold"},
+      {"CREATE FUNCTION pg_temp.hold() RETURNS bool LANGUAGE sql AS "
+       "'SELECT pg_try_advisory_lock(" +
+           n + ", 2)'",
+       "(kanon rule advisory-lock)"},
+      {"CREATE VIEW pg_temp.v_hold AS SELECT pg_advisory_lock(" + n + ", 2)",
+       "(kanon rule advisory-lock)"},
+      {"PREPARE hold AS SELECT pg_advisory_lock(" + n + ", 2)", "(kanon rule advisory-lock)"},
+  };
+  pqxx::connection direct(pg.conninfo("postgres"));
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    pqxx::connection analyst(f.proxy->conninfo("analyst"));
+    for (const auto& a : attempts) {
+      if (extended && a.sql.starts_with("BEGIN")) continue;  // one statement per Parse
+      CAPTURE(a.sql);
+      const auto o = run(analyst, a.sql, extended);
+      CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
+      CHECK_MESSAGE(o.message.find(a.names) != std::string::npos, o.message);
+      // The session stays usable.
+      CHECK(run(analyst, "SELECT 41 + 1", extended).rows == "42|\n");
+    }
+    // Releasing frees only the session's own locks: allowed.
+    CHECK(run(analyst, "SELECT pg_advisory_unlock_all()", extended).sqlstate.empty());
+    // No session of the analyst holds or waits for an advisory lock.
+    CHECK(pqxx::nontransaction(direct)
+              .exec("SELECT count(*) FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity "
+                    "a USING (pid) WHERE l.locktype = 'advisory' AND a.usename = 'analyst'")[0][0]
+              .as<int>() == 0);
+    // With the analyst's session open, DDL's event trigger gets its locks.
+    pg.psql("CREATE TABLE app.after_locks (x int); DROP TABLE app.after_locks;");
+  }
+}
