@@ -747,6 +747,10 @@ TEST_CASE("reach: advisory locks, which kanon's catalog machinery holds, are nev
       {"SELECT pg_try_advisory_lock(7306000 + 355, 1)", "(kanon rule advisory-lock)"},
       {"BEGIN; SELECT pg_advisory_xact_lock(" + n + ", 3); COMMIT", "(kanon rule advisory-lock)"},
       {"SELECT pg_advisory_lock(" + n + "::bigint << 32 | 2)", "(kanon rule advisory-lock)"},
+      // The replica leader's key and a table's release history's (one key).
+      {"SELECT pg_advisory_lock(1801547375, 1)", "(kanon rule advisory-lock)"},
+      {"SELECT pg_advisory_lock(hashtext('kanon.releases:public.people'))",
+       "(kanon rule advisory-lock)"},
       {"SELECT * FROM pg_try_advisory_xact_lock_shared(" + n + ", 2)",
        "(kanon rule advisory-lock)"},
       {"SELECT app.hold_catalog()", "app.hold_catalog"},
