@@ -63,6 +63,12 @@ class CatalogReader {
   // that succeeds covers the notifications received before it began.
   bool refresh();
   // refresh(), unless the published facts cover `notifications` (true).
+  // Any role may NOTIFY kanon_catalog, so a notification is a hint: when the
+  // generation sequence still stands at the served facts' generation, no DDL
+  // they miss was notified (the event trigger advances it before its commit,
+  // so before its notification), and the notifications count as covered
+  // without a read. One query instead of a whole read: a session that sends
+  // NOTIFY kanon_catalog in a loop costs the others nothing like a read each.
   bool refresh_covering(uint64_t notifications);
   const CatalogCoverage& coverage() const { return coverage_; }
 
@@ -81,7 +87,10 @@ class CatalogReader {
   // read() (`covering` false) or refresh().
   bool publish_read(const Publish& publish, bool covering);
   Facts read_locked(std::string& error);  // mu_ held
-  pqxx::connection_base& kept();          // the kept connection, opened if none (mu_ held)
+  // The generation sequence stands at the served facts' generation (mu_
+  // held); false when either is unknown or the database cannot be asked.
+  bool generation_unmoved_locked();
+  pqxx::connection_base& kept();  // the kept connection, opened if none (mu_ held)
   // Runs `use` on the kept connection (mu_ held), once more on a new one
   // when it broke.
   template <typename Use>
