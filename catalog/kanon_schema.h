@@ -34,6 +34,9 @@ class transaction_base;
 
 namespace kanon::catalog {
 
+// The schema of kanon's own tables in every database it serves.
+inline constexpr const char* kKanonSchema = "kanon";
+
 // The schema version this kanon writes.
 inline constexpr int kKanonSchemaVersion = 2;
 

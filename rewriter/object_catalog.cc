@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "catalog/kanon_schema.h"
 #include "rewriter/sql_parser.h"
 #include "rewriter/statement_rules.h"
 
@@ -168,6 +169,16 @@ class ReachGraph {
       return;
     }
     if (r.kind == 'f') opaque(node, name);
+    // kanon's own tables hold what it derived from raw rows (trees with their
+    // row counts, snapshots, the release history) and what replicas adopt:
+    // nothing a restricted statement may read or write, directly or through
+    // a view or function (rules::kKanonInternal where named). What kanon
+    // grants to PUBLIC holds no row's data: its sequences (the catalog
+    // generation every guard reads) and kanon.schema_version.
+    if (r.schema == catalog::kKanonSchema && r.kind != 'S' && r.name != "schema_version") {
+      opaque(node, name);
+      return;
+    }
     if (r.kind == 'v' || r.kind == 'm') {
       for (uint32_t oid : r.reads_relations) edge_relation_read(node, oid);
       for (uint32_t oid : r.reads_functions) edge_function(node, oid);

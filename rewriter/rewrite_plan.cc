@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/text.h"
+#include "catalog/kanon_schema.h"
 #include "catalog/mask_function.h"
 #include "policy/sql_text.h"
 #include "rewriter/sql_lexer.h"
@@ -93,6 +94,9 @@ class Planner {
           return deny(rules::kPolicyNotBuilt, rel->protected_parent);
         continue;  // else the session is exempt for the parent
       }
+      // kanon's own tables, in any statement and any role (read, write, LOCK).
+      if (rel->facts->schema == catalog::kKanonSchema)
+        return deny(rules::kKanonInternal, qualified(*rel->facts));
       reaching.push_back({&r, rel});
     }
 

@@ -383,16 +383,19 @@ const char* const kLatePeople =
 TEST_CASE("DDL timing: a function replaced between the guard and the function's first call") {
   // PostgreSQL locks no function a statement calls and reads a SQL body at
   // its first call; a backend that takes in invalidations in between (here:
-  // when it first locks public.bigt's TOAST table, after waiting for an
-  // advisory lock) runs the new body. The statement holds the catalog still,
-  // so the replacement waits for it: to the end of its transaction.
+  // when it first locks public.bigt's TOAST table, after waiting for a row
+  // the test holds) runs the new body. The statement holds the catalog
+  // still, so the replacement waits for it: to the end of its transaction.
+  // (A row lock, not an advisory one: restricted sessions take none.)
   auto& f = fixture();
   admin(
       "CREATE TABLE IF NOT EXISTS public.bigt (v text); "
       "ALTER TABLE public.bigt ALTER v SET STORAGE EXTERNAL; TRUNCATE public.bigt; "
-      "INSERT INTO public.bigt VALUES (repeat('x', 100000))");
+      "INSERT INTO public.bigt VALUES (repeat('x', 100000)); "
+      "CREATE TABLE IF NOT EXISTS public.waitrow (id int PRIMARY KEY); TRUNCATE public.waitrow; "
+      "INSERT INTO public.waitrow VALUES (1); GRANT SELECT, UPDATE ON public.waitrow TO analyst");
   const std::string sql =
-      "WITH a AS MATERIALIZED (SELECT pg_advisory_xact_lock(4242) AS l), "
+      "WITH a AS MATERIALIZED (SELECT id AS l FROM public.waitrow WHERE id = 1 FOR SHARE), "
       "b AS MATERIALIZED (SELECT length(v) AS n FROM public.bigt, a) "
       "SELECT b.n, public.late_cities(b.n) AS c FROM b";
   pqxx::connection analyst(f.proxy->conninfo("analyst"));
@@ -406,7 +409,8 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
     REQUIRE_MESSAGE(open.rows.find("Opentown") != std::string::npos,
                     open.sqlstate << " " << open.message);
     pqxx::connection locker(PgSandbox::shared().conninfo("postgres"));
-    pqxx::nontransaction(locker).exec("SELECT pg_advisory_lock(4242)");
+    pqxx::nontransaction(locker).exec("BEGIN");
+    pqxx::nontransaction(locker).exec("SELECT id FROM public.waitrow WHERE id = 1 FOR UPDATE");
     if (in_transaction) pqxx::nontransaction(analyst).exec("BEGIN");
     std::atomic<bool> answered{false}, replaced{false};
     Outcome during;
@@ -420,8 +424,14 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
       answered = true;
     });
     // The statement passed its guard and waits in its first CTE.
-    CHECK(wait_until([&] { return someone_waits(probe, "locktype = 'advisory' AND objid = 4242"); },
-                     answered));
+    CHECK(wait_until(
+        [&] {
+          return someone_waits(probe,
+                               "locktype = 'transactionid' AND pid = (SELECT pid FROM "
+                               "pg_catalog.pg_stat_activity WHERE usename = 'analyst' "
+                               "AND query LIKE '%waitrow%')");
+        },
+        answered));
     std::string ddl_error;
     std::thread ddl([&] {
       try {
@@ -437,7 +447,7 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
           return someone_waits(probe, "locktype = 'advisory' AND classid = 7306355 AND objid = 3");
         },
         replaced);
-    pqxx::nontransaction(locker).exec("SELECT pg_advisory_unlock(4242)");
+    pqxx::nontransaction(locker).exec("COMMIT");
     reader.join();
     if (in_transaction) {
       // Answered, and the replacement still waits: until the transaction ends.
@@ -464,5 +474,5 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
     check_answer(after, true);
     CHECK_MESSAGE(after.sqlstate == "42501", after.sqlstate << " " << after.message);
   }
-  admin("DROP FUNCTION public.late_cities(int); DROP TABLE public.bigt");
+  admin("DROP FUNCTION public.late_cities(int); DROP TABLE public.bigt, public.waitrow");
 }

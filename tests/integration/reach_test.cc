@@ -787,3 +787,71 @@ TEST_CASE("reach: advisory locks, which kanon's catalog machinery holds, are nev
     pg.psql("CREATE TABLE app.after_locks (x int); DROP TABLE app.after_locks;");
   }
 }
+
+// kanon's own tables hold what it derived from raw rows: trees with the row
+// count of every node (kanon.releases, kanon.snapshots), the release history
+// and the keys it holds back, and what replicas adopt as their masks. A role
+// PostgreSQL lets read them (the analyst has pg_read_all_data here) reads
+// none of it through kanon, by name or through an administrator's objects.
+TEST_CASE("reach: kanon's own tables are out of a restricted session's reach") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE VIEW app.v_trees AS SELECT table_name, tree FROM kanon.releases;"
+      "GRANT SELECT ON app.v_trees TO analyst;"
+      "CREATE FUNCTION app.f_snapshots() RETURNS bigint LANGUAGE sql AS "
+      "  'SELECT count(*) FROM kanon.snapshots';");
+  // PostgreSQL's grants would let the analyst read them.
+  {
+    pqxx::connection direct(pg.conninfo("analyst"));
+    pqxx::nontransaction tx(direct);
+    CHECK(tx.exec("SELECT count(*) FROM kanon.releases WHERE tree IS NOT NULL")[0][0].as<int>() >=
+          1);
+  }
+  REQUIRE(until([&] {
+    pqxx::connection c(f.proxy->conninfo("analyst"));
+    return run(c, "SELECT app.f_snapshots()", false).message.find("app.f_snapshots") !=
+           std::string::npos;
+  }));
+  struct Attempt {
+    std::string sql;
+    std::string names;
+  };
+  const std::string internal = "(kanon rule kanon-internal)";
+  const std::vector<Attempt> attempts = {
+      {"SELECT tree FROM kanon.releases", internal},
+      {"SELECT * FROM \"kanon\".\"snapshots\"", internal},
+      {"SELECT count(*) FROM kanon.release_rows r JOIN app.plain p ON p.id::text = r.key",
+       internal},
+      {"WITH h AS (SELECT * FROM kanon.held_keys) SELECT count(*) FROM h", internal},
+      {"SELECT (SELECT max(version) FROM kanon.snapshots)", internal},
+      {"COPY kanon.releases TO STDOUT", internal},
+      {"COPY (SELECT tree FROM kanon.releases) TO STDOUT", internal},
+      {"INSERT INTO kanon.refresh_requests (group_id, verb, table_name, replica) "
+       "VALUES (0, 'refresh', 'public.people', 'x')",
+       internal},
+      {"DELETE FROM kanon.release_rows", internal},
+      {"LOCK TABLE kanon.snapshots IN ACCESS SHARE MODE", internal},
+      {"SELECT * FROM app.v_trees", "kanon.releases"},
+      {"SELECT app.f_snapshots()", "kanon.snapshots"},
+      {"CREATE TEMP VIEW trees AS SELECT tree FROM kanon.releases", "kanon.releases"},
+  };
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    pqxx::connection analyst(f.proxy->conninfo("analyst"));
+    for (const auto& a : attempts) {
+      if (extended && a.sql.starts_with("COPY")) continue;  // COPY's data flow: simple protocol
+      CAPTURE(a.sql);
+      const auto o = run(analyst, a.sql, extended);
+      CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
+      CHECK_MESSAGE(o.message.find(a.names) != std::string::npos, o.message);
+      CHECK(o.rows.find("\"rows\"") == std::string::npos);
+      CHECK(run(analyst, "SELECT 41 + 1", extended).rows == "42|\n");
+    }
+    // What kanon grants to PUBLIC holds no row's data.
+    CHECK(run(analyst, "SELECT last_value >= 0 FROM kanon.catalog_generation", extended).rows ==
+          "t|\n");
+    CHECK(run(analyst, "SELECT max(version) > 0 FROM kanon.schema_version", extended).rows ==
+          "t|\n");
+  }
+}
