@@ -169,6 +169,16 @@ Audited& audited() {
   return a;
 }
 
+// The records of `app`, once there are any.
+std::vector<Json> records_when_any(Audited& a, const std::string& app) {
+  std::vector<Json> r;
+  CHECK(eventually([&] {
+    r = records_of(read_records(a.file), app);
+    return !r.empty();
+  }));
+  return r;
+}
+
 // A byte-level restricted session (trust login), for pipelines libpq does
 // not send.
 class Wire {
@@ -476,11 +486,7 @@ TEST_CASE("a statement the client walks away from is recorded with 08006") {
     Wire c(a.proxy->port(), app);
     c.send(w::Query{"SELECT pg_sleep(2)"});
   }  // closed before the answer
-  std::vector<Json> r;
-  CHECK(eventually([&] {
-    r = records_of(read_records(a.file), app);
-    return !r.empty();
-  }));
+  const auto r = records_when_any(a, app);
   REQUIRE(r.size() == 1);
   CHECK(r[0]["text"] == "SELECT pg_sleep(2)");
   CHECK(r[0]["decision"] == "passed");
@@ -509,11 +515,7 @@ TEST_CASE("a statement that arrives with the client's FIN is recorded with 08006
   const bool closed = c.closed_within(60);
   holder.simple("COMMIT");
   REQUIRE(closed);
-  std::vector<Json> r;
-  CHECK(eventually([&] {
-    r = records_of(read_records(a.file), app);
-    return !r.empty();
-  }));
+  const auto r = records_when_any(a, app);
   REQUIRE(r.size() == 1);
   CHECK(r[0]["text"] == "SELECT count(*) FROM people");
   CHECK(r[0]["sqlstate"] == "08006");

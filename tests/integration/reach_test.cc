@@ -312,6 +312,35 @@ void run_cases(const std::vector<Case>& cases) {
   }
 }
 
+// Waits until kanon's catalog knows `object`: `call` (which names it) is
+// then decided on it, and denied with a message naming it.
+void await_known(KanonProxy& proxy, const std::string& call, const std::string& object) {
+  REQUIRE(until([&] {
+    pqxx::connection c(proxy.conninfo("analyst"));
+    return run(c, call, false).message.find(object) != std::string::npos;
+  }));
+}
+
+struct Denial {
+  std::string sql;
+  std::string names;  // what the message must hold
+};
+
+// Each statement through `analyst`: 42501 with a message naming what it
+// must, no rows, and the session usable after it.
+void check_denials(pqxx::connection& analyst, const std::vector<Denial>& denials, bool extended) {
+  for (const auto& d : denials) {
+    // One statement per Parse; COPY's data flows in the simple protocol.
+    if (extended && (d.sql.starts_with("BEGIN") || d.sql.starts_with("COPY"))) continue;
+    CAPTURE(d.sql);
+    const auto o = run(analyst, d.sql, extended);
+    CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
+    CHECK_MESSAGE(o.message.find(d.names) != std::string::npos, o.message);
+    CHECK(o.rows.empty());
+    CHECK(run(analyst, "SELECT 41 + 1", extended).rows == "42|\n");
+  }
+}
+
 }  // namespace
 
 TEST_CASE("reach: objects created before the build, every statement form, both protocols") {
@@ -681,10 +710,7 @@ TEST_CASE("reach: DO and CALL run only for a login PostgreSQL keeps from protect
       "GRANT EXECUTE ON FUNCTION app.sd_city() TO reader_definer;");
   // Until the catalog watcher has seen app.sd_city, no proof may hold for
   // reader_definer: wait for a session in which kanon knows it.
-  REQUIRE(until([&] {
-    pqxx::connection c(f.proxy->conninfo("analyst"));
-    return run(c, "SELECT app.sd_city()", false).message.find("app.sd_city") != std::string::npos;
-  }));
+  await_known(*f.proxy, "SELECT app.sd_city()", "app.sd_city");
   const std::string leak =
       "DO $$ DECLARE c text; BEGIN SELECT string_agg(city, ',') INTO c FROM public.people; "
       "RAISE EXCEPTION 'got %', c; END $$";
@@ -731,17 +757,9 @@ TEST_CASE("reach: advisory locks, which kanon's catalog machinery holds, are nev
       "CREATE VIEW app.v_hold AS SELECT pg_try_advisory_lock(7306355, 3) AS got;"
       "GRANT SELECT ON app.v_hold TO analyst;");
   // Until the catalog watcher has seen them, a session may find them unknown.
-  REQUIRE(until([&] {
-    pqxx::connection c(f.proxy->conninfo("analyst"));
-    return run(c, "SELECT app.hold_catalog()", false).message.find("app.hold_catalog") !=
-           std::string::npos;
-  }));
+  await_known(*f.proxy, "SELECT app.hold_catalog()", "app.hold_catalog");
   const std::string n = "7306355";
-  struct Attempt {
-    std::string sql;
-    std::string names;
-  };
-  const std::vector<Attempt> attempts = {
+  const std::vector<Denial> attempts = {
       {"SELECT pg_advisory_lock(" + n + ", 2)", "(kanon rule advisory-lock)"},
       {"SELECT pg_catalog.pg_advisory_lock_shared(" + n + ", 3)", "(kanon rule advisory-lock)"},
       {"SELECT pg_try_advisory_lock(7306000 + 355, 1)", "(kanon rule advisory-lock)"},
@@ -767,15 +785,7 @@ TEST_CASE("reach: advisory locks, which kanon's catalog machinery holds, are nev
   for (bool extended : {false, true}) {
     CAPTURE(extended);
     pqxx::connection analyst(f.proxy->conninfo("analyst"));
-    for (const auto& a : attempts) {
-      if (extended && a.sql.starts_with("BEGIN")) continue;  // one statement per Parse
-      CAPTURE(a.sql);
-      const auto o = run(analyst, a.sql, extended);
-      CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
-      CHECK_MESSAGE(o.message.find(a.names) != std::string::npos, o.message);
-      // The session stays usable.
-      CHECK(run(analyst, "SELECT 41 + 1", extended).rows == "42|\n");
-    }
+    check_denials(analyst, attempts, extended);
     // Releasing frees only the session's own locks: allowed.
     CHECK(run(analyst, "SELECT pg_advisory_unlock_all()", extended).sqlstate.empty());
     // No session of the analyst holds or waits for an advisory lock.
@@ -808,17 +818,9 @@ TEST_CASE("reach: kanon's own tables are out of a restricted session's reach") {
     CHECK(tx.exec("SELECT count(*) FROM kanon.releases WHERE tree IS NOT NULL")[0][0].as<int>() >=
           1);
   }
-  REQUIRE(until([&] {
-    pqxx::connection c(f.proxy->conninfo("analyst"));
-    return run(c, "SELECT app.f_snapshots()", false).message.find("app.f_snapshots") !=
-           std::string::npos;
-  }));
-  struct Attempt {
-    std::string sql;
-    std::string names;
-  };
+  await_known(*f.proxy, "SELECT app.f_snapshots()", "app.f_snapshots");
   const std::string internal = "(kanon rule kanon-internal)";
-  const std::vector<Attempt> attempts = {
+  const std::vector<Denial> attempts = {
       {"SELECT tree FROM kanon.releases", internal},
       {"SELECT * FROM \"kanon\".\"snapshots\"", internal},
       {"SELECT count(*) FROM kanon.release_rows r JOIN app.plain p ON p.id::text = r.key",
@@ -839,15 +841,7 @@ TEST_CASE("reach: kanon's own tables are out of a restricted session's reach") {
   for (bool extended : {false, true}) {
     CAPTURE(extended);
     pqxx::connection analyst(f.proxy->conninfo("analyst"));
-    for (const auto& a : attempts) {
-      if (extended && a.sql.starts_with("COPY")) continue;  // COPY's data flow: simple protocol
-      CAPTURE(a.sql);
-      const auto o = run(analyst, a.sql, extended);
-      CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
-      CHECK_MESSAGE(o.message.find(a.names) != std::string::npos, o.message);
-      CHECK(o.rows.find("\"rows\"") == std::string::npos);
-      CHECK(run(analyst, "SELECT 41 + 1", extended).rows == "42|\n");
-    }
+    check_denials(analyst, attempts, extended);
     // What kanon grants to PUBLIC holds no row's data.
     CHECK(run(analyst, "SELECT last_value >= 0 FROM kanon.catalog_generation", extended).rows ==
           "t|\n");
