@@ -74,6 +74,7 @@ class Planner {
         statistics.push_back(&r);
         continue;
       }
+      if (names_audit_table(r)) return deny(rules::kKanonInternal, context_.audit_table);
       const ProtectedTable* t = nullptr;
       const auto match = find(r.schema, r.name, &t);
       if (match == ProtectedIndex::Match::kAmbiguous) return deny(rules::kAmbiguousName, r.name);
@@ -327,6 +328,17 @@ class Planner {
       if (!std::binary_search(context_.exempt_tables.begin(), context_.exempt_tables.end(), t))
         out.tables.push_back(t);
     return out;
+  }
+
+  // Whether `r` may name the audit trail's table: qualified, by its name; a
+  // bare name, whatever the search_path (kanon's picture of it could be
+  // behind the session's), when the table's name matches.
+  bool names_audit_table(const RelationRef& r) const {
+    if (context_.audit_table.empty()) return false;
+    const auto dot = context_.audit_table.find('.');
+    const std::string_view schema = std::string_view(context_.audit_table).substr(0, dot);
+    const std::string_view name = std::string_view(context_.audit_table).substr(dot + 1);
+    return r.name == name && (r.schema.empty() || r.schema == schema);
   }
 
   bool reaches(const CatalogRelation& rel, bool write) const {

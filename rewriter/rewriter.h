@@ -42,6 +42,11 @@ struct PlanContext {
   std::vector<std::string> exempt_tables;  // sorted
   std::string role;                        // the login
   std::string database;                    // the session's database
+  // "schema.table" of the audit trail's table (server config audit.table),
+  // empty when there is none: out of a restricted session's reach, like
+  // kanon's own tables (rules::kKanonInternal), so no analyst reads the
+  // others' statements or deletes its own records.
+  std::string audit_table;
   // False in a database kanon does not protect (server config `databases:`):
   // no table there is protected and no catalog is read, so only the
   // statement rules apply (code, server access, statistics, files).

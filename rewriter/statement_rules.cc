@@ -38,8 +38,8 @@ const Rule kAdvisoryLock{"advisory-lock",
                          "restricted sessions may not take advisory locks: kanon's catalog "
                          "guard and catalog reader hold advisory locks of their own"};
 const Rule kKanonInternal{"kanon-internal",
-                          "restricted sessions may not read, write or lock kanon's own tables, "
-                          "which hold what kanon derived from raw rows"};
+                          "restricted sessions may not read, write or lock kanon's own tables "
+                          "(trees, snapshots, release history, audit trail)"};
 const Rule kCopyFile{"copy-file",
                      "restricted sessions may only COPY to or from the client (STDOUT/STDIN)"};
 const Rule kPolicyNotBuilt{"policy-not-built",

@@ -522,6 +522,45 @@ TEST_CASE("a statement that arrives with the client's FIN is recorded with 08006
   CHECK(r[0]["rows"].is_null());
 }
 
+// The audit trail's table is kanon's: a restricted role PostgreSQL lets read
+// or write it (the analyst has pg_read_all_data here) neither reads the other
+// analysts' statements nor touches its own records through kanon.
+TEST_CASE("the audit table is out of a restricted session's reach") {
+  auto& a = audited();
+  const std::string app = "audit-own-table";
+  {
+    Client c(with_app(a.proxy->conninfo("analyst"), app));
+    REQUIRE(c.simple("SELECT 1 AS one").sqlstate.empty());
+  }
+  // The table exists, and PostgreSQL's grants would let the analyst read it.
+  CHECK(eventually([&] {
+    Client direct(PgSandbox::shared().conninfo("analyst"));
+    const auto n = direct.simple(
+        "SELECT count(*) FROM public.kanon_audit_trail WHERE application_name = '" + app + "'");
+    return n.sqlstate.empty() && n.first != "0";
+  }));
+  Client c(with_app(a.proxy->conninfo("analyst"), app + "-probe"));
+  for (const std::string sql : {
+           "SELECT statement FROM public.kanon_audit_trail",
+           "SELECT count(*) FROM kanon_audit_trail",
+           "SELECT * FROM \"public\".\"kanon_audit_trail\" LIMIT 1",
+           "WITH t AS (SELECT * FROM public.kanon_audit_trail) SELECT count(*) FROM t",
+           "DELETE FROM public.kanon_audit_trail WHERE user_name = 'analyst'",
+           "UPDATE kanon_audit_trail SET statement = ''",
+           "COPY public.kanon_audit_trail TO STDOUT",
+       }) {
+    CAPTURE(sql);
+    const auto r = c.simple(sql);
+    CHECK(r.sqlstate == "42501");
+    CHECK(r.message.find("public.kanon_audit_trail (kanon rule kanon-internal)") !=
+          std::string::npos);
+    CHECK(c.simple("SELECT 41 + 1").first == "42");
+  }
+  // A table of its own under another name is the analyst's to read.
+  CHECK(c.simple("CREATE TEMP TABLE trail_notes (n int)").sqlstate.empty());
+  CHECK(c.simple("SELECT count(*) FROM trail_notes").first == "0");
+}
+
 TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {
   auto& a = audited();
   {
