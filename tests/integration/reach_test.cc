@@ -842,6 +842,14 @@ TEST_CASE("reach: kanon's own tables are out of a restricted session's reach") {
     CAPTURE(extended);
     pqxx::connection analyst(f.proxy->conninfo("analyst"));
     check_denials(analyst, attempts, extended);
+    // With schema kanon first on the search_path (SET, set_config), a bare
+    // name reaches the table: still denied.
+    CHECK(run(analyst, "SET search_path = kanon, public", extended).sqlstate.empty());
+    check_denials(analyst, {{"SELECT tree FROM releases", internal}}, extended);
+    CHECK(run(analyst, "SELECT set_config('search_path', 'kanon', false)", extended)
+              .sqlstate.empty());
+    check_denials(analyst, {{"SELECT count(*) FROM held_keys", internal}}, extended);
+    CHECK(run(analyst, "RESET search_path", extended).sqlstate.empty());
     // What kanon grants to PUBLIC holds no row's data.
     CHECK(run(analyst, "SELECT last_value >= 0 FROM kanon.catalog_generation", extended).rows ==
           "t|\n");
