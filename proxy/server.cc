@@ -50,6 +50,8 @@ Server::Server(settings::ServerConfig config)
   context_.policies = std::make_unique<store::PolicyStores>(config, store::load_policies(config));
   // Restricted statements are decided from the catalog: without one, deny.
   context_.rewriter.set_require_catalog(true);
+  // The audit trail's table is kanon's: out of every restricted session's reach.
+  if (!config.audit.table.empty()) context_.rewriter.set_internal_tables({config.audit.table});
   build_policies();
   context_.reload = [this] { return reload(); };
   context_.shutdown = [this] { stop(); };

@@ -347,7 +347,6 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
       std::all_of(tables.begin(), tables.end(), [&](const auto& p) { return exempt_by(p, roles); });
   access_.search_path.clear();
   access_.role = user;
-  access_.audit_table = runtime_->config->audit.table;
   // Whether PostgreSQL itself keeps the login from protected data (then DO,
   // CALL and code it creates are allowed; rewriter/rewriter.h). Without the
   // protected database's catalog nothing is proven. The role directory asks

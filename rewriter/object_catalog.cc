@@ -49,13 +49,15 @@ void merge_tables(std::vector<std::string>& into, const std::vector<std::string>
 // reach it adds.
 class ReachGraph {
  public:
-  ReachGraph(const CatalogFacts& facts, const std::vector<std::string>& protected_tables)
+  ReachGraph(const CatalogFacts& facts, const std::vector<std::string>& protected_tables,
+             const std::vector<std::string>& internal_tables)
       : f_(facts), nr_(facts.relations.size()), nf_(facts.functions.size()) {
     const size_t n = 2 * nr_ + nf_ + 1;
     own_.resize(n);
     edges_.resize(n);
     reach_.resize(n);
     protected_.insert(protected_tables.begin(), protected_tables.end());
+    internal_.insert(internal_tables.begin(), internal_tables.end());
     for (size_t i = 0; i < nr_; ++i) rel_index_.emplace(f_.relations[i].oid, i);
     for (size_t j = 0; j < nf_; ++j) fn_index_.emplace(f_.functions[j].oid, j);
     children_.resize(nr_);
@@ -86,6 +88,18 @@ class ReachGraph {
 
   const Reach& reach(size_t node) const { return reach_[node]; }
   bool is_protected(size_t i) const { return protected_.count(name_of_rel(i)) > 0; }
+  // kanon's own tables hold what it derived from raw rows (trees with their
+  // row counts, snapshots, the release history) and what replicas adopt; the
+  // audit trail's table (an input) holds every analyst's statements. Nothing
+  // a restricted statement may read or write, directly or through a view or
+  // function (rules::kKanonInternal where named). What kanon grants to
+  // PUBLIC in its schema holds no row's data: its sequences (the catalog
+  // generation every guard reads) and kanon.schema_version.
+  bool is_internal(size_t i) const {
+    const RelationFacts& r = f_.relations[i];
+    if (r.schema == catalog::kKanonSchema) return r.kind != 'S' && r.name != "schema_version";
+    return internal_.count(name_of_rel(i)) > 0;
+  }
   // Protected ancestors, nearest first (breadth-first over pg_inherits).
   const std::vector<std::string>& protected_ancestors(size_t i) const { return ancestors_[i]; }
 
@@ -169,14 +183,9 @@ class ReachGraph {
       return;
     }
     if (r.kind == 'f') opaque(node, name);
-    // kanon's own tables hold what it derived from raw rows (trees with their
-    // row counts, snapshots, the release history) and what replicas adopt:
-    // nothing a restricted statement may read or write, directly or through
-    // a view or function (rules::kKanonInternal where named). What kanon
-    // grants to PUBLIC holds no row's data: its sequences (the catalog
-    // generation every guard reads) and kanon.schema_version.
-    if (r.schema == catalog::kKanonSchema && r.kind != 'S' && r.name != "schema_version") {
+    if (is_internal(i)) {
       opaque(node, name);
+      own_[node].internal = true;
       return;
     }
     if (r.kind == 'v' || r.kind == 'm') {
@@ -350,17 +359,20 @@ class ReachGraph {
     for (size_t m : members) {
       merge_tables(all.tables, own_[m].tables);
       all.opaque = all.opaque || own_[m].opaque;
+      all.internal = all.internal || own_[m].internal;
       all.late_code = all.late_code || own_[m].late_code;
       for (size_t w : edges_[m]) {
         if (component[w] == id) continue;
         merge_tables(all.tables, reach_[w].tables);
         all.opaque = all.opaque || reach_[w].opaque;
+        all.internal = all.internal || reach_[w].internal;
         all.late_code = all.late_code || reach_[w].late_code;
       }
     }
     for (size_t m : members) {
       reach_[m].tables = all.tables;
       reach_[m].opaque = all.opaque;
+      reach_[m].internal = all.internal;
       reach_[m].late_code = all.late_code;
     }
     if (!all.any()) return;
@@ -388,6 +400,7 @@ class ReachGraph {
   const size_t nr_;
   const size_t nf_;
   std::unordered_set<std::string> protected_;
+  std::unordered_set<std::string> internal_;
   std::unordered_map<uint32_t, size_t> rel_index_;
   std::unordered_map<uint32_t, size_t> fn_index_;
   std::vector<std::vector<size_t>> children_;
@@ -400,7 +413,8 @@ class ReachGraph {
 }  // namespace
 
 ObjectCatalog::ObjectCatalog(std::shared_ptr<const catalog::CatalogFacts> facts,
-                             const std::vector<std::string>& protected_tables)
+                             const std::vector<std::string>& protected_tables,
+                             const std::vector<std::string>& internal_tables)
     : facts_(std::move(facts)) {
   if (!facts_) facts_ = std::make_shared<catalog::CatalogFacts>();
   // Name lookups resolve SQL bodies: facts filled by hand without index()
@@ -413,7 +427,7 @@ ObjectCatalog::ObjectCatalog(std::shared_ptr<const catalog::CatalogFacts> facts,
     facts_ = std::move(copy);
   }
   const auto& f = *facts_;
-  ReachGraph graph(f, protected_tables);
+  ReachGraph graph(f, protected_tables, internal_tables);
   graph.build();
   relations_.resize(f.relations.size());
   for (size_t i = 0; i < f.relations.size(); ++i) {
@@ -421,6 +435,7 @@ ObjectCatalog::ObjectCatalog(std::shared_ptr<const catalog::CatalogFacts> facts,
     r.facts = &f.relations[i];
     r.read = graph.reach(graph.rr(i));
     r.write = graph.reach(graph.rw(i));
+    r.internal = graph.is_internal(i);
     if (graph.is_protected(i)) {
       r.cls = RelationClass::kProtected;
     } else if (!graph.protected_ancestors(i).empty()) {

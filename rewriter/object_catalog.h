@@ -33,6 +33,9 @@ struct Reach {
   // is on the way, reaching something or not. Such a statement holds the
   // catalog still while it runs (rewriter/catalog_guard.h).
   bool late_code = false;
+  // One of kanon's own tables or the audit trail's is on the way (opaque is
+  // then set too): rules::kKanonInternal, whatever allowed_functions says.
+  bool internal = false;
   bool any() const { return opaque || !tables.empty(); }
 };
 
@@ -63,6 +66,12 @@ struct CatalogRelation {
   // relations those write and of its children.
   Reach write;
   std::string protected_parent;  // kChild: the nearest protected ancestor's policy name
+  // One of kanon's own tables (schema kanon, but its sequences and
+  // schema_version) or an internal table the catalog was given (the audit
+  // trail's): no restricted statement names it (rules::kKanonInternal), and
+  // its reach is opaque, so nothing that reads or writes it is allowed
+  // either.
+  bool internal = false;
 };
 
 struct CatalogFunction {
@@ -100,8 +109,11 @@ bool implied_operator(std::string_view name);
 class ObjectCatalog {
  public:
   // `protected_tables`: "schema.table" of every protected table (policy names).
+  // `internal_tables`: "schema.table" of tables kanon writes for itself
+  // outside schema kanon (the audit trail's), internal like kanon's own.
   ObjectCatalog(std::shared_ptr<const catalog::CatalogFacts> facts,
-                const std::vector<std::string>& protected_tables);
+                const std::vector<std::string>& protected_tables,
+                const std::vector<std::string>& internal_tables = {});
 
   // `schema` empty: every relation with this name, in any schema.
   std::vector<const CatalogRelation*> relations(std::string_view schema,

@@ -28,7 +28,6 @@ std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_iden
   add_field(key, context.search_path);
   add_field(key, context.role);
   add_field(key, context.database);
-  add_field(key, context.audit_table);
   key += std::to_string(context.exempt_tables.size());
   key += ':';
   for (const auto& t : context.exempt_tables) add_field(key, t);

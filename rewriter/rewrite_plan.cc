@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "base/text.h"
-#include "catalog/kanon_schema.h"
 #include "catalog/mask_function.h"
 #include "policy/sql_text.h"
 #include "rewriter/sql_lexer.h"
@@ -74,7 +73,6 @@ class Planner {
         statistics.push_back(&r);
         continue;
       }
-      if (names_audit_table(r)) return deny(rules::kKanonInternal, context_.audit_table);
       const ProtectedTable* t = nullptr;
       const auto match = find(r.schema, r.name, &t);
       if (match == ProtectedIndex::Match::kAmbiguous) return deny(rules::kAmbiguousName, r.name);
@@ -95,9 +93,9 @@ class Planner {
           return deny(rules::kPolicyNotBuilt, rel->protected_parent);
         continue;  // else the session is exempt for the parent
       }
-      // kanon's own tables, in any statement and any role (read, write, LOCK).
-      if (rel->facts->schema == catalog::kKanonSchema)
-        return deny(rules::kKanonInternal, qualified(*rel->facts));
+      // kanon's own tables and the audit trail's, in any statement and any
+      // role (read, write, LOCK); what reaches them is opaque.
+      if (rel->internal) return deny(rules::kKanonInternal, qualified(*rel->facts));
       reaching.push_back({&r, rel});
     }
 
@@ -323,22 +321,12 @@ class Planner {
   Reach effective(const Reach& reach) const {
     Reach out;
     out.opaque = reach.opaque;
+    out.internal = reach.internal;
     out.via = reach.via;
     for (const auto& t : reach.tables)
       if (!std::binary_search(context_.exempt_tables.begin(), context_.exempt_tables.end(), t))
         out.tables.push_back(t);
     return out;
-  }
-
-  // Whether `r` may name the audit trail's table: qualified, by its name; a
-  // bare name, whatever the search_path (kanon's picture of it could be
-  // behind the session's), when the table's name matches.
-  bool names_audit_table(const RelationRef& r) const {
-    if (context_.audit_table.empty()) return false;
-    const auto dot = context_.audit_table.find('.');
-    const std::string_view schema = std::string_view(context_.audit_table).substr(0, dot);
-    const std::string_view name = std::string_view(context_.audit_table).substr(dot + 1);
-    return r.name == name && (r.schema.empty() || r.schema == schema);
   }
 
   bool reaches(const CatalogRelation& rel, bool write) const {
@@ -351,6 +339,8 @@ class Planner {
     std::string s = qualified(*rel.facts);
     if (!e.tables.empty())
       s += " (reaches " + e.tables.front() + ")";
+    else if (e.internal)
+      s += " (reaches " + e.via + ")";
     else if (e.opaque)
       s += " (reaches code kanon cannot analyse" + (e.via.empty() ? "" : ": " + e.via) + ")";
     return s;
@@ -433,6 +423,7 @@ class Planner {
         return deny(rules::kWriteProtected, describe(rel, true));
       return true;
     }
+    if (rel.read.internal) return deny(rules::kKanonInternal, describe(rel, false));
     switch (rel.cls) {
       case RelationClass::kDerived:
         return deny(rules::kDerivedRelation, describe(rel, false));
@@ -503,12 +494,13 @@ class Planner {
       for (const auto* c : found) {
         plan_.late_code = plan_.late_code || c->reach.late_code;
         const Reach e = effective(c->reach);
+        std::string object = c->facts->schema + "." + c->facts->name;
+        if (e.internal) return deny(rules::kKanonInternal, object + " (reads " + e.via + ")");
         if (!e.any() || allowed(*c->facts, e)) continue;
         // Opaque code runs with the login's privileges, which cannot read
         // protected data (a SECURITY DEFINER one it may run would have
         // made that false).
         if (e.tables.empty() && context_.reads_nothing_protected) continue;
-        std::string object = c->facts->schema + "." + c->facts->name;
         if (!e.tables.empty()) {
           object += " (reaches " + e.tables.front() + ")";
           return deny(rules::kReachingFunction, object);
@@ -545,8 +537,9 @@ class Planner {
       plan_.late_code = plan_.late_code || c->reach.late_code;
       if (!reaching) return true;
       const Reach e = effective(c->reach);
-      if (!e.any() || allowed(*c->facts, e)) return true;
       std::string object = what + " (runs " + c->facts->schema + "." + c->facts->name;
+      if (e.internal) return deny(rules::kKanonInternal, object + ", reads " + e.via + ")");
+      if (!e.any() || allowed(*c->facts, e)) return true;
       if (!e.tables.empty())
         return deny(rules::kReachingFunction, object + ", reaches " + e.tables.front() + ")");
       if (!e.via.empty() && e.via != c->facts->schema + "." + c->facts->name)

@@ -125,7 +125,7 @@ struct Rewriter::Impl {
           protected_tables.push_back(current);
         for (const auto& [name, error] : policies.errors) protected_tables.push_back(name);
         b.indexes.catalog =
-            std::make_shared<const ObjectCatalog>(policies.catalog, protected_tables);
+            std::make_shared<const ObjectCatalog>(policies.catalog, protected_tables, internal);
       }
       b.version = policies.version;
       b.identity = &policies;
@@ -149,6 +149,7 @@ struct Rewriter::Impl {
   RewriteCache cache;
   std::mutex mu;
   std::vector<std::string> listed;
+  std::vector<std::string> internal;
   uint64_t listed_generation = 0;
   bool require_catalog = false;
   std::map<uint64_t, Built> built;  // by PolicySnapshot::store
@@ -171,6 +172,12 @@ void Rewriter::set_listed_tables(std::vector<std::string> tables) {
   std::lock_guard lock(impl_->mu);
   impl_->listed = std::move(tables);
   ++impl_->listed_generation;
+}
+
+void Rewriter::set_internal_tables(std::vector<std::string> tables) {
+  std::lock_guard lock(impl_->mu);
+  impl_->internal = std::move(tables);
+  ++impl_->listed_generation;  // catalogs are rebuilt, earlier plans not reused
 }
 
 void Rewriter::set_require_catalog(bool require) {

@@ -42,11 +42,6 @@ struct PlanContext {
   std::vector<std::string> exempt_tables;  // sorted
   std::string role;                        // the login
   std::string database;                    // the session's database
-  // "schema.table" of the audit trail's table (server config audit.table),
-  // empty when there is none: out of a restricted session's reach, like
-  // kanon's own tables (rules::kKanonInternal), so no analyst reads the
-  // others' statements or deletes its own records.
-  std::string audit_table;
   // False in a database kanon does not protect (server config `databases:`):
   // no table there is protected and no catalog is read, so only the
   // statement rules apply (code, server access, statistics, files).
@@ -135,6 +130,14 @@ class Rewriter {
   // snapshot yet is denied when referenced (fail closed). A snapshot's own
   // `listed`, `tables` and `errors` count as listed without this call.
   void set_listed_tables(std::vector<std::string> tables);
+
+  // Tables kanon writes for itself outside schema kanon ("schema.table": the
+  // audit trail's, server config audit.table), in every database's catalog:
+  // out of a restricted session's reach like kanon's own tables
+  // (rules::kKanonInternal), and so is every view or function that reads or
+  // writes them (ObjectCatalog). No analyst reads the others' statements or
+  // deletes its own records.
+  void set_internal_tables(std::vector<std::string> tables);
 
   // When set (the proxy), a snapshot without a catalog denies every statement
   // that names a relation or function that is not protected (fail closed).

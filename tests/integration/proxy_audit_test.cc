@@ -561,6 +561,66 @@ TEST_CASE("the audit table is out of a restricted session's reach") {
   CHECK(c.simple("SELECT count(*) FROM trail_notes").first == "0");
 }
 
+// What reads the audit table is as internal as the table: a view or a SQL
+// function an administrator made over it, and code a login runs with its
+// own privileges when its only read is the audit table (before the table was
+// part of the catalog's reach, such a login counted as reading nothing
+// protected, and its DO blocks ran).
+TEST_CASE("views and functions over the audit table, and code of a login that may read it") {
+  auto& a = audited();
+  const std::string app = "audit-over-table";
+  auto& pg = PgSandbox::shared();
+  {
+    Client c(with_app(a.proxy->conninfo("analyst"), app));
+    REQUIRE(c.simple("SELECT 1 AS one").sqlstate.empty());
+  }
+  REQUIRE(eventually(
+      [&] { return pg.psql("SELECT count(*) > 0 FROM public.kanon_audit_trail") == "t\n"; }));
+  pg.psql(
+      "CREATE OR REPLACE VIEW public.my_trail AS SELECT statement FROM public.kanon_audit_trail "
+      "WHERE user_name = current_user; "
+      "CREATE OR REPLACE FUNCTION public.trail_count() RETURNS bigint LANGUAGE sql STABLE "
+      "AS 'SELECT count(*) FROM public.kanon_audit_trail'; "
+      "GRANT SELECT ON public.my_trail TO analyst; "
+      "DO $$BEGIN CREATE ROLE trail_reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; "
+      "END$$; "
+      "GRANT SELECT ON public.kanon_audit_trail TO trail_reader");
+  {
+    Client c(with_app(a.proxy->conninfo("analyst"), app + "-view"));
+    for (const auto& [sql, object] : std::vector<std::pair<std::string, std::string>>{
+             {"SELECT count(*) FROM public.my_trail", "public.my_trail (reaches "},
+             {"SELECT * FROM my_trail", "public.my_trail (reaches "},
+             {"SELECT public.trail_count()", "public.trail_count (reads "},
+             {"SELECT 1 WHERE trail_count() > 0", "public.trail_count (reads "},
+         }) {
+      CAPTURE(sql);
+      const auto r = c.simple(sql);
+      CHECK(r.sqlstate == "42501");
+      CHECK(r.message.find(object + "public.kanon_audit_trail)") != std::string::npos);
+      CHECK(r.message.find("kanon rule kanon-internal") != std::string::npos);
+      CHECK(c.simple("SELECT 41 + 1").first == "42");
+    }
+  }
+  {
+    // Directly, PostgreSQL lets this login read the trail and nothing else.
+    Client direct(PgSandbox::shared().conninfo("trail_reader"));
+    REQUIRE(direct.simple("SELECT count(*) > 0 FROM public.kanon_audit_trail").first == "t");
+    Client c(with_app(a.proxy->conninfo("trail_reader"), app + "-code"));
+    const auto r = c.simple(
+        "DO $$BEGIN RAISE NOTICE 'trail %', (SELECT max(statement) FROM "
+        "public.kanon_audit_trail); END$$");
+    CHECK(r.sqlstate == "42501");
+    const auto fn = c.simple(
+        "CREATE FUNCTION pg_temp.peek() RETURNS text LANGUAGE plpgsql AS "
+        "$$BEGIN RETURN (SELECT max(statement) FROM public.kanon_audit_trail); END$$");
+    CHECK(fn.sqlstate == "42501");
+    CHECK(c.simple("SELECT 41 + 1").first == "42");
+  }
+  pg.psql(
+      "DROP VIEW public.my_trail; DROP FUNCTION public.trail_count(); "
+      "REVOKE ALL ON public.kanon_audit_trail FROM trail_reader");
+}
+
 TEST_CASE("SHOW AUDIT lists the latest records; /metrics counts them") {
   auto& a = audited();
   {

@@ -88,9 +88,9 @@ class Facts {
   }
   CatalogFacts& facts() { return *f_; }
 
-  ObjectCatalog build() {
+  ObjectCatalog build(const std::vector<std::string>& internal = {}) {
     f_->index();
-    return ObjectCatalog(f_, kProtected);
+    return ObjectCatalog(f_, kProtected, internal);
   }
 
  private:
@@ -182,6 +182,56 @@ TEST_CASE("children, grandchildren and parents of protected tables") {
   CHECK(cat.relation(base)->read.tables == Tables{"public.people"});
   CHECK(cat.relation(base)->read.via == "public.people");
   CHECK(cat.relation(f.people())->cls == RelationClass::kProtected);
+}
+
+TEST_CASE(
+    "kanon's own tables and the internal ones it is given: opaque, internal, and so is "
+    "what reads or writes them") {
+  Facts f;
+  const uint32_t releases = f.rel("kanon", "releases");
+  const uint32_t generation = f.rel("kanon", "catalog_generation", 'S');
+  const uint32_t version = f.rel("kanon", "schema_version");
+  const uint32_t trail = f.rel("audit", "trail");
+  const uint32_t other_trail = f.rel("public", "trail");  // another table of that name
+  const uint32_t mine = f.view("public", "my_trail", {trail});
+  const uint32_t over = f.view("public", "over_mine", {mine});
+  const uint32_t counts = f.sql("public", "trail_count", "SELECT count(*) FROM audit.trail");
+  const uint32_t bare = f.sql("public", "trail_bare", "SELECT count(*) FROM trail");
+  const uint32_t history = f.atomic("public", "history", {releases});
+  const uint32_t plain = f.sql("public", "notes", "SELECT count(*) FROM public.people");
+  const auto without = f.build();
+  CHECK(without.relation(releases)->internal);
+  CHECK(without.relation(releases)->read.internal);
+  CHECK(without.relation(releases)->read.opaque);
+  CHECK(without.relation(releases)->read.via == "kanon.releases");
+  CHECK_FALSE(without.relation(generation)->internal);  // every guard reads it
+  CHECK_FALSE(without.relation(generation)->read.any());
+  CHECK_FALSE(without.relation(version)->internal);
+  CHECK_FALSE(without.relation(version)->read.any());
+  CHECK(without.function(history)->reach.internal);
+  CHECK(without.function(history)->reach.via == "kanon.releases");
+  // Without the audit table as an input it is an ordinary table.
+  CHECK_FALSE(without.relation(trail)->internal);
+  CHECK_FALSE(without.relation(mine)->read.any());
+
+  const auto cat = f.build({"audit.trail"});
+  CHECK(cat.relation(trail)->internal);
+  CHECK(cat.relation(trail)->cls == RelationClass::kOpaque);
+  CHECK(cat.relation(trail)->write.internal);
+  CHECK_FALSE(cat.relation(other_trail)->internal);
+  CHECK_FALSE(cat.relation(other_trail)->read.any());
+  CHECK_FALSE(cat.relation(mine)->internal);  // named: the view is not kanon's
+  CHECK(cat.relation(mine)->read.internal);
+  CHECK(cat.relation(mine)->read.via == "audit.trail");
+  CHECK(cat.relation(mine)->cls == RelationClass::kOpaque);
+  CHECK(cat.relation(over)->read.internal);
+  CHECK(cat.relation(over)->read.via == "public.my_trail");
+  CHECK(cat.function(counts)->reach.internal);
+  CHECK(cat.function(counts)->reach.via == "audit.trail");
+  // An unqualified name is every relation of that name.
+  CHECK(cat.function(bare)->reach.internal);
+  CHECK_FALSE(cat.function(plain)->reach.internal);
+  CHECK(cat.function(plain)->reach.tables == Tables{"public.people"});
 }
 
 TEST_CASE("SQL functions: string bodies, atomic bodies, calls between them") {
