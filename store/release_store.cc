@@ -298,6 +298,11 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
     // A baseline lists every key (no earlier rows); a later release the
     // keys of the classes listed: by their stored history id, or the new
     // keys the load returned.
+    // The keys and their classes go as parameters ($12-$14), never in the
+    // text: a class is a row's quasi-identifiers and sensitive value, and a
+    // statement's text shows in pg_stat_activity to every role with
+    // pg_read_all_stats (and in the server's log of slow or failed
+    // statements). A baseline names them in an unused CTE (their types).
     const bool baseline = write.first == 0;
     std::string keys = write.keys_sql;
     if (!baseline) {
@@ -305,10 +310,10 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
       const size_t at = stored_keys.find("{ids}");
       if (at == std::string::npos)
         throw std::logic_error("store_releases: stored_keys_sql without {ids}");
-      stored_keys.replace(at, 5, tx.quote(bigint_array(changed_ids)) + "::bigint[]");
-      keys = fmt::format("{} UNION ALL SELECT * FROM unnest({}::text[], {}::text[]) AS n(key, cls)",
-                         stored_keys, tx.quote(text_array(new_key)),
-                         tx.quote(text_array(new_key_class)));
+      stored_keys.replace(at, 5, "$12::bigint[]");
+      keys =
+          fmt::format("{} UNION ALL SELECT * FROM unnest($13::text[], $14::text[]) AS n(key, cls)",
+                      stored_keys);
     }
     const std::string insert = fmt::format(
         "INSERT INTO {0} (table_name, key, since_version, released, held, history, "
@@ -317,7 +322,9 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
         rows);
     tx.exec_params(
         fmt::format(
-            "WITH c AS (SELECT * FROM unnest($2::text[], $3::bigint[]) AS c(cls, n_held)), "
+            "WITH p AS (SELECT $12::bigint[] AS ids, $13::text[] AS new_keys, $14::text[] AS "
+            "new_classes), "
+            "c AS (SELECT * FROM unnest($2::text[], $3::bigint[]) AS c(cls, n_held)), "
             "m AS (SELECT * FROM unnest($4::text[], $5::bool[], $6::bigint[], $7::text[], "
             "$8::bool[], $9::bigint[], $10::bigint[]) AS m(cls, held_part, version, released, "
             "held, history, until_version)), "
@@ -338,7 +345,8 @@ void store_releases(pqxx::transaction_base& tx, const std::string& table_name,
         table_name, text_array(class_label), bigint_array(class_held), text_array(row_class),
         bool_array(row_part), bigint_array(row_version), text_array(row_released),
         bool_array(row_held), bigint_array(row_history), bigint_array(row_until),
-        static_cast<int64_t>(versions[write.first].version));
+        static_cast<int64_t>(versions[write.first].version), bigint_array(changed_ids),
+        text_array(new_key), text_array(new_key_class));
   }
   // The keys the materialized copy masks (materializer.h), this release's only.
   tx.exec_params(fmt::format("DELETE FROM {} WHERE table_name = $1", qualified(tx, kHeldKeysTable)),

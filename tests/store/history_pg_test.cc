@@ -11,6 +11,9 @@
 // rows writes no key's row.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <future>
+#include <iterator>
 #include <pqxx/pqxx>
 #include <tuple>
 
@@ -21,6 +24,7 @@
 #include "tests/policy/history_harness.h"
 #include "tests/support/demo_data.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/wait.h"
 
 using namespace kanon::policy;
 using namespace kanon::store;
@@ -291,6 +295,68 @@ TEST_CASE("history-aware REFRESH on keyed ADULT: 0 rows below k after every chan
   CHECK(
       tx.exec("SELECT count(*) FROM kanon.held_keys WHERE table_name = 'public.adult_keyed'")[0][0]
           .as<int>() == 0);
+}
+
+// A refresh writes each new key with its class (the row's quasi-identifiers)
+// as parameters: the text of its statements holds no row's values. That
+// text shows in pg_stat_activity to every role with pg_read_all_stats (cut
+// at track_activity_query_size) and in full in the server's log when the
+// statement fails (log_min_error_statement; parameters are not logged
+// there by default). The test makes the statement wait on a lock, cancels
+// it, and reads the server's log.
+TEST_CASE("a refresh's statement text holds no key and no row's values") {
+  auto& pg = PgSandbox::shared();
+  pqxx::connection conn(conninfo());
+  {
+    pqxx::work tx(conn);
+    ensure_release_tables(tx);
+    tx.commit();
+  }
+  load_adult(conn);
+  PolicyStore store(conninfo(), {adult_policy()});
+  REQUIRE(store.refresh(kTable));
+  exec(conn,
+       "INSERT INTO adult_keyed SELECT 987654321, sex, age, race, marital_status, education, "
+       "'Sentinel-Land', workclass, occupation FROM adult_keyed ORDER BY id LIMIT 1");
+  pqxx::connection holder(conninfo());
+  pqxx::work lock(holder);
+  // Reads go on; the refresh's write of the keys waits.
+  lock.exec("LOCK TABLE kanon.release_rows IN SHARE MODE");
+  auto refreshed = std::async(std::launch::async, [&] { return store.refresh(kTable); });
+  pqxx::connection watcher(conninfo());
+  int pid = 0;
+  const bool waiting = kanon::testing::until([&] {
+    pqxx::nontransaction w(watcher);
+    const auto r = w.exec(
+        "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE "
+        "'%unnest($2::text[], $3::bigint[])%' AND query LIKE '%kanon.release_rows%' AND pid <> "
+        "pg_backend_pid()");
+    if (r.empty()) return false;
+    pid = r[0][0].as<int>();
+    return true;
+  });
+  if (waiting) {
+    pqxx::nontransaction w(watcher);
+    w.exec("SELECT pg_cancel_backend(" + std::to_string(pid) + ")");
+  }
+  lock.commit();
+  REQUIRE(waiting);
+  CHECK_FALSE(refreshed.get());  // cancelled: the previous release stays
+  std::ifstream in(pg.dir() + "/server.log");
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t cancelled = log.rfind("canceling statement due to user request");
+  REQUIRE(cancelled != std::string::npos);
+  const std::string logged = log.substr(cancelled);
+  CHECK(logged.find("STATEMENT:") != std::string::npos);
+  CHECK(logged.find("kanon.release_rows") != std::string::npos);
+  CHECK(logged.find("Sentinel-Land") == std::string::npos);
+  CHECK(logged.find("987654321") == std::string::npos);
+  // Without the lock the key is written, with its class.
+  REQUIRE(store.refresh(kTable));
+  pqxx::nontransaction tx(conn);
+  CHECK(tx.exec("SELECT count(*) FROM kanon.release_rows WHERE table_name = "
+                "'public.adult_keyed' AND key = '987654321' AND until_version IS NULL")[0][0]
+            .as<int>() == 1);
 }
 
 TEST_CASE("without rights on schema kanon a refresh fails naming the cause; others unchanged") {
