@@ -11,6 +11,35 @@ namespace kanon::catalog {
 
 using base::ConfigError;
 
+namespace {
+
+// For the column `a` (kColumnsFrom's aliases): the nearest type inside its
+// type (domain base, array element, range subtype, composite field, at most
+// 16 levels) whose text form depends on a session's settings, qualified, or
+// NULL: money (lc_monetary) and the reg* types (search_path).
+constexpr const char* kSettingDependentType =
+    "(WITH RECURSIVE inner_types(oid, depth) AS ("
+    "  SELECT a.atttypid, 0"
+    "  UNION ALL"
+    "  SELECT x.oid, i.depth + 1 FROM inner_types i"
+    "  JOIN pg_catalog.pg_type ty ON ty.oid = i.oid"
+    "  CROSS JOIN LATERAL ("
+    "    SELECT ty.typbasetype WHERE ty.typbasetype <> 0"
+    "    UNION ALL SELECT ty.typelem WHERE ty.typelem <> 0 AND ty.typlen = -1"
+    "    UNION ALL SELECT g.rngsubtype FROM pg_catalog.pg_range g WHERE g.rngtypid = ty.oid"
+    "    UNION ALL SELECT f.atttypid FROM pg_catalog.pg_attribute f"
+    "      WHERE ty.typrelid <> 0 AND f.attrelid = ty.typrelid AND f.attnum > 0"
+    "      AND NOT f.attisdropped) x(oid)"
+    "  WHERE i.depth < 16)"
+    " SELECT 'pg_catalog.' || st.typname FROM inner_types i"
+    " JOIN pg_catalog.pg_type st ON st.oid = i.oid"
+    " WHERE st.typnamespace = 'pg_catalog'::pg_catalog.regnamespace AND st.typname IN ("
+    "   'money', 'regproc', 'regprocedure', 'regoper', 'regoperator', 'regclass', 'regtype',"
+    "   'regrole', 'regnamespace', 'regconfig', 'regdictionary', 'regcollation')"
+    " ORDER BY i.depth LIMIT 1)";
+
+}  // namespace
+
 policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::TablePolicy& policy) {
   pqxx::read_transaction tx(conn);
   // Types by their schema-qualified names (arrays as element[]), the
@@ -33,8 +62,8 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
       "  AND (n2.nspname = 'pg_catalog' OR (o.oprnamespace = b.typnamespace "
       "       AND o.oprowner = b.typowner)) "
       "  ORDER BY n2.nspname = 'pg_catalog' DESC LIMIT 1), "
-      "c.oid " +
-          std::string(kColumnsFrom) +
+      "c.oid, " +
+          std::string(kSettingDependentType) + " " + std::string(kColumnsFrom) +
           "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
           "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
       policy.schema, policy.table);
@@ -54,6 +83,7 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
     // elements with their type's default equality (by OID, not by name).
     const std::string schema = array || r[6].is_null() ? "pg_catalog" : r[6].as<std::string>();
     col.equality = "OPERATOR(" + schema + ".=)";
+    if (!r[8].is_null()) col.setting_dependent = r[8].as<std::string>();
     info.columns.push_back(std::move(col));
   }
   const auto children = tx.exec_params(

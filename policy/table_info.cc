@@ -15,6 +15,16 @@ void need(const TablePolicy& policy, const TableInfo& info, const std::string& c
     fail(ref, fmt::format("column '{}' does not exist in {}", column, policy.name()));
 }
 
+// What a restricted session changes to make a literal of `type` mean another
+// value, and what to use instead.
+std::string setting_advice(const std::string& type) {
+  if (type == "pg_catalog.money")
+    return "its text form follows the session's lc_monetary, which a restricted session may "
+           "change; use numeric";
+  return "its text form follows the session's search_path, which a restricted session may "
+         "change; use oid";
+}
+
 }  // namespace
 
 const ColumnInfo* TableInfo::find(const std::string& name) const {
@@ -24,8 +34,18 @@ const ColumnInfo* TableInfo::find(const std::string& name) const {
 }
 
 void check_against_catalog(const TablePolicy& policy, const TableInfo& info) {
-  for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i)
-    need(policy, info, policy.quasi_identifiers[i], policy.quasi_identifier_refs[i]);
+  for (size_t i = 0; i < policy.quasi_identifiers.size(); ++i) {
+    const std::string& q = policy.quasi_identifiers[i];
+    need(policy, info, q, policy.quasi_identifier_refs[i]);
+    const ColumnInfo& c = *info.find(q);
+    if (!c.setting_dependent.empty())
+      fail(policy.quasi_identifier_refs[i],
+           fmt::format("quasi-identifier '{}' is of type {}{}: {}", q, c.type,
+                       c.setting_dependent == "pg_catalog." + c.type
+                           ? ""
+                           : " (holding " + c.setting_dependent + ")",
+                       setting_advice(c.setting_dependent)));
+  }
   for (const auto& d : policy.direct_identifiers) need(policy, info, d.column, d.where);
   if (policy.sensitive) need(policy, info, policy.sensitive->column, policy.sensitive->where);
   for (size_t i = 0; i < policy.person.size(); ++i)

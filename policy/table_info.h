@@ -28,6 +28,13 @@ struct ColumnInfo {
   // OPERATOR(pg_catalog.=), or the type's own schema's `=` for a type
   // whose owner defines one there (citext, ...). Empty: pg_catalog's.
   std::string equality;
+  // The first type inside the column's type (itself, a domain's base, an
+  // array's element, a range's subtype, a composite's fields) whose text
+  // form depends on a session's settings, qualified (pg_catalog.money:
+  // lc_monetary; pg_catalog.regclass and the other reg* types:
+  // search_path); empty when there is none. kanon cannot write a literal
+  // of such a type that means the same value in every restricted session.
+  std::string setting_dependent;
 
   const std::string& written_type() const { return sql_type.empty() ? type : sql_type; }
   const std::string& written_full_type() const {
@@ -50,7 +57,10 @@ struct TableInfo {
 };
 
 // Every column the policy names must exist in the table; throws ConfigError
-// "file:line: key: column 'x' does not exist in schema.table".
+// "file:line: key: column 'x' does not exist in schema.table". A
+// quasi-identifier must not be of a type whose text form depends on the
+// session's settings (ColumnInfo::setting_dependent): its masks compare
+// with literals, which a restricted session could make mean another value.
 void check_against_catalog(const TablePolicy& policy, const TableInfo& info);
 
 }  // namespace kanon::policy

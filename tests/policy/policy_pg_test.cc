@@ -847,6 +847,63 @@ TEST_CASE("indexes naming a missing column fail the build with file, line and ke
       ConfigError);
 }
 
+// A quasi-identifier's masks compare it with literals. money's text form
+// follows lc_monetary and the reg* types' follows search_path, both of
+// which a restricted session may change (SET lc_monetary to a locale that
+// reads '$1,000.00' as 1.00; a schema of its own before pg_catalog): the
+// literal would test another value, and rows with that value would be
+// routed, and released, as rows with the tree's. The build refuses them,
+// also inside a domain or an array; money as the sensitive column is read,
+// never compared.
+TEST_CASE("quasi-identifiers whose text form follows the session's settings fail the build") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.pay; DROP DOMAIN IF EXISTS public.wage; "
+      "CREATE DOMAIN public.wage AS money; "
+      "CREATE TABLE public.pay (id int PRIMARY KEY, grade text, salary money, rel regclass, "
+      "kind regtype, wages public.wage[], amount numeric); "
+      "INSERT INTO public.pay SELECT g, 'g' || (g % 3), (g % 4) * 1000, "
+      "'pg_catalog.pg_class'::regclass, 'pg_catalog.text'::regtype, "
+      "ARRAY[(g % 2)::numeric::money]::public.wage[], (g % 4) * 1000 "
+      "FROM generate_series(1, 60) g");
+  pqxx::connection conn(conninfo());
+  const auto policy = [](std::vector<std::string> qis) {
+    TablePolicy p;
+    p.schema = "public";
+    p.table = "pay";
+    p.k = 5;
+    for (size_t i = 0; i < qis.size(); ++i)
+      p.quasi_identifier_refs.push_back(
+          {"pay.yaml", 4, "quasi_identifiers[" + std::to_string(i) + "]"});
+    p.quasi_identifiers = std::move(qis);
+    return p;
+  };
+  CHECK_THROWS_WITH_AS(build_table_snapshot(conn, policy({"grade", "salary"})),
+                       "pay.yaml:4: quasi_identifiers[1]: quasi-identifier 'salary' is of type "
+                       "money: its text form follows the session's lc_monetary, which a "
+                       "restricted session may change; use numeric",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(build_table_snapshot(conn, policy({"rel", "grade"})),
+                       "pay.yaml:4: quasi_identifiers[0]: quasi-identifier 'rel' is of type "
+                       "regclass: its text form follows the session's search_path, which a "
+                       "restricted session may change; use oid",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(build_table_snapshot(conn, policy({"kind"})),
+                       doctest::Contains("'kind' is of type regtype"), ConfigError);
+  CHECK_THROWS_WITH_AS(
+      build_table_snapshot(conn, policy({"grade", "wages"})),
+      "pay.yaml:4: quasi_identifiers[1]: quasi-identifier 'wages' is of type "
+      "public.wage[] (holding pg_catalog.money): its text form follows the session's "
+      "lc_monetary, which a restricted session may change; use numeric",
+      ConfigError);
+  // The same amounts as numeric build; money as the sensitive column too.
+  auto numeric = policy({"grade", "amount"});
+  CHECK(build_table_snapshot(conn, numeric)->tree.nodes().at(0).rows == 60);
+  numeric.sensitive = SensitiveAttribute{"salary", 2, {"pay.yaml", 5, "sensitive.column"}};
+  CHECK(build_table_snapshot(conn, numeric)->tree.nodes().at(0).rows == 60);
+  pg.psql("DROP TABLE public.pay; DROP DOMAIN public.wage");
+}
+
 TEST_CASE("kanon tree and kanon verify") {
   using kanon::testing::run_command;
   const std::string dir = kanon::testing::binary_dir();
