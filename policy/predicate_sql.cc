@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "policy/array_value.h"
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
@@ -68,6 +69,11 @@ class Emitter {
  private:
   void equals(int attribute, const std::vector<std::string>& values, std::string& out) const {
     const auto& col = attrs_[static_cast<size_t>(attribute)];
+    if (values.size() == 1 && col.type.ends_with("[]")) {
+      out += array_equals(quoted_[static_cast<size_t>(attribute)], col.equals_operator(), values[0],
+                          col.type);
+      return;
+    }
     out += quoted_[static_cast<size_t>(attribute)];
     out += ' ';
     out += col.equals_operator();
@@ -134,9 +140,13 @@ std::string switch_sql(const ReleasePredicate& p, const std::vector<SqlColumn>& 
   if (arms.empty()) return otherwise;
   std::string out = "CASE";
   for (const auto& [sql, vals] : arms) {
-    out += " WHEN " + quote_identifier(col.name) + " " + col.equals_operator();
-    out += vals.size() == 1 ? " " + typed_literal(vals[0], col.type)
-                            : " ANY (" + typed_array_literal(vals, col.type) + ")";
+    out += " WHEN ";
+    if (vals.size() == 1 && !mergeable)
+      out += array_equals(quote_identifier(col.name), col.equals_operator(), vals[0], col.type);
+    else
+      out += quote_identifier(col.name) + " " + col.equals_operator() +
+             (vals.size() == 1 ? " " + typed_literal(vals[0], col.type)
+                               : " ANY (" + typed_array_literal(vals, col.type) + ")");
     out += " THEN " + sql;
   }
   return out + " ELSE " + otherwise + " END";

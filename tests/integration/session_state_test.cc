@@ -47,15 +47,19 @@ CREATE TYPE evil.text AS (v pg_catalog.text);
 CREATE TYPE evil.int4 AS (v pg_catalog.int4);
 RESET ROLE;
 CREATE TABLE public.events (id int PRIMARY KEY, day date, at timestamptz, score float8,
-                            span interval, city text);
+                            span interval, city text, tags text[]);
 INSERT INTO public.events
   SELECT g, date '2024-01-01' + (g % 3), timestamptz '2024-03-01 10:00:00+00' + (g % 2) * interval '90 minutes',
-         (g % 4) / 3.0, (g % 3) * interval '1 day 2 hours', (ARRAY['Bern', 'Chur', 'Sion'])[1 + g % 3]
+         (g % 4) / 3.0, (g % 3) * interval '1 day 2 hours', (ARRAY['Bern', 'Chur', 'Sion'])[1 + g % 3],
+         CASE WHEN g <= 24 THEN ARRAY['x', NULL] ELSE ARRAY['y'] END
   FROM generate_series(1, 40) g;
 CREATE TABLE public.people2 AS SELECT * FROM public.people;
 ALTER TABLE public.people2 ADD PRIMARY KEY (id);
 CREATE SCHEMA moved;
-INSERT INTO public.events VALUES (41, '2031-12-31', '2031-12-31 23:59:59.5+05', 0.1, '7 years', 'Zug');
+INSERT INTO public.events VALUES (41, '2031-12-31', '2031-12-31 23:59:59.5+05', 0.1, '7 years', 'Zug', '{y}');
+-- An array holding the string "NULL" where the others hold a NULL: what
+-- '{x,NULL}' reads as under array_nulls = off.
+INSERT INTO public.events SELECT 42, day, at, score, span, city, '{x,"NULL"}' FROM public.events WHERE id = 1;
 )";
 
 std::string policy_file() {
@@ -75,7 +79,7 @@ std::string policy_file() {
                          "    refresh: 1h\n"
                          "  - table: public.events\n"
                          "    k: 3\n"
-                         "    quasi_identifiers: [day, at, score, span, city]\n"
+                         "    quasi_identifiers: [day, at, score, span, city, tags]\n"
                          "    exempt: [postgres]\n"
                          "    refresh: 1h\n";
   return path;
@@ -101,7 +105,7 @@ Fixture& fixture() {
 const std::string kPeople = "SELECT id, occupation, city, state, name, ssn FROM people ORDER BY id";
 const std::string kEvents =
     "SELECT id, day - date '2000-01-01', extract(epoch FROM at)::bigint, score::numeric(8, 4), "
-    "extract(epoch FROM span)::bigint, city FROM events ORDER BY id";
+    "extract(epoch FROM span)::bigint, city, tags FROM events ORDER BY id";
 
 std::string loot() {
   pqxx::connection direct(PgSandbox::shared().conninfo("postgres"));
@@ -122,7 +126,9 @@ const Reference& reference() {
     Reference r{run(analyst, kPeople).rows, run(analyst, kEvents).rows};
     REQUIRE(r.people.find("Hamlet") != std::string::npos);  // something is released
     for (const auto& v : kForbidden) REQUIRE(r.people.find(v) == std::string::npos);
-    REQUIRE(r.events.find("<null>") != std::string::npos);  // and something is not
+    REQUIRE(r.events.find("<null>") != std::string::npos);        // and something is not
+    REQUIRE(r.events.find("{x,NULL}") != std::string::npos);      // arrays with NULL elements too
+    REQUIRE(r.events.find("{x,\"NULL\"}") == std::string::npos);  // but not the one string
     return r;
   }();
   return ref;
@@ -251,6 +257,8 @@ TEST_CASE("session state: date, time, number and string settings release the sam
       "SET extra_float_digits = -15",
       "SET extra_float_digits = 3",
       "SET standard_conforming_strings = off",
+      "SET array_nulls = off",
+      "SELECT set_config('array_nulls', 'off', false)",
       "SET transform_null_equals = on",
       "SELECT set_config('datestyle', 'SQL, DMY', false)",
       "SET ROLE state_analyst",
