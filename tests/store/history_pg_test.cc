@@ -216,6 +216,12 @@ void refresh_and_check(PolicyStore& store, pqxx::connection& conn, EnforcementMo
                << v.check.deleted_rows_below_k);
 }
 
+void ensure_tables(pqxx::connection& conn) {
+  pqxx::work tx(conn);
+  ensure_release_tables(tx);
+  tx.commit();
+}
+
 void exec(pqxx::connection& conn, const std::string& sql) {
   pqxx::nontransaction tx(conn);
   tx.exec(sql);
@@ -237,11 +243,7 @@ std::string insert_sql(int n, int seed) {
 
 TEST_CASE("history-aware REFRESH on keyed ADULT: 0 rows below k after every change") {
   pqxx::connection conn(conninfo());
-  {
-    pqxx::work tx(conn);
-    ensure_release_tables(tx);
-    tx.commit();
-  }
+  ensure_tables(conn);
   struct Step {
     const char* what;
     std::string sql;
@@ -307,11 +309,7 @@ TEST_CASE("history-aware REFRESH on keyed ADULT: 0 rows below k after every chan
 TEST_CASE("a refresh's statement text holds no key and no row's values") {
   auto& pg = PgSandbox::shared();
   pqxx::connection conn(conninfo());
-  {
-    pqxx::work tx(conn);
-    ensure_release_tables(tx);
-    tx.commit();
-  }
+  ensure_tables(conn);
   load_adult(conn);
   PolicyStore store(conninfo(), {adult_policy()});
   REQUIRE(store.refresh(kTable));
@@ -362,11 +360,7 @@ TEST_CASE("a refresh's statement text holds no key and no row's values") {
 TEST_CASE("without rights on schema kanon a refresh fails naming the cause; others unchanged") {
   auto& pg = PgSandbox::shared();
   pqxx::connection conn(conninfo());
-  {
-    pqxx::work tx(conn);
-    ensure_release_tables(tx);
-    tx.commit();
-  }
+  ensure_tables(conn);
   load_adult(conn);
   pg.psql(
       "DROP TABLE IF EXISTS hist_unkeyed; "
@@ -415,11 +409,7 @@ TEST_CASE(
     "a history stored by an earlier kanon: VERIFY HISTORY says so, the next build is a "
     "baseline") {
   pqxx::connection conn(conninfo());
-  {
-    pqxx::work tx(conn);
-    ensure_release_tables(tx);
-    tx.commit();
-  }
+  ensure_tables(conn);
   load_adult(conn);
   // The tables as kanon made them before row format 2, holding one release
   // of the root alone with every key's (all masked) tuple.
