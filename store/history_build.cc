@@ -116,13 +116,17 @@ KeyedClasses load_classes(pqxx::transaction_base& tx, const policy::TablePolicy&
   const size_t width = out.table.width();
   if (key.source != policy::RowKey::Source::kPrimaryKey && key.told_apart_by.empty()) {
     // row_key found the key unique; rows written since may share one.
+    // How many keys are shared, never which: the message reaches the log
+    // and the admin console, and a key is a row's identifier.
     const auto dup = tx.exec(fmt::format(
-        "SELECT key FROM (SELECT {} AS key FROM {}) t GROUP BY key HAVING count(*) > 1 LIMIT 1",
+        "SELECT count(*) FROM (SELECT {} AS key FROM {}) t GROUP BY key HAVING count(*) > 1",
         policy::key_expression(key), policy::qualified_name(policy.schema, policy.table)));
     if (!dup.empty())
-      throw std::runtime_error(
-          fmt::format("{}: rows now share the key {} ({}); the next build tells them apart",
-                      policy.name(), dup[0][0].as<std::string>(), join(key.columns)));
+      throw std::runtime_error(fmt::format(
+          "{}: {} key value{} of ({}) now belong{} to more than one row; the next build tells "
+          "them apart",
+          policy.name(), dup.size(), dup.size() == 1 ? "" : "s", join(key.columns),
+          dup.size() == 1 ? "s" : ""));
   }
   const KeyedSql parts = keyed_parts(tx, policy, info, key);
   const std::string keyed = keyed_sql(parts);
