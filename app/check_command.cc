@@ -53,6 +53,7 @@ void add_check_command(CLI::App& app) {
       exposure::CheckOptions options;
       options.exposure.roles.insert(o->roles.begin(), o->roles.end());
       options.kanon_address = o->kanon_address;
+      if (!cfg.audit.table.empty()) options.internal_tables = {cfg.audit.table};
       report = exposure::check_every_database(
           policies, settings::default_database(cfg),
           [&](const std::string& database) { return settings::service_conninfo(cfg, database); },

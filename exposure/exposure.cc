@@ -144,6 +144,16 @@ std::string relation_noun(char kind) {
   }
 }
 
+// For a relation that is, or reads, one of kanon's own tables or the audit
+// trail's (rewriter::CatalogRelation::internal): what the privilege gives.
+std::string internal_detail(const rewriter::CatalogRelation& r, const rewriter::Reach& reach) {
+  if (r.internal)
+    return "one of kanon's own tables (what it derived from the protected rows: trees with their "
+           "row counts, snapshots, the release history; or the audit trail's records of every "
+           "analyst's statements)";
+  return fmt::format("it reaches one of kanon's own tables (via {})", reach.via);
+}
+
 // Why a login holds a privilege on an object, and what takes it away.
 struct Sources {
   std::vector<std::string> why;
@@ -419,6 +429,10 @@ class Judge {
           "{} can SELECT the foreign table {}{}: kanon cannot see what it reads (its server may "
           "point back at this database)",
           login.name, name, why);
+    } else if (r->read.internal) {
+      x.detail = fmt::format("{} can SELECT {}{} without kanon: {}", login.name,
+                             r->internal ? name : "the " + relation_noun(f.kind) + " " + name, why,
+                             internal_detail(*r, r->read));
     } else if (r->read.tables.empty()) {
       x.detail = fmt::format("{} can SELECT the {} {}{}: kanon cannot see what it reads ({})",
                              login.name, relation_noun(f.kind), name, why, r->read.via);
@@ -474,6 +488,10 @@ class Judge {
           "{} can write {}, an inheritance child or partition of the protected table {}, without "
           "kanon{}: {}",
           login.name, name, r->protected_parent, why, counts);
+    } else if (r->write.internal) {
+      x.detail = fmt::format("{} can write {}{} without kanon: {}", login.name,
+                             r->internal ? name : "the " + relation_noun(f.kind) + " " + name, why,
+                             internal_detail(*r, r->write));
     } else if (r->write.tables.empty()) {
       x.detail = fmt::format(
           "{} can write the {} {}{} without kanon: writing it runs code kanon cannot see into ({})",

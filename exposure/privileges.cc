@@ -234,7 +234,7 @@ ExposureReport check_exposure(pqxx::connection_base& conn,
   auto facts = std::make_shared<const catalog::CatalogFacts>(catalog::read_catalog_facts(conn));
   std::vector<std::string> tables;
   for (const auto& p : policies) tables.push_back(p.name());
-  const rewriter::ObjectCatalog catalog(facts, tables);
+  const rewriter::ObjectCatalog catalog(facts, tables, options.internal_tables);
   PrivilegeFacts privileges =
       read_privilege_facts(conn, rewriter::privilege_paths(catalog, policies));
   if (!options.kanon_address.empty()) privileges.kanon_address = options.kanon_address;

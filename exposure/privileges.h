@@ -31,6 +31,10 @@ struct CheckOptions {
   // Where kanon connects from, when not from where `conn` does (kanon check
   // run on another host than the proxy). Empty: the connection's own address.
   std::string kanon_address;
+  // "schema.table" of tables kanon writes for itself outside schema kanon
+  // (the audit trail's, server config audit.table): reported like kanon's
+  // own (rewriter::Rewriter::set_internal_tables).
+  std::vector<std::string> internal_tables;
 };
 
 // The whole check: reads the catalog facts (catalog/catalog_facts.h), builds

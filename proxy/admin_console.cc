@@ -429,6 +429,8 @@ class Commands {
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
     exposure::CheckOptions options;
     if (!role.empty()) options.exposure.roles.insert(unquote(role));
+    if (!runtime->config->audit.table.empty())
+      options.internal_tables = {runtime->config->audit.table};
     exposure::ExposureReport report;
     try {
       report = exposure::check_every_database(

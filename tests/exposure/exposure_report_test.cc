@@ -117,6 +117,8 @@ class World {
   }
 
   void hba(std::vector<HbaRule> rules) { priv_.hba = std::move(rules); }
+  // Tables kanon writes outside schema kanon (the audit trail's).
+  void internal(std::string table) { internal_.push_back(std::move(table)); }
 
   // Every privilege recorded comes with USAGE on its object's schema unless
   // this says otherwise.
@@ -130,7 +132,7 @@ class World {
     facts_->index();
     std::vector<std::string> tables;
     for (const auto& p : policies_) tables.push_back(p.name());
-    catalog_ = std::make_unique<ObjectCatalog>(facts_, tables);
+    catalog_ = std::make_unique<ObjectCatalog>(facts_, tables, internal_);
     return find_exposures(*catalog_, policies_, priv_, options);
   }
 
@@ -140,6 +142,7 @@ class World {
   PrivilegeFacts priv_;
   std::vector<TablePolicy> policies_;
   std::set<std::pair<std::string, uint32_t>> unusable_;
+  std::vector<std::string> internal_;
   uint32_t next_ = 20000;
   uint32_t people_ = 0;
 };
@@ -195,6 +198,37 @@ TEST_CASE("a restricted login with pg_read_all_data: select-table, the fix names
                     [](auto& n) { return has(n, "pg_hba.conf was not read"); }));
   CHECK(std::any_of(r.notes.begin(), r.notes.end(),
                     [](auto& n) { return has(n, "postgres is kanon's service account"); }));
+}
+
+TEST_CASE("kanon's own tables, the audit trail's and a view over it: reported for what they hold") {
+  World w;
+  w.role("analyst");
+  const uint32_t releases = w.table("kanon", "releases");
+  const uint32_t snapshots = w.table("kanon", "snapshots");
+  const uint32_t trail = w.table("audit", "trail");
+  const uint32_t mine = w.table("public", "my_trail", 'v', {trail});
+  w.internal("audit.trail");
+  w.select("analyst", releases, {"analyst", {}});
+  w.select("analyst", trail, {"analyst", {}});
+  w.select("analyst", mine, {"analyst", {}});
+  w.priv().write_acls[snapshots] = {"kanon.snapshots", "owner", {{"analyst", {}, {"INSERT"}}}};
+  w.priv().write.emplace("analyst", snapshots);
+  const auto r = w.run();
+  std::map<std::string, std::string> detail;
+  for (const auto& x : r.rows)
+    if (x.role == "analyst") detail[x.object] = x.detail;
+  CHECK_MESSAGE(has(detail["kanon.releases"],
+                    "analyst can SELECT kanon.releases (granted to it) without kanon: one of "
+                    "kanon's own tables (what it derived from the protected rows"),
+                exposure_report_text(r));
+  CHECK(has(detail["audit.trail"], "can SELECT audit.trail (granted to it) without kanon: one of"));
+  CHECK(has(detail["audit.trail"], "the audit trail's records"));
+  CHECK(has(detail["public.my_trail"],
+            "can SELECT the view public.my_trail (granted to it) without kanon: it reaches one "
+            "of kanon's own tables (via audit.trail)"));
+  CHECK(has(detail["kanon.snapshots"], "analyst can write kanon.snapshots"));
+  CHECK(has(detail["kanon.snapshots"], "without kanon: one of kanon's own tables"));
+  CHECK(r.exposures() == 4);
 }
 
 TEST_CASE("grants to PUBLIC, to the login, to a group, on columns, and ownership") {
