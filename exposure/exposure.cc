@@ -144,14 +144,22 @@ std::string relation_noun(char kind) {
   }
 }
 
-// For a relation that is, or reads, one of kanon's own tables or the audit
-// trail's (rewriter::CatalogRelation::internal): what the privilege gives.
-std::string internal_detail(const rewriter::CatalogRelation& r, const rewriter::Reach& reach) {
+// "<login> can <verb> <relation><why> without kanon: <what it holds>" for a
+// relation that is, or reaches through `reach`, one of kanon's own tables or
+// the audit trail's (rewriter::CatalogRelation::internal).
+std::string internal_detail(const std::string& login, const char* verb,
+                            const rewriter::CatalogRelation& r, const rewriter::Reach& reach,
+                            const std::string& name, const std::string& why) {
   if (r.internal)
-    return "one of kanon's own tables (what it derived from the protected rows: trees with their "
-           "row counts, snapshots, the release history; or the audit trail's records of every "
-           "analyst's statements)";
-  return fmt::format("it reaches one of kanon's own tables (via {})", reach.via);
+    return fmt::format(
+        "{} can {} {}{} without kanon: one of kanon's own tables (what it derived from the "
+        "protected rows: trees with their row counts, snapshots, the release history; or the "
+        "audit trail's records of every analyst's statements)",
+        login, verb, name, why);
+  return fmt::format(
+      "{} can {} the {} {}{} without kanon: it reaches one of kanon's own tables "
+      "(via {})",
+      login, verb, relation_noun(r.facts->kind), name, why, reach.via);
 }
 
 // Why a login holds a privilege on an object, and what takes it away.
@@ -430,9 +438,7 @@ class Judge {
           "point back at this database)",
           login.name, name, why);
     } else if (r->read.internal) {
-      x.detail = fmt::format("{} can SELECT {}{} without kanon: {}", login.name,
-                             r->internal ? name : "the " + relation_noun(f.kind) + " " + name, why,
-                             internal_detail(*r, r->read));
+      x.detail = internal_detail(login.name, "SELECT", *r, r->read, name, why);
     } else if (r->read.tables.empty()) {
       x.detail = fmt::format("{} can SELECT the {} {}{}: kanon cannot see what it reads ({})",
                              login.name, relation_noun(f.kind), name, why, r->read.via);
@@ -489,9 +495,7 @@ class Judge {
           "kanon{}: {}",
           login.name, name, r->protected_parent, why, counts);
     } else if (r->write.internal) {
-      x.detail = fmt::format("{} can write {}{} without kanon: {}", login.name,
-                             r->internal ? name : "the " + relation_noun(f.kind) + " " + name, why,
-                             internal_detail(*r, r->write));
+      x.detail = internal_detail(login.name, "write", *r, r->write, name, why);
     } else if (r->write.tables.empty()) {
       x.detail = fmt::format(
           "{} can write the {} {}{} without kanon: writing it runs code kanon cannot see into ({})",

@@ -834,9 +834,9 @@ TEST_CASE("reach: kanon's own tables are out of a restricted session's reach") {
        internal},
       {"DELETE FROM kanon.release_rows", internal},
       {"LOCK TABLE kanon.snapshots IN ACCESS SHARE MODE", internal},
-      {"SELECT * FROM app.v_trees", "kanon.releases"},
-      {"SELECT app.f_snapshots()", "kanon.snapshots"},
-      {"CREATE TEMP VIEW trees AS SELECT tree FROM kanon.releases", "kanon.releases"},
+      {"SELECT * FROM app.v_trees", "app.v_trees (reaches kanon.releases) " + internal},
+      {"SELECT app.f_snapshots()", "app.f_snapshots (reads kanon.snapshots) " + internal},
+      {"CREATE TEMP VIEW trees AS SELECT tree FROM kanon.releases", "kanon.releases " + internal},
   };
   for (bool extended : {false, true}) {
     CAPTURE(extended);
