@@ -265,6 +265,11 @@ TEST_CASE("session state: date, time, number and string settings release the sam
       "SELECT set_config('role', 'state_analyst', false)",
   };
   check_setups(setups);
+  // The start-up packet's options: array_nulls off from the first statement.
+  pqxx::connection analyst(fixture().proxy->conninfo("analyst") + " options='-c array_nulls=off'");
+  CHECK(run(analyst, "SHOW array_nulls").rows == "off|\n");
+  check_session(analyst, "", false, false);
+  check_session(analyst, "", false, true);
 }
 
 TEST_CASE(
