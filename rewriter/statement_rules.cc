@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "access/direct_access.h"
+#include "base/text.h"
 
 namespace kanon::rewriter {
 
@@ -37,6 +38,10 @@ const Rule kServerFileFunction{"server-file-function",
 const Rule kAdvisoryLock{"advisory-lock",
                          "restricted sessions may not take advisory locks: kanon's catalog "
                          "guard and catalog reader hold advisory locks of their own"};
+const Rule kSnapshotImport{"snapshot-import",
+                           "restricted sessions may not import a snapshot (SET TRANSACTION "
+                           "SNAPSHOT): its rows may be older than the release kanon masks them "
+                           "with"};
 const Rule kKanonInternal{"kanon-internal",
                           "restricted sessions may not read, write or lock kanon's own tables "
                           "(trees, snapshots, release history, audit trail)"};
@@ -338,6 +343,8 @@ RulesVerdict check_rules(const Statement& st, RulesScope scope) {
     return deny(denied_statement_rule(st.kind), statement_label(st));
   if (scope == RulesScope::kFunctionBody && create_function && st.function_language != "sql")
     return deny(rules::kOpaqueCode, statement_label(st));
+  if (st.kind == StatementKind::kVariableSet && base::lower(st.setting) == "transaction snapshot")
+    return deny(rules::kSnapshotImport, "SET TRANSACTION SNAPSHOT");
   for (const auto& f : st.functions)
     if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
   if (v.cls == StatementClass::kCopy &&

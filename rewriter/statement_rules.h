@@ -55,6 +55,7 @@ extern const Rule kFunctionBodyProtected;
 extern const Rule kSqlTextFunction;
 extern const Rule kServerFileFunction;
 extern const Rule kAdvisoryLock;
+extern const Rule kSnapshotImport;
 extern const Rule kKanonInternal;
 extern const Rule kCopyFile;
 extern const Rule kPolicyNotBuilt;

@@ -183,6 +183,31 @@ std::string copy_select_list(const policy::TableSnapshot& snapshot) {
   return s;
 }
 
+// PostgreSQL reads a view's definition from the newest catalog, whatever
+// the snapshot of the transaction that reads it. A repeatable-read
+// transaction begun before a refresh (or one that imported such a snapshot)
+// would read the rows as they were then through masks built for the rows as
+// they are now: a row deleted since, alone in a leaf of the new tree among
+// the rows it could see, would show what that leaf releases. So the view
+// answers only a snapshot that saw `xid`, the transaction that replaced it,
+// end (and so every row the tree was built from); an older one gets an
+// error naming the view. No column in it: PostgreSQL evaluates it once per
+// scan, before the first row. The ELSE arm casts text that depends on the
+// snapshot, so the planner cannot evaluate it ahead.
+std::string snapshot_guard(const policy::TablePolicy& policy, const std::string& xid) {
+  const std::string sees = fmt::format(
+      "pg_catalog.pg_visible_in_snapshot({}::pg_catalog.xid8, pg_catalog.pg_current_snapshot())",
+      policy::quote_literal(xid));
+  const std::string message = fmt::format(
+      "kanon: this transaction's snapshot is older than the masked view of {} (replaced by "
+      "transaction {}): start a new transaction to read it; snapshot ",
+      policy.name(), xid);
+  return fmt::format(
+      "CASE WHEN {} THEN true ELSE pg_catalog.concat({}, "
+      "pg_catalog.pg_current_snapshot())::pg_catalog.bool END",
+      sees, policy::quote_literal(message));
+}
+
 }  // namespace
 
 std::string held_condition(const policy::TableSnapshot& snapshot) {
@@ -270,9 +295,12 @@ MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSna
   const auto& policy = snapshot.policy;
   const std::string target = materialized_name(policy);
   const std::string base = policy::qualified_name(policy.schema, policy.table);
-  const std::string query = "SELECT " + snapshot.masks.select_list() + " FROM " + base;
 
   pqxx::work tx(conn);
+  const std::string xid =
+      tx.exec1("SELECT pg_catalog.pg_current_xact_id()::pg_catalog.text")[0].as<std::string>();
+  const std::string query = "SELECT " + snapshot.masks.select_list() + " FROM " + base + " WHERE " +
+                            snapshot_guard(policy, xid);
   tx.exec("CREATE SCHEMA IF NOT EXISTS " + policy::quote_identifier(kMaterializedSchema));
   const char existing = existing_object(tx, policy, target);
   if (existing == 'r') tx.exec("DROP TABLE " + target);  // the copy of mode: materialized

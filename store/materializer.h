@@ -66,15 +66,20 @@ struct MaskedView {
 };
 
 // mode: view. In one transaction: CREATE OR REPLACE VIEW <name> AS SELECT
-// <masks> FROM schema.table (dropped and made again when its columns changed
-// type or name; a copy left by mode: materialized is dropped), its COMMENT,
+// <masks> FROM schema.table WHERE <snapshot guard> (dropped and made again
+// when its columns changed type or name; a copy left by mode: materialized
+// is dropped), its COMMENT,
 // the base table's SELECT rights mirrored as for the copy, and for
 // grants: manage, SELECT on the view and USAGE on kanon_masked granted to
 // every grant_to role and SELECT on the base table revoked from it. Roles that
 // still read the base table directly (superuser, pg_read_all_data, owner,
 // PUBLIC or another role's grant) come back as warnings. The view is owned by
 // the service user and is not security_invoker: granted roles read it with
-// the owner's rights. Throws like materialize().
+// the owner's rights. The snapshot guard raises for a reader whose snapshot
+// is older than this transaction (a repeatable-read transaction begun before
+// it, an imported snapshot): PostgreSQL gives every reader the newest view,
+// whose masks were built for the rows as they are now, not as that snapshot
+// shows them. Throws like materialize().
 MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot);
 
 // Builds and swaps in the copy; returns its qualified name. Throws pqxx errors
