@@ -6,9 +6,14 @@
 #include <pqxx/pqxx>
 
 #include "base/text.h"
+#include "catalog/schema_trust.h"
 
 namespace kanon::catalog {
 namespace {
+
+[[noreturn]] void refuse_untrusted(const std::vector<std::string>& findings) {
+  throw KanonSchemaError(schema_distrust_error(kKanonSchema, findings));
+}
 
 [[noreturn]] void refuse_newer(int recorded) {
   throw KanonSchemaError(fmt::format(
@@ -116,6 +121,10 @@ const std::map<std::string, std::set<std::string>>& kanon_schema_tables() {
 
 SchemaPlan plan_kanon_schema(const KanonSchemaState& state) {
   SchemaPlan plan;
+  if (!state.distrust.empty()) {
+    plan.action = SchemaPlan::Action::kUntrusted;
+    return plan;
+  }
   if (state.recorded > kKanonSchemaVersion) {
     plan.action = SchemaPlan::Action::kTooNew;
     return plan;
@@ -152,6 +161,8 @@ SchemaPlan plan_kanon_schema(const KanonSchemaState& state) {
 }
 
 void check_kanon_schema_version(pqxx::transaction_base& tx) {
+  if (const auto findings = schema_distrust(tx, kKanonSchema); !findings.empty())
+    refuse_untrusted(findings);
   if (tx.exec("SELECT pg_catalog.to_regclass('kanon.schema_version') IS NULL")[0][0].as<bool>())
     return;
   const int recorded =
@@ -161,6 +172,13 @@ void check_kanon_schema_version(pqxx::transaction_base& tx) {
 
 SchemaReport describe_kanon_schema(const KanonSchemaState& state, const SchemaPlan& plan) {
   switch (plan.action) {
+    case SchemaPlan::Action::kUntrusted:
+      return {fmt::format("schema kanon is not kanon's to trust ({}): this kanon will not use it "
+                          "(release histories, shared snapshots and exports fail, so tables "
+                          "with a row key are not served, and there is no catalog guard); "
+                          "drop it or give it and everything in it to the service account",
+                          base::join(state.distrust, "; ")),
+              true};
     case SchemaPlan::Action::kTooNew:
       return {fmt::format("schema kanon is at version {}, newer than this kanon's {}: this kanon "
                           "will not write it (release histories, shared snapshots and exports "
@@ -202,7 +220,9 @@ KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx) {
     auto& columns = state.tables[r[0].c_str()];
     if (!r[1].is_null()) columns.insert(r[1].c_str());
   }
-  if (state.tables.count("schema_version"))
+  if (!state.schema_exists) return state;
+  state.distrust = schema_distrust(tx, kKanonSchema);
+  if (state.distrust.empty() && state.tables.count("schema_version"))
     state.recorded =
         tx.exec1("SELECT pg_catalog.max(version) FROM kanon.schema_version")[0].as<int>(0);
   return state;
@@ -224,6 +244,7 @@ SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx) {
   KanonSchemaState state = read_kanon_schema(tx);
   SchemaPlan plan = plan_kanon_schema(state);
   out.found = out.version = state.recorded;
+  if (plan.action == SchemaPlan::Action::kUntrusted) refuse_untrusted(state.distrust);
   if (plan.action == SchemaPlan::Action::kTooNew) refuse_newer(state.recorded);
   if (plan.action == SchemaPlan::Action::kNone) return out;
 
@@ -264,6 +285,7 @@ SchemaOutcome ensure_kanon_schema(pqxx::transaction_base& tx) {
   state = read_kanon_schema(tx);
   plan = plan_kanon_schema(state);
   out.found = out.version = state.recorded;
+  if (plan.action == SchemaPlan::Action::kUntrusted) refuse_untrusted(state.distrust);
   if (plan.action == SchemaPlan::Action::kTooNew) refuse_newer(state.recorded);
   if (plan.action == SchemaPlan::Action::kNone) return out;
   out.applied = true;
@@ -474,12 +496,16 @@ const std::string& catalog_holding_guard_body() {
 }
 
 bool catalog_watch_in_place(pqxx::transaction_base& tx) {
-  return watch_installed(tx);
+  // Objects in a schema someone else controls are not in place, however
+  // they read: create_catalog_watch then refuses the schema.
+  return schema_distrust(tx, kKanonSchema).empty() && watch_installed(tx);
 }
 
 void create_catalog_watch(pqxx::transaction_base& tx) {
   if (tx.exec1("SELECT pg_catalog.to_regnamespace('kanon') IS NULL")[0].as<bool>())
     tx.exec("CREATE SCHEMA kanon");
+  else if (const auto findings = schema_distrust(tx, kKanonSchema); !findings.empty())
+    refuse_untrusted(findings);
   tx.exec("CREATE SEQUENCE IF NOT EXISTS kanon.catalog_generation");
   // last_value reads alike before and after the first nextval: start past it.
   tx.exec(

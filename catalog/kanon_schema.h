@@ -70,11 +70,13 @@ struct KanonSchemaState {
   int recorded = 0;  // largest kanon.schema_version.version; 0: none recorded
   // The tables in schema kanon and their columns.
   std::map<std::string, std::set<std::string>> tables;
+  // Why kanon may not trust the schema (schema_trust.h); empty when it may.
+  std::vector<std::string> distrust;
 };
 
 // What ensure_kanon_schema does with a state. Pure.
 struct SchemaPlan {
-  enum class Action { kNone, kMigrate, kTooNew };
+  enum class Action { kNone, kMigrate, kTooNew, kUntrusted };
   Action action = Action::kNone;
   // The statements to run (kMigrate), in order; may be empty when only the
   // version is to be recorded.
@@ -107,6 +109,7 @@ class KanonSchemaError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Refuses (KanonSchemaError) a schema kanon may not trust (schema_trust.h).
 // Reads the state; when the schema is current and complete, returns having
 // run reads only (no DDL, no lock: any DDL would advance the catalog
 // generation and fail the guard of every restricted statement running).
@@ -129,12 +132,13 @@ KanonSchemaState read_kanon_schema(pqxx::transaction_base& tx);
 // For paths that only read (or update rows of) schema kanon without
 // ensure_kanon_schema: throws KanonSchemaError, as ensure_kanon_schema does,
 // when the recorded version is newer than this kanon knows (its tables may
-// mean something else now). Two reads; nothing when the schema is absent.
+// mean something else now), or when kanon may not trust the schema
+// (schema_trust.h). Three reads; nothing when the schema is absent.
 void check_kanon_schema_version(pqxx::transaction_base& tx);
 
 // The start-up check's sentence about a database's schema kanon (the proxy
 // logs it for every database it serves; `too_new` set when this kanon must
-// not write it). Pure.
+// not write it: newer than it knows, or not to be trusted). Pure.
 struct SchemaReport {
   std::string sentence;
   bool too_new = false;
@@ -151,9 +155,11 @@ SchemaReport describe_kanon_schema(const KanonSchemaState& state, const SchemaPl
 // settings and privileges instead, so a function changed by hand (or by
 // another kanon) is replaced.
 //
-// Whether every one is there as create_catalog_watch makes it. Reads only.
+// Whether every one is there as create_catalog_watch makes it, in a schema
+// kanon may trust. Reads only.
 bool catalog_watch_in_place(pqxx::transaction_base& tx);
-// Creates schema kanon when missing, and creates or replaces every object.
+// Creates schema kanon when missing, and creates or replaces every object;
+// refuses (KanonSchemaError) a schema it may not trust (schema_trust.h).
 // REQUIRES: a superuser, the schema lock (7306355, 1) held by `tx`.
 void create_catalog_watch(pqxx::transaction_base& tx);
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "base/text.h"
+#include "catalog/schema_trust.h"
 #include "policy/sql_text.h"
 #include "settings/server_config.h"
 #include "store/release_store.h"
@@ -56,6 +57,14 @@ std::string marker(const policy::TablePolicy& policy) {
 // The COMMENT every masked view carries.
 std::string view_marker(const policy::TablePolicy& policy) {
   return "kanon masked view of " + policy::qualified_name(policy.schema, policy.table);
+}
+
+// kanon_masked is where the rewriter points restricted sessions: a schema
+// another role owns (or may create in) could have kanon's copy or view
+// dropped and replaced (catalog/schema_trust.h).
+void require_trusted_schema(pqxx::work& tx) {
+  if (const auto findings = catalog::schema_distrust(tx, kMaterializedSchema); !findings.empty())
+    throw std::runtime_error(catalog::schema_distrust_error(kMaterializedSchema, findings));
 }
 
 // What stands at `target` now: its relkind ('\0' when nothing) after checking
@@ -266,6 +275,7 @@ std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot
   if (tx.exec_params1("SELECT pg_catalog.to_regnamespace($1) IS NULL", kMaterializedSchema)[0]
           .as<bool>())
     tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
+  require_trusted_schema(tx);
   const char existing = existing_object(tx, policy, target);
 
   tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base);
@@ -302,6 +312,7 @@ MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSna
   const std::string query = "SELECT " + snapshot.masks.select_list() + " FROM " + base + " WHERE " +
                             snapshot_guard(policy, xid);
   tx.exec("CREATE SCHEMA IF NOT EXISTS " + policy::quote_identifier(kMaterializedSchema));
+  require_trusted_schema(tx);
   const char existing = existing_object(tx, policy, target);
   if (existing == 'r') tx.exec("DROP TABLE " + target);  // the copy of mode: materialized
   bool replaced = false;

@@ -328,3 +328,66 @@ TEST_CASE("a service account without CREATE: a clear error, or works when the sc
   pg.psql("DROP DATABASE " + db + " WITH (FORCE)");
   pg.psql("DROP ROLE schema_svc");
 }
+
+// A role with CREATE on the database makes schema kanon before kanon does:
+// as its owner it could drop kanon's tables and put its own in their place
+// (forged snapshots, the release history, the guard's event triggers).
+TEST_CASE("schema kanon that another role owns or may create in is refused") {
+  auto& pg = PgSandbox::shared();
+  const std::string db = "schema_squat";
+  pqxx::connection admin(fresh_database(db));
+  pg.psql("DROP ROLE IF EXISTS squatter; CREATE ROLE squatter LOGIN");
+  pg.psql("GRANT CREATE ON DATABASE " + db + " TO squatter", db);
+  pqxx::connection squatter(pg.conninfo("squatter", db));
+  pqxx::nontransaction(squatter).exec("CREATE SCHEMA kanon");
+
+  const auto refused = [&](const std::string& finding) {
+    CAPTURE(finding);
+    try {
+      ensure_kanon_schema(admin);
+      FAIL("ensure_kanon_schema used the schema");
+    } catch (const KanonSchemaError& e) {
+      CHECK(std::string(e.what()).find(finding) != std::string::npos);
+      CHECK(std::string(e.what()).find("is not kanon's to trust") != std::string::npos);
+    }
+    {
+      pqxx::work tx(admin);
+      try {
+        check_kanon_schema_version(tx);
+        FAIL("check_kanon_schema_version accepted the schema");
+      } catch (const KanonSchemaError& e) {
+        CHECK(std::string(e.what()).find(finding) != std::string::npos);
+      }
+    }
+    std::string why;
+    CHECK_FALSE(install_catalog_event_trigger(admin, &why));
+    CHECK(why.find(finding) != std::string::npos);
+    pqxx::work tx(admin);
+    const auto state = read_kanon_schema(tx);
+    const auto report = describe_kanon_schema(state, plan_kanon_schema(state));
+    CHECK(report.too_new);
+    CHECK(report.sentence.find(finding) != std::string::npos);
+  };
+  refused("schema kanon belongs to squatter");
+  // Nothing was created in it.
+  CHECK(scalar(admin, "SELECT count(*) FROM pg_class WHERE relnamespace = 'kanon'::regnamespace") ==
+        0);
+
+  pg.psql("ALTER SCHEMA kanon OWNER TO postgres; GRANT CREATE ON SCHEMA kanon TO squatter", db);
+  refused("squatter may create in schema kanon");
+  pqxx::nontransaction(squatter).exec("CREATE TABLE kanon.snapshots (x int)");
+  pg.psql("REVOKE CREATE ON SCHEMA kanon FROM squatter", db);
+  refused("kanon.snapshots belongs to squatter");
+  pg.psql("GRANT CREATE ON SCHEMA kanon TO PUBLIC", db);
+  refused("PUBLIC may create in schema kanon");
+
+  // Once the schema and everything in it are trusted again, kanon uses it.
+  pg.psql("REVOKE CREATE ON SCHEMA kanon FROM PUBLIC; DROP TABLE kanon.snapshots", db);
+  CHECK(ensure_kanon_schema(admin).applied);
+  std::string why;
+  CHECK_MESSAGE(install_catalog_event_trigger(admin, &why), why);
+  squatter.disconnect();
+  admin.disconnect();
+  pg.psql("DROP DATABASE " + db + " WITH (FORCE)");
+  pg.psql("DROP ROLE squatter");
+}

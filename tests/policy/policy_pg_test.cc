@@ -758,6 +758,45 @@ TEST_CASE("view mode: masked view in kanon_masked, replaced in place, modes swit
         "r\n");
 }
 
+// A role with CREATE on the database makes kanon_masked before kanon does:
+// as its owner it could drop kanon's copy or view and put its own under the
+// name restricted sessions are pointed at.
+TEST_CASE("kanon_masked that another role owns or may create in fails the build") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP SCHEMA IF EXISTS kanon_masked CASCADE; "
+      "DROP ROLE IF EXISTS masked_squatter; CREATE ROLE masked_squatter; "
+      "GRANT CREATE ON DATABASE postgres TO masked_squatter; "
+      "SET ROLE masked_squatter; CREATE SCHEMA kanon_masked; RESET ROLE");
+  const auto build_error = [&](EnforcementMode mode) {
+    auto p = people_policy();
+    p.mode = mode;
+    PolicyStore store(conninfo(), {p});
+    if (store.refresh_all()) return std::string();
+    const auto snap = store.current();
+    REQUIRE(snap->find("public.people") == nullptr);
+    return snap->errors.at("public.people");
+  };
+  for (const auto mode : {EnforcementMode::kMaterialized, EnforcementMode::kView}) {
+    const std::string error = build_error(mode);
+    CAPTURE(error);
+    CHECK(error.find("schema kanon_masked is not kanon's to trust (schema kanon_masked belongs "
+                     "to masked_squatter)") != std::string::npos);
+  }
+  CHECK(pg.psql("SELECT count(*) FROM pg_class WHERE relnamespace = "
+                "'kanon_masked'::regnamespace") == "0\n");
+  pg.psql(
+      "ALTER SCHEMA kanon_masked OWNER TO postgres; "
+      "GRANT CREATE ON SCHEMA kanon_masked TO masked_squatter");
+  CHECK(build_error(EnforcementMode::kView)
+            .find("masked_squatter may create in schema "
+                  "kanon_masked") != std::string::npos);
+  pg.psql(
+      "REVOKE CREATE ON SCHEMA kanon_masked FROM masked_squatter; "
+      "REVOKE CREATE ON DATABASE postgres FROM masked_squatter; DROP ROLE masked_squatter");
+  CHECK(build_error(EnforcementMode::kView).empty());
+}
+
 TEST_CASE("materialized copies: names without collisions, indexes, grants mirrored") {
   auto& pg = PgSandbox::shared();
   // Two tables whose naive "schema__table" names would both be a__b__c, and
