@@ -38,6 +38,91 @@ constexpr const char* kSettingDependentType =
     "   'regrole', 'regnamespace', 'regconfig', 'regdictionary', 'regcollation')"
     " ORDER BY i.depth LIMIT 1)";
 
+// Per column of the relation $1: whether its `=` implies identical values,
+// judged as PostgreSQL's B-tree deduplication judges it (the default B-tree
+// operator class's equalimage support function: btequalimage, or
+// btvarstrequalimage under a deterministic collation), for the scalar inside
+// the column's type (a domain's base, an array's element, a range's
+// subtype); that scalar's qualified name; whether it sits in an array or
+// range; whether it is the citext extension's type; the typmod (numeric(p,
+// s) has one scale).
+constexpr const char* kValueFormsSql =
+    "WITH cols AS ("
+    "  SELECT a.attnum, a.attcollation, "
+    "    CASE WHEN a.atttypmod >= 0 THEN a.atttypmod ELSE t.typtypmod END AS typmod, "
+    "    COALESCE(NULLIF(t.typbasetype, 0), t.oid) AS t0 "
+    "  FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid = a.atttypid "
+    "  WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped), "
+    "inner1 AS ("
+    "  SELECT c.*, (b.typelem <> 0 AND b.typlen = -1) OR g.rngsubtype IS NOT NULL AS wrapped, "
+    "    CASE WHEN b.typelem <> 0 AND b.typlen = -1 THEN b.typelem "
+    "         WHEN g.rngsubtype IS NOT NULL THEN g.rngsubtype ELSE b.oid END AS s1 "
+    "  FROM cols c JOIN pg_catalog.pg_type b ON b.oid = c.t0 "
+    "  LEFT JOIN pg_catalog.pg_range g ON g.rngtypid = b.oid), "
+    "inner2 AS ("
+    "  SELECT i.*, COALESCE(NULLIF(x.typbasetype, 0), x.oid) AS s "
+    "  FROM inner1 i JOIN pg_catalog.pg_type x ON x.oid = i.s1) "
+    "SELECT i.attnum, i.wrapped, "
+    // The type's own default class first (citext has one, without
+    // equalimage, besides its binary cast to text).
+    "  COALESCE((SELECT CASE pr.proname WHEN 'btequalimage' THEN true "
+    "      WHEN 'btvarstrequalimage' THEN COALESCE((SELECT co.collisdeterministic "
+    "        FROM pg_catalog.pg_collation co WHERE co.oid = i.attcollation), true) "
+    "      ELSE false END "
+    "    FROM (SELECT oc.opcfamily, oc.opcintype FROM pg_catalog.pg_opclass oc "
+    "      JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree' "
+    "      WHERE oc.opcdefault AND (oc.opcintype = i.s "
+    "        OR (oc.opcintype = 'pg_catalog.anyenum'::pg_catalog.regtype AND st.typtype = 'e') "
+    "        OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast k WHERE k.castsource = i.s "
+    "          AND k.casttarget = oc.opcintype AND k.castmethod = 'b')) "
+    "      ORDER BY oc.opcintype = i.s DESC LIMIT 1) oc "
+    "    LEFT JOIN pg_catalog.pg_amproc ap ON ap.amprocfamily = oc.opcfamily "
+    "      AND ap.amproclefttype = oc.opcintype AND ap.amprocrighttype = oc.opcintype "
+    "      AND ap.amprocnum = 4 "
+    "    LEFT JOIN pg_catalog.pg_proc pr ON pr.oid = ap.amproc "
+    "      AND pr.pronamespace = 'pg_catalog'::pg_catalog.regnamespace), false), "
+    "  COALESCE((SELECT NOT co.collisdeterministic FROM pg_catalog.pg_collation co "
+    "    WHERE co.oid = i.attcollation), false), "
+    "  pg_catalog.quote_ident(sn.nspname) || '.' || pg_catalog.quote_ident(st.typname), "
+    "  st.typname = 'citext' AND EXISTS (SELECT 1 FROM pg_catalog.pg_depend d "
+    "    JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid "
+    "    WHERE d.classid = 'pg_catalog.pg_type'::pg_catalog.regclass AND d.objid = i.s "
+    "      AND d.deptype = 'e' AND e.extname = 'citext'), "
+    "  i.typmod "
+    "FROM inner2 i JOIN pg_catalog.pg_type st ON st.oid = i.s "
+    "JOIN pg_catalog.pg_namespace sn ON sn.oid = st.typnamespace ORDER BY i.attnum";
+
+// ColumnInfo::released_form / not_canonical from a row of kValueFormsSql.
+void set_value_form(policy::ColumnInfo& col, const pqxx::row& r) {
+  const bool wrapped = r[1].as<bool>(), image = r[2].as<bool>();
+  const bool nondeterministic = r[3].as<bool>(), citext = r[5].as<bool>();
+  const std::string scalar = r[4].as<std::string>();
+  const int typmod = r[6].is_null() ? -1 : r[6].as<int>();
+  const bool numeric = scalar == "pg_catalog.\"numeric\"" || scalar == "pg_catalog.numeric";
+  // numeric(p, s): every value has the column's scale.
+  if (image || (numeric && typmod >= 0)) return;
+  if (nondeterministic) {
+    col.not_canonical =
+        "under a nondeterministic collation (use a deterministic one, e.g. COLLATE \"C\" or the "
+        "database's default)";
+    return;
+  }
+  if (wrapped) {
+    col.not_canonical = "an array or range of " + scalar + " values";
+    return;
+  }
+  if (numeric)
+    col.released_form = "pg_catalog.trim_scale({})";
+  else if (scalar == "pg_catalog.float8" || scalar == "pg_catalog.float4")
+    col.released_form = "({} OPERATOR(pg_catalog.+) '0'::" + scalar + ")";
+  else if (scalar == "pg_catalog.\"interval\"" || scalar == "pg_catalog.interval")
+    col.released_form = "pg_catalog.justify_interval({})";
+  else if (citext)
+    col.released_form = "pg_catalog.lower({}::pg_catalog.text)";
+  else
+    col.not_canonical = "whose `=` does not imply identical values (" + scalar + ")";
+}
+
 }  // namespace
 
 policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::TablePolicy& policy) {
@@ -63,7 +148,7 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
       "       AND o.oprowner = b.typowner)) "
       "  ORDER BY n2.nspname = 'pg_catalog' DESC LIMIT 1), "
       "c.oid, " +
-          std::string(kSettingDependentType) + " " + std::string(kColumnsFrom) +
+          std::string(kSettingDependentType) + ", a.attnum " + std::string(kColumnsFrom) +
           "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
           "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
       policy.schema, policy.table);
@@ -85,6 +170,18 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
     col.equality = "OPERATOR(" + schema + ".=)";
     if (!r[8].is_null()) col.setting_dependent = r[8].as<std::string>();
     info.columns.push_back(std::move(col));
+  }
+  for (const auto& r : tx.exec_params(kValueFormsSql, info.oid)) {
+    const size_t at = r[0].as<size_t>();
+    // attnum order with dropped columns left out: find by position.
+    size_t seen = 0;
+    for (const auto& row : rows) {
+      if (row[9].as<size_t>() == at) {
+        set_value_form(info.columns[seen], r);
+        break;
+      }
+      ++seen;
+    }
   }
   const auto children = tx.exec_params(
       "WITH RECURSIVE tree(oid) AS ("

@@ -163,21 +163,21 @@ std::string predicate_sql(const ReleasePredicate& predicate,
 }
 
 std::string masked_column_sql(const ReleasePredicate& predicate,
-                              const std::vector<SqlColumn>& attributes, const std::string& column,
+                              const std::vector<SqlColumn>& attributes, const std::string& value,
                               const std::string& type) {
-  if (predicate.root() == ReleasePredicate::kTrue) return quote_identifier(column);
+  if (predicate.root() == ReleasePredicate::kTrue) return value;
   if (predicate.root() == ReleasePredicate::kFalse) return "NULL::" + type;
   std::string out;
-  Emitter(predicate, attributes, PredicateForm::kFlatCase, quote_identifier(column), "NULL")
+  Emitter(predicate, attributes, PredicateForm::kFlatCase, value, "NULL")
       .emit(predicate.root(), out);
   return out;
 }
 
-std::string mask_sql(const std::string& column, const std::string& type,
+std::string mask_sql(const std::string& value, const std::string& type,
                      const std::string& predicate) {
-  if (predicate == "true") return quote_identifier(column);
+  if (predicate == "true") return value;
   if (predicate == "false") return "NULL::" + type;
-  return "CASE WHEN " + predicate + " THEN " + quote_identifier(column) + " END";
+  return "CASE WHEN " + predicate + " THEN " + value + " END";
 }
 
 }  // namespace kanon::policy

@@ -80,14 +80,16 @@ std::string predicate_sql(const ReleasePredicate& predicate,
                           PredicateForm form = PredicateForm::kFlatCase);
 
 // The masked column in one expression: the flat form whose TRUE results are
-// "column" and FALSE results NULL (same values as mask_sql over predicate_sql).
+// `value` (the released value: "column", or the column in the form that
+// writes equal values alike, ColumnInfo::released_form) and FALSE results
+// NULL (same values as mask_sql over predicate_sql).
 std::string masked_column_sql(const ReleasePredicate& predicate,
-                              const std::vector<SqlColumn>& attributes, const std::string& column,
+                              const std::vector<SqlColumn>& attributes, const std::string& value,
                               const std::string& type);
 
-// CASE WHEN <predicate> THEN "column" END, or the bare column / typed NULL
+// CASE WHEN <predicate> THEN <value> END, or the bare value / typed NULL
 // for constant predicates.
-std::string mask_sql(const std::string& column, const std::string& type,
+std::string mask_sql(const std::string& value, const std::string& type,
                      const std::string& predicate);
 
 }  // namespace kanon::policy

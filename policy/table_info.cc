@@ -45,6 +45,13 @@ void check_against_catalog(const TablePolicy& policy, const TableInfo& info) {
                            ? ""
                            : " (holding " + c.setting_dependent + ")",
                        setting_advice(c.setting_dependent)));
+    if (!c.not_canonical.empty())
+      fail(policy.quasi_identifier_refs[i],
+           fmt::format("quasi-identifier '{}' is of type {}, {}: rows equal under its `=` may "
+                       "hold different values, and a released value would show each row's own, "
+                       "so that a value few rows hold singles them out; kanon cannot write one "
+                       "value for them",
+                       q, c.full_type, c.not_canonical));
   }
   for (const auto& d : policy.direct_identifiers) need(policy, info, d.column, d.where);
   if (policy.sensitive) need(policy, info, policy.sensitive->column, policy.sensitive->where);

@@ -35,6 +35,19 @@ struct ColumnInfo {
   // search_path); empty when there is none. kanon cannot write a literal
   // of such a type that means the same value in every restricted session.
   std::string setting_dependent;
+  // Rows equal under the column's `=` may hold different values (1.0 and
+  // 1.00 for an unconstrained numeric, 0 and -0 for floats, '1 day' and
+  // '24:00:00' for interval, 'Hamlet' and 'HAMLET' for citext or text under
+  // a nondeterministic collation): a mask that released the raw value would
+  // show each row's own spelling, and a spelling few rows share singles them
+  // out. `released_form` writes one value for all of them, over "{}" (the
+  // quoted column), cast back to the column's type by the mask
+  // ("pg_catalog.trim_scale({})"); empty when `=` implies identical values,
+  // or when `not_canonical` says why kanon has no such form (a
+  // nondeterministic collation, jsonb, an array or range of such values):
+  // check_against_catalog refuses that column as a quasi-identifier.
+  std::string released_form;
+  std::string not_canonical;
 
   const std::string& written_type() const { return sql_type.empty() ? type : sql_type; }
   const std::string& written_full_type() const {
@@ -60,7 +73,9 @@ struct TableInfo {
 // "file:line: key: column 'x' does not exist in schema.table". A
 // quasi-identifier must not be of a type whose text form depends on the
 // session's settings (ColumnInfo::setting_dependent): its masks compare
-// with literals, which a restricted session could make mean another value.
+// with literals, which a restricted session could make mean another value;
+// nor one whose equal values kanon cannot write alike
+// (ColumnInfo::not_canonical).
 void check_against_catalog(const TablePolicy& policy, const TableInfo& info);
 
 }  // namespace kanon::policy

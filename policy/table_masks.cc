@@ -24,6 +24,21 @@ std::string TableMasks::masked_relation(const std::string& schema, const std::st
   return "(SELECT " + select_list() + " FROM " + qualified_name(schema, table) + ")";
 }
 
+namespace {
+
+// What a released row shows: the column, or the column in the form that
+// writes values equal under its `=` alike (ColumnInfo::released_form), cast
+// back to the column's type.
+std::string released_value(const ColumnInfo& col, const std::string& type) {
+  const std::string quoted = quote_identifier(col.name);
+  if (col.released_form.empty()) return quoted;
+  std::string form = col.released_form;
+  form.replace(form.find("{}"), 2, quoted);
+  return "(" + form + ")::" + type;
+}
+
+}  // namespace
+
 TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
                        const std::vector<ReleasePredicate>& predicates, PredicateForm form) {
   return build_masks(policy, info, predicates, std::vector<PredicateForm>(predicates.size(), form));
@@ -52,11 +67,12 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
       if (form == PredicateForm::kFunction &&
           !(call = function_predicate_sql(predicates[i], attrs)))
         form = PredicateForm::kFlatCase;
+      const std::string value = released_value(col, type);
       m.expression = form == PredicateForm::kFlatValue
-                         ? masked_column_sql(predicates[i], attrs, col.name, type)
+                         ? masked_column_sql(predicates[i], attrs, value, type)
                      : form == PredicateForm::kFunction
-                         ? mask_sql(col.name, type, *call)
-                         : mask_sql(col.name, type, predicate_sql(predicates[i], attrs, form));
+                         ? mask_sql(value, type, *call)
+                         : mask_sql(value, type, predicate_sql(predicates[i], attrs, form));
       if (!ReleasePredicate::constant(predicates[i].root()))
         (form == PredicateForm::kFunction ? masks.calls_function : masks.interpreted) = true;
     }

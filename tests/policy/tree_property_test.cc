@@ -181,7 +181,7 @@ TEST_CASE("flat form merges same-result arms into ANY") {
         "CASE WHEN \"x\" OPERATOR(pg_catalog.=) ANY "
         "('{\"v0\",\"v1\",\"v2\",\"v3\",\"v4\",\"v5\",\"v6\",\"v7\",\"v8\"}'"
         "::text[]) THEN true ELSE false END");
-  CHECK(masked_column_sql(preds[0], {{"x", "text"}}, "x", "text") ==
+  CHECK(masked_column_sql(preds[0], {{"x", "text"}}, "\"x\"", "text") ==
         "CASE WHEN \"x\" OPERATOR(pg_catalog.=) ANY "
         "('{\"v0\",\"v1\",\"v2\",\"v3\",\"v4\",\"v5\",\"v6\",\"v7\",\"v8\"}'"
         "::text[]) THEN \"x\" ELSE NULL END");
