@@ -13,6 +13,7 @@
 #include <pqxx/pqxx>
 #include <set>
 
+#include "tests/support/demo_data.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/scratch_dir.h"
@@ -118,14 +119,7 @@ struct Enforcement {
 
 std::string policy_file(const std::string& mode) {
   const std::string path = scratch_path("kanon-leak-policy-" + mode + ".yaml");
-  std::ofstream(path) << "tables:\n"
-                         "  - table: public.people\n"
-                         "    k: 2\n"
-                         "    quasi_identifiers: [occupation, city, state]\n"
-                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
-                         "    exempt: [postgres]\n"
-                         "    mode: "
-                      << mode << "\n";
+  std::ofstream(path) << people_policy_yaml("people", mode);
   return path;
 }
 

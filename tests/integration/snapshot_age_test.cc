@@ -16,6 +16,7 @@
 #include <fstream>
 #include <pqxx/pqxx>
 
+#include "tests/support/demo_data.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
@@ -57,16 +58,7 @@ void change_rows(PgSandbox& pg, KanonProxy& proxy, const std::string& table) {
 std::unique_ptr<KanonProxy> start_proxy(PgSandbox& pg, const std::string& table,
                                         const std::string& mode) {
   const std::string path = scratch_path("kanon-snapshot-age-" + table + ".yaml");
-  std::ofstream(path) << "tables:\n"
-                         "  - table: public."
-                      << table
-                      << "\n"
-                         "    k: 2\n"
-                         "    quasi_identifiers: [occupation, city, state]\n"
-                         "    direct_identifiers: {name: null, ssn: \"***\"}\n"
-                         "    exempt: [postgres]\n"
-                         "    mode: "
-                      << mode << "\n";
+  std::ofstream(path) << people_policy_yaml(table, mode);
   return std::make_unique<KanonProxy>(pg.port(),
                                       "admin: {database: kanon, users: [postgres]}\n"
                                       "policies: [" +
