@@ -99,6 +99,13 @@ void set_value_form(policy::ColumnInfo& col, const pqxx::row& r) {
   const std::string scalar = r[4].as<std::string>();
   const int typmod = r[6].is_null() ? -1 : r[6].as<int>();
   const bool numeric = scalar == "pg_catalog.\"numeric\"" || scalar == "pg_catalog.numeric";
+  // A length-less bpchar keeps the trailing blanks it was given ('a' = 'a  ',
+  // printed apart), which PostgreSQL's deduplication does not mind; to text
+  // they go. bpchar(n) pads every value to n.
+  if (scalar == "pg_catalog.bpchar" && typmod < 0 && !wrapped && !nondeterministic) {
+    col.released_form = "{}::pg_catalog.text";
+    return;
+  }
   // numeric(p, s): every value has the column's scale.
   if (image || (numeric && typmod >= 0)) return;
   if (nondeterministic) {
