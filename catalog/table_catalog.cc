@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <string>
 
 #include "catalog/column_sql.h"
@@ -102,8 +103,11 @@ void set_value_form(policy::ColumnInfo& col, const pqxx::row& r) {
   // A length-less bpchar keeps the trailing blanks it was given ('a' = 'a  ',
   // printed apart), which PostgreSQL's deduplication does not mind; to text
   // they go. bpchar(n) pads every value to n.
-  if (scalar == "pg_catalog.bpchar" && typmod < 0 && !wrapped && !nondeterministic) {
-    col.released_form = "{}::pg_catalog.text";
+  if (scalar == "pg_catalog.bpchar" && typmod < 0 && !nondeterministic) {
+    if (wrapped)
+      col.not_canonical = "an array or range of length-less bpchar values";
+    else
+      col.released_form = "{}::pg_catalog.text";
     return;
   }
   // numeric(p, s): every value has the column's scale.
@@ -155,7 +159,7 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
       "       AND o.oprowner = b.typowner)) "
       "  ORDER BY n2.nspname = 'pg_catalog' DESC LIMIT 1), "
       "c.oid, " +
-          std::string(kSettingDependentType) + ", a.attnum " + std::string(kColumnsFrom) +
+          std::string(kSettingDependentType) + " " + std::string(kColumnsFrom) +
           "WHERE n.nspname = $1 AND c.relname = $2 AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
           "AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
       policy.schema, policy.table);
@@ -178,18 +182,12 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
     if (!r[8].is_null()) col.setting_dependent = r[8].as<std::string>();
     info.columns.push_back(std::move(col));
   }
-  for (const auto& r : tx.exec_params(kValueFormsSql, info.oid)) {
-    const size_t at = r[0].as<size_t>();
-    // attnum order with dropped columns left out: find by position.
-    size_t seen = 0;
-    for (const auto& row : rows) {
-      if (row[9].as<size_t>() == at) {
-        set_value_form(info.columns[seen], r);
-        break;
-      }
-      ++seen;
-    }
-  }
+  // The same columns in the same (attnum) order as `rows`.
+  const auto forms = tx.exec_params(kValueFormsSql, info.oid);
+  if (forms.size() != info.columns.size())
+    throw std::runtime_error(
+        fmt::format("{}: the columns changed while kanon read them", policy.name()));
+  for (size_t i = 0; i < info.columns.size(); ++i) set_value_form(info.columns[i], forms[i]);
   const auto children = tx.exec_params(
       "WITH RECURSIVE tree(oid) AS ("
       "  SELECT i.inhrelid FROM pg_catalog.pg_inherits i"

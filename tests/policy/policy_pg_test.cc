@@ -959,7 +959,7 @@ TEST_CASE("quasi-identifiers whose equal values differ in form are released in o
       "(provider = icu, locale = 'und-u-ks-level2', deterministic = false); "
       "DROP TABLE IF EXISTS public.forms; "
       "CREATE TABLE public.forms (id int PRIMARY KEY, n numeric, f float8, i interval, "
-      "c citext, fixed numeric(6,2), t text COLLATE public.nocase, b bpchar); "
+      "c citext, fixed numeric(6,2), t text COLLATE public.nocase, b bpchar, bs bpchar[]); "
       // Four rows equal to the first value, one of them spelled apart;
       // three rows of a second value.
       "INSERT INTO public.forms VALUES "
@@ -1007,6 +1007,10 @@ TEST_CASE("quasi-identifiers whose equal values differ in form are released in o
                        "hold different values, and a released value would show each row's own, "
                        "so that a value few rows hold singles them out; kanon cannot write one "
                        "value for them",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(build_table_snapshot(conn, policy("bs")),
+                       doctest::Contains("quasi-identifier 'bs' is of type bpchar[], an array "
+                                         "or range of length-less bpchar values"),
                        ConfigError);
   pg.psql("DROP TABLE public.forms");
 }
