@@ -11,6 +11,7 @@
 #include "catalog/schema_trust.h"
 #include "policy/sql_text.h"
 #include "settings/server_config.h"
+#include "store/brief_lock.h"
 #include "store/release_store.h"
 
 namespace kanon::store {
@@ -43,8 +44,9 @@ std::string index_key(const policy::TablePolicy& policy, std::string_view column
   return table_key(policy) + std::string(1, '\0') + std::string(column);
 }
 
-// Names of objects built in the current transaction only (so no leftover can
-// exist); plain and hashed names never look like this.
+// Names of the copy and its indexes until they are swapped in (a refresh that
+// stopped in between leaves them, and the next one drops them first); plain
+// and hashed names never look like this.
 std::string fresh_name(std::string_view key) {
   return fmt::format("kanon___new___{:016x}", fnv1a(key));
 }
@@ -65,6 +67,17 @@ std::string view_marker(const policy::TablePolicy& policy) {
 void require_trusted_schema(pqxx::work& tx) {
   if (const auto findings = catalog::schema_distrust(tx, kMaterializedSchema); !findings.empty())
     throw std::runtime_error(catalog::schema_distrust_error(kMaterializedSchema, findings));
+}
+
+// kanon_masked, created when missing (only then: a DDL on an object outside
+// kanon's schemas, and CREATE SCHEMA IF NOT EXISTS counts as one, makes
+// restricted statements that call SQL functions wait until the transaction
+// ends; catalog_watch.h), and trusted.
+void ensure_trusted_schema(pqxx::work& tx) {
+  if (tx.exec_params1("SELECT pg_catalog.to_regnamespace($1) IS NULL", kMaterializedSchema)[0]
+          .as<bool>())
+    tx.exec("CREATE SCHEMA IF NOT EXISTS " + policy::quote_identifier(kMaterializedSchema));
+  require_trusted_schema(tx);
 }
 
 // What stands at `target` now: its relkind ('\0' when nothing) after checking
@@ -257,51 +270,67 @@ void check_indexes(const policy::TablePolicy& policy, const policy::TableInfo& i
   }
 }
 
-std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot) {
+std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot,
+                        const BriefLockWait& wait) {
   const auto& policy = snapshot.policy;
-  const std::string schema = policy::quote_identifier(kMaterializedSchema);
   const std::string name = materialized_table(policy);
   const std::string target = materialized_name(policy);
   const std::string fresh =
       policy::qualified_name(kMaterializedSchema, fresh_name(table_key(policy)));
   const std::string base = policy::qualified_name(policy.schema, policy.table);
 
-  pqxx::work tx(conn);
-  tx.exec("SET LOCAL jit = off");
-  // Only when missing: a DDL on an object outside kanon's schemas (and
-  // CREATE SCHEMA IF NOT EXISTS counts as one) makes restricted statements
-  // that call SQL functions wait until this transaction ends
-  // (catalog_watch.h).
-  if (tx.exec_params1("SELECT pg_catalog.to_regnamespace($1) IS NULL", kMaterializedSchema)[0]
-          .as<bool>())
-    tx.exec("CREATE SCHEMA IF NOT EXISTS " + schema);
-  require_trusted_schema(tx);
-  const char existing = existing_object(tx, policy, target);
-
-  tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base);
-  tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
-  for (const auto& column : policy.indexes)
-    tx.exec(fmt::format("CREATE INDEX {} ON {} ({})",
-                        policy::quote_identifier(fresh_name(index_key(policy, column))), fresh,
-                        policy::quote_identifier(column)));
-
-  mirror_select_rights(tx, policy, fresh);
-
-  // The view of mode: view, when the table switched modes.
-  if (existing == 'v') tx.exec("DROP VIEW " + target);
-  tx.exec("DROP TABLE IF EXISTS " + target);
-  tx.exec("ALTER TABLE " + fresh + " RENAME TO " + policy::quote_identifier(name));
-  for (const auto& column : policy.indexes) {
-    tx.exec("ALTER INDEX " +
-            policy::qualified_name(kMaterializedSchema, fresh_name(index_key(policy, column))) +
-            " RENAME TO " + policy::quote_identifier(materialized_index(policy, column)));
+  const std::string purpose = "the refresh of " + policy.name();
+  // Two transactions. The first builds the new copy beside the old one
+  // (the long part); DDL in it moves the catalog generation and holds the
+  // catalog reader's lock to its end (catalog_watch.h), so it waits for
+  // nothing. The second waits for the old copy's readers, briefly
+  // (brief_lock.h), before its first DDL, then swaps.
+  {
+    pqxx::work tx(conn);
+    tx.exec("SET LOCAL jit = off");
+    ensure_trusted_schema(tx);
+    existing_object(tx, policy, target);
+    // What a refresh stopped between the two transactions left.
+    tx.exec("DROP TABLE IF EXISTS " + fresh);
+    tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base);
+    tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
+    for (const auto& column : policy.indexes)
+      tx.exec(fmt::format("CREATE INDEX {} ON {} ({})",
+                          policy::quote_identifier(fresh_name(index_key(policy, column))), fresh,
+                          policy::quote_identifier(column)));
+    tx.exec("ANALYZE " + fresh);
+    tx.commit();
   }
-  tx.exec("ANALYZE " + target);
-  tx.commit();
+  try {
+    pqxx::work tx(conn);
+    require_trusted_schema(tx);
+    const char existing = existing_object(tx, policy, target);
+    // The view of mode: view, when the table switched modes.
+    if (existing == 'v') exec_locking_briefly(tx, "DROP VIEW " + target, target, purpose, wait);
+    if (existing == 'r') exec_locking_briefly(tx, "DROP TABLE " + target, target, purpose, wait);
+    mirror_select_rights(tx, policy, fresh);
+    tx.exec("ALTER TABLE " + fresh + " RENAME TO " + policy::quote_identifier(name));
+    for (const auto& column : policy.indexes) {
+      tx.exec("ALTER INDEX " +
+              policy::qualified_name(kMaterializedSchema, fresh_name(index_key(policy, column))) +
+              " RENAME TO " + policy::quote_identifier(materialized_index(policy, column)));
+    }
+    tx.commit();
+  } catch (...) {
+    try {
+      pqxx::work tx(conn);
+      tx.exec("DROP TABLE IF EXISTS " + fresh);
+      tx.commit();
+    } catch (const std::exception&) {
+      // The next refresh drops it.
+    }
+    throw;
+  }
   return target;
 }
 
-MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot) {
+MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot,
+                             const BriefLockWait& wait) {
   const auto& policy = snapshot.policy;
   const std::string target = materialized_name(policy);
   const std::string base = policy::qualified_name(policy.schema, policy.table);
@@ -311,22 +340,25 @@ MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSna
       tx.exec1("SELECT pg_catalog.pg_current_xact_id()::pg_catalog.text")[0].as<std::string>();
   const std::string query = "SELECT " + snapshot.masks.select_list() + " FROM " + base + " WHERE " +
                             snapshot_guard(policy, xid);
-  tx.exec("CREATE SCHEMA IF NOT EXISTS " + policy::quote_identifier(kMaterializedSchema));
-  require_trusted_schema(tx);
+  ensure_trusted_schema(tx);
   const char existing = existing_object(tx, policy, target);
-  if (existing == 'r') tx.exec("DROP TABLE " + target);  // the copy of mode: materialized
+  // The first DDL on the old object waits for its readers, briefly
+  // (brief_lock.h), and comes before any other, so that the transaction
+  // holds none of the catalog watch's locks while it waits.
+  const std::string purpose = "the refresh of " + policy.name();
+  if (existing == 'r')  // the copy of mode: materialized
+    exec_locking_briefly(tx, "DROP TABLE " + target, target, purpose, wait);
   bool replaced = false;
   if (existing == 'v') {
     // Keeps the view's identity (and whatever depends on it) when its columns
     // keep their names and types; otherwise it is dropped and made again.
     try {
-      pqxx::subtransaction sub(tx, "replace_view");
-      sub.exec("CREATE OR REPLACE VIEW " + target + " AS " + query);
-      sub.commit();
+      exec_locking_briefly(tx, "CREATE OR REPLACE VIEW " + target + " AS " + query, target, purpose,
+                           wait);
       replaced = true;
     } catch (const pqxx::sql_error&) {
     }
-    if (!replaced) tx.exec("DROP VIEW " + target);
+    if (!replaced) exec_locking_briefly(tx, "DROP VIEW " + target, target, purpose, wait);
   }
   if (!replaced) tx.exec("CREATE VIEW " + target + " AS " + query);
   tx.exec("COMMENT ON VIEW " + target + " IS " + tx.quote(view_marker(policy)));

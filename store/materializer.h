@@ -3,8 +3,9 @@
 // same masks as the inline form.
 //
 // Each refresh builds a new table (with the policy's `indexes:`, one
-// single-column index each) and swaps it in within one transaction: readers
-// see the old copy until the commit. The new copy's SELECT rights mirror the
+// single-column index each) in one transaction and swaps it in within a
+// second, which first waits for the old copy's readers briefly
+// (brief_lock.h): readers see the old copy until the commit. The new copy's SELECT rights mirror the
 // base table's: every role holding SELECT on the base table (an explicit
 // grant, PUBLIC, or the owner's default rights) gets SELECT on the copy,
 // every column-level SELECT grant becomes the same column-level grant, and
@@ -33,6 +34,7 @@
 #include "catalog/table_catalog.h"
 #include "policy/table_policy.h"
 #include "policy/table_snapshot.h"
+#include "store/brief_lock.h"
 
 namespace pqxx {
 class connection_base;
@@ -79,12 +81,17 @@ struct MaskedView {
 // is older than this transaction (a repeatable-read transaction begun before
 // it, an imported snapshot): PostgreSQL gives every reader the newest view,
 // whose masks were built for the rows as they are now, not as that snapshot
-// shows them. Throws like materialize().
-MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot);
+// shows them. Replacing the view waits for its readers as materialize() does.
+// Throws like materialize().
+MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot,
+                             const BriefLockWait& wait = {});
 
-// Builds and swaps in the copy; returns its qualified name. Throws pqxx errors
-// or std::runtime_error (the transaction rolls back and the previous copy
-// stays).
-std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot);
+// Builds and swaps in the copy; returns its qualified name. Dropping the old
+// copy waits for the sessions that read it only as brief_lock.h says (`wait`),
+// so a session idle in a transaction over the copy fails the refresh instead
+// of stalling every other reader. Throws pqxx errors or std::runtime_error
+// (the transaction rolls back and the previous copy stays).
+std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot& snapshot,
+                        const BriefLockWait& wait = {});
 
 }  // namespace kanon::store
