@@ -5,16 +5,14 @@
 // Each refresh builds a new table (with the policy's `indexes:`, one
 // single-column index each) in one transaction and swaps it in within a
 // second, which first waits for the old copy's readers briefly
-// (brief_lock.h): readers see the old copy until the commit. The new copy's SELECT rights mirror the
-// base table's: every role holding SELECT on the base table (an explicit
-// grant, PUBLIC, or the owner's default rights) gets SELECT on the copy,
-// every column-level SELECT grant becomes the same column-level grant, and
-// those roles get USAGE on kanon_masked. Members of those roles read the copy
-// through their membership, as they read the base table. Rows changed after
-// the refresh are not visible until the next one. Keys the release history
-// holds (kanon.held_keys, history_refresh.h) have every quasi-identifier
-// masked in the copy. The service user must be
-// able to create the schema (or own it).
+// (brief_lock.h): readers see the old copy until the commit. The new copy's SELECT rights mirror
+// the base table's: every role holding SELECT on the base table (an explicit grant, PUBLIC, or the
+// owner's default rights) gets SELECT on the copy, every column-level SELECT grant becomes the same
+// column-level grant, and those roles get USAGE on kanon_masked. Members of those roles read the
+// copy through their membership, as they read the base table. Rows changed after the refresh are
+// not visible until the next one. Keys the release history holds (kanon.held_keys,
+// history_refresh.h) have every quasi-identifier masked in the copy. The service user must be able
+// to create the schema (or own it).
 //
 // Names in kanon_masked (at most 63 bytes, PostgreSQL's limit):
 //   public.t            -> t          when t has no "__" and is short enough
