@@ -724,6 +724,29 @@ class Planner {
     return out;
   }
 
+  // mode: materialized: " WHERE <guard>" for a read of the copy, which
+  // raises for a snapshot older than the copy (a repeatable-read transaction
+  // whose snapshot was taken before the refresh that swapped it in: the name
+  // leads to the new table, whose rows that snapshot cannot see, so the read
+  // would count nothing). The copy's pg_class row was written by that
+  // refresh: a snapshot that cannot see it cannot see the rows either. A
+  // one-time filter, as the masked view's guard (store/materializer.h). ""
+  // for mode: view (the view carries its own guard).
+  static std::string copy_snapshot_guard(const policy::TableSnapshot& snap) {
+    if (snap.policy.mode != policy::EnforcementMode::kMaterialized) return {};
+    return " WHERE CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid "
+           "OPERATOR(pg_catalog.=) " +
+           policy::quote_literal(snap.materialized_name) +
+           "::pg_catalog.regclass::pg_catalog.oid) THEN true ELSE pg_catalog.concat(" +
+           policy::quote_literal(
+               "kanon: this transaction's snapshot is older than the masked "
+               "copy of " +
+               snap.policy.name() +
+               ", which a refresh replaced since: start a new transaction to "
+               "read it; snapshot ") +
+           ", pg_catalog.pg_current_snapshot())::pg_catalog.bool END";
+  }
+
   // The reference's replacement: the masked subquery (a child's own columns,
   // masked), the materialized copy or masked view, or, with `fence`, one of
   // them inside a subquery PostgreSQL keeps apart. `listed`: the columns to
@@ -735,7 +758,9 @@ class Planner {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
     const bool copy = reads_copy(r, t, child);
-    if (copy && !fence) return snap.materialized_name + alias;
+    const std::string guard = copy ? copy_snapshot_guard(snap) : "";
+    if (copy && !fence && guard.empty()) return snap.materialized_name + alias;
+    if (copy && !fence) return "(SELECT * FROM " + snap.materialized_name + guard + ")" + alias;
     std::vector<const policy::ColumnMask*> columns;
     if (listed) {
       columns = *listed;
@@ -774,7 +799,7 @@ class Planner {
     s += " FROM ";
     if (copy) {
       // A masked view (mode: view): its masks, pulled up into the fence.
-      s += snap.materialized_name;
+      s += snap.materialized_name + guard;
     } else {
       if (!r.inh) s += "ONLY ";
       // The relation kanon decided on, by its schema-qualified name (the

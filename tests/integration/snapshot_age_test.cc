@@ -10,6 +10,9 @@
 //   sessions through kanon and for direct readers alike.
 // - mode: inline: a transaction keeps the release of its first statement,
 //   and a restricted session may not import a snapshot.
+// - mode: materialized: the copy is rows written by the refresh, so an older
+//   snapshot leaks nothing, but it finds the new copy by name and cannot see
+//   its rows: the read is refused rather than answered with no rows.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -114,6 +117,31 @@ TEST_CASE("mode: view refuses a snapshot older than the view's refresh") {
     CHECK(now.rows.find("7|") == std::string::npos);
     CHECK(now.rows.find("12|Lawyer|") != std::string::npos);
   }
+}
+
+TEST_CASE("mode: materialized refuses a snapshot older than the copy instead of reading none") {
+  scratch_dir();
+  auto& pg = PgSandbox::shared();
+  make_table(pg, "sm_people");
+  auto proxy = start_proxy(pg, "sm_people", "materialized");
+  INFO("kanon's log: " << proxy->log());
+
+  pqxx::connection through(proxy->conninfo("analyst"));
+  const std::string query = "SELECT count(*), count(occupation) FROM sm_people";
+  CHECK(run(through, query).rows == "11|5|\n");
+  begin_old(through);
+  change_rows(pg, *proxy, "sm_people");
+
+  const Outcome old = run(through, query);
+  CHECK(old.rows.empty());
+  CHECK(old.sqlstate == "22P02");
+  CHECK_MESSAGE(old.message.find("kanon: this transaction's snapshot is older than the masked "
+                                 "copy of public.sm_people") != std::string::npos,
+                old.message);
+  REQUIRE(run(through, "ROLLBACK").sqlstate.empty());
+  const Outcome now = run(through, query);
+  CHECK_MESSAGE(now.sqlstate.empty(), now.message);
+  CHECK(now.rows.starts_with("13|"));
 }
 
 TEST_CASE("mode: inline keeps a transaction's release and refuses snapshot imports") {

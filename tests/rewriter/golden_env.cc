@@ -83,6 +83,7 @@ GoldenEnv make_unit_env(const std::string& name) {
     env.snapshot.tables["public.people"] = people("public");
   } else if (name == "materialized") {
     auto p = people("public");
+    p->policy.mode = policy::EnforcementMode::kMaterialized;
     p->materialized_name = "\"kanon_masked\".\"people\"";
     env.snapshot.tables["public.people"] = p;
   } else if (name == "unbuilt") {
@@ -105,7 +106,18 @@ std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::
   const std::string table = arg.substr(0, colon);
   const auto* t = env.snapshot.find(table);
   if (!t) throw std::runtime_error("macro names a table the env lacks: " + table);
-  if (kind != "MASKS") return t->materialized_name;
+  // @COPY: a read of the materialized copy, guarded against snapshots older
+  // than it.
+  if (kind != "MASKS")
+    return "(SELECT * FROM " + t->materialized_name +
+           " WHERE CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid "
+           "OPERATOR(pg_catalog.=) '" +
+           t->materialized_name +
+           "'::pg_catalog.regclass::pg_catalog.oid) THEN true ELSE pg_catalog.concat('kanon: this "
+           "transaction''s snapshot is older than the masked copy of " +
+           table +
+           ", which a refresh replaced since: start a new transaction to read it; snapshot ', "
+           "pg_catalog.pg_current_snapshot())::pg_catalog.bool END)";
   if (colon == std::string::npos) return t->masks.select_list();
   std::string out;
   std::string rest = arg.substr(colon + 1);

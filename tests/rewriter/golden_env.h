@@ -20,7 +20,8 @@ struct GoldenEnv {
 // Throws std::runtime_error for an unknown name.
 GoldenEnv make_unit_env(const std::string& name);
 
-// @MASKS / @COPY for the expected texts.
+// @MASKS / @COPY (a guarded read of the materialized copy) for the expected
+// texts.
 std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::string& table);
 
 // A snapshot for `schema.table` with the given columns (name, type) and mask

@@ -9,7 +9,8 @@
 //   SELECT ... (only for rewritten: the expected text)
 //
 // In expected text @MASKS(schema.table) stands for that table's mask select
-// list and @COPY(schema.table) for its materialized copy in the environment.
+// list and @COPY(schema.table) for a read of its materialized copy in the
+// environment (a derived table guarded against older snapshots).
 // Lines starting with # outside a case are comments.
 #pragma once
 

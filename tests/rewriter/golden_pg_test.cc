@@ -97,6 +97,7 @@ PgEnvs build_envs() {
   REQUIRE(visits->info.children ==
           std::vector<std::string>{"public.visits_east", "public.visits_west"});
   auto people_copy = std::make_shared<policy::TableSnapshot>(*people);
+  people_copy->policy.mode = policy::EnforcementMode::kMaterialized;
   people_copy->materialized_name = store::materialize(conn, *people_copy);
 
   PgEnvs out;
