@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <pqxx/pqxx>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "catalog/catalog_watch.h"
@@ -333,15 +334,44 @@ void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
 class GenerationLock {
  public:
   explicit GenerationLock(pqxx::connection_base& conn) : conn_(conn) {
-    pqxx::nontransaction tx(conn);
+    const auto exec = [&](const std::string& sql) {
+      pqxx::nontransaction tx(conn);
+      return tx.exec(sql);
+    };
     // Not forever: an administrator's DDL transaction left open holds it.
-    tx.exec("SET lock_timeout = '5s'");
-    held_ = !tx.exec(fmt::format(
-                         "SELECT pg_catalog.pg_advisory_lock({}, {}) FROM pg_catalog.pg_class c "
-                         "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('{}')",
-                         kGenerationLockKey1, kGenerationLockKey2, kGenerationSequence))
-                 .empty();
-    tx.exec("RESET lock_timeout");
+    exec("SET lock_timeout = '5s'");
+    try {
+      held_ =
+          !exec(fmt::format("SELECT pg_catalog.pg_advisory_lock({}, {}) FROM pg_catalog.pg_class c "
+                            "WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass('{}')",
+                            kGenerationLockKey1, kGenerationLockKey2, kGenerationSequence))
+               .empty();
+    } catch (const pqxx::sql_error& e) {
+      exec("RESET lock_timeout");
+      if (e.sqlstate() != "55P03") throw;
+      // Which transactions: DDL that moved the generation holds the lock
+      // shared until it ends (catalog_watch.h).
+      std::string who;
+      for (const auto& r : exec(fmt::format(
+               "SELECT a.pid, coalesce(a.usename::pg_catalog.text, '?'), "
+               "coalesce(a.state, 'state not visible'), "
+               "coalesce(pg_catalog.floor(extract(epoch FROM pg_catalog.clock_timestamp() "
+               "OPERATOR(pg_catalog.-) a.xact_start))::pg_catalog.int8, 0) "
+               "FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
+               "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = {} AND l.objid = {} "
+               "AND l.objsubid = 2 AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d "
+               "WHERE d.datname = pg_catalog.current_database()) ORDER BY 1",
+               kGenerationLockKey1, kGenerationLockKey2)))
+        who += fmt::format("{}pid {} ({}, {}, transaction open {} s)", who.empty() ? "" : "; ",
+                           r[0].as<long>(), r[1].as<std::string>(), r[2].as<std::string>(),
+                           r[3].as<long>());
+      throw std::runtime_error(fmt::format(
+          "kanon waited 5 s to read the catalog for DDL transactions still open ({}): until "
+          "they commit or roll back, restricted statements decided before their DDL fail "
+          "their catalog check",
+          who.empty() ? "they have ended since" : who));
+    }
+    exec("RESET lock_timeout");
   }
   ~GenerationLock() {
     if (!held_) return;

@@ -265,7 +265,8 @@ awaitable<void> Session::run_client() {
           [this](const GuardedQuery& q) {
             return !stopping_ && gate_->frames_seen() == q.frames_seen;
           },
-          [this](int64_t generation) { catalog_behind(generation); });
+          [this](int64_t generation) { catalog_behind(generation); },
+          [this](int64_t generation) { return catalog_behind_why(generation); });
     }
     if (context_.audit && (gate_ || context_.audit->audit_exempt()))
       audit_.emplace(
@@ -485,6 +486,15 @@ rewriter::RewriteResult Session::function_call(uint32_t oid) {
 
 void Session::catalog_behind(int64_t generation) {
   needed_generation_ = std::max<int64_t>(needed_generation_, generation > 0 ? generation : 1);
+}
+
+std::string Session::catalog_behind_why(int64_t generation) const {
+  const auto own = store();
+  if (!own) return {};
+  const auto current = own->current();
+  if (current->catalog_error.empty()) return {};
+  if (current->catalog && generation > 0 && current->catalog->generation >= generation) return {};
+  return current->catalog_error;
 }
 
 awaitable<void> Session::catch_up_catalog() {

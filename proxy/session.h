@@ -138,6 +138,9 @@ class Session : public std::enable_shared_from_this<Session> {
   // `generation` (0: unknown), newer than the catalog the statement was
   // decided with.
   void catalog_behind(int64_t generation);
+  // Why the catalog is still behind `generation` when a guard failed for
+  // good: the last failed read's error ("" when the catalog caught up).
+  std::string catalog_behind_why(int64_t generation) const;
   // Before the next decision: re-reads the catalog when a guard found it
   // behind and the watcher has not caught up yet (outside transaction
   // blocks only).

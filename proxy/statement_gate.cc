@@ -405,12 +405,14 @@ ResponseFilter::Action ResponseFilter::on_guard_failure(const wire::Frame& frame
   // The generations ("(generation N, decided under M)") say how far behind.
   std::string text =
       "the catalog changed between kanon's decision on this statement and its execution (a DDL "
-      "statement committed meanwhile, or ran earlier in this transaction): run it again, after "
-      "COMMIT if this transaction changed the catalog";
+      "statement ran meanwhile, committed or still open, or earlier in this transaction): run it "
+      "again, after COMMIT if this transaction changed the catalog";
   if (const size_t at = message.find("(generation "); at != std::string_view::npos) {
     text.push_back(' ');
     text.append(message.substr(at));
   }
+  if (const std::string why = why_stale_ ? why_stale_(now_at) : std::string(); !why.empty())
+    text += "; " + why;
   wire::Buffer error;
   wire::encode_error(error, "ERROR", sqlstate::kSerializationFailure, text);
   replacement_ = std::move(error);

@@ -213,14 +213,19 @@ class ResponseFilter {
   using CanRetryFn = std::function<bool(const GuardedQuery&)>;
   // A guard failed: the generation the database is at (0: not readable).
   using StaleFn = std::function<void(int64_t generation)>;
+  // Why kanon's catalog is still behind `generation` when a guard failed
+  // for good ("" when it is not, or nothing is known): the client's error
+  // says it.
+  using WhyStaleFn = std::function<std::string(int64_t generation)>;
 
   ResponseFilter(DenialQueue& denials, GuardedQueue& guarded, ProbeFn on_probe = {},
-                 CanRetryFn can_retry = {}, StaleFn on_stale = {})
+                 CanRetryFn can_retry = {}, StaleFn on_stale = {}, WhyStaleFn why_stale = {})
       : denials_(denials),
         guarded_(guarded),
         on_probe_(std::move(on_probe)),
         can_retry_(std::move(can_retry)),
-        on_stale_(std::move(on_stale)) {}
+        on_stale_(std::move(on_stale)),
+        why_stale_(std::move(why_stale)) {}
   explicit ResponseFilter(DenialQueue& denials, ProbeFn on_probe = {})
       : ResponseFilter(denials, own_guarded_, std::move(on_probe)) {}
 
@@ -248,6 +253,7 @@ class ResponseFilter {
   ProbeFn on_probe_;
   CanRetryFn can_retry_;
   StaleFn on_stale_;
+  WhyStaleFn why_stale_;
   GuardedQuery retry_;
   wire::Buffer held_;
   bool answered_in_cycle_ = false;  // something of this cycle reached the client

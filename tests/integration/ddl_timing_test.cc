@@ -476,3 +476,30 @@ TEST_CASE("DDL timing: a function replaced between the guard and the function's 
   }
   admin("DROP FUNCTION public.late_cities(int); DROP TABLE public.bigt, public.waitrow");
 }
+
+// An administrator's DDL transaction left open (a migration that has not
+// committed): its DDL moved the generation, and kanon cannot read the
+// catalog until it ends (the read would miss what it commits). Restricted
+// statements fail their guard meanwhile; the error says which transaction,
+// and reads go on once it ends.
+TEST_CASE("DDL timing: a DDL transaction left open is named in the error, and reads resume") {
+  auto& f = fixture();
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  const std::string read = "SELECT count(*) FROM public.people";
+  REQUIRE(settled(analyst, read, false).sqlstate.empty());
+  pqxx::connection ddl(PgSandbox::shared().conninfo("postgres"));
+  {
+    pqxx::work open(ddl);
+    open.exec("CREATE TABLE public.left_open (a int)");
+    const Outcome o = run(analyst, read, false);
+    check_answer(o, true);
+    CHECK(o.sqlstate == "40001");
+    CHECK_MESSAGE(
+        o.message.find("DDL transactions still open (pid " + std::to_string(ddl.backendpid()) +
+                       " (postgres, idle in transaction") != std::string::npos,
+        o.message);
+    open.abort();
+  }
+  const Outcome after = settled(analyst, read, false);
+  CHECK_MESSAGE(after.sqlstate.empty(), after.sqlstate << " " << after.message);
+}
