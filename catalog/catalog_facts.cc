@@ -11,6 +11,7 @@
 
 #include "catalog/catalog_watch.h"
 #include "catalog/column_sql.h"
+#include "catalog/lock_holders.h"
 
 namespace kanon::catalog {
 namespace {
@@ -352,19 +353,15 @@ class GenerationLock {
       // Which transactions: DDL that moved the generation holds the lock
       // shared until it ends (catalog_watch.h).
       std::string who;
-      for (const auto& r : exec(fmt::format(
-               "SELECT a.pid, coalesce(a.usename::pg_catalog.text, '?'), "
-               "coalesce(a.state, 'state not visible'), "
-               "coalesce(pg_catalog.floor(extract(epoch FROM pg_catalog.clock_timestamp() "
-               "OPERATOR(pg_catalog.-) a.xact_start))::pg_catalog.int8, 0) "
-               "FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
-               "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = {} AND l.objid = {} "
-               "AND l.objsubid = 2 AND l.database = (SELECT d.oid FROM pg_catalog.pg_database d "
-               "WHERE d.datname = pg_catalog.current_database()) ORDER BY 1",
-               kGenerationLockKey1, kGenerationLockKey2)))
-        who += fmt::format("{}pid {} ({}, {}, transaction open {} s)", who.empty() ? "" : "; ",
-                           r[0].as<long>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                           r[3].as<long>());
+      {
+        pqxx::nontransaction tx(conn);
+        who = lock_holders(
+            tx, fmt::format("l.locktype = 'advisory' AND l.classid = {} AND l.objid = {} AND "
+                            "l.objsubid = 2 AND l.database = (SELECT d.oid FROM "
+                            "pg_catalog.pg_database d WHERE d.datname = "
+                            "pg_catalog.current_database())",
+                            kGenerationLockKey1, kGenerationLockKey2));
+      }
       throw std::runtime_error(fmt::format(
           "kanon waited 5 s to read the catalog for DDL transactions still open ({}): until "
           "they commit or roll back, restricted statements decided before their DDL fail "

@@ -6,34 +6,13 @@
 #include <stdexcept>
 #include <thread>
 
+#include "catalog/lock_holders.h"
+
 namespace kanon::store {
 
 namespace {
 
 constexpr const char* kLockNotAvailable = "55P03";
-
-// "pid 9030 (analyst, idle in transaction, transaction open 42 s)", one per
-// session holding a granted lock on `relation`, or why none is named.
-std::string holders(pqxx::dbtransaction& tx, const std::string& relation) {
-  const auto rows = tx.exec_params(
-      "SELECT a.pid, coalesce(a.usename::pg_catalog.text, '?'), "
-      "  coalesce(a.state, 'state not visible'), "
-      "  coalesce(pg_catalog.floor(extract(epoch FROM pg_catalog.clock_timestamp() "
-      "    OPERATOR(pg_catalog.-) a.xact_start))::pg_catalog.int8, 0) "
-      "FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
-      "WHERE l.locktype = 'relation' AND l.granted "
-      "  AND l.relation = pg_catalog.to_regclass($1)::pg_catalog.oid "
-      "  AND l.pid <> pg_catalog.pg_backend_pid() "
-      "GROUP BY 1, 2, 3, 4 ORDER BY 1",
-      relation);
-  if (rows.empty()) return "no session holds it now";
-  std::string out;
-  for (const auto& r : rows)
-    out += fmt::format("{}pid {} ({}, {}, transaction open {} s)", out.empty() ? "" : "; ",
-                       r[0].as<long>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                       r[3].as<long>());
-  return out;
-}
 
 }  // namespace
 
@@ -56,18 +35,22 @@ void exec_locking_briefly(pqxx::dbtransaction& tx, const std::string& sql,
       // The savepoint rolled back, and lock_timeout with it.
       if (e.sqlstate() != kLockNotAvailable) throw;
     }
-    if (std::chrono::steady_clock::now() - started + wait.pause >= wait.deadline)
-      throw std::runtime_error(fmt::format(
-          "{}: {} is read by sessions whose transactions stay open, and it could not be "
-          "replaced in {} tries over {} s without making its other readers wait: {}. They "
-          "keep reading the previous release; end those transactions (e.g. "
-          "idle_in_transaction_session_timeout for restricted logins) and refresh again",
-          purpose, relation, tries,
-          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                           started)
-              .count(),
-          holders(tx, relation)));
-    std::this_thread::sleep_for(wait.pause);
+    if (std::chrono::steady_clock::now() - started + wait.pause < wait.deadline) {
+      std::this_thread::sleep_for(wait.pause);
+      continue;
+    }
+    const std::string holders = catalog::lock_holders(
+        tx, "l.locktype = 'relation' AND l.relation = pg_catalog.to_regclass(" +
+                tx.quote(relation) + ")::pg_catalog.oid");
+    throw std::runtime_error(fmt::format(
+        "{}: {} is read by sessions whose transactions stay open, and it could not be "
+        "replaced in {} tries over {} s without making its other readers wait: {}. They "
+        "keep reading the previous release; end those transactions (e.g. "
+        "idle_in_transaction_session_timeout for restricted logins) and refresh again",
+        purpose, relation, tries,
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started)
+            .count(),
+        holders.empty() ? "no session holds it now" : holders));
   }
 }
 
