@@ -24,11 +24,13 @@ void exec_locking_briefly(pqxx::dbtransaction& tx, const std::string& sql,
   const auto started = std::chrono::steady_clock::now();
   for (int tries = 1;; ++tries) {
     try {
+      // Plain exec only: libpqxx 6 opens the savepoint at a subtransaction's
+      // first exec(), and exec_params() would run before it, outside.
       pqxx::subtransaction sub(tx, "kanon_brief_lock");
-      sub.exec_params("SELECT pg_catalog.set_config('lock_timeout', $1, true)",
-                      fmt::format("{}ms", std::max<long>(1, wait.attempt.count())));
+      sub.exec(fmt::format("SELECT pg_catalog.set_config('lock_timeout', '{}ms', true)",
+                           std::max<long>(1, wait.attempt.count())));
       sub.exec(sql);
-      sub.exec_params("SELECT pg_catalog.set_config('lock_timeout', $1, true)", before);
+      sub.exec("SELECT pg_catalog.set_config('lock_timeout', " + sub.quote(before) + ", true)");
       sub.commit();
       return;
     } catch (const pqxx::sql_error& e) {

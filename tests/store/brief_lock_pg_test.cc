@@ -160,8 +160,32 @@ TEST_CASE("a refresh waits for the copy's readers briefly and lets the others re
           std::string::npos);
     CHECK(identity() == kept);
     CHECK(count_copy(reader) == "11");
-    // The builder's session keeps its own lock_timeout.
-    CHECK(pqxx::nontransaction(builder).exec1("SHOW lock_timeout")[0].as<std::string>() == "0");
     held->commit();
   }
+}
+
+// The statements a refresh runs after the brief wait (grants, renames) wait
+// under the transaction's own lock_timeout again, not the wait's 100 ms.
+TEST_CASE("after the brief wait the transaction's lock_timeout is its own again") {
+  pqxx::connection conn(conninfo());
+  pqxx::work tx(conn);
+  tx.exec("SET LOCAL lock_timeout = '7s'");
+  exec_locking_briefly(tx, "SELECT 1", "pg_catalog.pg_class", "a check");
+  CHECK(tx.exec1("SHOW lock_timeout")[0].as<std::string>() == "7s");
+  // And after a statement that failed for another reason.
+  CHECK_THROWS_AS(exec_locking_briefly(tx, "SELECT 1/0", "pg_catalog.pg_class", "a check"),
+                  pqxx::sql_error);
+  CHECK(tx.exec1("SHOW lock_timeout")[0].as<std::string>() == "7s");
+  // And after waiting in vain.
+  PgSandbox::shared().psql("DROP TABLE IF EXISTS bl_held; CREATE TABLE bl_held (a int)");
+  pqxx::connection holder(conninfo());
+  pqxx::work holding(holder);
+  holding.exec("LOCK TABLE bl_held IN ACCESS SHARE MODE");
+  CHECK_THROWS_AS(
+      exec_locking_briefly(tx, "LOCK TABLE bl_held IN ACCESS EXCLUSIVE MODE", "public.bl_held",
+                           "a check",
+                           {std::chrono::milliseconds(20), std::chrono::milliseconds(20),
+                            std::chrono::milliseconds(100)}),
+      std::runtime_error);
+  CHECK(tx.exec1("SHOW lock_timeout")[0].as<std::string>() == "7s");
 }
