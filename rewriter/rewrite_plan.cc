@@ -758,9 +758,12 @@ class Planner {
     const auto& snap = *t.snapshot;
     const std::string alias = r.has_alias ? "" : " AS " + policy::quote_identifier(r.name);
     const bool copy = reads_copy(r, t, child);
-    const std::string guard = copy ? copy_snapshot_guard(snap) : "";
-    if (copy && !fence && guard.empty()) return snap.materialized_name + alias;
-    if (copy && !fence) return "(SELECT * FROM " + snap.materialized_name + guard + ")" + alias;
+    if (copy && !fence) {
+      // The fence goes with masks only: a copy is read here, a view below.
+      const std::string guard = copy_snapshot_guard(snap);
+      if (guard.empty()) return snap.materialized_name + alias;
+      return "(SELECT * FROM " + snap.materialized_name + guard + ")" + alias;
+    }
     std::vector<const policy::ColumnMask*> columns;
     if (listed) {
       columns = *listed;
@@ -799,7 +802,7 @@ class Planner {
     s += " FROM ";
     if (copy) {
       // A masked view (mode: view): its masks, pulled up into the fence.
-      s += snap.materialized_name + guard;
+      s += snap.materialized_name;
     } else {
       if (!r.inh) s += "ONLY ";
       // The relation kanon decided on, by its schema-qualified name (the

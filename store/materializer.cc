@@ -289,7 +289,7 @@ std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot
     pqxx::work tx(conn);
     tx.exec("SET LOCAL jit = off");
     ensure_trusted_schema(tx);
-    existing_object(tx, policy, target);
+    existing_object(tx, policy, target);  // another table's object fails before the copy is built
     // What a refresh stopped between the two transactions left.
     tx.exec("DROP TABLE IF EXISTS " + fresh);
     tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base);
