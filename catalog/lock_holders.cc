@@ -6,7 +6,8 @@
 
 namespace kanon::catalog {
 
-std::string lock_holders(pqxx::transaction_base& tx, const std::string& lock_condition) {
+std::string lock_holders(pqxx::transaction_base& tx, const std::string& lock_condition,
+                         bool activity) {
   const auto rows = tx.exec(
       "SELECT a.pid, coalesce(a.usename::pg_catalog.text, '?'), "
       "  coalesce(a.state, 'state not visible'), "
@@ -18,10 +19,13 @@ std::string lock_holders(pqxx::transaction_base& tx, const std::string& lock_con
       ") "
       "GROUP BY 1, 2, 3, 4 ORDER BY 1");
   std::string out;
-  for (const auto& r : rows)
-    out += fmt::format("{}pid {} ({}, {}, transaction open {} s)", out.empty() ? "" : "; ",
-                       r[0].as<long>(), r[1].as<std::string>(), r[2].as<std::string>(),
-                       r[3].as<long>());
+  for (const auto& r : rows) {
+    out += fmt::format("{}pid {} ({}", out.empty() ? "" : "; ", r[0].as<long>(),
+                       r[1].as<std::string>());
+    if (activity)
+      out += fmt::format(", {}, transaction open {} s", r[2].as<std::string>(), r[3].as<long>());
+    out += ')';
+  }
   return out;
 }
 

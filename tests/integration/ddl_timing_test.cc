@@ -496,8 +496,12 @@ TEST_CASE("DDL timing: a DDL transaction left open is named in the error, and re
     CHECK(o.sqlstate == "40001");
     CHECK_MESSAGE(
         o.message.find("DDL transactions still open (pid " + std::to_string(ddl.backendpid()) +
-                       " (postgres, idle in transaction") != std::string::npos,
+                       " (postgres))") != std::string::npos,
         o.message);
+    // Only what pg_stat_activity shows the analyst: not the other role's
+    // state or transaction start.
+    CHECK_MESSAGE(o.message.find("idle in transaction") == std::string::npos, o.message);
+    CHECK_MESSAGE(o.message.find("transaction open") == std::string::npos, o.message);
     open.abort();
   }
   const Outcome after = settled(analyst, read, false);
