@@ -84,13 +84,18 @@ std::string columns_sql() {
 //   i  owner (a relation) inherits from ref (pg_inherits, in inhseqno order)
 //   v  owner's _RETURN rule (a view's or materialized view's query) reads ref
 //   w  writing owner runs or reaches ref (rules, triggers, defaults,
-//      constraints, index expressions, foreign keys)
+//      constraints, index expressions, partition keys of owner and of the
+//      tables above it, foreign keys; ANALYZE: expressions of extended
+//      statistics)
 //   s  owner's row security policies reference ref
-//   f  owner (an atomic SQL function) reads ref
+//   f  owner (a SQL function) reads ref: an atomic body, or an argument's
+//      DEFAULT (run in the caller when the argument is left out)
 //   o  ref is the function of the operator `owner` created after initdb
 //      (its "schema.name" in the last column)
 //   c  ref is the function of a cast created after initdb
-//   d  a CHECK constraint of a domain created after initdb calls ref
+//   d  a type created after initdb runs ref on its values: a domain's CHECK
+//      constraint or DEFAULT calls it, or it is a range's subtype_diff or
+//      canonical function
 // Expressions are read twice: pg_depend (references to operators become their
 // function, oprcode), and the stored node trees, whose :relid, :funcid,
 // :opfuncid, ... fields also name the objects initdb created, which are
@@ -127,10 +132,21 @@ std::string edges_sql(bool atomic_bodies) {
       " UNION ALL SELECT 'w', t.tgrelid, "
       "   'pg_catalog.pg_trigger'::pg_catalog.regclass::pg_catalog.oid, t.oid "
       " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL"
-      // domains' CHECK constraints
+      // domains' CHECK constraints and DEFAULT expressions
       " UNION ALL SELECT 'd', 0::pg_catalog.oid, "
       "   'pg_catalog.pg_constraint'::pg_catalog.regclass::pg_catalog.oid, c.oid "
-      " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384";
+      " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384"
+      " UNION ALL SELECT 'd', 0::pg_catalog.oid, "
+      "   'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid, t.oid "
+      " FROM pg_catalog.pg_type t WHERE t.oid >= 16384 AND t.typdefaultbin IS NOT NULL"
+      // expressions of extended statistics, which ANALYZE evaluates
+      " UNION ALL SELECT 'w', s.stxrelid, "
+      "   'pg_catalog.pg_statistic_ext'::pg_catalog.regclass::pg_catalog.oid, s.oid "
+      " FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"
+      // functions' argument defaults
+      " UNION ALL SELECT 'f', p.oid, "
+      "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, p.oid "
+      " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.proargdefaults IS NOT NULL";
   if (atomic_bodies)
     s +=
         // BEGIN ATOMIC / RETURN bodies (PostgreSQL 14+)
@@ -153,7 +169,21 @@ std::string edges_sql(bool atomic_bodies) {
        " UNION ALL SELECT 'w', t.tgrelid, t.tgqual::pg_catalog.text "
        " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal AND t.tgqual IS NOT NULL"
        " UNION ALL SELECT 'd', 0::pg_catalog.oid, c.conbin::pg_catalog.text "
-       " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384 AND c.conbin IS NOT NULL";
+       " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384 AND c.conbin IS NOT NULL"
+       " UNION ALL SELECT 'd', 0::pg_catalog.oid, t.typdefaultbin::pg_catalog.text "
+       " FROM pg_catalog.pg_type t WHERE t.oid >= 16384 AND t.typdefaultbin IS NOT NULL"
+       " UNION ALL SELECT 'w', s.stxrelid, s.stxexprs::pg_catalog.text "
+       " FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"
+       " UNION ALL SELECT 'f', p.oid, p.proargdefaults::pg_catalog.text "
+       " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.proargdefaults IS NOT NULL"
+       // partition keys: a row written to a partitioned table or to a
+       // partition runs the key expressions of every table above it
+       " UNION ALL SELECT 'w', c.oid, pt.partexprs::pg_catalog.text "
+       " FROM pg_catalog.pg_class c "
+       " CROSS JOIN LATERAL pg_catalog.pg_partition_ancestors(c.oid) a(relid) "
+       " JOIN pg_catalog.pg_partitioned_table pt "
+       "   ON pt.partrelid = a.relid AND pt.partexprs IS NOT NULL "
+       " WHERE c.oid >= 16384 AND (c.relkind = 'p' OR c.relispartition)";
   if (atomic_bodies)
     s += " UNION ALL SELECT 'f', p.oid, p.prosqlbody::pg_catalog.text "
          " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.prosqlbody IS NOT NULL";
@@ -205,6 +235,24 @@ std::string edges_sql(bool atomic_bodies) {
       " UNION ALL SELECT 'c', 0::pg_catalog.oid, "
       "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, c.castfunc, 0, NULL "
       " FROM pg_catalog.pg_cast c WHERE c.oid >= 16384 AND c.castfunc <> 0"
+      // ranges' subtype_diff and canonical functions
+      " UNION ALL SELECT 'd', 0::pg_catalog.oid, "
+      "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, f.f::pg_catalog.oid, 0, NULL "
+      " FROM pg_catalog.pg_range r, "
+      "   LATERAL pg_catalog.unnest(ARRAY[r.rngsubdiff, r.rngcanonical]) f(f) "
+      " WHERE r.rngtypid >= 16384 AND f.f::pg_catalog.oid <> 0"
+      // what partition keys call, by pg_depend (a table depends on a
+      // function or operator only through its partition key)
+      " UNION ALL SELECT 'w', c.oid, d.refclassid, d.refobjid, 0, NULL "
+      " FROM pg_catalog.pg_class c "
+      " CROSS JOIN LATERAL pg_catalog.pg_partition_ancestors(c.oid) a(relid) "
+      " JOIN pg_catalog.pg_partitioned_table pt "
+      "   ON pt.partrelid = a.relid AND pt.partexprs IS NOT NULL "
+      " JOIN pg_catalog.pg_depend d "
+      "   ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = pt.partrelid "
+      "   AND d.refclassid IN ('pg_catalog.pg_proc'::pg_catalog.regclass, "
+      "     'pg_catalog.pg_operator'::pg_catalog.regclass) "
+      " WHERE c.oid >= 16384 AND (c.relkind = 'p' OR c.relispartition)"
       ") x "
       "LEFT JOIN pg_catalog.pg_operator o "
       "  ON x.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND o.oid = x.refobjid "
@@ -244,7 +292,10 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          "('catalog_stays', 'kanon_mask_catalog_stays')) AND NOT p.prosecdef "
          "AND p.proconfig IS NULL), "
          "p.prorettype IN ('pg_catalog.trigger'::pg_catalog.regtype, "
-         "'pg_catalog.event_trigger'::pg_catalog.regtype) "
+         "'pg_catalog.event_trigger'::pg_catalog.regtype), "
+         "p.oid >= 16384 AND l.lanname = 'internal' AND p.prosrc IN ('range_constructor2', "
+         "'range_constructor3', 'multirange_constructor0', 'multirange_constructor1', "
+         "'multirange_constructor2') "
          "FROM pg_catalog.pg_proc p "
          "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
          "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
@@ -499,6 +550,7 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
     f.support_functions = oid_array(r[10]);
     f.kanon_guard = bool_of(r[11]);
     f.trigger = bool_of(r[12]);
+    f.type_constructor = bool_of(r[13]);
     f.builtin = f.oid < kFirstNormalObjectId;
     facts.functions.push_back(std::move(f));
   }
@@ -545,7 +597,7 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
       continue;
     }
     if (what == 'd') {
-      if (!is_relation) add_unique(facts.domain_functions, ref);
+      if (!is_relation) add_unique(facts.type_functions, ref);
       continue;
     }
     if (what == 'f') {

@@ -77,6 +77,13 @@ struct FunctionFacts {
   // (and take an advisory lock) and nothing else, so they reach nothing
   // (catalog_watch.h).
   bool kanon_guard = false;
+  // A constructor PostgreSQL made with a range type (CREATE TYPE ... AS
+  // RANGE, which any role may run): LANGUAGE internal, its code the server's
+  // own range_constructor2/3 or multirange_constructor0/1/2 (pg_proc.prosrc
+  // names the code; only a superuser creates other internal functions). It
+  // reaches nothing, like the built-in functions; the range <-> multirange
+  // cast runs one.
+  bool type_constructor = false;
   // pg_proc.provolatile: 'i' immutable, 's' stable, 'v' volatile. SQL
   // functions that are not volatile cannot write (PostgreSQL refuses
   // INSERT/UPDATE/DELETE/MERGE in them).
@@ -86,7 +93,9 @@ struct FunctionFacts {
   std::string body;
   bool atomic = false;
   std::vector<uint32_t> reads_relations;  // atomic bodies: pg_depend
-  std::vector<uint32_t> reads_functions;  // atomic bodies: pg_depend
+  // Atomic bodies and the arguments' DEFAULT expressions: pg_depend and the
+  // stored expressions.
+  std::vector<uint32_t> reads_functions;
   // Aggregates: their support functions (transition, final, combine, ...).
   std::vector<uint32_t> support_functions;
 };
@@ -112,11 +121,14 @@ struct CatalogFacts {
   // in reads_functions as its function.
   std::vector<OperatorFacts> operators;
   std::vector<uint32_t> cast_functions;
-  // The functions the CHECK constraints of domains created after initdb call
-  // (pg_depend and the stored expression, so built-in ones too): PostgreSQL
-  // runs them whenever a value becomes one of the domain, e.g. in a cast,
-  // with neither the function's nor always the domain's name in the text.
-  std::vector<uint32_t> domain_functions;
+  // Code of types created after initdb that PostgreSQL runs on their values:
+  // the functions domains' CHECK constraints and DEFAULT expressions call
+  // (pg_depend and the stored expression, so built-in ones too), and range
+  // types' subtype_diff and canonical functions. PostgreSQL runs them
+  // whenever a value becomes one of the domain (a cast, a column left out of
+  // an INSERT), when it plans or indexes a range, with neither the
+  // function's nor always the type's name in the text.
+  std::vector<uint32_t> type_functions;
   // Relations outside `relations` (pg_catalog's, information_schema's) that a
   // view, rule, row security policy or atomic body references, as
   // "schema.name", so that e.g. a view over pg_catalog.pg_stats is known.

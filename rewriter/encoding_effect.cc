@@ -22,14 +22,17 @@ bool builtin_code(const catalog::FunctionFacts* f) {
   return f != nullptr && f->builtin && !is_set_config(*f);
 }
 
-// Code that runs without its name in the statement (operators, casts, domain
-// checks): built in, or compiled code of an installed extension (PostGIS,
-// citext, ...), which a restricted login cannot install (CREATE EXTENSION is
-// denied) and which changes no setting of the session. SQL and PL functions
-// anyone may have created are not.
+// Code that runs without its name in the statement (operators, casts, types'
+// code): built in, a range type's constructor (the server's own code), or
+// compiled code of an installed extension (PostGIS, citext, ...), which a
+// restricted login cannot install (CREATE EXTENSION is denied) and which
+// changes no setting of the session. SQL and PL functions anyone may have
+// created are not.
 bool shipped_code(const catalog::FunctionFacts* f) {
-  return builtin_code(f) || (f != nullptr && !f->extension.empty() &&
-                             (f->language == "c" || f->language == "internal"));
+  return builtin_code(f) ||
+         (f != nullptr &&
+          (f->type_constructor ||
+           (!f->extension.empty() && (f->language == "c" || f->language == "internal"))));
 }
 
 // Whether running a read of the statement may run code that is not built in.
@@ -103,7 +106,7 @@ class CodeCheck {
       if (shipped_code(facts.function(op.function))) continue;
       if (implied_operator(op.name) || sql_.find(op.name) != std::string_view::npos) runs = true;
     }
-    for (const auto* list : {&facts.cast_functions, &facts.domain_functions})
+    for (const auto* list : {&facts.cast_functions, &facts.type_functions})
       for (uint32_t oid : *list)
         if (!shipped_code(facts.function(oid))) runs = true;
     implicit_ = runs;

@@ -72,7 +72,7 @@ class ReachGraph {
   size_t rr(size_t i) const { return i; }
   size_t rw(size_t i) const { return nr_ + i; }
   size_t fn(size_t j) const { return 2 * nr_ + j; }
-  size_t implicit() const { return 2 * nr_ + nf_; }  // every operator, cast, domain CHECK
+  size_t implicit() const { return 2 * nr_ + nf_; }  // every operator, cast, type's code
 
   void build() {
     for (size_t i = 0; i < nr_; ++i) {
@@ -82,7 +82,7 @@ class ReachGraph {
     for (size_t j = 0; j < nf_; ++j) build_function(j);
     for (const auto& op : f_.operators) edge_function(implicit(), op.function);
     for (uint32_t oid : f_.cast_functions) edge_function(implicit(), oid);
-    for (uint32_t oid : f_.domain_functions) edge_function(implicit(), oid);
+    for (uint32_t oid : f_.type_functions) edge_function(implicit(), oid);
     solve();
   }
 
@@ -219,7 +219,10 @@ class ReachGraph {
       opaque(node, name);
       return;
     }
-    if (fx.builtin || fx.schema == "pg_catalog" || fx.kanon_guard) return;
+    if (fx.builtin || fx.schema == "pg_catalog" || fx.kanon_guard || fx.type_constructor) return;
+    // An atomic body's calls, and those of the arguments' DEFAULT
+    // expressions, which the caller runs when it leaves an argument out.
+    for (uint32_t oid : fx.reads_functions) edge_function(node, oid);
     if (fx.kind == 'a') {
       for (uint32_t oid : fx.support_functions) edge_function(node, oid);
       return;
@@ -232,7 +235,6 @@ class ReachGraph {
           else
             edge_relation_read(node, oid);
         }
-        for (uint32_t oid : fx.reads_functions) edge_function(node, oid);
         return;
       }
       sql_body(j);

@@ -124,10 +124,10 @@ class ObjectCatalog {
   const CatalogRelation* relation(uint32_t oid) const;
   const CatalogFunction* function(uint32_t oid) const;
 
-  // What the functions of user-defined operators, casts and domain CHECK
-  // constraints reach (CatalogFacts::operators, cast_functions,
-  // domain_functions): PostgreSQL may run them for any statement, without a
-  // function name in the text.
+  // What the functions of user-defined operators, casts and types (domain
+  // CHECK and DEFAULT, range subtype_diff) reach (CatalogFacts::operators,
+  // cast_functions, type_functions): PostgreSQL may run them for any
+  // statement, without a function name in the text.
   const Reach& implicit_reach() const { return implicit_; }
 
   const catalog::CatalogFacts& facts() const { return *facts_; }

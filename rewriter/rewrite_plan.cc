@@ -516,14 +516,15 @@ class Planner {
   // user-defined operator whose symbol the statement contains (also written
   // as OPERATOR(schema.sym)) or that IN, BETWEEN, ORDER BY, GROUP BY, joins
   // ... may apply (=, <, ~~ and friends), every user-defined cast and every
-  // function a CHECK constraint of a user-defined domain calls. The
+  // function a user-defined type runs on its values (a domain's CHECK or
+  // DEFAULT, a range's subtype_diff or canonical function). The
   // same rule as for SQL function bodies (object_catalog.h), decided on the
   // statement's text: a symbol inside a literal counts too (over-denies,
   // never under-denies).
   bool check_implicit_code(const Statement& st) {
     const ObjectCatalog* catalog = inputs_.catalog;
     if (!catalog) return true;
-    // What every user-defined operator, cast and domain CHECK together
+    // What every user-defined operator, cast and type's code together
     // reach: nothing, and no function read late (the usual case), settles it
     // without looking at the text.
     const bool reaching = effective(catalog->implicit_reach()).any();
@@ -551,8 +552,9 @@ class Planner {
         if (!check(op.function, "operator " + op.schema + "." + op.name)) return false;
     for (uint32_t oid : facts.cast_functions)
       if (!check(oid, "a cast")) return false;  // may apply to any value: every statement
-    for (uint32_t oid : facts.domain_functions)
-      if (!check(oid, "a domain's CHECK constraint")) return false;  // likewise
+    for (uint32_t oid : facts.type_functions)
+      if (!check(oid, "a type's code (domain CHECK or DEFAULT, range subtype_diff)"))
+        return false;  // likewise
     return true;
   }
 

@@ -857,3 +857,105 @@ TEST_CASE("reach: kanon's own tables are out of a restricted session's reach") {
           "t|\n");
   }
 }
+
+// Code PostgreSQL runs on its own, with no call of it in the statement: an
+// argument left out runs its DEFAULT, a row written to a partitioned table
+// (or to a partition) runs the partition key, ANALYZE runs the expressions
+// of extended statistics, a domain's DEFAULT runs for a column an INSERT
+// leaves out, a range type's subtype_diff when PostgreSQL plans or indexes a
+// range. Each of these, made by the administrator over a function that reads
+// public.people, handed the analyst raw values before kanon read them from
+// the catalog (fmt() returned Lawyer, the partition a row went to told its
+// occupation).
+TEST_CASE("reach: code PostgreSQL runs without its name in the statement") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(R"(
+CREATE SCHEMA imp;
+CREATE FUNCTION imp.occ_of(int) RETURNS text LANGUAGE sql STABLE AS
+  'SELECT occupation FROM public.people WHERE id = $1';
+CREATE FUNCTION imp.occ_imm(int) RETURNS text LANGUAGE sql IMMUTABLE AS
+  'SELECT occupation FROM public.people WHERE id = $1';
+CREATE FUNCTION imp.fmt(x text DEFAULT imp.occ_of(1)) RETURNS text LANGUAGE sql AS 'SELECT x';
+CREATE FUNCTION imp.fmt_safe(x text DEFAULT upper('ok')) RETURNS text LANGUAGE sql AS 'SELECT x';
+CREATE TABLE imp.pk (a int) PARTITION BY LIST ((imp.occ_imm(a)));
+CREATE TABLE imp.pk1 PARTITION OF imp.pk FOR VALUES IN ('Lawyer');
+CREATE TABLE imp.pk2 PARTITION OF imp.pk DEFAULT;
+CREATE TABLE imp.sx (a int);
+ALTER TABLE imp.sx OWNER TO analyst;
+CREATE STATISTICS imp.sx_st ON (imp.occ_imm(a)) FROM imp.sx;
+CREATE FUNCTION imp.time_diff(x time, y time) RETURNS float8 LANGUAGE sql IMMUTABLE STRICT AS
+  'SELECT EXTRACT(EPOCH FROM (x - y))';
+CREATE TYPE imp.timerange AS RANGE (subtype = time, subtype_diff = imp.time_diff);
+CREATE FUNCTION imp.diff_leak(int4, int4) RETURNS float8 LANGUAGE sql IMMUTABLE AS
+  'SELECT count(*)::float8 FROM public.people WHERE occupation = ''Lawyer''';
+GRANT USAGE ON SCHEMA imp TO analyst;
+GRANT ALL ON ALL TABLES IN SCHEMA imp TO analyst;
+)");
+  // Directly, each of them reads raw rows.
+  {
+    pqxx::connection direct(pg.conninfo("analyst"));
+    pqxx::nontransaction tx(direct);
+    CHECK(tx.exec("SELECT imp.fmt()")[0][0].as<std::string>() == "Lawyer");
+  }
+  await_known(*f.proxy, "SELECT imp.fmt()", "imp.fmt");
+  const std::vector<Denial> attempts = {
+      {"SELECT imp.fmt()", "imp.fmt (reaches public.people)"},
+      {"SELECT upper(imp.fmt())", "imp.fmt (reaches public.people)"},
+      {"INSERT INTO imp.pk VALUES (1)", "imp.pk (reaches public.people)"},
+      {"INSERT INTO imp.pk2 VALUES (4)", "imp.pk2 (reaches public.people)"},
+      {"UPDATE imp.pk SET a = a + 1", "imp.pk (reaches public.people)"},
+      {"ANALYZE imp.sx", "imp.sx (reaches public.people)"},
+  };
+  const auto expect_passes = [](pqxx::connection& c, const std::string& sql, bool extended,
+                                const std::string& rows) {
+    CAPTURE(sql);
+    const auto o = run(c, sql, extended);
+    CHECK_MESSAGE(o.sqlstate.empty(), o.message);
+    CHECK(o.rows == rows);
+  };
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    pqxx::connection analyst(f.proxy->conninfo("analyst"));
+    check_denials(analyst, attempts, extended);
+    // What reaches nothing keeps working: a harmless DEFAULT, a range type
+    // with a harmless subtype_diff and the constructors CREATE TYPE made.
+    expect_passes(analyst, "SELECT imp.fmt_safe()", extended, "OK|\n");
+    expect_passes(analyst, "SELECT imp.timerange('10:00', '11:00')::text", extended,
+                  "[10:00:00,11:00:00)|\n");
+    expect_passes(analyst, "SELECT count(*) FROM imp.pk", extended, "0|\n");
+  }
+  // Types' code may run in any statement: while a domain's DEFAULT or a
+  // range's subtype_diff reaches the table, every restricted statement is
+  // denied, and served again once it is gone.
+  const std::vector<std::pair<std::string, std::string>> types = {
+      {"CREATE DOMAIN imp.occ_d AS text DEFAULT imp.occ_of(4);"
+       "CREATE TABLE imp.notes (a int, v imp.occ_d);"
+       "GRANT ALL ON imp.notes TO analyst;",
+       "DROP TABLE imp.notes; DROP DOMAIN imp.occ_d;"},
+      {"CREATE TYPE imp.lr AS RANGE (subtype = int4, subtype_diff = imp.diff_leak);",
+       "DROP TYPE imp.lr;"},
+  };
+  for (const auto& [create, drop] : types) {
+    CAPTURE(create);
+    pg.psql(create);
+    const std::string names = "a type's code (domain CHECK or DEFAULT, range subtype_diff)";
+    await_known(*f.proxy, "SELECT 41 + 1", names);
+    for (bool extended : {false, true}) {
+      pqxx::connection analyst(f.proxy->conninfo("analyst"));
+      for (const std::string sql : {"SELECT 41 + 1", "SELECT imp.fmt_safe()"}) {
+        CAPTURE(sql);
+        const auto o = run(analyst, sql, extended);
+        CHECK_MESSAGE(o.sqlstate == "42501", o.rows << o.message);
+        CHECK_MESSAGE(o.message.find(names + " (runs imp.") != std::string::npos, o.message);
+        CHECK_MESSAGE(o.message.find("reaches public.people") != std::string::npos, o.message);
+      }
+    }
+    pg.psql(drop);
+    REQUIRE(until([&] {
+      pqxx::connection c(f.proxy->conninfo("analyst"));
+      return run(c, "SELECT 41 + 1", false).rows == "42|\n";
+    }));
+  }
+  pg.psql("DROP SCHEMA imp CASCADE");
+}

@@ -222,10 +222,10 @@ TEST_CASE("views, row security, operators, casts and domain checks") {
   }
   SUBCASE("a domain's CHECK may run in any statement, built-in set_config included") {
     Catalog c;
-    c.facts().domain_functions.push_back(2078);
+    c.facts().type_functions.push_back(2078);
     CHECK(c.effect("SELECT 1").kind == Kind::kAny);
     Catalog plain;
-    plain.facts().domain_functions.push_back(1317);
+    plain.facts().type_functions.push_back(1317);
     CHECK(plain.effect("SELECT 1").kind == Kind::kNone);
   }
 }

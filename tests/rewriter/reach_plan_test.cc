@@ -441,7 +441,7 @@ struct GuardEnv {
     facts->functions.back().kind = 'a';
     facts->functions.push_back(function(30005, "public", "total", "sql", "SELECT $1"));
     facts->operators = {{40001, "app", "+++", 30001}};
-    if (with_domain) facts->domain_functions = {30001};
+    if (with_domain) facts->type_functions = {30001};
     for (auto& r : facts->relations)
       if (r.name == "plain") {
         r.columns[0].sql_type = "pg_catalog.int4";
