@@ -21,6 +21,27 @@ bool is_write_kind(StatementKind kind) {
          kind == StatementKind::kTruncate || kind == StatementKind::kCopy;
 }
 
+// VACUUM, ANALYZE, CLUSTER and REINDEX evaluate the index expressions and
+// extended statistics of the tables they work on, which kanon decides from
+// the tables the statement names (their write reach). Without a list they
+// work on every table the login owns, and REINDEX INDEX, SCHEMA, SYSTEM or
+// DATABASE names no table: what they do is not what kanon decided, so they
+// are denied (rules::kMaintenanceScope). Returns what is denied, or null.
+const char* unscoped_maintenance(const Statement& st) {
+  switch (st.kind) {
+    case StatementKind::kVacuum:
+      return st.relations.empty() ? "VACUUM or ANALYZE without a table list" : nullptr;
+    case StatementKind::kCluster:
+      return st.relations.empty() ? "CLUSTER without a table" : nullptr;
+    case StatementKind::kReindex:
+      return st.subkind == "REINDEX_OBJECT_TABLE" && !st.relations.empty()
+                 ? nullptr
+                 : "REINDEX of an index, a schema, the system or the database";
+    default:
+      return nullptr;
+  }
+}
+
 struct ProtectedRef {
   const RelationRef* ref;
   const ProtectedTable* table;
@@ -114,6 +135,7 @@ class Planner {
         return deny(rules::kStatisticsView, r->name);
     }
     if (write) {
+      if (const char* what = unscoped_maintenance(st)) return deny(rules::kMaintenanceScope, what);
       const Rule& rule = is_write_kind(st.kind) || !st.nested_writes.empty()
                              ? rules::kWriteProtected
                              : rules::kDdlProtected;

@@ -54,6 +54,8 @@ class StatementWalker {
       out_.subkind = std::string(string_member(body, "kind"));
     if (out_.kind == StatementKind::kDiscard)
       out_.subkind = std::string(string_member(body, "target"));
+    if (out_.kind == StatementKind::kReindex)
+      out_.subkind = std::string(string_member(body, "kind"));  // REINDEX_OBJECT_TABLE, ...
     if (out_.kind == StatementKind::kVariableSet) read_setting_values(body);
     read_object_name(body);
     read_run_shape(body);

@@ -109,7 +109,8 @@ struct Statement {
   std::string setting;
   // VariableSetStmt and TransactionStmt: their "kind" ("VAR_SET_VALUE",
   // "VAR_RESET_ALL", "TRANS_STMT_COMMIT", ...); DiscardStmt: its "target"
-  // ("DISCARD_ALL", ...).
+  // ("DISCARD_ALL", ...); ReindexStmt: its "kind" ("REINDEX_OBJECT_TABLE",
+  // "REINDEX_OBJECT_INDEX", ..._SCHEMA, ..._SYSTEM, ..._DATABASE).
   std::string subkind;
   // VariableSetStmt: its values, one per argument; a string constant as
   // written, anything else (a number, an interval) empty.

@@ -56,6 +56,9 @@ const base::NameTable<StatementKind> kNodeNames{
     {StatementKind::kAlterForeignServer, "AlterForeignServerStmt"},
     {StatementKind::kAlterExtension, "AlterExtensionStmt"},
     {StatementKind::kAlterExtensionContents, "AlterExtensionContentsStmt"},
+    {StatementKind::kVacuum, "VacuumStmt"},
+    {StatementKind::kCluster, "ClusterStmt"},
+    {StatementKind::kReindex, "ReindexStmt"},
 };
 
 }  // namespace

@@ -60,6 +60,9 @@ enum class StatementKind {
   kAlterForeignServer,      // AlterForeignServerStmt
   kAlterExtension,          // AlterExtensionStmt
   kAlterExtensionContents,  // AlterExtensionContentsStmt
+  kVacuum,                  // VacuumStmt (VACUUM and ANALYZE)
+  kCluster,                 // ClusterStmt
+  kReindex,                 // ReindexStmt
 };
 
 // The kind of libpg_query's node `node`; kOther for any other node.

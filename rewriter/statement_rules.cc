@@ -21,6 +21,11 @@ const Rule kWriteProtected{"write-protected-table",
 const Rule kDdlProtected{"ddl-protected-table",
                          "restricted sessions may not run DDL that names or captures a protected "
                          "table"};
+const Rule kMaintenanceScope{"maintenance-scope",
+                             "restricted sessions may run VACUUM, ANALYZE, CLUSTER and REINDEX "
+                             "only on the tables they name: without a list, or on an index, a "
+                             "schema or the database, these run index and statistics "
+                             "expressions of tables kanon did not check"};
 const Rule kSystemColumn{"system-column",
                          "restricted sessions may not read system columns of protected tables"};
 const Rule kStatisticsView{"statistics-view",

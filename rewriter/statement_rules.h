@@ -47,6 +47,7 @@ extern const Rule kOpaqueCode;
 extern const Rule kServerAccess;
 extern const Rule kWriteProtected;
 extern const Rule kDdlProtected;
+extern const Rule kMaintenanceScope;
 extern const Rule kSystemColumn;
 extern const Rule kStatisticsView;
 // CREATE FUNCTION ... LANGUAGE sql whose body names or reaches a protected
