@@ -4,6 +4,7 @@
 // facts (policy_store.h).
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "catalog/kanon_schema.h"
@@ -48,8 +49,15 @@ inline constexpr int kStaysLockKey2 = 3;
 // <event>). It takes the lock of kStaysLockKey2 exclusively first, and that
 // may fail the user's command (a deadlock, a statement_timeout); nothing
 // else it does ever does.
+// When it creates them, it then waits (`open_transactions_wait` at most) for
+// the transactions open at that moment to end: DDL they ran before the
+// trigger existed moved no generation, so a catalog read before they commit
+// would miss their objects with nothing to tell (the catalog watcher reads
+// right after).
 // Needs a superuser (event triggers do); returns false, with the reason in
 // `error` when given, when the account is not one or a statement fails.
-bool install_catalog_event_trigger(pqxx::connection_base& conn, std::string* error = nullptr);
+bool install_catalog_event_trigger(
+    pqxx::connection_base& conn, std::string* error = nullptr,
+    std::chrono::milliseconds open_transactions_wait = std::chrono::seconds(5));
 
 }  // namespace kanon::catalog

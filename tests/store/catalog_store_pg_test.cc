@@ -3,6 +3,7 @@
 // notifications (real PostgreSQL from the sandbox).
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <pqxx/pqxx>
 #include <thread>
@@ -121,6 +122,40 @@ TEST_CASE("a failed catalog read keeps the previous facts") {
   CHECK(store.current()->catalog_error.empty());
   store_ptr.reset();
   pg.psql("DROP ROLE catalog_gone");
+}
+
+// DDL run before the trigger existed moved no generation: a catalog read
+// while its transaction is still open would miss its objects, and nothing
+// would ever say so. The first install waits for the transactions open when
+// it created the trigger (the limit set far out here, so that only the open
+// transaction ends the wait).
+TEST_CASE("install_catalog_event_trigger: waits for DDL begun before the trigger existed") {
+  auto& pg = PgSandbox::shared();
+  drop_trigger();
+  pqxx::connection ddl(conninfo());
+  pqxx::work open(ddl);
+  open.exec("CREATE TABLE public.before_the_trigger (a int)");
+  std::atomic<bool> done{false};
+  bool ok = false;
+  std::string error;
+  std::thread install([&] {
+    pqxx::connection c(conninfo());
+    ok = install_catalog_event_trigger(c, &error, std::chrono::minutes(5));
+    done = true;
+  });
+  const auto trigger_there = [&] {
+    return pg.psql("SELECT count(*) FROM pg_event_trigger WHERE evtname LIKE 'kanon_catalog_%'") ==
+           "2\n";
+  };
+  wait_for(trigger_there, std::chrono::minutes(2));
+  REQUIRE(trigger_there());
+  // Created and committed, and still waiting for the DDL's transaction.
+  CHECK_FALSE(done.load());
+  open.commit();
+  install.join();
+  CHECK(done.load());
+  CHECK_MESSAGE(ok, error);
+  pg.psql("DROP TABLE public.before_the_trigger");
 }
 
 TEST_CASE("install_catalog_event_trigger: superuser only, idempotent, never fails DDL") {
