@@ -139,16 +139,17 @@ std::string edges_sql(bool atomic_bodies) {
       " UNION ALL SELECT 'd', 0::pg_catalog.oid, "
       "   'pg_catalog.pg_type'::pg_catalog.regclass::pg_catalog.oid, t.oid "
       " FROM pg_catalog.pg_type t WHERE t.oid >= 16384 AND t.typdefaultbin IS NOT NULL"
-      // expressions of extended statistics, which ANALYZE evaluates
-      " UNION ALL SELECT 'w', s.stxrelid, "
-      "   'pg_catalog.pg_statistic_ext'::pg_catalog.regclass::pg_catalog.oid, s.oid "
-      " FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"
       // functions' argument defaults
       " UNION ALL SELECT 'f', p.oid, "
       "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, p.oid "
       " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.proargdefaults IS NOT NULL";
   if (atomic_bodies)
     s +=
+        // expressions of extended statistics, which ANALYZE evaluates
+        // (PostgreSQL 14+, as atomic bodies)
+        " UNION ALL SELECT 'w', s.stxrelid, "
+        "   'pg_catalog.pg_statistic_ext'::pg_catalog.regclass::pg_catalog.oid, s.oid "
+        " FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"
         // BEGIN ATOMIC / RETURN bodies (PostgreSQL 14+)
         " UNION ALL SELECT 'f', p.oid, "
         "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, p.oid "
@@ -172,8 +173,6 @@ std::string edges_sql(bool atomic_bodies) {
        " FROM pg_catalog.pg_constraint c WHERE c.contypid >= 16384 AND c.conbin IS NOT NULL"
        " UNION ALL SELECT 'd', 0::pg_catalog.oid, t.typdefaultbin::pg_catalog.text "
        " FROM pg_catalog.pg_type t WHERE t.oid >= 16384 AND t.typdefaultbin IS NOT NULL"
-       " UNION ALL SELECT 'w', s.stxrelid, s.stxexprs::pg_catalog.text "
-       " FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"
        " UNION ALL SELECT 'f', p.oid, p.proargdefaults::pg_catalog.text "
        " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.proargdefaults IS NOT NULL"
        // partition keys: a row written to a partitioned table or to a
@@ -185,7 +184,9 @@ std::string edges_sql(bool atomic_bodies) {
        "   ON pt.partrelid = a.relid AND pt.partexprs IS NOT NULL "
        " WHERE c.oid >= 16384 AND (c.relkind = 'p' OR c.relispartition)";
   if (atomic_bodies)
-    s += " UNION ALL SELECT 'f', p.oid, p.prosqlbody::pg_catalog.text "
+    s += " UNION ALL SELECT 'w', s.stxrelid, s.stxexprs::pg_catalog.text "
+         " FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"
+         " UNION ALL SELECT 'f', p.oid, p.prosqlbody::pg_catalog.text "
          " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.prosqlbody IS NOT NULL";
   s +=
       ") "
