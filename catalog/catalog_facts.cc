@@ -106,7 +106,15 @@ std::string columns_sql() {
 // are left out.
 std::string edges_sql(bool atomic_bodies) {
   std::string s =
-      "WITH deps(what, owner, classid, objid) AS ("
+      // partition keys: a row written to a partitioned table or to a
+      // partition runs the key expressions of every table above it
+      "WITH keys(owner, partrelid, partexprs) AS ("
+      " SELECT c.oid, pt.partrelid, pt.partexprs FROM pg_catalog.pg_class c "
+      " CROSS JOIN LATERAL pg_catalog.pg_partition_ancestors(c.oid) a(relid) "
+      " JOIN pg_catalog.pg_partitioned_table pt "
+      "   ON pt.partrelid = a.relid AND pt.partexprs IS NOT NULL "
+      " WHERE c.oid >= 16384 AND (c.relkind = 'p' OR c.relispartition)"
+      "), deps(what, owner, classid, objid) AS ("
       // rules: a view's _RETURN rule is what it reads; other rules run on writes
       " SELECT CASE WHEN r.ev_type = '1' THEN 'v' ELSE 'w' END, r.ev_class, "
       "   'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid, r.oid "
@@ -175,14 +183,7 @@ std::string edges_sql(bool atomic_bodies) {
        " FROM pg_catalog.pg_type t WHERE t.oid >= 16384 AND t.typdefaultbin IS NOT NULL"
        " UNION ALL SELECT 'f', p.oid, p.proargdefaults::pg_catalog.text "
        " FROM pg_catalog.pg_proc p WHERE p.oid >= 16384 AND p.proargdefaults IS NOT NULL"
-       // partition keys: a row written to a partitioned table or to a
-       // partition runs the key expressions of every table above it
-       " UNION ALL SELECT 'w', c.oid, pt.partexprs::pg_catalog.text "
-       " FROM pg_catalog.pg_class c "
-       " CROSS JOIN LATERAL pg_catalog.pg_partition_ancestors(c.oid) a(relid) "
-       " JOIN pg_catalog.pg_partitioned_table pt "
-       "   ON pt.partrelid = a.relid AND pt.partexprs IS NOT NULL "
-       " WHERE c.oid >= 16384 AND (c.relkind = 'p' OR c.relispartition)";
+       " UNION ALL SELECT 'w', k.owner, k.partexprs::pg_catalog.text FROM keys k";
   if (atomic_bodies)
     s += " UNION ALL SELECT 'w', s.stxrelid, s.stxexprs::pg_catalog.text "
          " FROM pg_catalog.pg_statistic_ext s WHERE s.stxexprs IS NOT NULL"
@@ -244,16 +245,11 @@ std::string edges_sql(bool atomic_bodies) {
       " WHERE r.rngtypid >= 16384 AND f.f::pg_catalog.oid <> 0"
       // what partition keys call, by pg_depend (a table depends on a
       // function or operator only through its partition key)
-      " UNION ALL SELECT 'w', c.oid, d.refclassid, d.refobjid, 0, NULL "
-      " FROM pg_catalog.pg_class c "
-      " CROSS JOIN LATERAL pg_catalog.pg_partition_ancestors(c.oid) a(relid) "
-      " JOIN pg_catalog.pg_partitioned_table pt "
-      "   ON pt.partrelid = a.relid AND pt.partexprs IS NOT NULL "
-      " JOIN pg_catalog.pg_depend d "
-      "   ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = pt.partrelid "
+      " UNION ALL SELECT 'w', k.owner, d.refclassid, d.refobjid, 0, NULL "
+      " FROM keys k JOIN pg_catalog.pg_depend d "
+      "   ON d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objid = k.partrelid "
       "   AND d.refclassid IN ('pg_catalog.pg_proc'::pg_catalog.regclass, "
-      "     'pg_catalog.pg_operator'::pg_catalog.regclass) "
-      " WHERE c.oid >= 16384 AND (c.relkind = 'p' OR c.relispartition)"
+      "     'pg_catalog.pg_operator'::pg_catalog.regclass)"
       ") x "
       "LEFT JOIN pg_catalog.pg_operator o "
       "  ON x.refclassid = 'pg_catalog.pg_operator'::pg_catalog.regclass AND o.oid = x.refobjid "

@@ -50,12 +50,11 @@ class StatementWalker {
       const int32_t n = t_.member(body, "name");
       if (n >= 0) out_.setting = std::string(t_.at(n).text);
     }
-    if (out_.kind == StatementKind::kVariableSet || out_.kind == StatementKind::kTransaction)
+    if (out_.kind == StatementKind::kVariableSet || out_.kind == StatementKind::kTransaction ||
+        out_.kind == StatementKind::kReindex)
       out_.subkind = std::string(string_member(body, "kind"));
     if (out_.kind == StatementKind::kDiscard)
       out_.subkind = std::string(string_member(body, "target"));
-    if (out_.kind == StatementKind::kReindex)
-      out_.subkind = std::string(string_member(body, "kind"));  // REINDEX_OBJECT_TABLE, ...
     if (out_.kind == StatementKind::kVariableSet) read_setting_values(body);
     read_object_name(body);
     read_run_shape(body);
