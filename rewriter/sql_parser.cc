@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "rewriter/json_tree.h"
+#include "rewriter/scanned_tokens.h"
 
 namespace kanon::rewriter {
 namespace {
@@ -492,45 +493,11 @@ ParseOutcome parse_sql(std::string_view sql) {
   return out;
 }
 
-namespace {
-
-// libpg_query's scanner over a text: its tokens unpacked, freed with it.
-class Scan {
- public:
-  explicit Scan(std::string_view sql) : text_(sql) {
-    result_ = pg_query_scan(text_.c_str());
-    if (result_.error == nullptr)
-      scan_ = pg_query__scan_result__unpack(nullptr, result_.pbuf.len,
-                                            reinterpret_cast<const uint8_t*>(result_.pbuf.data));
-  }
-  ~Scan() {
-    if (scan_) pg_query__scan_result__free_unpacked(scan_, nullptr);
-    pg_query_free_scan_result(result_);
-  }
-  Scan(const Scan&) = delete;
-  Scan& operator=(const Scan&) = delete;
-
-  bool ok() const { return scan_ != nullptr; }
-  size_t size() const { return scan_->n_tokens; }
-  const PgQuery__ScanToken& at(size_t i) const { return *scan_->tokens[i]; }
-  // Where the token after token i begins (the text's end after the last).
-  size_t next_start(size_t i) const {
-    return i + 1 < size() ? static_cast<size_t>(at(i + 1).start) : text_.size();
-  }
-
- private:
-  std::string text_;
-  PgQueryScanResult result_{};
-  PgQuery__ScanResult* scan_ = nullptr;
-};
-
-}  // namespace
-
 bool literals_read_alike(std::string_view sql) {
-  const Scan scan(sql);
+  const ScannedTokens scan(sql);
   if (!scan.ok()) return false;
   for (size_t i = 0; i < scan.size(); ++i) {
-    const PgQuery__ScanToken& token = scan.at(i);
+    const ScannedToken& token = scan.at(i);
     if (token.token != PG_QUERY__TOKEN__SCONST) continue;
     const size_t start = static_cast<size_t>(token.start);
     if (start >= sql.size() || sql[start] != '\'')
@@ -546,7 +513,7 @@ bool literals_read_alike(std::string_view sql) {
 
 namespace {
 
-SqlToken::Kind token_kind(PgQuery__Token token) {
+SqlToken::Kind token_kind(int32_t token) {
   using K = SqlToken::Kind;
   switch (token) {
     case PG_QUERY__TOKEN__ASCII_40:
@@ -622,11 +589,11 @@ bool is_sql_space(char c) {
 
 bool scan_tokens(std::string_view sql, std::vector<SqlToken>& out) {
   out.clear();
-  const Scan scan(sql);
+  const ScannedTokens scan(sql);
   if (!scan.ok()) return false;
   out.reserve(scan.size());
   for (size_t i = 0; i < scan.size(); ++i) {
-    const PgQuery__ScanToken& t = scan.at(i);
+    const ScannedToken& t = scan.at(i);
     // Comments are tokens too: they are no part of the statement's syntax.
     if (t.token == PG_QUERY__TOKEN__SQL_COMMENT || t.token == PG_QUERY__TOKEN__C_COMMENT) continue;
     // A token ends where the next begins, less the white space between:
