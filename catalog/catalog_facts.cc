@@ -329,6 +329,20 @@ constexpr const char* kCGuardSql =
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE NOT r.rolsuper "
     "  AND pg_catalog.has_schema_privilege(r.oid, n.oid, 'CREATE'))";
 
+// Event triggers that fire in ordinary sessions; kanon's own recognized by
+// name, function and exact body (only a superuser creates event triggers).
+std::string event_triggers_sql() {
+  return "SELECT e.evtname, e.evtfoid, e.evtname IN ('kanon_catalog_ddl', 'kanon_catalog_drop') "
+         "AND n.nspname = 'kanon' AND p.proname = 'catalog_changed' AND p.prosecdef "
+         "AND p.prosrc = $kanon_watch$" +
+         catalog_changed_body() +
+         "$kanon_watch$ "
+         "FROM pg_catalog.pg_event_trigger e "
+         "JOIN pg_catalog.pg_proc p ON p.oid = e.evtfoid "
+         "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
+         "WHERE e.evtenabled IN ('O', 'A') ORDER BY e.evtname";
+}
+
 // The database, and a fingerprint of the built-in functions: their number and
 // the newest transaction that changed one (ALTER FUNCTION, CREATE OR REPLACE
 // by a superuser). While it stays the same, their facts can be reused.
@@ -374,6 +388,7 @@ void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
   conn.prepare("kanon_catalog_functions", functions_sql(atomic_bodies, false));
   conn.prepare("kanon_catalog_user_functions", functions_sql(atomic_bodies, true));
   conn.prepare("kanon_catalog_c_guard", kCGuardSql);
+  conn.prepare("kanon_catalog_event_triggers", event_triggers_sql());
 }
 
 // kanon's generation lock (catalog_watch.h), taken for one read of the facts
@@ -553,6 +568,8 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
   }
   facts.index();
   facts.c_guard = bool_of(tx.exec_prepared("kanon_catalog_c_guard")[0][0]);
+  for (const auto& r : tx.exec_prepared("kanon_catalog_event_triggers"))
+    facts.event_triggers.push_back({text_of(r[0]), oid_of(r[1]), bool_of(r[2])});
 
   // Columns: both results are in oid order, so one merge pass.
   {
@@ -677,6 +694,14 @@ bool any_persistent_object_named(pqxx::connection_base& conn,
                          "AND n.nspname !~ '^pg_(toast_)?temp_')",
                      text_array(names));
   return bool_of(r[0][0]);
+}
+
+std::vector<EventTriggerFacts> read_event_triggers(pqxx::connection_base& conn) {
+  pqxx::nontransaction tx(conn);
+  std::vector<EventTriggerFacts> out;
+  for (const auto& r : tx.exec(event_triggers_sql()))
+    out.push_back({text_of(r[0]), oid_of(r[1]), bool_of(r[2])});
+  return out;
 }
 
 }  // namespace kanon::catalog

@@ -108,6 +108,22 @@ struct OperatorFacts {
   uint32_t function = 0;  // pg_operator.oprcode
 };
 
+// An event trigger that fires in ordinary sessions (pg_event_trigger,
+// evtenabled 'O' or 'A'; 'R' ones fire only under session_replication_role
+// replica, which only a superuser may set). PostgreSQL runs its function on
+// the DDL of every session, restricted ones included, with the session's
+// rights (the owner's when SECURITY DEFINER) and without asking for EXECUTE.
+struct EventTriggerFacts {
+  std::string name;
+  uint32_t function = 0;
+  // kanon's own catalog watch (kanon_catalog_ddl, kanon_catalog_drop:
+  // kanon.catalog_changed as create_catalog_watch makes it, its exact
+  // body): it bumps the generation and notifies, and reads no table.
+  bool kanon_watch = false;
+
+  bool operator==(const EventTriggerFacts&) const = default;
+};
+
 struct CatalogFacts {
   std::string database;
   // Every relation outside pg_catalog, information_schema, pg_toast and
@@ -129,6 +145,9 @@ struct CatalogFacts {
   // an INSERT), when it plans or indexes a range, with neither the
   // function's nor always the type's name in the text.
   std::vector<uint32_t> type_functions;
+  // Event triggers that fire in ordinary sessions, by name: code PostgreSQL
+  // runs on a restricted session's DDL (rewriter/rewrite_plan.cc).
+  std::vector<EventTriggerFacts> event_triggers;
   // Relations outside `relations` (pg_catalog's, information_schema's) that a
   // view, rule, row security policy or atomic body references, as
   // "schema.name", so that e.g. a view over pg_catalog.pg_stats is known.
@@ -189,5 +208,11 @@ bool any_persistent_relation_named(pqxx::connection_base& conn,
 // temporary ones, pg_catalog's included: the facts hold all of them).
 bool any_persistent_object_named(pqxx::connection_base& conn,
                                  const std::vector<std::string>& names);
+// The event triggers that fire in ordinary sessions now, as read_catalog_facts
+// reads them (CatalogFacts::event_triggers). Creating, altering or dropping
+// an event trigger fires none, so the catalog watch never hears of it: a
+// restricted statement that runs DDL compares this with its facts first
+// (rewriter::RewriteResult::event_triggers).
+std::vector<EventTriggerFacts> read_event_triggers(pqxx::connection_base& conn);
 
 }  // namespace kanon::catalog

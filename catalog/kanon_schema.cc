@@ -490,6 +490,11 @@ const std::string& catalog_guard_body() {
   return body;
 }
 
+const std::string& catalog_changed_body() {
+  static const std::string body = body_of(kFunction);
+  return body;
+}
+
 const std::string& catalog_holding_guard_body() {
   static const std::string body = body_of(kHoldingGuardFunction);
   return body;

@@ -168,5 +168,8 @@ void create_catalog_watch(pqxx::transaction_base& tx);
 // the guards by them (CatalogFacts).
 const std::string& catalog_guard_body();
 const std::string& catalog_holding_guard_body();
+// The body of kanon.catalog_changed, the event triggers' function: the
+// catalog reader recognizes kanon's own event triggers by it.
+const std::string& catalog_changed_body();
 
 }  // namespace kanon::catalog

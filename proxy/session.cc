@@ -438,11 +438,10 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
                   protocol, result);
   prepared_.reset();
   access_.absent_names.clear();
+  access_.event_triggers_confirmed = false;
   if (result.verdict == rewriter::Verdict::kLookup) {
     // Still unknown after the look-up (or it failed): fail closed.
-    const uint64_t fingerprint = result.fingerprint;
-    result = rewriter::make_denial(rewriter::rules::kUnknownObject, result.unknown.front());
-    result.fingerprint = fingerprint;
+    result = lookup_denial(result);
   }
   if (audit_) {
     refuse_unless_audited(result);

@@ -18,6 +18,7 @@ namespace kanon::proxy {
 boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& frame) {
   prepared_.reset();
   access_.absent_names.clear();
+  access_.event_triggers_confirmed = false;
   std::string sql;
   if (frame.type == wire::frontend::kQuery) {
     auto q = wire::decode_query(frame.body);
@@ -43,12 +44,31 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   // unknown then (e.g. created and dropped meanwhile) is denied by the gate.
   const auto own = store();
   if (!own) co_return;  // nothing protected here, and no catalog to ask
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 4; ++attempt) {
     auto result = context_.rewriter.rewrite(sql, *snapshot(), access_);
     if (result.verdict != rewriter::Verdict::kLookup) {
       prepared_sql_ = std::move(sql);
       prepared_ = std::move(result);
       co_return;
+    }
+    if (result.event_triggers) {
+      // DDL fires the event triggers of the moment, which the catalog
+      // watch does not hear of: the catalog is read again when they differ.
+      // A transaction keeps the snapshot of its first statement: if that is
+      // what the session still decides with, nothing is confirmed (denied).
+      const auto facts = snapshot()->catalog;
+      bool same = false;
+      try {
+        same = facts && co_await run_blocking(context_.blocking,
+                                              [&] { return own->event_triggers_as_read(*facts); });
+        if (!same) co_await run_blocking(context_.blocking, [&] { return own->refresh_catalog(); });
+      } catch (const std::exception& e) {
+        log(LogLevel::kWarning, "client {}: event trigger look-up failed: {}", peer_, e.what());
+        co_return;  // not confirmed: denied
+      }
+      if (!same && snapshot()->catalog == facts) co_return;
+      access_.event_triggers_confirmed = true;
+      if (result.unknown.empty() || !same) continue;  // decided again (with the new catalog)
     }
     bool exists = true;
     try {

@@ -81,6 +81,8 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
   rewriter::PlanContext context = access_;
   context.search_path = entry.search_path;
   context.absent_names = entry.absent_names;
+  // Checked when it was prepared; a newer snapshot has read them again.
+  context.event_triggers_confirmed = true;
   context.serial_masks = entry.serial_masks;
   std::string text = entry.text;
   if (text.find('\\') != std::string::npos) {
@@ -94,11 +96,7 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
   auto result = context_.rewriter.rewrite(text, *snapshot(), context);
   if (result.verdict == rewriter::Verdict::kPass) sent = text;
   if (result.verdict == rewriter::Verdict::kRewritten) sent = result.sql;
-  if (result.verdict == rewriter::Verdict::kLookup) {
-    const uint64_t fingerprint = result.fingerprint;
-    result = rewriter::make_denial(rewriter::rules::kUnknownObject, result.unknown.front());
-    result.fingerprint = fingerprint;
-  }
+  if (result.verdict == rewriter::Verdict::kLookup) result = lookup_denial(result);
   return result;
 }
 

@@ -25,6 +25,7 @@ std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_iden
   key += context.protected_database ? "p:" : "u:";
   key += context.reads_nothing_protected ? "n:" : "c:";
   key += context.serial_masks ? "s:" : "w:";
+  key += context.event_triggers_confirmed ? "t:" : "f:";
   add_field(key, context.search_path);
   add_field(key, context.role);
   add_field(key, context.database);

@@ -71,9 +71,9 @@ class Planner {
   // Adds the statement's edits to plan_; false (with plan_.denied set) when
   // the statement is denied.
   bool plan(const Statement& st) {
-    if (context_.reads_nothing_protected &&
-        (st.kind == StatementKind::kDo || st.kind == StatementKind::kCall ||
-         st.kind == StatementKind::kCreateFunction))
+    if (!check_event_triggers(st)) return false;
+    if (unprivileged() && (st.kind == StatementKind::kDo || st.kind == StatementKind::kCall ||
+                           st.kind == StatementKind::kCreateFunction))
       return plan_unprivileged_code(st);
     if (st.kind == StatementKind::kCreateFunction && st.function_language == "sql")
       return plan_sql_function(st);
@@ -522,7 +522,7 @@ class Planner {
         // Opaque code runs with the login's privileges, which cannot read
         // protected data (a SECURITY DEFINER one it may run would have
         // made that false).
-        if (e.tables.empty() && context_.reads_nothing_protected) continue;
+        if (e.tables.empty() && unprivileged()) continue;
         if (!e.tables.empty()) {
           object += " (reaches " + e.tables.front() + ")";
           return deny(rules::kReachingFunction, object);
@@ -532,6 +532,88 @@ class Planner {
       }
     }
     return true;
+  }
+
+  // Whether opaque code the statement runs is harmless because the login
+  // cannot read protected data (PlanContext::reads_nothing_protected): not
+  // while an event trigger runs code that reaches a protected table, or
+  // opaque code, with its owner's rights (SECURITY DEFINER): PostgreSQL runs
+  // it on any DDL, also DDL the opaque code runs, without asking for EXECUTE.
+  bool unprivileged() {
+    if (!context_.reads_nothing_protected) return false;
+    if (!definer_event_trigger_) {
+      definer_event_trigger_ = false;
+      if (const ObjectCatalog* catalog = inputs_.catalog)
+        for (const auto& t : catalog->facts().event_triggers) {
+          if (t.kanon_watch) continue;
+          const CatalogFunction* c = catalog->function(t.function);
+          if (!c || !c->facts ||
+              (c->facts->security_definer && effective(c->reach).any() &&
+               !allowed(*c->facts, effective(c->reach)))) {
+            definer_event_trigger_ = true;
+            break;
+          }
+        }
+    }
+    return !*definer_event_trigger_;
+  }
+
+  // Event triggers (catalog::EventTriggerFacts) run their function on the
+  // DDL of every session: a statement that runs DDL, or code that may, is
+  // decided with what those functions reach, as a call of them would be,
+  // naming the trigger. kanon's own catalog watch reads no table.
+  bool check_event_triggers(const Statement& st) {
+    const ObjectCatalog* catalog = inputs_.catalog;
+    if (!catalog || !fires_event_triggers(st)) return true;
+    // Decided only with the ones firing now: the caller confirms them first.
+    if (!context_.event_triggers_confirmed) {
+      plan_.confirm_event_triggers = true;
+      return true;
+    }
+    for (const auto& t : catalog->facts().event_triggers) {
+      if (t.kanon_watch) continue;
+      const std::string object = "event trigger " + t.name;
+      const CatalogFunction* c = catalog->function(t.function);
+      if (!c || !c->facts)
+        return deny(rules::kEventTrigger, object + " (runs an unknown function)");
+      const Reach e = effective(c->reach);
+      const std::string runs = object + " (runs " + c->facts->schema + "." + c->facts->name;
+      if (e.internal) return deny(rules::kEventTrigger, runs + ", reads " + e.via + ")");
+      if (!e.any() || allowed(*c->facts, e)) continue;
+      if (e.tables.empty() && !c->facts->security_definer && unprivileged()) continue;
+      if (!e.tables.empty())
+        return deny(rules::kEventTrigger, runs + ", reaches " + e.tables.front() + ")");
+      return deny(rules::kEventTrigger, runs + ", code kanon cannot analyse)");
+    }
+    return true;
+  }
+
+  // Statements PostgreSQL fires event triggers for (CREATE, ALTER, DROP,
+  // COMMENT, GRANT, REVOKE, SECURITY LABEL, SELECT INTO and CREATE TABLE AS,
+  // REFRESH MATERIALIZED VIEW, ...), or that run code which may run DDL (DO,
+  // CALL). Every statement kanon treats as a write or DDL counts, but the
+  // writes and maintenance PostgreSQL fires none for: more, never fewer.
+  static bool fires_event_triggers(const Statement& st) {
+    if (st.select_into || st.kind == StatementKind::kDo || st.kind == StatementKind::kCall)
+      return true;
+    if (st.kind == StatementKind::kExplain)
+      return classify_statement(st.inner_kind) == StatementClass::kWrite;
+    if (classify_statement(st.kind) != StatementClass::kWrite &&
+        st.kind != StatementKind::kCreateFunction)
+      return false;
+    switch (st.kind) {
+      case StatementKind::kInsert:
+      case StatementKind::kUpdate:
+      case StatementKind::kDelete:
+      case StatementKind::kMerge:
+      case StatementKind::kTruncate:
+      case StatementKind::kVacuum:
+      case StatementKind::kCluster:
+      case StatementKind::kReindex:
+        return false;
+      default:
+        return st.node != "LockStmt" && st.node != "CheckPointStmt";
+    }
   }
 
   // Code PostgreSQL runs without a function name in the text: every
@@ -935,6 +1017,7 @@ class Planner {
   const ProtectedIndex& index_;
   const PlanInputs& inputs_;
   const PlanContext& context_;
+  std::optional<bool> definer_event_trigger_;  // unprivileged()
   const std::vector<std::string> search_path_;
   const int depth_;
   const Statement* current_ = nullptr;  // the CREATE FUNCTION check_code() is in

@@ -44,6 +44,9 @@ struct RewritePlan {
   // It evaluates masks that call kanon_mask.released (evaluator: function):
   // serial only while the server is busy (PlanContext::serial_masks).
   bool function_masks = false;
+  // Not denied, but it fires event triggers (rewrite_plan.cc) and the caller
+  // has not confirmed they are the catalog's (RewriteResult::event_triggers).
+  bool confirm_event_triggers = false;
 };
 
 struct PlanInputs {

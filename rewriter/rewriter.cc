@@ -165,6 +165,16 @@ RewriteResult make_denial(const Rule& rule, std::string object) {
   return r;
 }
 
+RewriteResult lookup_denial(const RewriteResult& lookup) {
+  RewriteResult r = lookup.unknown.empty()
+                        ? make_denial(rules::kEventTrigger,
+                                      "the event triggers that fire now (kanon could not "
+                                      "compare them with the catalog it read)")
+                        : make_denial(rules::kUnknownObject, lookup.unknown.front());
+  r.fingerprint = lookup.fingerprint;
+  return r;
+}
+
 Rewriter::Rewriter(size_t cache_capacity) : impl_(std::make_unique<Impl>(cache_capacity)) {}
 Rewriter::~Rewriter() = default;
 
@@ -237,10 +247,11 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
     const uint64_t fingerprint = result.fingerprint;
     result = make_denial(*plan.denied, std::move(plan.object));
     result.fingerprint = fingerprint;
-  } else if (!plan.unknown.empty()) {
+  } else if (!plan.unknown.empty() || plan.confirm_event_triggers) {
     // Not cached: the answer depends on the database, not on the snapshot.
     result.verdict = Verdict::kLookup;
     result.unknown = std::move(plan.unknown);
+    result.event_triggers = plan.confirm_event_triggers;
     return result;
   } else {
     result.masked = !plan.edits.empty();

@@ -68,6 +68,9 @@ struct PlanContext {
   // temporary objects or missing ones. Sorted. A rewrite that used them is
   // not cached: it holds only until the catalog changes.
   std::vector<std::string> absent_names;
+  // The caller has just confirmed that the event triggers which fire now are
+  // those of the snapshot's catalog (a kLookup answer with `event_triggers`).
+  bool event_triggers_confirmed = false;
 };
 
 // kLookup: the statement names relations or functions the snapshot's catalog
@@ -87,6 +90,12 @@ struct RewriteResult {
   bool cache_hit = false;
   int position = 0;  // kDenied 42601: PostgreSQL's error position (1-based) for the P field
   std::vector<std::string> unknown;  // kLookup: the names to look up (sorted, unique)
+  // kLookup: the statement runs DDL (or code that may), which fires event
+  // triggers: the caller confirms that those firing now are the catalog's
+  // (creating one fires none, so the catalog watch never hears of it),
+  // re-reads the catalog if not, and decides again with
+  // PlanContext::event_triggers_confirmed.
+  bool event_triggers = false;
   // kRewritten: "schema.table" of the protected tables the masks read (sorted, unique).
   std::vector<std::string> tables;
   // kPass, kRewritten: what running it may do to the session's client_encoding.
@@ -100,6 +109,10 @@ struct RewriteResult {
 
 // A kDenied result for `rule`, its message built by denial_message().
 RewriteResult make_denial(const Rule& rule, std::string object);
+
+// The denial for a kLookup answer the caller could not settle (a name still
+// unknown, event triggers not confirmed): fail closed. Keeps the fingerprint.
+RewriteResult lookup_denial(const RewriteResult& lookup);
 
 struct CacheStats {
   uint64_t hits = 0;

@@ -55,6 +55,10 @@ const Rule kCopyFile{"copy-file",
 const Rule kPolicyNotBuilt{"policy-not-built",
                            "the protected table has no built policy yet, so nothing from it "
                            "can be released"};
+const Rule kEventTrigger{"event-trigger",
+                         "restricted sessions may not run DDL while an event trigger runs code "
+                         "on it that reaches a protected table, or code kanon cannot analyse; "
+                         "list its function under allowed_functions: if it reveals nothing"};
 const Rule kMaskFunction{"mask-function",
                          "the protected table's masks call kanon_mask.released, and the catalog "
                          "no longer holds exactly the function kanon verified under that name"};

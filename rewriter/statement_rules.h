@@ -61,6 +61,9 @@ extern const Rule kKanonInternal;
 extern const Rule kCopyFile;
 extern const Rule kPolicyNotBuilt;
 extern const Rule kMaskFunction;
+// DDL (or DO, CALL) while an event trigger's function reaches a protected
+// table or is opaque (rewrite_plan.cc, check_event_triggers).
+extern const Rule kEventTrigger;
 extern const Rule kTablesample;
 extern const Rule kUnsupportedReference;
 extern const Rule kAmbiguousName;

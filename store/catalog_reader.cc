@@ -102,6 +102,13 @@ bool CatalogReader::any_persistent_object_named(const std::vector<std::string>& 
   });
 }
 
+std::vector<catalog::EventTriggerFacts> CatalogReader::read_event_triggers() {
+  if (!enabled()) return {};
+  std::lock_guard lock(mu_);
+  return with_connection(
+      [&](pqxx::connection_base& conn) { return catalog::read_event_triggers(conn); });
+}
+
 void CatalogReader::on_connection(const std::function<void(pqxx::connection_base&)>& use) {
   std::lock_guard lock(mu_);
   use(kept());

@@ -77,6 +77,11 @@ class CatalogReader {
   // be asked; true without a conninfo (nobody can tell: not absent).
   bool any_persistent_object_named(const std::vector<std::string>& names);
 
+  // The event triggers that fire now (catalog::read_event_triggers), on the
+  // kept connection. Throws when the database cannot be asked; empty
+  // without a conninfo.
+  std::vector<catalog::EventTriggerFacts> read_event_triggers();
+
   // Runs `use` on the kept connection, under the reader's lock (opens one
   // when none is kept; no second attempt: exceptions reach the caller).
   void on_connection(const std::function<void(pqxx::connection_base&)>& use);

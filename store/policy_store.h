@@ -127,6 +127,12 @@ class PolicyStore {
   // database cannot be asked; true for a store without a conninfo.
   bool any_persistent_object_named(const std::vector<std::string>& names);
 
+  // Whether the event triggers that fire now are those `facts` hold
+  // (catalog::read_event_triggers; creating or dropping one fires no event
+  // trigger, so nothing else tells kanon). Throws when the database cannot
+  // be asked.
+  bool event_triggers_as_read(const catalog::CatalogFacts& facts);
+
   // RELOAD: replaces the policies (e.g. re-read from the files), drops the
   // snapshots of tables no longer listed and rebuilds every listed table.
   // Returns false when a build failed.

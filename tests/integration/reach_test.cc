@@ -976,3 +976,94 @@ GRANT ALL ON ALL TABLES IN SCHEMA imp TO analyst;
   }
   pg.psql("DROP SCHEMA imp CASCADE");
 }
+
+// Event triggers an administrator made run their function on the DDL of
+// every session, restricted ones included, with the session's rights (the
+// owner's when SECURITY DEFINER), and creating, altering or dropping one
+// fires no event trigger: the catalog watch never hears of it. kanon compares
+// the event triggers that fire now with its catalog before it decides a
+// restricted statement that runs DDL, and decides with what their functions
+// reach. kanon's own catalog watch (kanon_catalog_ddl, kanon_catalog_drop)
+// fires on every DDL of these tests and is recognized by its exact body.
+TEST_CASE("reach: event triggers run on a restricted session's DDL") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE SCHEMA evt;"
+      "CREATE FUNCTION evt.leak() RETURNS event_trigger LANGUAGE plpgsql AS $$ DECLARE o text; "
+      "BEGIN SELECT string_agg(occupation || '/' || city, ',' ORDER BY id) INTO o "
+      "FROM public.people; RAISE EXCEPTION 'ddl saw %', o; END $$;"
+      "CREATE FUNCTION evt.leak_definer() RETURNS event_trigger LANGUAGE plpgsql "
+      "SECURITY DEFINER AS $$ DECLARE o text; BEGIN SELECT string_agg(city, ',') INTO o "
+      "FROM public.people; RAISE EXCEPTION 'ddl saw %', o; END $$;"
+      "CREATE ROLE evt_reader LOGIN;");
+  // Created in a transaction of its own: no DDL moves the catalog generation.
+  pg.psql("CREATE EVENT TRIGGER evt_leak ON ddl_command_end EXECUTE FUNCTION evt.leak()");
+  const auto drop_all = [&] {
+    pg.psql("DROP EVENT TRIGGER IF EXISTS evt_leak; DROP EVENT TRIGGER IF EXISTS evt_definer;");
+  };
+  // Directly, the analyst's DDL shows raw rows.
+  {
+    pqxx::connection direct(pg.conninfo("analyst"));
+    const auto o = run(direct, "CREATE TEMP TABLE evt_direct (a int)", false);
+    CHECK(o.message.find("Lawyer/Washington") != std::string::npos);
+  }
+  const std::vector<std::string> ddl = {
+      "CREATE TEMP TABLE evt_t (a int)",
+      "SELECT 1 AS a INTO TEMP evt_s",
+      "CREATE TEMP VIEW evt_v AS SELECT 1 AS a",
+      "DROP TABLE IF EXISTS pg_temp.evt_none",
+  };
+  const auto expect = [&](const std::string& login, const std::string& sql, bool extended,
+                          const std::string& sqlstate, const std::string& holds) {
+    CAPTURE(login);
+    CAPTURE(sql);
+    CAPTURE(extended);
+    pqxx::connection c(f.proxy->conninfo(login));
+    const auto o = run(c, sql, extended);
+    CHECK_MESSAGE(o.sqlstate == sqlstate, o.rows << o.message);
+    CHECK_MESSAGE(o.message.find(holds) != std::string::npos, o.message);
+    check_no_forbidden(o.rows + o.message, sql);
+    CHECK(run(c, "SELECT 41 + 1", extended).rows == "42|\n");
+  };
+  const std::string rule = "(kanon rule event-trigger)";
+  for (bool extended : {false, true}) {
+    // The first DDL after the trigger was made is denied: no waiting for kanon
+    // to hear of it.
+    for (const auto& sql : ddl) {
+      expect("analyst", sql, extended, "42501", rule);
+      expect("analyst", sql, extended, "42501", "event trigger evt_leak (runs evt.leak");
+    }
+    // What runs no DDL fires nothing: served.
+    pqxx::connection analyst(f.proxy->conninfo("analyst"));
+    pqxx::connection direct(pg.conninfo());
+    CHECK(run(analyst, "SELECT count(*) FROM public.people", extended).rows ==
+          run(direct, "SELECT count(*) FROM public.people", false).rows);
+    // A login PostgreSQL keeps from protected data runs the trigger with
+    // rights that cannot read it: PostgreSQL refuses.
+    expect("evt_reader", "CREATE TEMP TABLE evt_t (a int)", extended, "42501",
+           "permission denied for table people");
+  }
+  // Disabled, or firing only under session_replication_role replica: the
+  // analyst's DDL is served at once, and denied again once it is enabled.
+  pg.psql("ALTER EVENT TRIGGER evt_leak DISABLE");
+  expect("analyst", "CREATE TEMP TABLE evt_t (a int)", false, "", "");
+  pg.psql("ALTER EVENT TRIGGER evt_leak ENABLE REPLICA");
+  expect("analyst", "CREATE TEMP TABLE evt_t (a int)", true, "", "");
+  pg.psql("ALTER EVENT TRIGGER evt_leak ENABLE");
+  expect("analyst", "CREATE TEMP TABLE evt_t (a int)", false, "42501", rule);
+  // Its owner's rights: denied to every restricted login, the one PostgreSQL
+  // keeps from protected data too.
+  pg.psql(
+      "DROP EVENT TRIGGER evt_leak;"
+      "CREATE EVENT TRIGGER evt_definer ON ddl_command_start "
+      "EXECUTE FUNCTION evt.leak_definer()");
+  for (bool extended : {false, true})
+    for (const char* login : {"analyst", "evt_reader"})
+      expect(login, "CREATE TEMP TABLE evt_t (a int)", extended, "42501",
+             "event trigger evt_definer (runs evt.leak_definer");
+  drop_all();
+  expect("analyst", "CREATE TEMP TABLE evt_t (a int)", true, "", "");
+  expect("evt_reader", "CREATE TEMP TABLE evt_t (a int)", false, "", "");
+  pg.psql("DROP SCHEMA evt CASCADE; DROP ROLE evt_reader;");
+}

@@ -88,7 +88,10 @@ std::shared_ptr<CatalogFacts> demo_catalog() {
 }
 
 struct Env {
-  Env() : unit(make_unit_env("default")) { unit.snapshot.catalog = demo_catalog(); }
+  Env() : unit(make_unit_env("default")) {
+    unit.snapshot.catalog = demo_catalog();
+    ctx.event_triggers_confirmed = true;  // the proxy's look-up (tested below)
+  }
   kanon::testing::GoldenEnv unit;
   Rewriter rw;
   PlanContext ctx{"public", false};
@@ -629,4 +632,78 @@ TEST_CASE("reach plan: the serial marker for SQL masks always, for the function'
     CHECK(busy.sql.find(marker) != std::string::npos);
     CHECK(idle_marked == !function_masks);
   }
+}
+
+// Event triggers run their function on every session's DDL; the proxy
+// confirms the ones firing now are the catalog's before the decision.
+TEST_CASE("event triggers: DDL is decided with what their functions reach") {
+  auto facts = std::make_shared<CatalogFacts>(*demo_catalog());
+  facts->functions.push_back(function(30010, "kanon", "catalog_changed", "plpgsql", ""));
+  facts->functions.back().security_definer = true;
+  facts->functions.back().trigger = true;
+  facts->functions.push_back(function(30011, "audit", "log_ddl", "plpgsql", ""));
+  facts->functions.back().trigger = true;
+  facts->index();
+  facts->event_triggers = {{"kanon_catalog_ddl", 30010, true}};
+  Env e;
+  e.unit.snapshot.catalog = facts;
+  e.unit.snapshot.version += 100;
+  e.ctx.absent_names = {"s", "t", "t2", "x"};  // the session's own
+  const std::vector<std::string> ddl = {
+      "CREATE TEMP TABLE t (a int)", "SELECT 1 AS a INTO TEMP s", "DROP TABLE IF EXISTS x",
+      "EXPLAIN CREATE TABLE t2 AS SELECT 1", "GRANT SELECT ON public.plain TO analyst"};
+  // Unconfirmed, every DDL asks the proxy; a query or a write does not.
+  e.ctx.event_triggers_confirmed = false;
+  for (const auto& sql : ddl) {
+    CAPTURE(sql);
+    const auto r = e.run(sql);
+    CHECK(r.verdict == Verdict::kLookup);
+    CHECK(r.event_triggers);
+    CHECK(r.unknown.empty());
+    // Not settled: the proxy denies it.
+    CHECK(lookup_denial(r).rule == "event-trigger");
+  }
+  for (const char* sql : {"SELECT 1", "INSERT INTO public.plain VALUES (1, 'x')",
+                          "TRUNCATE public.plain", "VACUUM public.plain", "SET search_path = x"}) {
+    CAPTURE(sql);
+    CHECK(e.run(sql).verdict != Verdict::kLookup);
+  }
+  // Confirmed: kanon's own watch reaches nothing, served.
+  e.ctx.event_triggers_confirmed = true;
+  for (const auto& sql : ddl) CHECK_MESSAGE(e.run(sql).verdict == Verdict::kPass, sql);
+  // An administrator's PL/pgSQL trigger: opaque, so DDL is denied naming it.
+  facts->event_triggers.push_back({"audit", 30011, false});
+  e.unit.snapshot.version += 1;
+  for (const auto& sql : ddl) {
+    CAPTURE(sql);
+    const auto r = e.run(sql);
+    CHECK(r.verdict == Verdict::kDenied);
+    CHECK(r.rule == "event-trigger");
+    CHECK(r.object == "event trigger audit (runs audit.log_ddl, code kanon cannot analyse)");
+  }
+  CHECK(e.run("SELECT 1").verdict == Verdict::kPass);
+  // A login PostgreSQL keeps from protected data runs it with its own rights.
+  e.ctx.reads_nothing_protected = true;
+  CHECK(e.run("CREATE TEMP TABLE t (a int)").verdict == Verdict::kPass);
+  CHECK(e.run("DO $$ BEGIN PERFORM 1; END $$").verdict == Verdict::kPass);
+  // With its owner's rights: denied to that login too, and opaque code it
+  // may run (which may run DDL) is no longer harmless.
+  auto definer = std::make_shared<CatalogFacts>(*facts);
+  for (auto& f : definer->functions)
+    if (f.oid == 30011) f.security_definer = true;
+  definer->index();
+  e.unit.snapshot.catalog = definer;
+  e.unit.snapshot.version += 1;
+  CHECK(e.run("CREATE TEMP TABLE t (a int)").rule == "event-trigger");
+  CHECK(e.run("DO $$ BEGIN PERFORM 1; END $$").rule == "event-trigger");
+  CHECK(e.run("SELECT app.f_trigger()").rule == "opaque-function");
+  // A kanon_watch trigger whose function is not kanon's is not exempt by name.
+  auto renamed = std::make_shared<CatalogFacts>(*demo_catalog());
+  renamed->functions.push_back(function(30012, "public", "catalog_changed", "plpgsql", ""));
+  renamed->index();
+  renamed->event_triggers = {{"kanon_catalog_ddl", 30012, false}};
+  e.unit.snapshot.catalog = renamed;
+  e.unit.snapshot.version += 1;
+  e.ctx.reads_nothing_protected = false;
+  CHECK(e.run("CREATE TEMP TABLE t (a int)").rule == "event-trigger");
 }
