@@ -253,8 +253,12 @@ class ReachGraph {
     const FunctionFacts& fx = f_.functions[j];
     const size_t node = fn(j);
     const std::string name = name_of_fn(j);
+    // PostgreSQL parses the body when the function runs, under the caller's
+    // standard_conforming_strings (or the function's SET clause): a plain
+    // constant holding a backslash would end elsewhere with it off, so
+    // kanon's reading of the body is not the server's.
     const ParseOutcome parsed = parse_sql(fx.body);
-    if (!parsed.ok) {
+    if (!parsed.ok || !literals_read_alike(fx.body)) {
       opaque(node, name);
       return;
     }

@@ -11,6 +11,7 @@
 #include "catalog/mask_function.h"
 #include "policy/sql_text.h"
 #include "rewriter/sql_lexer.h"
+#include "rewriter/string_literals.h"
 
 namespace kanon::rewriter {
 namespace {
@@ -247,6 +248,14 @@ class Planner {
     if (depth_ >= kMaxViewDepth) return deny(rules::kOpaqueCode, what);
     const ParseOutcome body = parse_sql(st.function_body);
     if (!body.ok) return deny(rules::kOpaqueCode, what + " (kanon cannot parse it)");
+    // The server parses the body again at each call, under the caller's
+    // standard_conforming_strings: a plain constant holding a backslash
+    // would end elsewhere with it off.
+    if (!literals_read_alike(st.function_body))
+      return deny(rules::kOpaqueCode,
+                  what +
+                      " (a plain string constant holds a backslash, which the server reads "
+                      "differently with standard_conforming_strings off; write E'...')");
     Planner inner(st.function_body, inputs_, depth_ + 1);
     for (const auto& b : body.statements)
       if (!inner.check_code(b)) break;
@@ -475,7 +484,15 @@ class Planner {
   bool expand_view(const CatalogRelation& view, std::string& body) {
     const std::string name = qualified(*view.facts);
     if (depth_ >= kMaxViewDepth) return deny(rules::kUnsupportedReference, name);
-    const std::string& definition = view.facts->definition;
+    // pg_get_viewdef printed it with standard_conforming_strings on; the
+    // session may have it off: constants holding a backslash are spelled
+    // E'...', which reads alike either way (string_literals.h).
+    std::string definition = view.facts->definition;
+    if (definition.find('\\') != std::string::npos) {
+      auto respelled = standard_text(definition, true);
+      if (!respelled) return deny(rules::kStandardConformingStrings, name);
+      definition = std::move(*respelled);
+    }
     const ParseOutcome parsed = parse_sql(definition);
     if (!parsed.ok || parsed.statements.size() != 1 ||
         classify_statement(parsed.statements.front().kind) != StatementClass::kQuery)

@@ -689,6 +689,76 @@ TEST_CASE("reach: standard_conforming_strings off is read as the server reads it
   }
 }
 
+// What kanon reads from the catalog was printed, or is parsed, with the
+// standard rules; PostgreSQL parses a SQL function's string body again at
+// each call under the caller's standard_conforming_strings (or the
+// function's SET clause), and kanon pastes a view's definition into the
+// session's statement. A plain constant holding a backslash ends elsewhere
+// with the setting off: a body that hid a subquery in constants ran it, and
+// a view's '\' swallowed kanon's text up to the analyst's next quote.
+TEST_CASE("reach: function bodies and views read alike with standard_conforming_strings off") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  const std::string smuggling_body =
+      R"(SELECT 'A\'::text || '::text || (SELECT string_agg(concat_ws(chr(124), name, ssn, )"
+      R"(occupation, city, state), chr(59)) FROM public.people) --')";
+  pg.psql(
+      "CREATE SCHEMA scs;"
+      "CREATE VIEW scs.people_clean AS SELECT id, occupation, city, state, diagnosis "
+      "  FROM public.people WHERE strpos(diagnosis, '\\') = 0;"
+      "CREATE FUNCTION scs.f_admin() RETURNS text LANGUAGE sql AS $body$" +
+      smuggling_body +
+      "$body$;"
+      "GRANT USAGE ON SCHEMA scs TO analyst; GRANT SELECT ON scs.people_clean TO analyst;");
+  // Directly, with the setting off, the administrator's function shows raw rows.
+  {
+    pqxx::connection direct(pg.conninfo("analyst"));
+    CHECK(run(direct, "SET standard_conforming_strings = off", false).sqlstate.empty());
+    CHECK(run(direct, "SELECT scs.f_admin()", false).rows.find("Lawyer") != std::string::npos);
+  }
+  await_known(*f.proxy, "SELECT scs.f_admin()", "scs.f_admin");
+  pqxx::connection direct(pg.conninfo());
+  const std::string clean_count =
+      run(direct, "SELECT count(*) FROM public.people WHERE strpos(diagnosis, '\\') = 0", false)
+          .rows;
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    pqxx::connection analyst(f.proxy->conninfo("analyst"));
+    for (const char* setting : {"on", "off"}) {
+      CAPTURE(setting);
+      REQUIRE(run(analyst, std::string("SET standard_conforming_strings = ") + setting, extended)
+                  .sqlstate.empty());
+      // The analyst's own function with such a body, with or without a SET
+      // clause: not created.
+      for (const std::string clause : {"", " SET standard_conforming_strings = off"}) {
+        const std::string sql = "CREATE FUNCTION pg_temp.f2() RETURNS text LANGUAGE sql" + clause +
+                                " AS $body$" + smuggling_body + "$body$";
+        const auto o = run(analyst, sql, extended);
+        CHECK_MESSAGE(o.sqlstate == "42501", o.message);
+        CHECK(o.message.find("standard_conforming_strings off") != std::string::npos);
+        CHECK(o.message.find("(kanon rule opaque-code)") != std::string::npos);
+      }
+      // The administrator's: kanon cannot tell what it runs.
+      const auto call = run(analyst, "SELECT scs.f_admin()", extended);
+      CHECK_MESSAGE(call.sqlstate == "42501", call.rows << call.message);
+      CHECK(call.message.find("scs.f_admin") != std::string::npos);
+      check_no_forbidden(call.rows + call.message, "scs.f_admin");
+      // The view reads as its definition says, whatever follows it.
+      const auto smuggled = run(analyst,
+                                "SELECT * FROM scs.people_clean WHERE diagnosis = ') = 0)) AS v, "
+                                "LATERAL (SELECT string_agg(concat_ws(chr(124), name, ssn, "
+                                "occupation, city, state), chr(59)) AS raw FROM public.people) r "
+                                "--'",
+                                extended);
+      CHECK_MESSAGE(smuggled.sqlstate.empty(), smuggled.message);
+      CHECK(smuggled.rows.empty());
+      check_no_forbidden(smuggled.rows + smuggled.message, "smuggled");
+      CHECK(run(analyst, "SELECT count(*) FROM scs.people_clean", extended).rows == clean_count);
+    }
+  }
+  pg.psql("DROP SCHEMA scs CASCADE");
+}
+
 TEST_CASE("reach: DO and CALL run only for a login PostgreSQL keeps from protected data") {
   auto& f = fixture();
   auto& pg = PgSandbox::shared();
