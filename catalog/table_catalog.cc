@@ -125,7 +125,11 @@ void set_value_form(policy::ColumnInfo& col, const pqxx::row& r) {
   if (numeric)
     col.released_form = "pg_catalog.trim_scale({})";
   else if (scalar == "pg_catalog.float8" || scalar == "pg_catalog.float4")
-    col.released_form = "({} OPERATOR(pg_catalog.+) '0'::" + scalar + ")";
+    // -0 + 0 is 0; every NaN (its sign and payload kept by arithmetic) is
+    // written as the one 'NaN' reads as.
+    col.released_form = "CASE WHEN {} OPERATOR(pg_catalog.=) 'NaN'::" + scalar +
+                        " THEN 'NaN'::" + scalar +
+                        " ELSE ({} OPERATOR(pg_catalog.+) '0'::" + scalar + ") END";
   else if (scalar == "pg_catalog.\"interval\"" || scalar == "pg_catalog.interval")
     col.released_form = "pg_catalog.justify_interval({})";
   else if (citext)

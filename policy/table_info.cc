@@ -3,6 +3,16 @@
 #include <fmt/format.h>
 
 namespace kanon::policy {
+
+std::string ColumnInfo::released(const std::string& expression) const {
+  if (released_form.empty()) return expression;
+  std::string out;
+  size_t from = 0;
+  for (size_t at = released_form.find("{}"); at != std::string::npos;
+       from = at + 2, at = released_form.find("{}", from))
+    out += released_form.substr(from, at - from) + expression;
+  return out + released_form.substr(from);
+}
 namespace {
 
 [[noreturn]] void fail(const SourceRef& ref, const std::string& what) {

@@ -49,6 +49,12 @@ struct ColumnInfo {
   std::string released_form;
   std::string not_canonical;
 
+  // `released_form` over `expression` (every "{}" replaced), or `expression`
+  // itself when the column has none. The masks release this form, and the
+  // builds load it (store::loaded_expression): the tree counts values as
+  // the masks' `=` tells them apart.
+  std::string released(const std::string& expression) const;
+
   const std::string& written_type() const { return sql_type.empty() ? type : sql_type; }
   const std::string& written_full_type() const {
     return sql_full_type.empty() ? full_type : sql_full_type;

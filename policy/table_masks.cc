@@ -32,9 +32,7 @@ namespace {
 std::string released_value(const ColumnInfo& col, const std::string& type) {
   const std::string quoted = quote_identifier(col.name);
   if (col.released_form.empty()) return quoted;
-  std::string form = col.released_form;
-  form.replace(form.find("{}"), 2, quoted);
-  return "(" + form + ")::" + type;
+  return "(" + col.released(quoted) + ")::" + type;
 }
 
 }  // namespace

@@ -52,7 +52,14 @@ void PreparedRegistry::sent(char frontend_type, std::vector<std::vector<Change>>
       return;
     case wire::frontend::kSync:
       ignoring_till_sync_ = false;
-      push(K::kSyncReady, {});
+      if (!copy_in_) push(K::kSyncReady, {});
+      return;
+    case wire::frontend::kCopyDone:
+    case wire::frontend::kCopyFail:
+      if (copy_in_)
+        copy_in_ = false;
+      else
+        push(K::kCopyEnd, {});
       return;
     case wire::frontend::kParse:
     case wire::frontend::kBind:
@@ -79,11 +86,34 @@ bool PreparedRegistry::skip_until(Expected::Kind until) {
   return false;
 }
 
+bool PreparedRegistry::ready_owed() const {
+  return std::any_of(expected_.begin(), expected_.end(), [](const Expected& e) {
+    return e.kind == Expected::Kind::kQueryReady || e.kind == Expected::Kind::kSyncReady;
+  });
+}
+
 void PreparedRegistry::on_backend(char backend_type, char status) {
   using K = Expected::Kind;
+  // A CopyDone or CopyFail the backend reads outside a COPY (one that
+  // failed before it began): it ignores them.
+  while (!expected_.empty() && expected_.front().kind == K::kCopyEnd) expected_.pop_front();
   const K head = expected_.empty() ? K::kQueryReady : expected_.front().kind;
+  if (backend_type == wire::backend::kCopyInResponse) {
+    // The COPY at the head reads every message sent after it up to its
+    // CopyDone or CopyFail: the Syncs among them get no ReadyForQuery.
+    auto it = expected_.begin();
+    if (it != expected_.end()) ++it;
+    while (it != expected_.end() && it->kind != K::kCopyEnd)
+      it = it->kind == K::kSyncReady ? expected_.erase(it) : std::next(it);
+    if (it == expected_.end())
+      copy_in_ = true;  // its end is not sent yet
+    else
+      expected_.erase(it);
+    return;
+  }
   switch (backend_type) {
     case wire::backend::kErrorResponse:
+      copy_in_ = false;  // a COPY that failed reads no more
       // PostgreSQL skips the rest of a Query, or every extended message up
       // to Sync (a Query included).
       if (head == K::kStatement) {

@@ -90,10 +90,19 @@ class PreparedRegistry {
 
   size_t size(Space space) const { return confirmed(space).size(); }
   size_t pending() const { return expected_.size(); }
+  // A ReadyForQuery is still owed for something sent (a Query, a Sync, a
+  // FunctionCall the backend does not skip). PostgreSQL answers none for a
+  // Query or FunctionCall it skips after a failed extended message, nor for
+  // a Sync (or Flush) it reads while a COPY FROM STDIN is running: counting
+  // sent messages instead left a session that did either never idle again.
+  bool ready_owed() const;
 
  private:
   struct Expected {
-    enum class Kind { kAnswer, kStatement, kQueryReady, kSyncReady };
+    // kCopyEnd: a CopyDone or CopyFail sent; it ends a COPY FROM STDIN the
+    // backend is running (CopyInResponse), and Syncs sent before it are
+    // read by that COPY, which ignores them.
+    enum class Kind { kAnswer, kStatement, kQueryReady, kSyncReady, kCopyEnd };
     Kind kind = Kind::kAnswer;
     std::vector<Change> additions;
   };
@@ -117,6 +126,9 @@ class PreparedRegistry {
   // After an extended message failed, the backend ignores everything up
   // to the next Sync not sent yet.
   bool ignoring_till_sync_ = false;
+  // The backend runs a COPY FROM STDIN whose CopyDone or CopyFail is not
+  // sent yet: a Sync sent now gets no answer.
+  bool copy_in_ = false;
 };
 
 }  // namespace kanon::proxy

@@ -181,6 +181,10 @@ bool Session::server_busy() const {
 
 void Session::note_ready_for_query(char status) {
   if (pending_syncs_ > 0) --pending_syncs_;
+  // A restricted session asks the registry, which follows what the backend
+  // skips (a Sync read by a COPY, a Query after a failed extended message):
+  // the sent messages alone would leave its snapshot pinned for good.
+  if (gate_ && !registry_.ready_owed()) pending_syncs_ = 0;
   const bool quiet = pending_syncs_ == 0 && !unsynced_ && status == wire::kTxIdle;
   quiet_ = quiet;
   if (quiet) pinned_.reset();  // the next transaction takes the newest snapshot

@@ -54,6 +54,15 @@ rewriter::RewriteResult stale(Space space, std::string_view name) {
       fmt::format("{} \"{}\"", space == Space::kStatement ? "prepared statement" : "cursor", name));
 }
 
+// A Bind, Execute or Close kanon cannot decode is not forwarded: the server
+// may read it (it checks a Bind's format codes only against the parameters
+// it has), and kanon could not tell which statement or portal it uses.
+StatementGate::Use undecodable(StatementGate::Use& use, const char* message) {
+  use.denial = rewriter::make_denial(rewriter::rules::kMalformedMessage,
+                                     fmt::format("a {} message kanon cannot decode", message));
+  return use;
+}
+
 Change removal(Space space, std::string name, bool all = false) {
   Change c;
   c.op = all ? Change::Op::kRemoveAll : Change::Op::kRemove;
@@ -222,7 +231,7 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   if (registry_.ignoring_till_sync()) return use;  // the backend skips it: nothing runs
   if (frame.type == wire::frontend::kClose) {
     auto close = wire::decode_close(frame.body);
-    if (!close.ok()) return use;
+    if (!close.ok()) return undecodable(use, "Close");
     const Space space =
         close.value().target == wire::kTargetStatement ? Space::kStatement : Space::kPortal;
     staged_.push_back({frame.type, {{removal(space, close.value().name)}}});
@@ -230,7 +239,7 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   }
   if (frame.type == wire::frontend::kExecute) {
     auto execute = wire::decode_execute(frame.body);
-    if (!execute.ok()) return use;
+    if (!execute.ok()) return undecodable(use, "Execute");
     const std::string& portal = execute.value().portal;
     const auto candidates = registry_.candidates(Space::kPortal, portal);
     if (auto denial = check_use(Space::kPortal, portal, candidates)) {
@@ -255,7 +264,7 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   }
   // Bind.
   auto bind = wire::decode_bind(frame.body);
-  if (!bind.ok()) return use;
+  if (!bind.ok()) return undecodable(use, "Bind");
   const std::string& name = bind.value().statement;
   const std::string& portal = bind.value().portal;
   const auto candidates = registry_.candidates(Space::kStatement, name);

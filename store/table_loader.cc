@@ -13,9 +13,7 @@ namespace kanon::store {
 using base::ConfigError;
 
 std::string loaded_expression(const policy::ColumnInfo& c) {
-  const std::string q = policy::quote_identifier(c.name);
-  if (c.type == "numeric") return "pg_catalog.trim_scale(" + q + ")";
-  return q;
+  return c.released(policy::quote_identifier(c.name));
 }
 
 std::string person_expression(const policy::TablePolicy& policy) {

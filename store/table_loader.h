@@ -63,8 +63,10 @@ std::string person_expression(const policy::TablePolicy& policy);
 
 void pin_session_settings(pqxx::connection_base& conn);
 
-// The SELECT-list expression a column is loaded through: trim_scale() for
-// numeric, the quoted column otherwise.
+// The SELECT-list expression a column is loaded through: its released form
+// (policy::ColumnInfo::released, e.g. trim_scale() for numeric, lower() for
+// citext, 0 for -0), so values its `=` finds equal are one value in the tree,
+// as they are in the masks' tests; the quoted column otherwise.
 std::string loaded_expression(const policy::ColumnInfo& column);
 
 // One row of copy_rows(): the fields, nullopt for NULL; the views are valid

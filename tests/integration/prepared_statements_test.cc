@@ -253,6 +253,67 @@ TEST_CASE("prepared: the unnamed statement and a suspended portal") {
   CHECK_FALSE(raw(after));
 }
 
+// A Bind kanon cannot decode (a format code of 2) is one PostgreSQL may still
+// accept: it checks format codes only against the parameters it has. Passed
+// on unchecked, it bound a statement prepared under the old policy to the
+// unnamed portal, which kanon took for the portal of the Bind before it.
+TEST_CASE("prepared: a Bind, Execute or Close kanon cannot decode is refused, not passed") {
+  fixture();
+  reload(false);
+  Wire w(fixture().proxy->port());
+  w.send(wire::Parse{"old", kRead, {}}, wire::Parse{"fresh", "SELECT 1", {}}, wire::Sync{});
+  CHECK(types(w.until_ready()) == "11Z");
+  reload(true);
+  w.send(wire::Bind{"", "fresh", {}, {}, {}}, wire::Bind{"", "old", {2}, {}, {}},
+         wire::Execute{"", 0}, wire::Sync{});
+  const std::string bytes = w.until_ready();
+  CHECK_MESSAGE(types(bytes).find("E:08P01") != std::string::npos, types(bytes));
+  CHECK(bytes.find("malformed-message") != std::string::npos);
+  CHECK_FALSE(raw(bytes));
+  // The statement itself, bound as PostgreSQL's clients do: masked.
+  w.send(wire::Bind{"", "old", {}, {}, {}}, wire::Execute{"", 0}, wire::Sync{});
+  const std::string named = w.until_ready();
+  CHECK(types(named) == "2CZ");
+  CHECK_FALSE(raw(named));
+}
+
+// A session is idle, and takes the newest policy snapshot at its next
+// transaction, when no ReadyForQuery is owed. PostgreSQL answers none for a
+// Sync a COPY FROM STDIN reads (libpq's PQexecParams sends one) nor for a
+// Query it skips after a failed extended message: counting the messages
+// sent left such a session on its old snapshot for good, through every
+// RELOAD and REFRESH (found by an adversarial probe).
+TEST_CASE("prepared: a Sync read by COPY, or a skipped Query, leaves no session on an old policy") {
+  fixture();
+  const auto frame = [](char type, const std::string& body) {
+    std::string f(1, type);
+    const uint32_t n = static_cast<uint32_t>(body.size() + 4);
+    for (int shift : {24, 16, 8, 0}) f += static_cast<char>((n >> shift) & 0xff);
+    return f + body;
+  };
+  for (int trigger = 0; trigger < 2; ++trigger) {
+    CAPTURE(trigger);
+    reload(false);
+    Wire w(fixture().proxy->port());
+    if (trigger == 0) {
+      w.query("CREATE TEMP TABLE copied (a int)");
+      w.send(wire::Query{"COPY copied FROM STDIN"}, wire::Sync{});
+      REQUIRE_FALSE(w.until('G', 30).empty());
+      w.send_raw(frame('d', "1\n") + frame('c', ""));
+      CHECK(types(w.until_ready()) == "CZ");
+    } else {
+      w.send(wire::Parse{"one", "SELECT $1::int", {}}, wire::Bind{"", "one", {}, {}, {}},
+             wire::Query{"SELECT 42"}, wire::Sync{});
+      CHECK(types(w.until_ready()) == "1E:08P01 Z");
+    }
+    CHECK(raw(w.query(kRead)));  // not protected yet
+    reload(true);
+    const std::string after = w.query(kRead);
+    CHECK(types(after).find('E') == std::string::npos);
+    CHECK_FALSE(raw(after));
+  }
+}
+
 TEST_CASE("prepared: cursors declared before RELOAD are not fetched after it") {
   fixture();
   reload(false);

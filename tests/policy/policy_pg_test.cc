@@ -1015,6 +1015,67 @@ TEST_CASE("quasi-identifiers whose equal values differ in form are released in o
   pg.psql("DROP TABLE public.forms");
 }
 
+// The tree must count the values the masks' tests tell apart: it loads each
+// quasi-identifier in its released form too. Loaded as their text, 'HAMLET'
+// and 'Hamlet' (citext), -0 and 0, '24:00:00' and '1 day', 'a  ' and 'a',
+// 1.00 and 1.0 (a domain over numeric) were two values to the tree, one to
+// `city = 'Hamlet'`: the row spelled apart went down the other branch at
+// query time and left a released occupation on one row alone.
+TEST_CASE("the tree counts quasi-identifiers as the masks' tests compare them") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE EXTENSION IF NOT EXISTS citext; DROP TABLE IF EXISTS public.apart; "
+      "DROP DOMAIN IF EXISTS public.dnum; CREATE DOMAIN public.dnum AS numeric; "
+      "CREATE TABLE public.apart (id int PRIMARY KEY, c citext, f float8, i interval, b bpchar, "
+      "d public.dnum, nan float8, occ text); "
+      // Rows 1-2 share one spelling, row 3 another spelling of the same value
+      // with occupation Doctor, row 4 another Doctor; 5 and 6 stand apart.
+      "INSERT INTO public.apart VALUES "
+      "(1, 'Hamlet', 0, '1 day', 'a', 1.0, 'NaN', 'A'), "
+      "(2, 'Hamlet', 0, '1 day', 'a', 1.0, 'NaN', 'B'), "
+      "(3, 'HAMLET', '-0', '24:00:00', 'a  ', 1.00, "
+      "  'Infinity'::float8 - 'Infinity'::float8, 'Doctor'), "
+      "(4, 'Paris', 7, '3 days', 'p', 7, 7, 'Doctor'), "
+      "(5, 'Rome', 8, '4 days', 'r', 8, 8, 'X'), (6, 'Oslo', 9, '5 days', 'o', 9, 9, 'Y')");
+  pqxx::connection conn(conninfo());
+  for (const char* qi : {"c", "f", "i", "b", "d", "nan"}) {
+    CAPTURE(qi);
+    TablePolicy p;
+    p.schema = "public";
+    p.table = "apart";
+    p.k = 2;
+    p.quasi_identifiers = {qi, "occ"};
+    p.quasi_identifier_refs = {{"apart.yaml", 4, "quasi_identifiers[0]"},
+                               {"apart.yaml", 4, "quasi_identifiers[1]"}};
+    const auto snap = build_table_snapshot(conn, p);
+    for (const auto form : {PredicateForm::kFlatCase, PredicateForm::kNestedCase,
+                            PredicateForm::kFlatValue, PredicateForm::kSwitchCase}) {
+      CAPTURE(static_cast<int>(form));
+      const auto masks =
+          build_masks(snap->policy, snap->info, compile_release_predicates(snap->tree), form);
+      const std::string masked = masks.masked_relation("public", "apart");
+      // Every combination released is shared by k rows, compared as the
+      // client reads it (the bytes of its binary form).
+      const auto small = query(conn, std::string("SELECT count(*) FROM (SELECT 1 FROM ") + masked +
+                                         " m GROUP BY pg_catalog.md5(" +
+                                         "pg_catalog.concat(pg_catalog.quote_nullable(m.occ), '|', "
+                                         "CASE WHEN m." +
+                                         qi + " IS NULL THEN 'null' ELSE " +
+                                         "pg_catalog.encode(pg_catalog.textsend(m." + qi +
+                                         "::pg_catalog.text), 'hex') END, '|', " +
+                                         (std::string(qi) == "f" || std::string(qi) == "nan"
+                                              ? std::string("pg_catalog.encode(pg_catalog."
+                                                            "float8send(m.") +
+                                                    qi + "), 'hex')"
+                                              : std::string("''")) +
+                                         ")) HAVING count(*) < 2) s");
+      REQUIRE(small.size() == 1);
+      CHECK(small[0][0] == "0");
+    }
+  }
+  pg.psql("DROP TABLE public.apart; DROP DOMAIN public.dnum");
+}
+
 TEST_CASE("kanon tree and kanon verify") {
   using kanon::testing::run_command;
   const std::string dir = kanon::testing::binary_dir();

@@ -184,3 +184,43 @@ TEST_CASE("confirm_decision records a decision that did not change") {
   REQUIRE(r.candidates(Space::kStatement, "p").size() == 1);
   CHECK(r.candidates(Space::kStatement, "p").front()->decided == proxy::DecidedAt{7, 3});
 }
+
+// Whether a ReadyForQuery is still owed decides when a session is idle
+// (and its policy snapshot released): PostgreSQL answers none for a Sync
+// a COPY FROM STDIN reads, nor for a Query skipped after a failed extended
+// message. A script: ">" sends the messages after it (frontend type
+// bytes), "<" receives them (backend type bytes, Z idle), "+" checks that
+// a ReadyForQuery is owed and "-" that none is.
+void play(const std::string& script) {
+  PreparedRegistry r;
+  bool sending = true;
+  for (char c : script) {
+    CAPTURE(c);
+    if (c == ' ') continue;
+    if (c == '>' || c == '<') {
+      sending = c == '>';
+    } else if (c == '+') {
+      CHECK(r.ready_owed());
+    } else if (c == '-') {
+      CHECK_FALSE(r.ready_owed());
+      CHECK(r.pending() == 0);
+    } else if (sending) {
+      r.sent(c);
+    } else {
+      r.on_backend(c, c == be::kReadyForQuery ? 'I' : 0);
+    }
+  }
+}
+
+TEST_CASE("ready_owed: Syncs read by COPY FROM STDIN and skipped Queries owe nothing") {
+  // libpq's PQexecParams COPY: the Sync after Execute is read by the COPY.
+  play("> P B D E S + < 1 2 n G > d c S < C + Z -");
+  // A simple COPY, its CopyDone sent before the CopyInResponse arrived.
+  play("> Q S d c S < G C Z + Z -");
+  // A COPY that fails before it reads anything: its CopyDone is ignored.
+  play("> Q c Q < E Z + C Z -");
+  // A Query skipped after a failed Bind.
+  play("> P B Q S < 1 E + Z -");
+  // A COPY that fails while reading: a Sync after the error is answered.
+  play("> P B E < 1 2 G > d < E > S + < Z -");
+}

@@ -27,6 +27,8 @@ class WireSession {
     (wire::encode(messages, b), ...);
     client_.send(b);
   }
+  // Bytes as they are (messages wire:: has no encoder for, e.g. CopyData).
+  void send_raw(const std::string& bytes) { client_.send(bytes); }
   // The bytes up to and including the next message of `type`; empty when
   // none arrived within `seconds`.
   std::string until(char type, int seconds = 10);
