@@ -14,6 +14,7 @@
 #include <random>
 
 #include "base/sqlstate.h"
+#include "base/text.h"
 #include "proxy/backend_tls_negotiator.h"
 #include "proxy/blocking.h"
 #include "proxy/client_text.h"
@@ -64,13 +65,19 @@ std::string escape_option(const std::string& v) {
 }
 
 // The restricted settings appended to the client's own `options`, so they
-// win over anything the client asked for at start-up.
+// win over the client's `-c` options; a start-up parameter of the same name
+// (which PostgreSQL applies after `options`) is dropped.
 void add_restricted_settings(wire::StartupMessage& m,
                              const std::vector<std::pair<std::string, std::string>>& settings) {
   if (settings.empty()) return;
   std::string extra;
-  for (const auto& [name, value] : settings)
+  for (const auto& [name, value] : settings) {
     extra += fmt::format(" -c {}={}", name, escape_option(value));
+    std::erase_if(m.parameters, [&](const auto& p) {
+      return p.first != "user" && p.first != "database" && p.first != "options" &&
+             base::lower(p.first) == base::lower(name);
+    });
+  }
   for (auto& [name, value] : m.parameters)
     if (name == "options") {
       value += extra;

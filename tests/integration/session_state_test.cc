@@ -18,6 +18,7 @@
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
+#include "tests/support/wire_session.h"
 
 using namespace kanon::testing;
 
@@ -347,4 +348,27 @@ TEST_CASE(
     CAPTURE(o.message);
     for (const auto& v : kForbidden) CHECK(o.rows.find(v) == std::string::npos);
   }
+}
+
+// restricted_settings go to PostgreSQL inside the start-up `options`, after
+// the client's own; PostgreSQL applies plain start-up parameters after
+// `options`, so a client's `jit=on` (or `JIT=on`) won until kanon dropped it.
+TEST_CASE("session state: a start-up parameter does not override restricted_settings") {
+  KanonProxy proxy(
+      PgSandbox::shared().port(),
+      "policies: [" + policy_file() + "]\nrestricted_settings: {jit: 'off', work_mem: '3MB'}\n");
+  for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"jit", "on"}, {"JIT", "on"}, {"work_mem", "64MB"}}) {
+    CAPTURE(name);
+    WireSession w(proxy.port(), {{"user", "analyst"}, {"database", "postgres"}, {name, value}});
+    w.send(
+        kanon::wire::Query{"SELECT current_setting('jit') || ',' || "
+                           "current_setting('work_mem')"});
+    const std::string bytes = w.until('Z', 30);
+    CHECK_MESSAGE(bytes.find("off,3MB") != std::string::npos, bytes);
+  }
+  // An exempt login keeps what it asked for.
+  WireSession exempt(proxy.port(), {{"user", "postgres"}, {"database", "postgres"}, {"jit", "on"}});
+  exempt.send(kanon::wire::Query{"SELECT current_setting('jit')"});
+  CHECK(exempt.until('Z', 30).find("on") != std::string::npos);
 }
