@@ -204,6 +204,16 @@ class Planner {
     return true;
   }
 
+  // A statement of the session's text: plan() and, for an EXPLAIN that
+  // reads protected rows, the estimates hidden.
+  bool plan_top(const Statement& st) {
+    const size_t tables = plan_.tables.size();
+    if (!plan(st)) return false;
+    if (st.kind != StatementKind::kExplain) return true;
+    if (plan_.tables.size() == tables && st.executed.empty()) return true;
+    return hide_estimates(st);
+  }
+
   // DO, CALL and CREATE FUNCTION / PROCEDURE (any language: the server
   // refuses untrusted ones to a login that is not a superuser) when
   // PostgreSQL itself keeps the login from reading protected data
@@ -332,6 +342,42 @@ class Planner {
       return ProtectedIndex::Match::kNone;
     }
     return match;
+  }
+
+  // The planner estimates a masked column from the raw column's statistics
+  // (a GROUP BY of it is estimated at the raw number of distinct values),
+  // so EXPLAIN of a statement that reads protected rows, or that runs a
+  // prepared one, shows no estimates: COSTS false is added last (PostgreSQL
+  // takes an option's last value) or, after the legacy EXPLAIN [ANALYZE]
+  // [VERBOSE] or before a query in parentheses, written as an option list.
+  bool hide_estimates(const Statement& st) {
+    const std::string_view text = sql_;
+    NameToken word;
+    size_t pos = skip_space(text, static_cast<size_t>(st.location));
+    if (!read_identifier(text, pos, word) || word.value != "explain")
+      return deny(rules::kUnsupportedReference, "EXPLAIN");
+    pos = skip_space(text, word.end);
+    if (st.explain_options && pos < text.size() && text[pos] == '(') {
+      const size_t close = matching_paren(text, pos);
+      if (close == std::string_view::npos) return deny(rules::kUnsupportedReference, "EXPLAIN");
+      plan_.edits.push_back({close - 1, close - 1, ", COSTS false"});
+      return true;
+    }
+    std::string options;
+    size_t end = word.end;
+    NameToken option;
+    while (pos < text.size() && text[pos] != '"' && read_identifier(text, pos, option)) {
+      if (option.value == "analyze" || option.value == "analyse")
+        options += "ANALYZE true, ";
+      else if (option.value == "verbose")
+        options += "VERBOSE true, ";
+      else
+        break;
+      end = option.end;
+      pos = skip_space(text, option.end);
+    }
+    plan_.edits.push_back({word.end, end, " (" + options + "COSTS false)"});
+    return true;
   }
 
   // ---- Catalog: what the objects a statement names can reach ----
@@ -1047,7 +1093,7 @@ RewritePlan plan_rewrite(std::string_view sql, const ParseOutcome& parsed,
                          const PlanInputs& inputs) {
   Planner planner(sql, inputs);
   for (const auto& st : parsed.statements)
-    if (!planner.plan(st)) break;
+    if (!planner.plan_top(st)) break;
   return planner.take();
 }
 

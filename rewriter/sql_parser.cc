@@ -57,6 +57,8 @@ class StatementWalker {
     if (out_.kind == StatementKind::kDiscard)
       out_.subkind = std::string(string_member(body, "target"));
     if (out_.kind == StatementKind::kVariableSet) read_setting_values(body);
+    if (out_.kind == StatementKind::kExplain)
+      out_.explain_options = t_.member(body, "options") >= 0;
     read_object_name(body);
     read_run_shape(body);
     visit_node(stmt, {}, {});

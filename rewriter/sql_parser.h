@@ -128,6 +128,9 @@ struct Statement {
   // CLOSE (empty for ALL).
   std::string object_name;
   bool cursor_hold = false;  // DECLARE ... CURSOR WITH HOLD
+  // ExplainStmt: it has options, in a list `(...)` or as EXPLAIN ANALYZE /
+  // VERBOSE (`EXPLAIN (SELECT ...)` has none: the parentheses are the query's).
+  bool explain_options = false;
   // The prepared statements an EXECUTE runs, at any depth (EXPLAIN ANALYZE
   // EXECUTE, CREATE TABLE AS EXECUTE).
   std::vector<std::string> executed;

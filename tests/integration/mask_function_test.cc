@@ -128,22 +128,27 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   CHECK_MESSAGE(serial.find("Gather") == std::string::npos, serial);
 
   // A statement that names no other column of the table reads the masks
-  // through a subquery PostgreSQL keeps apart, whose columns it estimates
-  // at 200 values (a masked key read from many columns: 10% of the rows);
-  // one that names another column (its key, which an index may serve) or
-  // joins NATURAL-ly does not. The answers are the same either way.
-  const auto top_line = [&](const std::string& sql) {
+  // through a subquery PostgreSQL keeps apart (its columns estimated at 200
+  // values, not from the raw columns' statistics); one that names another
+  // column (its key, which an index may serve) or joins NATURAL-ly is not
+  // fenced (03_columns.sqltest shows both texts). The answers are the same
+  // either way, and through kanon EXPLAIN shows no estimate of either.
+  const auto plan_text = [&](const std::string& sql) {
     pqxx::nontransaction tx(analyst);
-    return std::string(tx.exec("EXPLAIN " + sql)[0][0].c_str());
+    std::string out;
+    for (const auto& r : tx.exec("EXPLAIN " + sql)) out += std::string(r[0].c_str()) + "\n";
+    return out;
   };
   // The same through the masked view of mode: view.
   for (const char* t : {"adult_fn", "adult_vfn"}) {
     CAPTURE(t);
-    const std::string grouped = std::string("SELECT education, count(*) FROM ") + t + " GROUP BY 1";
-    CHECK_MESSAGE(top_line(grouped).find("rows=200 ") != std::string::npos, top_line(grouped));
+    const std::string grouped =
+        std::string("SELECT education, count(*) FROM ") + t + " GROUP BY 1 ORDER BY 1";
     const std::string keyed =
-        std::string("SELECT education, count(*) FROM ") + t + " WHERE id > 0 GROUP BY 1";
-    CHECK_MESSAGE(top_line(keyed).find("rows=200 ") == std::string::npos, top_line(keyed));
+        std::string("SELECT education, count(*) FROM ") + t + " WHERE id > 0 GROUP BY 1 ORDER BY 1";
+    CHECK(run(analyst, grouped, false).rows == run(analyst, keyed, false).rows);
+    CHECK_MESSAGE(plan_text(grouped).find("rows=") == std::string::npos, plan_text(grouped));
+    CHECK_MESSAGE(plan_text(keyed).find("rows=") == std::string::npos, plan_text(keyed));
   }
   // The fenced subquery lists only the columns the statement names (the
   // scan computes nothing else: no column of the key, not even as NULL),
