@@ -223,11 +223,13 @@ std::string edges_sql(bool atomic_bodies) {
       " UNION ALL SELECT 'w', t.tgrelid, "
       "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, t.tgfoid, 0, NULL "
       " FROM pg_catalog.pg_trigger t WHERE NOT t.tgisinternal"
-      // foreign keys that write the referencing table when the referenced one changes
+      // foreign keys: an UPDATE or DELETE of the referenced table reads the
+      // referencing one by the old key (NO ACTION, RESTRICT: an error that
+      // names the key still referenced) or writes it (CASCADE, SET NULL,
+      // SET DEFAULT)
       " UNION ALL SELECT 'w', c.confrelid, "
       "   'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid, c.conrelid, 0, NULL "
-      " FROM pg_catalog.pg_constraint c WHERE c.contype = 'f' AND c.confrelid >= 16384 "
-      "   AND (c.confupdtype IN ('c', 'n', 'd') OR c.confdeltype IN ('c', 'n', 'd'))"
+      " FROM pg_catalog.pg_constraint c WHERE c.contype = 'f' AND c.confrelid >= 16384"
       // operators and casts created after initdb
       " UNION ALL SELECT 'o', o.oid, "
       "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, o.oprcode::pg_catalog.oid, 0, "

@@ -141,9 +141,13 @@ class Planner {
                              ? rules::kWriteProtected
                              : rules::kDdlProtected;
       if (!refs.empty()) return deny(rule, refs.front().table->policy_name);
-      for (const auto& c : reaching)
-        if (reaches(*c.relation, c.ref->role == RelationRef::Role::kOther))
-          return deny(rule, describe(*c.relation, c.ref->role == RelationRef::Role::kOther));
+      for (const auto& c : reaching) {
+        // COPY FROM's table is written: its triggers, defaults, constraints
+        // and foreign keys run as for an INSERT.
+        const bool written = c.ref->role == RelationRef::Role::kOther ||
+                             (c.ref->role == RelationRef::Role::kCopySource && st.copy_from);
+        if (reaches(*c.relation, written)) return deny(rule, describe(*c.relation, written));
+      }
       if (cls == StatementClass::kWrite || wraps_write)
         for (const auto& n : st.names) {
           if (!index_.has_name(n)) continue;

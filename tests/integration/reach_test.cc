@@ -1047,6 +1047,68 @@ GRANT ALL ON ALL TABLES IN SCHEMA imp TO analyst;
   pg.psql("DROP SCHEMA imp CASCADE");
 }
 
+// A write runs more than its statement names: COPY FROM runs what an INSERT
+// runs (triggers, defaults, constraints, foreign keys), and an UPDATE or
+// DELETE of a table that a foreign key of people references reads people by
+// the old key (NO ACTION, RESTRICT: an error whose DETAIL names the key
+// still referenced, or success when no row holds it). Both were found by an
+// adversarial probe: COPY FROM STDIN into a table whose trigger filled in
+// people's city and occupation, and DELETE of a city from a lookup table.
+TEST_CASE("reach: COPY FROM and writes to a table people's foreign key references") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(R"(
+CREATE SCHEMA wr;
+CREATE TABLE wr.visits (person_id int, city text, occupation text);
+CREATE FUNCTION wr.fill_visit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  SELECT p.city, p.occupation INTO NEW.city, NEW.occupation FROM public.people p
+    WHERE p.id = NEW.person_id;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER fill BEFORE INSERT ON wr.visits FOR EACH ROW EXECUTE FUNCTION wr.fill_visit();
+CREATE TABLE wr.cities (city text PRIMARY KEY);
+INSERT INTO wr.cities SELECT DISTINCT city FROM public.people UNION SELECT 'Atlantis';
+ALTER TABLE public.people ADD CONSTRAINT people_city_fk FOREIGN KEY (city) REFERENCES wr.cities;
+CREATE TABLE wr.notes (id int, v text);
+GRANT USAGE ON SCHEMA wr TO analyst;
+GRANT ALL ON ALL TABLES IN SCHEMA wr TO analyst;
+)");
+  // Directly, the DELETE's error names a raw city.
+  {
+    pqxx::connection direct(pg.conninfo("analyst"));
+    pqxx::nontransaction tx(direct);
+    std::string error;
+    try {
+      tx.exec("DELETE FROM wr.cities WHERE city = 'Columbus'");
+    } catch (const pqxx::sql_error& e) {
+      error = e.what();
+    }
+    CHECK_MESSAGE(error.find("still referenced") != std::string::npos, error);
+  }
+  await_known(*f.proxy, "DELETE FROM wr.cities WHERE city = 'Columbus'", "wr.cities");
+  const std::vector<Denial> attempts = {
+      {"COPY wr.visits (person_id) FROM STDIN", "wr.visits (reaches "},
+      {"COPY wr.visits FROM STDIN WITH (FORMAT csv)", "wr.visits (reaches "},
+      {"DELETE FROM wr.cities WHERE city = 'Columbus'", "wr.cities (reaches public.people)"},
+      {"UPDATE wr.cities SET city = city || 'x' WHERE city = 'Bellevue'",
+       "wr.cities (reaches public.people)"},
+      {"MERGE INTO wr.cities c USING (VALUES ('Columbus')) v(x) ON c.city = v.x "
+       "WHEN MATCHED THEN DELETE",
+       "wr.cities (reaches public.people)"},
+  };
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    pqxx::connection analyst(f.proxy->conninfo("analyst"));
+    check_denials(analyst, attempts, extended);
+    // Tables whose writes reach nothing keep working, and reading the
+    // lookup table is a read.
+    CHECK(run(analyst, "INSERT INTO wr.notes VALUES (1, 'x')", extended).sqlstate.empty());
+    CHECK(run(analyst, "SELECT count(*) > 0 FROM wr.cities", extended).rows == "t|\n");
+  }
+  pg.psql("ALTER TABLE public.people DROP CONSTRAINT people_city_fk; DROP SCHEMA wr CASCADE");
+}
+
 // Event triggers an administrator made run their function on the DDL of
 // every session, restricted ones included, with the session's rights (the
 // owner's when SECURITY DEFINER), and creating, altering or dropping one
