@@ -43,6 +43,11 @@ const Rule kServerFileFunction{"server-file-function",
 const Rule kAdvisoryLock{"advisory-lock",
                          "restricted sessions may not take advisory locks: kanon's catalog "
                          "guard and catalog reader hold advisory locks of their own"};
+const Rule kPreparedTransaction{"prepared-transaction",
+                                "restricted sessions may not prepare a transaction for two-phase "
+                                "commit: a prepared transaction keeps its locks, those of kanon's "
+                                "catalog guard among them, after the session ends and until a "
+                                "superuser commits or rolls it back"};
 const Rule kSnapshotImport{"snapshot-import",
                            "restricted sessions may not import a snapshot (SET TRANSACTION "
                            "SNAPSHOT): its rows may be older than the release kanon masks them "
@@ -236,6 +241,9 @@ constexpr std::array kDeniedFunctions = {
     DeniedFunction{"tuple_data_split", false, &rules::kSqlTextFunction},
     DeniedFunction{"bt_page_items", false, &rules::kSqlTextFunction},
     DeniedFunction{"pgrowlocks", false, &rules::kSqlTextFunction},
+    // A table by name and a row's physical address: the row's newest
+    // version (what the system-column rule keeps ctid from telling).
+    DeniedFunction{"currtid2", false, &rules::kSqlTextFunction},
     // Advisory locks: one key space per database, no privilege needed. A
     // session holding kanon's keys (catalog/catalog_watch.h) would stall
     // every DDL, kanon's catalog reader or other sessions' guarded
@@ -354,6 +362,8 @@ RulesVerdict check_rules(const Statement& st, RulesScope scope) {
     return deny(rules::kOpaqueCode, statement_label(st));
   if (st.kind == StatementKind::kVariableSet && base::lower(st.setting) == "transaction snapshot")
     return deny(rules::kSnapshotImport, "SET TRANSACTION SNAPSHOT");
+  if (st.kind == StatementKind::kTransaction && st.subkind == "TRANS_STMT_PREPARE")
+    return deny(rules::kPreparedTransaction, "PREPARE TRANSACTION");
   for (const auto& f : st.functions)
     if (const Rule* rule = denied_function(f.name)) return deny(*rule, f.name);
   if (v.cls == StatementClass::kCopy &&

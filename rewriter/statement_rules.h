@@ -57,6 +57,7 @@ extern const Rule kSqlTextFunction;
 extern const Rule kServerFileFunction;
 extern const Rule kAdvisoryLock;
 extern const Rule kSnapshotImport;
+extern const Rule kPreparedTransaction;
 extern const Rule kKanonInternal;
 extern const Rule kCopyFile;
 extern const Rule kPolicyNotBuilt;
