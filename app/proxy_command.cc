@@ -35,10 +35,12 @@ void add_proxy_command(CLI::App& app) {
   cmd->callback([opts] {
     try {
       settings::ServerConfig config = settings::load_server_config(opts->config);
-      if (!opts->listen.empty()) config.listen = settings::parse_endpoint(opts->listen, "--listen");
+      auto& line = config.command_line;
+      if (!opts->listen.empty()) line.listen = settings::parse_endpoint(opts->listen, "--listen");
       if (!opts->backend.empty())
-        config.backend = settings::parse_endpoint(opts->backend, "--backend");
-      if (auto level = settings::log_level_from_string(opts->log_level)) config.log_level = *level;
+        line.backend = settings::parse_endpoint(opts->backend, "--backend");
+      line.log_level = settings::log_level_from_string(opts->log_level);
+      settings::apply_command_line(config);
       proxy::set_log_level(config.log_level);
       // The rewriter's parser allocates and frees a few hundred KB per
       // statement; without these glibc hands that memory back to the kernel

@@ -171,6 +171,9 @@ void Server::build_policies() {
 std::string Server::reload() {
   const auto old = context_.runtime()->config;
   settings::ServerConfig fresh = settings::load_server_config(old->path);
+  // --listen, --backend and --log-level hold over the file, as at start.
+  fresh.command_line = old->command_line;
+  settings::apply_command_line(fresh);
   auto tables = store::load_policies(fresh);
   if (fresh.listen.host != old->listen.host || fresh.listen.port != old->listen.port ||
       fresh.threads != old->threads || fresh.pack_sessions != old->pack_sessions)

@@ -59,8 +59,23 @@ ServerConfig load_server_config(const std::string& path) {
     char host[256] = {};
     if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "kanon");
     cfg.snapshots.replica = fmt::format("{}:{}", host, cfg.listen.port);
+    cfg.default_replica = true;
   }
   return cfg;
+}
+
+void apply_command_line(ServerConfig& config) {
+  const auto& c = config.command_line;
+  if (c.listen) {
+    if (config.default_replica) {
+      const size_t colon = config.snapshots.replica.rfind(':');
+      config.snapshots.replica =
+          fmt::format("{}:{}", config.snapshots.replica.substr(0, colon), c.listen->port);
+    }
+    config.listen = *c.listen;
+  }
+  if (c.backend) config.backend = *c.backend;
+  if (c.log_level) config.log_level = *c.log_level;
 }
 
 namespace {

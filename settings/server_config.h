@@ -150,7 +150,20 @@ struct ServerConfig {
   // serve the snapshots one of them builds (docs/operations.md). On by
   // default; the replica's name defaults to "<host name>:<listen port>".
   SharingOptions snapshots{.enabled = true};
+  bool default_replica = false;  // snapshots.replica is the default name
+  // What `kanon proxy --listen / --backend / --log-level` set over the file:
+  // applied at start and again at every RELOAD, which reads the file anew.
+  struct CommandLine {
+    std::optional<Endpoint> listen;
+    std::optional<Endpoint> backend;
+    std::optional<LogLevel> log_level;
+  };
+  CommandLine command_line;
 };
+
+// Applies config.command_line over what the file says (the default replica
+// name follows the listen port).
+void apply_command_line(ServerConfig& config);
 
 const char* to_string(SslMode mode);
 std::optional<SslMode> ssl_mode_from_string(std::string_view text);

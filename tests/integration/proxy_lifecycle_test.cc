@@ -5,11 +5,15 @@
 #include <libpq-fe.h>
 #include <signal.h>
 
+#include <filesystem>
+#include <fstream>
 #include <pqxx/pqxx>
 #include <thread>
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/process.h"
+#include "tests/support/scratch_dir.h"
 #include "tests/support/wait.h"
 
 using namespace kanon::testing;
@@ -140,6 +144,64 @@ TEST_CASE("an unreachable backend gets the client a clear 08006 error") {
   CHECK(PQstatus(conn) == CONNECTION_BAD);
   CHECK(error_of(conn).find("kanon cannot connect to the PostgreSQL server") != std::string::npos);
   PQfinish(conn);
+}
+
+// --listen, --backend and --log-level hold over the file after a RELOAD and
+// a SIGHUP, which read the file anew (found by an adversarial probe: after
+// RELOAD every new session went to the file's backend address).
+TEST_CASE("command-line options hold across RELOAD and SIGHUP") {
+  auto& pg = PgSandbox::shared();
+  const std::string dir = scratch_path("kanon-cli-reload");
+  std::filesystem::create_directories(dir);
+  const std::string config = dir + "/kanon.yaml";
+  // The file names a backend where nothing listens and another port.
+  std::ofstream(config) << "listen: {host: 127.0.0.1, port: " << free_port() << "}\n"
+                        << "backend: {host: 127.0.0.1, port: " << free_port()
+                        << ", user: postgres, dbname: postgres}\n"
+                        << "admin: {users: [postgres]}\n"
+                        << "log_level: error\n";
+  const uint16_t port = free_port();
+  const std::string log_path = dir + "/kanon.log";
+  ChildProcess kanon({kanon_executable(), "proxy", "--config", config, "--listen",
+                      "127.0.0.1:" + std::to_string(port), "--backend",
+                      "127.0.0.1:" + std::to_string(pg.port()), "--log-level", "info"},
+                     log_path);
+  REQUIRE(wait_for_port(port, 20));
+  const auto conninfo = [&](const std::string& db) {
+    return "host=127.0.0.1 port=" + std::to_string(port) + " user=postgres dbname=" + db;
+  };
+  const auto serves = [&] {
+    PGconn* conn = PQconnectdb(conninfo("postgres").c_str());
+    const bool ok = PQstatus(conn) == CONNECTION_OK && exec(conn, "SELECT 41 + 1").value == "42";
+    PQfinish(conn);
+    return ok;
+  };
+  REQUIRE(serves());
+  {
+    PGconn* console = PQconnectdb(conninfo("kanon").c_str());
+    REQUIRE_MESSAGE(PQstatus(console) == CONNECTION_OK, error_of(console));
+    PGresult* res = PQexec(console, "RELOAD");
+    CHECK_MESSAGE(PQresultStatus(res) != PGRES_FATAL_ERROR, error_of(console));
+    PQclear(res);
+    PQfinish(console);
+  }
+  CHECK(serves());
+  const auto reloads = [&] {
+    const std::string log = read_file(log_path);
+    size_t n = 0;
+    for (size_t at = log.find(" reloaded: "); at != std::string::npos;
+         at = log.find(" reloaded: ", at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(reloads() == 1);
+  ::kill(kanon.pid(), SIGHUP);
+  REQUIRE(until([&] { return reloads() == 2; }));
+  CHECK(serves());
+  // --log-level info, not the file's error: the reloads were logged, and
+  // listen was not taken for a change.
+  CHECK(read_file(log_path).find("listen, threads and io_placement change only at restart") ==
+        std::string::npos);
 }
 
 // Runs last: killing a server process makes PostgreSQL restart all sessions.
