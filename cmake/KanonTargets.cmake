@@ -35,11 +35,19 @@ endfunction()
 # executable registered with CTest. Labels: unit (no network), integration
 # (real PostgreSQL), robustness (random input).
 function(kanon_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS;ARGS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE kanon_doctest_main ${ARG_DEPS})
   kanon_target_defaults(${name})
-  add_test(NAME ${name} COMMAND ${name})
+  kanon_add_test_run(${name} ${name} TIMEOUT ${ARG_TIMEOUT} LABELS ${ARG_LABELS} ARGS ${ARG_ARGS})
+endfunction()
+
+# One more ctest entry for an executable kanon_add_test made, e.g. a part of
+# its test cases (ARGS --test-case=...), so that each part keeps well inside
+# its timeout under the sanitizers.
+function(kanon_add_test_run name executable)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "LABELS;ARGS" ${ARGN})
+  add_test(NAME ${name} COMMAND ${executable} ${ARG_ARGS})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 600)
   endif()
