@@ -97,6 +97,16 @@ bool AuditTableSink::open() {
     if (tx.exec_params1("SELECT pg_catalog.to_regclass($1) IS NULL", table_)[0].as<bool>())
       tx.exec(fmt::format("CREATE TABLE IF NOT EXISTS {} ({})", table_, kTableDefinition));
     tx.commit();
+    // A COPY of no rows: the columns are there and kanon may insert. Without
+    // it a table whose columns were changed or whose INSERT was revoked
+    // opened, was reported up, and lost the records of the statements it
+    // let through until the next write failed (found by an adversarial
+    // probe, with on_failure: deny).
+    pqxx::work probe(*conn);
+    pqxx::stream_to(probe, table_,
+                    std::vector<std::string>(std::begin(kColumns), std::end(kColumns)))
+        .complete();
+    probe.abort();
     conn_ = std::move(conn);
     error_.clear();
     return true;

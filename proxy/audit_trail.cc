@@ -154,9 +154,22 @@ void AuditTrail::write_batch(std::vector<AuditRecord>& batch) {
     lost_.fetch_add(batch.size(), std::memory_order_relaxed);
     log(LogLevel::kWarning, "audit: {} records lost", batch.size());
   }
-  // The ring keeps kRingSize records: only a batch's last ones can stay.
+  // The ring keeps kRingSize records: only a batch's last ones can stay,
+  // each with at most kRingTextBytes of its text (a statement may be 64 MB).
   const size_t keep = std::min(batch.size(), kRingSize);
-  for (size_t i = batch.size() - keep; i < batch.size(); ++i) ring_.push(batch[i]);
+  // The sinks have them: the batch's texts are cut in place.
+  for (size_t i = batch.size() - keep; i < batch.size(); ++i) {
+    auto& text = batch[i].text;
+    if (text && text->size() > kRingTextBytes) {
+      const size_t size = text->size();
+      size_t cut = kRingTextBytes;
+      while (cut > 0 && (static_cast<unsigned char>((*text)[cut]) & 0xC0) == 0x80) --cut;
+      text->resize(cut);
+      text->shrink_to_fit();
+      *text += fmt::format("... ({} bytes)", size);
+    }
+    ring_.push(batch[i]);
+  }
 }
 
 std::string AuditTrail::prometheus() const {

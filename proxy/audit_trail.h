@@ -31,6 +31,7 @@ class AuditSink;  // audit_sinks.h
 class AuditTrail {
  public:
   static constexpr size_t kRingSize = 100;
+  static constexpr size_t kRingTextBytes = 4096;
 
   // REQUIRES: config.enabled(). `service_conninfo` is the table sink's
   // connection. Opens the sinks once (a sink that cannot be opened starts

@@ -737,6 +737,22 @@ TEST_CASE(
   pg.psql("DELETE FROM audit_deny.trail WHERE decision = 'exempt'");
   CHECK(pg.psql("SELECT count(*) FROM audit_deny.trail WHERE statement IS NOT NULL OR "
                 "fingerprint IS NULL") == "0\n");
+  // A table kanon cannot insert into (a column renamed) does not open: the
+  // first statement is denied, not served with its record lost (found by an
+  // adversarial probe: the sink opened, was reported up, and lost the
+  // records of the statements it let through until a write failed).
+  pg.psql("ALTER TABLE audit_deny.trail RENAME COLUMN at TO at_renamed");
+  {
+    KanonProxy broken(pg.port(),
+                      policies_yaml() + "audit: {table: audit_deny.trail, text: none}\n");
+    Client b(with_app(broken.conninfo("analyst"), "audit-broken"));
+    const auto first = b.simple("SELECT city FROM people");
+    CHECK(first.sqlstate == "42501");
+    CHECK(first.message.find("audit-unavailable") != std::string::npos);
+    CHECK(broken.log().find("column \"at\"") != std::string::npos);
+    pg.psql("ALTER TABLE audit_deny.trail RENAME COLUMN at_renamed TO at");
+    CHECK(eventually([&] { return b.simple("SELECT city FROM people").sqlstate.empty(); }));
+  }
   pg.psql("DROP SCHEMA audit_deny CASCADE");
 }
 

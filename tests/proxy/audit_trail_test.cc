@@ -117,3 +117,39 @@ TEST_CASE("a sink that cannot be opened: unavailable, named, and its records los
   }
   CHECK(trail.available());
 }
+
+// SHOW AUDIT's ring keeps a statement's first kRingTextBytes (at a UTF-8
+// character's start) and its size; the file keeps the whole text. Without
+// the cut, 100 statements of 64 MB held 6.4 GB (found by an adversarial
+// probe: ten 20 MB statements took kanon from 80 to 427 MB).
+TEST_CASE("the ring keeps a long statement's beginning and its size, the sink all of it") {
+  Dir dir;
+  AuditConfig config;
+  config.file = kDir + "/audit.jsonl";
+  AuditTrail trail(config, "");
+  AuditRecord r = record(1);
+  std::string text = "SELECT '";
+  text.append(AuditTrail::kRingTextBytes - 9, 'x');
+  text.append("\xC3\xBC");
+  text.append(100000, 'y');
+  text.push_back('\'');
+  r.text = text;
+  const size_t size = r.text->size();
+  trail.submit(r);
+  trail.flush();
+  const auto ring = trail.latest();
+  REQUIRE(ring.size() == 1);
+  REQUIRE(ring[0].text);
+  const std::string& kept = *ring[0].text;
+  CHECK(kept.size() < AuditTrail::kRingTextBytes + 32);
+  // The two-byte character straddles the cut: it is left out whole.
+  std::string start = "SELECT '";
+  start.append(AuditTrail::kRingTextBytes - 9, 'x');
+  start.append("...");
+  CHECK(kept.starts_with(start));
+  CHECK(kept.ends_with("(" + std::to_string(size) + " bytes)"));
+  std::ifstream in(config.file);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  CHECK(nlohmann::json::parse(line)["text"].get<std::string>() == *r.text);
+}
