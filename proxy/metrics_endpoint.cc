@@ -81,7 +81,19 @@ std::string policies_prometheus(ServerContext& context) {
   return out;
 }
 
-asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsEndpoint& endpoint) {
+// Ends a connection's count (counted when accepted). The count is shared: a
+// coroutine may end after the endpoint, when its io_context is destroyed.
+struct Counted {
+  explicit Counted(std::shared_ptr<int> n) : count(std::move(n)) {}
+  ~Counted() { --*count; }
+  Counted(const Counted&) = delete;
+  Counted& operator=(const Counted&) = delete;
+  std::shared_ptr<int> count;
+};
+
+asio::awaitable<void> serve(tcp::socket socket, ServerContext& context, MetricsEndpoint& endpoint,
+                            std::shared_ptr<int> connections) {
+  const Counted counted(std::move(connections));
   boost::system::error_code ec;
   asio::streambuf request(16 * 1024);
   asio::steady_timer deadline(socket.get_executor(), std::chrono::seconds(10));
@@ -212,15 +224,29 @@ asio::awaitable<std::string> MetricsEndpoint::probe_backend() {
 
 MetricsEndpoint::MetricsEndpoint(asio::io_context& io, const settings::Endpoint& listen,
                                  ServerContext& context)
-    : context_(context), acceptor_(io) {
+    : context_(context), acceptor_(io), retry_(io.get_executor(), "metrics.listen") {
   open_listener(acceptor_, listen, "metrics.listen");
 }
 
 void MetricsEndpoint::start() {
   acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
-    if (ec) return;  // closed by stop()
-    asio::co_spawn(acceptor_.get_executor(), serve(std::move(socket), context_, *this),
-                   asio::detached);
+    if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;  // stop()
+    if (ec) {
+      // Out of descriptors or memory: try again later, not at once.
+      retry_.failed(ec).async_wait([this](const boost::system::error_code& e) {
+        if (!e && acceptor_.is_open()) start();
+      });
+      return;
+    }
+    retry_.accepted();
+    if (*connections_ >= kMaxConnections) {
+      boost::system::error_code ignored;
+      socket.close(ignored);
+    } else {
+      ++*connections_;
+      asio::co_spawn(acceptor_.get_executor(),
+                     serve(std::move(socket), context_, *this, connections_), asio::detached);
+    }
     start();
   });
 }
@@ -228,6 +254,7 @@ void MetricsEndpoint::start() {
 void MetricsEndpoint::stop() {
   boost::system::error_code ec;
   acceptor_.close(ec);
+  retry_.cancel();
 }
 
 }  // namespace kanon::proxy

@@ -39,7 +39,8 @@ Server::Server(settings::ServerConfig config)
           v.push_back(std::make_unique<asio::io_context>(1));
         return v;
       }()),
-      acceptor_(*contexts_[0]) {
+      acceptor_(*contexts_[0]),
+      accept_retry_(contexts_[0]->get_executor(), "listen") {
   open_listener(acceptor_, config.listen, "listen");
   if (config.metrics.port != 0)
     metrics_ = std::make_unique<MetricsEndpoint>(*contexts_[0], config.metrics, context_);
@@ -343,13 +344,17 @@ void Server::accept_next() {
         const bool closed = context_.shutdown_phase.load() == ShutdownPhase::kDraining;
         if (ec) {
           if (ec == asio::error::operation_aborted || closed) return;
-          log(LogLevel::kWarning, "accept failed: {}", ec.message());
-        } else {
-          const uint32_t max = context_.runtime()->config->limits.max_clients;
-          const bool over = context_.active_clients.load() >= max;
-          if (over) log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached", max);
-          on_accept(std::make_shared<Session>(std::move(socket), context_, over, index));
+          // Out of descriptors or memory: try again later, not at once.
+          accept_retry_.failed(ec).async_wait([this](const boost::system::error_code& e) {
+            if (!e && context_.shutdown_phase.load() != ShutdownPhase::kDraining) accept_next();
+          });
+          return;
         }
+        accept_retry_.accepted();
+        const uint32_t max = context_.runtime()->config->limits.max_clients;
+        const bool over = context_.active_clients.load() >= max;
+        if (over) log(LogLevel::kWarning, "refusing a client: max_clients ({}) reached", max);
+        on_accept(std::make_shared<Session>(std::move(socket), context_, over, index));
         if (!closed) accept_next();
       });
 }
@@ -383,6 +388,7 @@ void Server::begin_drain() {
   drain_deadline_ = std::chrono::steady_clock::now() + grace;
   boost::system::error_code ec;
   acceptor_.close(ec);
+  accept_retry_.cancel();
   log(LogLevel::kInfo,
       "draining: no new connections; {} sessions end when idle between transactions "
       "(shutdown_grace {} ms)",

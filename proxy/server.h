@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "policy/table_policy.h"
+#include "proxy/accept_retry.h"
 #include "proxy/metrics_endpoint.h"
 #include "proxy/server_context.h"
 #include "settings/server_config.h"
@@ -74,6 +75,7 @@ class Server {
   ServerContext context_;
   std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  AcceptRetry accept_retry_;                                // on contexts_[0]
   std::unique_ptr<MetricsEndpoint> metrics_;                // on contexts_[0]
   std::vector<std::unique_ptr<AttachedService>> attached_;  // on contexts_[0]
   std::mutex sessions_mutex_;

@@ -133,7 +133,8 @@ WebServer::WebServer(asio::io_context& io, proxy::ServerContext& context,
     : io_(io),
       app_(context, config),
       tls_(proxy::make_client_tls_context(config.tls)),
-      acceptor_(io) {
+      acceptor_(io),
+      retry_(io.get_executor(), "web.listen") {
   proxy::open_listener(acceptor_, config.listen, "web.listen");
 }
 
@@ -147,6 +148,7 @@ void WebServer::start() {
 void WebServer::stop() {
   boost::system::error_code ec;
   acceptor_.close(ec);
+  retry_.cancel();
 }
 
 asio::awaitable<void> WebServer::accept_loop() {
@@ -155,7 +157,13 @@ asio::awaitable<void> WebServer::accept_loop() {
     tcp::socket socket =
         co_await acceptor_.async_accept(asio::redirect_error(asio::use_awaitable, ec));
     if (ec == asio::error::operation_aborted || !acceptor_.is_open()) co_return;
-    if (ec) continue;
+    if (ec) {
+      // Out of descriptors or memory: try again later, not at once.
+      co_await retry_.failed(ec).async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      if (ec || !acceptor_.is_open()) co_return;
+      continue;
+    }
+    retry_.accepted();
     if (connections_->fetch_add(1) >= kMaxConnections) {
       connections_->fetch_sub(1);
       socket.close(ec);

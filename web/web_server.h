@@ -5,7 +5,7 @@
 // them with WebApp; keep-alive as the client asks. TLS when web.tls (or
 // tls:) is set. Blocking work goes to the blocking pool, so no request ever
 // holds up the proxy's sessions. At most 64 connections at once; more are
-// closed at once.
+// closed at once. A failed accept is tried again every 100 ms (AcceptRetry).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -13,6 +13,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <memory>
 
+#include "proxy/accept_retry.h"
 #include "proxy/server.h"
 #include "web/web_app.h"
 
@@ -34,6 +35,7 @@ class WebServer : public proxy::AttachedService {
   WebApp app_;
   std::shared_ptr<boost::asio::ssl::context> tls_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  proxy::AcceptRetry retry_;
   std::shared_ptr<std::atomic<int>> connections_ = std::make_shared<std::atomic<int>>(0);
 };
 
