@@ -74,4 +74,33 @@ std::string_view target_query(std::string_view target) {
   return q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
 }
 
+std::string attachment_disposition(std::string_view file_name) {
+  const auto unsafe = [](unsigned char b) {
+    return b < 0x20 || b == 0x7F || b == '"' || b == '\\' || b == ';';
+  };
+  std::string ascii, encoded;
+  bool non_ascii = false;
+  for (const char c : file_name) {
+    const auto b = static_cast<unsigned char>(c);
+    non_ascii = non_ascii || b >= 0x80;
+    ascii += unsafe(b) || b >= 0x80 ? '_' : c;
+    // RFC 5987 attr-char is sent as it is, every other byte as %XX.
+    static constexpr std::string_view kAttrChars =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!#$&+-.^_`|~";
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    if (unsafe(b)) {
+      encoded += '_';
+    } else if (kAttrChars.find(c) != std::string_view::npos) {
+      encoded += c;
+    } else {
+      encoded += '%';
+      encoded += kHex[b >> 4];
+      encoded += kHex[b & 15];
+    }
+  }
+  std::string out = "attachment; filename=\"" + ascii + "\"";
+  if (non_ascii) out += "; filename*=UTF-8''" + encoded;
+  return out;
+}
+
 }  // namespace kanon::web

@@ -1,6 +1,7 @@
 // Small pieces of HTTP text the web console reads: percent-decoding, query
-// strings and form bodies (application/x-www-form-urlencoded), and cookies.
-// Malformed input never throws: a bad escape is kept as it is.
+// strings and form bodies (application/x-www-form-urlencoded), and cookies;
+// and one it writes, Content-Disposition. Malformed input never throws: a
+// bad escape is kept as it is.
 #pragma once
 
 #include <map>
@@ -19,5 +20,12 @@ std::optional<std::string> cookie_value(std::string_view header, std::string_vie
 // The path of a request target, without "?query".
 std::string_view target_path(std::string_view target);
 std::string_view target_query(std::string_view target);
+// The Content-Disposition of a download named `file_name`:
+// attachment; filename="name", where every double quote, backslash,
+// semicolon, control and non-ASCII byte of the name is '_', so the name can
+// neither end the quoted string nor add parameters. A name with non-ASCII
+// bytes gets filename*=UTF-8''name as well: RFC 5987 percent-encoding,
+// with the same bytes but the non-ASCII ones as '_'.
+std::string attachment_disposition(std::string_view file_name);
 
 }  // namespace kanon::web

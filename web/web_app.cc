@@ -516,8 +516,7 @@ asio::awaitable<Response> WebApp::export_file(Call& call, const std::string& id,
       security_headers(out, true);
     } else if (what == "csv") {
       out.set(http::field::content_disposition,
-              fmt::format("attachment; filename=\"{}\"",
-                          std::filesystem::path(file).filename().string()));
+              attachment_disposition(std::filesystem::path(file).filename().string()));
     }
     co_return out;
   }

@@ -87,6 +87,18 @@ TEST_CASE("forms, queries and cookies") {
   CHECK(target_query("/") == "");
 }
 
+TEST_CASE("a download's file name cannot end its quoted string or add parameters") {
+  CHECK(attachment_disposition("people.csv") == "attachment; filename=\"people.csv\"");
+  // The name of an export to /tmp/x/q"; filename=evil.html; x=".csv
+  CHECK(attachment_disposition("q\"; filename=evil.html; x=\".csv") ==
+        "attachment; filename=\"q__ filename=evil.html_ x=_.csv\"");
+  CHECK(attachment_disposition("a\\b\r\nSet-Cookie: x=1\x7f.csv") ==
+        "attachment; filename=\"a_b__Set-Cookie: x=1_.csv\"");
+  // Non-ASCII: '_' in filename, percent-encoded UTF-8 in filename*.
+  CHECK(attachment_disposition("caf\xC3\xA9 \"x\".csv") ==
+        "attachment; filename=\"caf__ _x_.csv\"; filename*=UTF-8''caf%C3%A9%20_x_.csv");
+}
+
 TEST_CASE("failed logins: after the limit an address waits, each failure restarts the pause") {
   FailedLogins failed(3, 30s);
   const Clock::time_point t0{};
