@@ -78,28 +78,41 @@ size_t LoginSessions::size() const {
   return sessions_.size();
 }
 
-std::chrono::milliseconds FailedLogins::wait(const std::string& address,
-                                             Clock::time_point now) const {
+std::chrono::milliseconds FailedLogins::begin(const std::string& address, Clock::time_point now) {
   const std::lock_guard lock(mu_);
-  const auto it = counts_.find(address);
-  if (it == counts_.end() || it->second.failures < limit_) return std::chrono::milliseconds(0);
-  const auto left = it->second.last + pause_ - now;
-  return left > Clock::duration::zero() ? std::chrono::ceil<std::chrono::milliseconds>(left)
-                                        : std::chrono::milliseconds(0);
+  // Forget addresses whose pause is long over, so the map stays small.
+  std::erase_if(counts_, [&](const auto& kv) {
+    return kv.second.in_flight == 0 && now - kv.second.last > 10 * pause_;
+  });
+  Count& c = counts_[address];
+  if (c.failures >= limit_) {
+    const auto left = c.last + pause_ - now;
+    if (left > Clock::duration::zero()) return std::chrono::ceil<std::chrono::milliseconds>(left);
+    // The pause is over: one attempt at a time, each failure a new pause.
+    if (c.in_flight > 0) return pause_;
+  } else if (c.failures + c.in_flight >= limit_) {
+    // The attempts in flight may all fail: they count as failures now.
+    return pause_;
+  }
+  ++c.in_flight;
+  return std::chrono::milliseconds(0);
 }
 
 void FailedLogins::failed(const std::string& address, Clock::time_point now) {
   const std::lock_guard lock(mu_);
-  // Forget addresses whose pause is long over, so the map stays small.
-  std::erase_if(counts_, [&](const auto& kv) { return now - kv.second.last > 10 * pause_; });
   Count& c = counts_[address];
+  if (c.in_flight > 0) --c.in_flight;
   ++c.failures;
   c.last = now;
 }
 
 void FailedLogins::succeeded(const std::string& address) {
   const std::lock_guard lock(mu_);
-  counts_.erase(address);
+  const auto it = counts_.find(address);
+  if (it == counts_.end()) return;
+  if (it->second.in_flight > 0) --it->second.in_flight;
+  it->second.failures = 0;
+  if (it->second.in_flight == 0) counts_.erase(it);
 }
 
 }  // namespace kanon::web

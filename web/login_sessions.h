@@ -51,25 +51,32 @@ class LoginSessions {
 // Failed logins per client address: after `limit` failures in a row, the
 // address is refused for `pause` (each further failure restarts the pause),
 // so passwords cannot be guessed at the rate the backend answers. A success
-// clears the address. Thread-safe; the clock is passed in.
+// clears the address's failures. An attempt counts from `begin`, before the
+// backend is asked: attempts still in flight count as failures, so logins
+// sent at once are limited as logins sent one after another are. Once the
+// pause is over, one attempt at a time may begin until one succeeds.
+// Thread-safe; the clock is passed in.
 class FailedLogins {
  public:
   FailedLogins(size_t limit = 5, std::chrono::milliseconds pause = std::chrono::seconds(30))
       : limit_(limit), pause_(pause) {}
 
-  // How long `address` must still wait; zero when it may try.
-  std::chrono::milliseconds wait(const std::string& address, Clock::time_point now) const;
+  // Begins an attempt from `address`: zero when it may go ahead (then
+  // `failed` or `succeeded` must follow), else how long to wait.
+  std::chrono::milliseconds begin(const std::string& address, Clock::time_point now);
+  // The end of an attempt that `begin` let go ahead.
   void failed(const std::string& address, Clock::time_point now);
   void succeeded(const std::string& address);
 
  private:
   struct Count {
     size_t failures = 0;
+    size_t in_flight = 0;
     Clock::time_point last;
   };
   const size_t limit_;
   const std::chrono::milliseconds pause_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::map<std::string, Count> counts_;
 };
 

@@ -302,7 +302,8 @@ asio::awaitable<Response> WebApp::login(Call& call) {
   const std::string user = field("user"), password = field("password");
   // Throttled per client address (without the port).
   const std::string address = call.peer.substr(0, call.peer.rfind(':'));
-  if (const auto wait = failed_logins_.wait(address, Clock::now()); wait.count() > 0) {
+  // The attempt counts from here, before the backend is asked.
+  if (const auto wait = failed_logins_.begin(address, Clock::now()); wait.count() > 0) {
     proxy::log(LogLevel::kWarning,
                "web console: login as \"{}\" from {} refused: too many failed logins, {} s to "
                "wait",
@@ -313,8 +314,14 @@ asio::awaitable<Response> WebApp::login(Call& call) {
     co_return r;
   }
   const auto config = context_.runtime()->config;
-  const LoginCheck check = co_await proxy::run_blocking(
-      context_.blocking, [&] { return check_login(*config, user, password); });
+  LoginCheck check;
+  try {
+    check = co_await proxy::run_blocking(context_.blocking,
+                                         [&] { return check_login(*config, user, password); });
+  } catch (...) {
+    failed_logins_.failed(address, Clock::now());  // the attempt ends, counted
+    throw;
+  }
   if (!check.accepted) {
     failed_logins_.failed(address, Clock::now());
     proxy::log(LogLevel::kWarning, "web console: login as \"{}\" from {} refused: {}", user,

@@ -1,6 +1,7 @@
 // The web console's pure parts: login sessions (expiry by idle time and by
-// age, eviction, logout, tokens) with a clock passed in, and the HTTP text
-// it reads (percent-decoding, forms, cookies).
+// age, eviction, logout, tokens) and the failed-login throttle with a clock
+// passed in, and the HTTP text it reads and writes (percent-decoding, forms,
+// cookies, Content-Disposition).
 #include <doctest/doctest.h>
 
 #include <set>
@@ -103,15 +104,40 @@ TEST_CASE("failed logins: after the limit an address waits, each failure restart
   FailedLogins failed(3, 30s);
   const Clock::time_point t0{};
   for (int i = 0; i < 3; ++i) {
-    CHECK(failed.wait("10.0.0.1", t0).count() == 0);
+    CHECK(failed.begin("10.0.0.1", t0).count() == 0);
     failed.failed("10.0.0.1", t0);
   }
-  CHECK(failed.wait("10.0.0.1", t0) == 30s);
-  CHECK(failed.wait("10.0.0.1", t0 + 10s) == 20s);
-  CHECK(failed.wait("10.0.0.2", t0).count() == 0);  // another address
-  CHECK(failed.wait("10.0.0.1", t0 + 30s).count() == 0);
+  CHECK(failed.begin("10.0.0.1", t0) == 30s);
+  CHECK(failed.begin("10.0.0.1", t0 + 10s) == 20s);
+  CHECK(failed.begin("10.0.0.2", t0).count() == 0);  // another address
+  failed.failed("10.0.0.2", t0);
+  CHECK(failed.begin("10.0.0.1", t0 + 30s).count() == 0);
   failed.failed("10.0.0.1", t0 + 31s);  // still over the limit: a new pause
-  CHECK(failed.wait("10.0.0.1", t0 + 31s) == 30s);
+  CHECK(failed.begin("10.0.0.1", t0 + 31s) == 30s);
+  CHECK(failed.begin("10.0.0.1", t0 + 61s).count() == 0);
   failed.succeeded("10.0.0.1");
-  CHECK(failed.wait("10.0.0.1", t0 + 31s).count() == 0);
+  CHECK(failed.begin("10.0.0.1", t0 + 61s).count() == 0);
+}
+
+TEST_CASE("failed logins: attempts in flight count, so logins sent at once are limited too") {
+  FailedLogins failed(3, 30s);
+  const Clock::time_point t0{};
+  // Three attempts begin before any has an answer: a fourth must wait.
+  for (int i = 0; i < 3; ++i) REQUIRE(failed.begin("10.0.0.1", t0).count() == 0);
+  for (int i = 0; i < 57; ++i) CHECK(failed.begin("10.0.0.1", t0) == 30s);
+  CHECK(failed.begin("10.0.0.2", t0).count() == 0);  // another address may try
+  // One succeeds: its slot is free again; the other two fail.
+  failed.succeeded("10.0.0.1");
+  failed.failed("10.0.0.1", t0 + 1s);
+  failed.failed("10.0.0.1", t0 + 1s);
+  REQUIRE(failed.begin("10.0.0.1", t0 + 1s).count() == 0);
+  CHECK(failed.begin("10.0.0.1", t0 + 1s) == 30s);
+  failed.failed("10.0.0.1", t0 + 2s);  // the third failure in a row
+  CHECK(failed.begin("10.0.0.1", t0 + 2s) == 30s);
+  // After the pause, one attempt at a time, as when they come one by one.
+  REQUIRE(failed.begin("10.0.0.1", t0 + 32s).count() == 0);
+  CHECK(failed.begin("10.0.0.1", t0 + 32s) == 30s);
+  CHECK(failed.begin("10.0.0.1", t0 + 40s) == 30s);
+  failed.failed("10.0.0.1", t0 + 41s);
+  CHECK(failed.begin("10.0.0.1", t0 + 41s) == 30s);
 }
