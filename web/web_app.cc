@@ -81,6 +81,11 @@ std::string origin_host(std::string_view origin) {
   return std::string(origin.substr(0, origin.find('/')));
 }
 
+bool admin_user(const settings::ServerConfig& config, const std::string& user) {
+  const auto& admins = config.admin.users;
+  return std::find(admins.begin(), admins.end(), user) != admins.end();
+}
+
 std::string string_field(const Json& body, const char* name) {
   const auto it = body.find(name);
   if (it == body.end() || it->is_null()) return "";
@@ -254,6 +259,16 @@ asio::awaitable<Response> WebApp::handle(const Request& request, const std::stri
   if (const auto cookie = request.find(http::field::cookie); cookie != request.end())
     if (const auto id = cookie_value(sv(cookie->value()), kCookie))
       session = sessions_.touch(*id, Clock::now());
+  // A session lasts only while its user is one of admin.users in the
+  // configuration in force (a RELOAD may have removed it).
+  if (session && !admin_user(*context_.runtime()->config, session->user)) {
+    sessions_.close(session->id);
+    proxy::log(LogLevel::kWarning,
+               "web console: session of {} from {} ended: no longer one of admin.users",
+               session->user, call.peer);
+    co_return call.error(http::status::unauthorized,
+                         "log in first (the session has ended: its user is no longer an admin)");
+  }
   // The page asks first whether it is logged in: not an error.
   if (!session && get && call.path == "/api/session")
     co_return call.json(http::status::ok, Json{{"user", nullptr}});

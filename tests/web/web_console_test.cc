@@ -1,7 +1,8 @@
 // The web console (web:) of a real kanon in front of a real PostgreSQL:
 // nothing but the login page before login; logins refused for a wrong
 // password, a user who is no admin and a login PostgreSQL accepts without a
-// password; CSRF and Origin checks; a closed session; malformed, oversized
+// password; CSRF and Origin checks; a closed session; a session whose user
+// RELOAD removed from admin.users; malformed, oversized
 // and half-sent requests answered without holding up the proxy; the JSON
 // views equal to the SQL console's answers; exports started, followed and
 // cancelled; and the browser test (browser.js) in Debian's Chromium.
@@ -325,6 +326,54 @@ TEST_CASE("after logout the session is over") {
   CHECK(f.post("/api/run", R"({"command":"verify","table":"people"})", &login,
                {"X-CSRF-Token: " + login.csrf})
             .status == 401);
+}
+
+TEST_CASE("a session ends when RELOAD removes its user from admin.users") {
+  auto& f = fixture();
+  const std::string original = read_file(f.proxy->config_path());
+  const auto reload_with = [&](const std::string& users) {
+    std::string config = original;
+    const std::string from = "users: [postgres, " + std::string(kAdmin) + "]";
+    REQUIRE(config.find(from) != std::string::npos);
+    config.replace(config.find(from), from.size(), "users: [" + users + "]");
+    std::ofstream(f.proxy->config_path(), std::ios::trunc) << config;
+    CHECK(f.console("RELOAD").find("protected tables") != std::string::npos);
+  };
+  // kanon_md5 becomes an admin and logs in; so does kanon_scram.
+  reload_with("postgres, kanon_scram, kanon_md5");
+  const Reply md5_login = f.try_login("kanon_md5", "md5-secret");
+  REQUIRE_MESSAGE(md5_login.status == 200, md5_login.body);
+  const std::string cookie = md5_login.headers.at("set-cookie");
+  const Login md5{cookie.substr(0, cookie.find(';')), md5_login.json().at("csrf")};
+  const Login scram = f.login();
+  REQUIRE(f.get("/api/session", &md5).json().at("user") == "kanon_md5");
+  REQUIRE(f.get("/api/show/tree?table=people", &md5).status == 200);
+
+  // RELOAD without kanon_md5: its next request is refused and its session
+  // is gone, even once it is an admin again.
+  reload_with("postgres, kanon_scram");
+  const Reply refused = f.get("/api/session", &md5);
+  CHECK(refused.status == 401);
+  CHECK(refused.json().at("error").get<std::string>().find("log in") != std::string::npos);
+  CHECK(f.get("/api/show/tree?table=people", &md5).status == 401);
+  CHECK(f.post_csrf("/api/run", Json{{"command", "refresh"}, {"table", "people"}}, md5).status ==
+        401);
+  CHECK(f.proxy->log().find("session of kanon_md5 from 127.0.0.1:") != std::string::npos);
+  // kanon_scram is still listed: its session works on.
+  CHECK(f.get("/api/session", &scram).json().at("user") == kAdmin);
+  CHECK(f.get("/api/show/tree?table=people", &scram).status == 200);
+  CHECK(f.post_csrf("/api/run", Json{{"command", "verify"}, {"table", "people"}}, scram).status ==
+        200);
+  // A new login as kanon_md5 is refused as well.
+  CHECK(f.try_login("kanon_md5", "md5-secret").status == 401);
+
+  reload_with("postgres, kanon_scram, kanon_md5");
+  CHECK(f.get("/api/session", &md5).json().at("user").is_null());
+  CHECK(f.get("/api/show/stats", &md5).status == 401);
+  // The configuration as the other cases expect it.
+  std::ofstream(f.proxy->config_path(), std::ios::trunc) << original;
+  CHECK(f.console("RELOAD").find("protected tables") != std::string::npos);
+  CHECK(f.try_login("kanon_md5", "md5-secret").status == 401);
 }
 
 TEST_CASE("malformed, oversized and half-sent requests get clear errors; the proxy serves on") {
