@@ -7,7 +7,6 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +21,7 @@
 #include "publish/export_risk.h"
 #include "publish/exports_table.h"
 #include "publish/live_table.h"
+#include "publish/private_files.h"
 #include "publish/publication.h"
 #include "publish/published_rows.h"
 #include "publish/table_writer.h"
@@ -35,29 +35,17 @@ std::string utc_now(const char* format) {
                                                std::chrono::system_clock::now()));
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out)
-    throw ExportError(sqlstate::kIoError, fmt::format("kanon export: cannot write {}", path));
-}
-
 // The files an export writes: the reports and, for TO '<file.csv>', the
 // CSV under a temporary name. Removed again unless keep() is called (the
 // export committed).
 class ExportFiles {
  public:
-  ExportFiles(const ExportSettings& s, const std::string& target_label) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(s.report_dir, ec);
-    std::string stem = target_label;
-    for (auto& c : stem)
+  ExportFiles(const ExportSettings& s, const std::string& target_label) : dir_(s.report_dir) {
+    ensure_private_directory(dir_);
+    stem_ = target_label;
+    for (auto& c : stem_)
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-    stem = fmt::format("{}-{}", stem, utc_now("{:%Y%m%dT%H%M%S}"));
-    json_path = (fs::path(s.report_dir) / (stem + ".json")).string();
-    html_path = (fs::path(s.report_dir) / (stem + ".html")).string();
+    stem_ = fmt::format("{}-{}", stem_, utc_now("{:%Y%m%dT%H%M%S}"));
     if (!s.csv_path.empty()) tmp_csv = s.csv_path + ".kanon-tmp";
   }
   ExportFiles(const ExportFiles&) = delete;
@@ -70,10 +58,33 @@ class ExportFiles {
   }
   void keep() { kept_ = true; }
 
-  std::string json_path, html_path;
-  std::string tmp_csv;  // empty unless the target is a CSV file
+  // <target>-<UTC time>.json and .html, new files (-2, -3, ... after the
+  // time when an export of the same second has the name).
+  void write_reports(const std::string& json, const std::string& html) {
+    namespace fs = std::filesystem;
+    for (int n = 1; n <= 100; ++n) {
+      const std::string stem = n == 1 ? stem_ : fmt::format("{}-{}", stem_, n);
+      const std::string j = (fs::path(dir_) / (stem + ".json")).string();
+      if (!write_new_file(j, json)) continue;
+      json_path = j;
+      const std::string h = (fs::path(dir_) / (stem + ".html")).string();
+      if (write_new_file(h, html)) {
+        html_path = h;
+        return;
+      }
+      std::error_code ec;
+      fs::remove(json_path, ec);
+      json_path.clear();
+    }
+    throw ExportError(sqlstate::kIoError,
+                      fmt::format("kanon export: no free report name {} in {}", stem_, dir_));
+  }
+
+  std::string json_path, html_path;  // set by write_reports()
+  std::string tmp_csv;               // empty unless the target is a CSV file
 
  private:
+  std::string dir_, stem_;
   bool kept_ = false;
 };
 
@@ -171,7 +182,7 @@ ExportReport build_report(pqxx::connection& conn, Publication& pub, const Publis
 // row in one transaction and commits it; returns the exports row's id.
 int64_t commit_export(pqxx::connection& conn, const Run& run, const ExportSettings& s,
                       const LiveTable& live, const PublishedRows& rows, ExportReport& rep,
-                      const ExportFiles& files, const base::Stopwatch& clock) {
+                      ExportFiles& files, const base::Stopwatch& clock) {
   const std::string target_label =
       s.csv_path.empty() ? s.target_schema + "." + s.target_table : s.csv_path;
   try {
@@ -192,8 +203,7 @@ int64_t commit_export(pqxx::connection& conn, const Run& run, const ExportSettin
     if (run.cancelled()) throw detail::Cancelled{};
     rep.total_ms = clock.ms();
     const std::string json = report_to_json(rep);
-    write_file(files.json_path, json);
-    write_file(files.html_path, report_to_html(rep));
+    files.write_reports(json, report_to_html(rep));
     const int64_t id = record_export(tx, rep, json, files.json_path, files.html_path);
     if (!files.tmp_csv.empty()) {
       std::error_code ec;
