@@ -90,8 +90,14 @@ void add_export_command(CLI::App& app) {
       publish::ExportHooks hooks;
       hooks.notice = progress_line;
       hooks.cancelled = [] { return g_interrupted.load(); };
-      const auto r = publish::run_export(settings::service_conninfo(cfg, p.database), p,
-                                         publish::parse_export_command(command), hooks);
+      auto request = publish::parse_export_command(command);
+      for (const auto& other : policies) request.reserved_targets.push_back(other.name());
+      if (!cfg.audit.table.empty())
+        request.reserved_targets.push_back(cfg.audit.table.find('.') == std::string::npos
+                                               ? "public." + cfg.audit.table
+                                               : cfg.audit.table);
+      const auto r =
+          publish::run_export(settings::service_conninfo(cfg, p.database), p, request, hooks);
       fmt::print(stderr, "\n");
       const auto& rep = r.report;
       const auto loss = rep.losses.find(rep.metric);

@@ -706,7 +706,12 @@ class Commands {
 
   void export_table(const std::vector<std::string>& words) {
     const auto p = find(words[1]);
-    emit(run_export_command(conninfo(p), p, join(words, " "), channel_));
+    std::vector<std::string> reserved;
+    for (const auto& other : stores().policies()) reserved.push_back(other.name());
+    const auto& audit = context_.runtime()->config->audit.table;
+    if (!audit.empty())
+      reserved.push_back(audit.find('.') == std::string::npos ? "public." + audit : audit);
+    emit(run_export_command(conninfo(p), p, join(words, " "), std::move(reserved), channel_));
   }
 
   ServerContext& context_;

@@ -12,8 +12,10 @@
 namespace kanon::proxy {
 
 ResultSet run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
-                             const std::string& command, ConsoleChannel& channel) {
-  const auto request = publish::parse_export_command(command);
+                             const std::string& command, std::vector<std::string> reserved,
+                             ConsoleChannel& channel) {
+  auto request = publish::parse_export_command(command);
+  request.reserved_targets = std::move(reserved);
   publish::ExportHooks hooks;
   hooks.notice = [&](const std::string& m) { channel.notice(m); };
   hooks.cancelled = [&] { return channel.cancelled(); };

@@ -20,8 +20,11 @@
 
 namespace kanon::proxy {
 
+// EXPORT <command>; `reserved`: tables it may not write ("schema.table":
+// every protected table, the audit trail's).
 ResultSet run_export_command(const std::string& conninfo, const policy::TablePolicy& policy,
-                             const std::string& command, ConsoleChannel& channel);
+                             const std::string& command, std::vector<std::string> reserved,
+                             ConsoleChannel& channel);
 
 // The exports recorded in each database (database name, service conninfo).
 ResultSet run_show_exports(const std::vector<std::pair<std::string, std::string>>& databases);

@@ -348,6 +348,21 @@ ExportSettings resolve_settings(const ExportRequest& request, const policy::Tabl
   if (s.target_schema == p.schema && s.target_table == p.table)
     throw ExportError(sqlstate::kInvalidParameterValue,
                       fmt::format("kanon export: the target is the source table {}", p.name()));
+  if (s.csv_path.empty()) {
+    // The export writes as kanon's service account (DROP with replace):
+    // never kanon's own tables, the audit trail or another protected table.
+    if (s.target_schema == "kanon" || s.target_schema == "kanon_mask")
+      throw ExportError(sqlstate::kInvalidParameterValue,
+                        fmt::format("kanon export: the target {}.{} is in kanon's own schema",
+                                    s.target_schema, s.target_table));
+    const std::string target = s.target_schema + "." + s.target_table;
+    for (const auto& reserved : request.reserved_targets)
+      if (reserved == target)
+        throw ExportError(sqlstate::kInvalidParameterValue,
+                          fmt::format("kanon export: the target {} is a protected table or the "
+                                      "audit trail's",
+                                      target));
+  }
   if (s.report_dir.empty())
     s.report_dir = (std::filesystem::temp_directory_path() / "kanon-exports").string();
   return s;

@@ -38,6 +38,10 @@ struct ExportRequest {
   std::string csv_path;                     // TO '<path.csv>'
   std::map<std::string, std::string> with;  // option (lower case) -> value
   std::string command;                      // the text, for the report
+  // Tables an export may not write, "schema.table" unquoted (the caller's:
+  // every protected table, the audit trail's); schemas kanon and kanon_mask
+  // never.
+  std::vector<std::string> reserved_targets;
 };
 
 ExportRequest parse_export_command(const std::string& text);

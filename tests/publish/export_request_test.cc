@@ -135,6 +135,32 @@ TEST_CASE("bad commands and options get clear errors") {
   CHECK(error_of("EXPORT adult TO 'x.csv' extra").find("unexpected 'extra'") != std::string::npos);
 }
 
+// The export writes as kanon's service account, dropping the target first
+// with replace: never kanon's own schemas, a protected table or the audit
+// trail (found by a security probe: an export from the web console replaced
+// kanon_audit.trail, deleting its records and breaking the sink).
+TEST_CASE("an export may not write kanon's schemas, a protected table or the audit trail") {
+  auto request = parse_export_command("EXPORT adult TO kanon_audit.trail WITH (replace = true)");
+  request.reserved_targets = {"public.people", "kanon_audit.trail"};
+  const auto refused = [&](const std::string& target) {
+    auto r = request;
+    r.target_table = target;
+    try {
+      resolve_settings(r, adult_policy());
+    } catch (const ExportError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(refused("kanon_audit.trail").find("is a protected table or the audit trail's") !=
+        std::string::npos);
+  CHECK(refused("public.people").find("is a protected table") != std::string::npos);
+  CHECK(refused("kanon.exports").find("kanon's own schema") != std::string::npos);
+  CHECK(refused("kanon_mask.released").find("kanon's own schema") != std::string::npos);
+  CHECK(refused("public.adult_copy") == "no error");
+  CHECK(refused("\"People\"") == "no error");  // public.People is another table
+}
+
 TEST_CASE("algorithm = mondrian and its attribute choice; the policy's algorithm and grant") {
   const auto p = adult_policy();
   const auto m = resolve_settings(
