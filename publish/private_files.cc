@@ -33,18 +33,21 @@ void ensure_private_directory(const std::string& dir) {
   if (::lstat(dir.c_str(), &st) != 0)
     fail(fmt::format("cannot read the report directory {}: {}", dir, std::strerror(errno)));
   if (S_ISLNK(st.st_mode))
-    fail(fmt::format("the report directory {} is a symbolic link; set report_dir to a "
-                     "directory of kanon's own",
-                     dir));
+    fail(
+        fmt::format("the report directory {} is a symbolic link; set report_dir to a "
+                    "directory of kanon's own",
+                    dir));
   if (!S_ISDIR(st.st_mode)) fail(fmt::format("the report directory {} is not a directory", dir));
   if (st.st_uid != ::geteuid())
-    fail(fmt::format("the report directory {} belongs to another user (uid {}); set report_dir "
-                     "to a directory of kanon's own",
-                     dir, st.st_uid));
+    fail(
+        fmt::format("the report directory {} belongs to another user (uid {}); set report_dir "
+                    "to a directory of kanon's own",
+                    dir, st.st_uid));
   if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    fail(fmt::format("others may write to the report directory {} (mode {:o}); set report_dir "
-                     "to a directory only kanon writes",
-                     dir, st.st_mode & 07777));
+    fail(
+        fmt::format("others may write to the report directory {} (mode {:o}); set report_dir "
+                    "to a directory only kanon writes",
+                    dir, st.st_mode & 07777));
 }
 
 bool write_new_file(const std::string& path, const std::string& text) {
