@@ -32,6 +32,25 @@ std::string hex_byte(uint8_t byte) {
   return {hex_digit(byte >> 4), hex_digit(byte & 0xf)};
 }
 
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b != 0x7F)
+      out += c;
+    else if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else if (c == '\t')
+      out += "\\t";
+    else
+      out += "\\x" + hex_byte(b);
+  }
+  return out;
+}
+
 std::string lower(std::string_view text) {
   std::string out(text);
   for (auto& c : out)

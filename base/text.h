@@ -47,6 +47,11 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // Two lower-case hexadecimal digits: 0x2f -> "2f".
 std::string hex_byte(uint8_t byte);
 
+// `text` with its control characters (below 0x20, and 0x7F) as escapes:
+// \n, \r, \t, else \xHH. Text a client or a table's rows chose then stays
+// on one line and cannot reach a terminal as a control sequence.
+std::string one_line(std::string_view text);
+
 // ASCII letters folded; other bytes unchanged.
 std::string lower(std::string_view text);
 std::string upper(std::string_view text);

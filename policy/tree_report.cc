@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/json.h"
+#include "base/text.h"
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
@@ -13,7 +14,7 @@ std::string path_text(const DisclosureTree& tree, int leaf) {
   for (const auto& c : tree.path(leaf))
     s += fmt::format("{}({} {} {})", s.empty() ? "" : " AND ", tree.attributes()[c.attribute],
                      c.equal ? "=" : "<>", c.value);
-  return s.empty() ? "TRUE" : s;
+  return s.empty() ? "TRUE" : base::one_line(s);
 }
 
 }  // namespace
@@ -23,14 +24,14 @@ std::string tree_report_text(const TableSnapshot& s) {
   std::string out = fmt::format(
       "table {}  k={}{}  rows={} (distinct {})  nodes={} depth={} cohorts={}\n"
       "load {:.1f} ms, tree {:.1f} ms, compile {:.1f} ms\n\nCohorts\n",
-      s.policy.name(), s.policy.k,
-      s.policy.sensitive
-          ? fmt::format(" l={} on {}", s.policy.sensitive->l, s.policy.sensitive->column)
-          : "",
+      base::one_line(s.policy.name()), s.policy.k,
+      s.policy.sensitive ? fmt::format(" l={} on {}", s.policy.sensitive->l,
+                                       base::one_line(s.policy.sensitive->column))
+                         : "",
       s.stats.rows, s.stats.distinct_rows, tree.size(), tree.depth(), tree.leaves().size(),
       s.stats.load_ms, s.stats.tree_ms, s.stats.compile_ms);
   std::string header = "  partition  rows  ";
-  for (const auto& a : tree.attributes()) header += fmt::format("{}  ", a);
+  for (const auto& a : tree.attributes()) header += fmt::format("{}  ", base::one_line(a));
   out += header + "rule\n";
   for (int leaf : tree.leaves()) {
     const auto& n = tree.nodes()[leaf];
@@ -42,13 +43,14 @@ std::string tree_report_text(const TableSnapshot& s) {
   }
   out += "\nRelease rules\n";
   for (size_t a = 0; a < s.predicates.size(); ++a)
-    out += fmt::format("  {}: {} ({} tests)\n", tree.attributes()[a],
-                       s.predicates[a].rule_text(tree.attributes()), s.predicates[a].size());
+    out += fmt::format("  {}: {} ({} tests)\n", base::one_line(tree.attributes()[a]),
+                       base::one_line(s.predicates[a].rule_text(tree.attributes())),
+                       s.predicates[a].size());
   out += "\nSQL masks\n";
   for (const auto& c : s.masks.columns)
     if (c.role == ColumnMask::Role::kQuasiIdentifier ||
         c.role == ColumnMask::Role::kDirectIdentifier)
-      out += fmt::format("  {}: {}\n", c.column, c.expression);
+      out += fmt::format("  {}: {}\n", base::one_line(c.column), base::one_line(c.expression));
   return out;
 }
 

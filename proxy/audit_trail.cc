@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/text.h"
 #include "proxy/audit_sinks.h"
 #include "proxy/log.h"
 
@@ -162,9 +163,7 @@ void AuditTrail::write_batch(std::vector<AuditRecord>& batch) {
     auto& text = batch[i].text;
     if (text && text->size() > kRingTextBytes) {
       const size_t size = text->size();
-      size_t cut = kRingTextBytes;
-      while (cut > 0 && (static_cast<unsigned char>((*text)[cut]) & 0xC0) == 0x80) --cut;
-      text->resize(cut);
+      text->resize(base::utf8_prefix(*text, kRingTextBytes).size());
       text->shrink_to_fit();
       *text += fmt::format("... ({} bytes)", size);
     }

@@ -7,33 +7,13 @@
 #include <mutex>
 #include <string>
 
+#include "base/text.h"
+
 namespace kanon::proxy {
 namespace {
 
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
 std::mutex g_mutex;
-
-// Control characters of `message` (a user name, a statement: text a client
-// chose) as escapes, so it can neither forge a line nor reach the reader's
-// terminal as a control sequence: \n, \r, \t, else \xHH.
-std::string escaped(std::string_view message) {
-  std::string out;
-  out.reserve(message.size());
-  for (const char c : message) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b >= 0x20 && b != 0x7F)
-      out += c;
-    else if (c == '\n')
-      out += "\\n";
-    else if (c == '\r')
-      out += "\\r";
-    else if (c == '\t')
-      out += "\\t";
-    else
-      out += fmt::format("\\x{:02x}", b);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -55,7 +35,7 @@ void log_line(LogLevel level, std::string_view message) {
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
   const std::string line = fmt::format("{}.{:03}Z {:<7} {}\n", stamp, millis,
-                                       settings::to_string(level), escaped(message));
+                                       settings::to_string(level), base::one_line(message));
   const std::lock_guard lock(g_mutex);
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

@@ -84,3 +84,11 @@ TEST_CASE("durations") {
 }
 
 }  // namespace kanon::base
+
+TEST_CASE("one_line writes control characters as escapes") {
+  using kanon::base::one_line;
+  CHECK(one_line("plain text, Zürich") == "plain text, Zürich");
+  CHECK(one_line("a\nb\rc\td") == "a\\nb\\rc\\td");
+  CHECK(one_line(std::string("\x1b[2J\x07\x7f", 6) + std::string(1, '\0')) ==
+        "\\x1b[2J\\x07\\x7f\\x00");
+}

@@ -4,6 +4,7 @@
 // materialized form.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 
 #include "policy/policy_file.h"
 #include "policy/table_snapshot.h"
+#include "policy/tree_report.h"
 #include "store/materializer.h"
 #include "store/policy_store.h"
 #include "store/snapshot_build.h"
@@ -1265,4 +1267,36 @@ TEST_CASE("loader settings: plain rows, aggregate, tuned and parallel aggregate 
       CHECK(same_counts);
     }
   }
+}
+
+// `kanon tree`'s text holds the tree's values and the table's names, which
+// whoever writes rows or names columns chose: a terminal control sequence
+// in them is printed as an escape, and a newline cannot start a line of its
+// own (found by a security probe: an occupation of ESC ] 0 ; ... BEL set the
+// admin's terminal title and ESC [ 2 J cleared the screen).
+TEST_CASE("the tree's text report prints control characters as escapes") {
+  pqxx::connection conn(conninfo());
+  std::string sql =
+      "DROP TABLE IF EXISTS public.esc_rows; CREATE TABLE public.esc_rows (id int PRIMARY KEY, "
+      "\"job\nx\" text, city text); INSERT INTO public.esc_rows VALUES ";
+  for (int i = 0; i < 12; ++i)
+    sql += std::string(i ? ", (" : "(") + std::to_string(i) + ", " +
+           (i < 6 ? "E'\\x1b]0;pwned\\x07\\x1b[2J'" : "'plain'") + ", 'c" + std::to_string(i % 2) +
+           "')";
+  PgSandbox::shared().psql(sql);
+  TablePolicy policy;
+  policy.schema = "public";
+  policy.table = "esc_rows";
+  policy.k = 3;
+  policy.quasi_identifiers = {"job\nx", "city"};
+  policy.quasi_identifier_refs.resize(2);
+  const auto snap = build_table_snapshot(conn, policy, {});
+  const std::string text = kanon::policy::tree_report_text(*snap);
+  CHECK_MESSAGE(
+      std::none_of(text.begin(), text.end(),
+                   [](char c) { return c != '\n' && static_cast<unsigned char>(c) < 0x20; }),
+      text);
+  CHECK(text.find("\\x1b]0;pwned\\x07\\x1b[2J") != std::string::npos);
+  CHECK(text.find("job\\nx") != std::string::npos);
+  PgSandbox::shared().psql("DROP TABLE public.esc_rows");
 }
