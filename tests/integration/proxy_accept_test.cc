@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/haproxy.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
-#include "tests/support/raw_client.h"
 #include "tests/support/wait.h"
 
 using namespace kanon::testing;
@@ -58,19 +58,6 @@ using Flood = std::vector<std::unique_ptr<Idle>>;
 
 void flood(Flood& out, uint16_t port, int n) {
   for (int i = 0; i < n; ++i) out.push_back(std::make_unique<Idle>(port));
-}
-
-// "" when it cannot connect (the metrics listener may bind just after the
-// proxy's) or gets no answer.
-std::string http_get(uint16_t port, const std::string& path) {
-  try {
-    RawClient c(port);
-    c.send("GET " + path + " HTTP/1.0\r\n\r\n");
-    const auto bytes = c.read_until_close(5);
-    return std::string(bytes.begin(), bytes.end());
-  } catch (const std::runtime_error&) {
-    return "";
-  }
 }
 
 bool healthy(uint16_t metrics) {
