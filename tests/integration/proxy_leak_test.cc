@@ -398,8 +398,18 @@ TEST_CASE("EXPLAIN shows no estimates computed from protected rows") {
         CHECK_MESSAGE(o.rows.find("Plan-Rows") == std::string::npos, o.rows);
       }
     }
-    // A prepared statement's plan, through EXPLAIN EXECUTE.
+    // A view of the analyst's own over people, to EXPLAIN through, is not
+    // made at all; search_path changed with pg_temp first changes nothing.
     pqxx::nontransaction tx(c);
+    CHECK_THROWS_AS(tx.exec("CREATE TEMP VIEW my_cities AS SELECT id, city FROM public.people"),
+                    pqxx::insufficient_privilege);
+    tx.exec("SET search_path = pg_temp, public");
+    std::string costed;
+    for (const auto& r : tx.exec("EXPLAIN (COSTS on) SELECT city, count(*) FROM people GROUP BY 1"))
+      costed += r[0].c_str();
+    CHECK_MESSAGE(costed.find("cost=") == std::string::npos, costed);
+    tx.exec("RESET search_path");
+    // A prepared statement's plan, through EXPLAIN EXECUTE.
     tx.exec("PREPARE grouped_cities AS " + grouped);
     std::string plan;
     for (const auto& r : tx.exec("EXPLAIN EXECUTE grouped_cities")) plan += r[0].c_str();
