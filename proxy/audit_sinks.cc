@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <pqxx/pqxx>
@@ -64,10 +65,18 @@ bool AuditFileSink::open() {
   return true;
 }
 
-bool AuditFileSink::write(const std::vector<AuditRecord>& batch) {
-  if (fd_ < 0) return false;
-  std::string text;
-  for (const auto& r : batch) append_json_line(text, r);
+size_t AuditFileSink::write(const std::vector<AuditRecord>& batch) {
+  if (fd_ < 0) return 0;
+  // A line an earlier failed write cut short is ended first, so the records
+  // after it stay one per line.
+  std::string text = torn_ ? "\n" : "";
+  const size_t skip = text.size();
+  std::vector<size_t> ends;  // where each record's line ends in text
+  ends.reserve(batch.size());
+  for (const auto& r : batch) {
+    append_json_line(text, r);
+    ends.push_back(text.size());
+  }
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
@@ -75,11 +84,16 @@ bool AuditFileSink::write(const std::vector<AuditRecord>& batch) {
     if (n <= 0) {
       error_ = fmt::format("cannot write {}: {}", path_, std::strerror(errno));
       close();
-      return false;
+      const size_t whole =
+          static_cast<size_t>(std::upper_bound(ends.begin(), ends.end(), done) - ends.begin());
+      const size_t line_start = whole ? ends[whole - 1] : skip;
+      if (done > line_start) torn_ = true;  // else a torn line from before stays torn
+      return whole;
     }
     done += static_cast<size_t>(n);
+    if (done >= skip) torn_ = false;
   }
-  return true;
+  return batch.size();
 }
 
 AuditTableSink::AuditTableSink(std::string conninfo, std::string table)
@@ -117,8 +131,8 @@ bool AuditTableSink::open() {
   }
 }
 
-bool AuditTableSink::write(const std::vector<AuditRecord>& batch) {
-  if (!conn_) return false;
+size_t AuditTableSink::write(const std::vector<AuditRecord>& batch) {
+  if (!conn_) return 0;
   try {
     pqxx::work tx(*conn_);
     {
@@ -145,12 +159,12 @@ bool AuditTableSink::write(const std::vector<AuditRecord>& batch) {
       copy.complete();
     }
     tx.commit();
-    return true;
+    return batch.size();
   } catch (const std::exception& e) {
     error_ = fmt::format("cannot write table {}: {}", table_, e.what());
     while (!error_.empty() && (error_.back() == '\n' || error_.back() == ' ')) error_.pop_back();
     conn_.reset();
-    return false;
+    return 0;
   }
 }
 

@@ -1,6 +1,6 @@
 // Where audit records go. Both sinks are used by the audit trail's writer
-// thread only (not thread-safe); a failed write marks the sink down until
-// open() succeeds again.
+// thread only (not thread-safe); a failed write closes the sink until open()
+// succeeds again, and the audit trail holds the records it did not take.
 //
 //   AuditFileSink   JSON lines appended to a file; reopen() after logrotate
 //                   moved it (SIGHUP), so records before it stay in the old
@@ -28,8 +28,12 @@ class AuditSink {
   // Opens (or re-opens) the sink; false with error() set when it cannot.
   virtual bool open() = 0;
   virtual bool is_open() const = 0;
-  // Writes every record or none; false (and closed) on failure.
-  virtual bool write(const std::vector<AuditRecord>& batch) = 0;
+  // Writes the records in order; returns how many of the first ones it
+  // wrote: batch.size() on success, fewer (and closed) on failure. The table
+  // sink writes all or none; the file sink the lines a failed write()
+  // finished (a line it cut short is ended before the next write, and its
+  // record is written again whole).
+  virtual size_t write(const std::vector<AuditRecord>& batch) = 0;
   const std::string& error() const { return error_; }
 
  protected:
@@ -44,12 +48,13 @@ class AuditFileSink : public AuditSink {
   std::string label() const override { return "file"; }
   bool open() override;
   bool is_open() const override { return fd_ >= 0; }
-  bool write(const std::vector<AuditRecord>& batch) override;
+  size_t write(const std::vector<AuditRecord>& batch) override;
   void close();
 
  private:
   std::string path_;
   int fd_ = -1;
+  bool torn_ = false;  // the last write stopped inside a line
 };
 
 class AuditTableSink : public AuditSink {
@@ -60,7 +65,7 @@ class AuditTableSink : public AuditSink {
   std::string label() const override { return "table"; }
   bool open() override;
   bool is_open() const override { return conn_ != nullptr; }
-  bool write(const std::vector<AuditRecord>& batch) override;
+  size_t write(const std::vector<AuditRecord>& batch) override;
 
  private:
   std::string conninfo_;

@@ -30,6 +30,7 @@ AuditTrail::AuditTrail(const settings::AuditConfig& config, const std::string& s
   if (!config.table.empty())
     sinks_.push_back(std::make_unique<AuditTableSink>(service_conninfo, config.table));
   sink_up_ = std::make_unique<std::atomic<bool>[]>(sinks_.size());
+  held_.resize(sinks_.size());
   for (size_t i = 0; i < sinks_.size(); ++i) {
     const bool up = sinks_[i]->open();
     sink_up_[i] = up;
@@ -112,18 +113,18 @@ void AuditTrail::run() {
     if (reopen_.exchange(false))
       for (size_t i = 0; i < sinks_.size(); ++i)
         if (auto* file = dynamic_cast<AuditFileSink*>(sinks_[i].get())) {
-          const bool up = file->open();
-          sink_up_[i] = up;
-          if (up)
+          const bool was_up = sink_up_[i].load();
+          sink_up_[i] = file->open() && recover(i);
+          if (sink_up_[i])
             log(LogLevel::kInfo, "audit: reopened {}", file->name());
-          else
+          else if (was_up)
             log(LogLevel::kError, "audit: {} is down: {}", file->name(), file->error());
         }
     const auto now = std::chrono::steady_clock::now();
     if (now - last_retry >= kRetryEvery) {
       last_retry = now;
       for (size_t i = 0; i < sinks_.size(); ++i)
-        if (!sinks_[i]->is_open() && sinks_[i]->open()) {
+        if (!sink_up_[i].load() && recover(i)) {
           sink_up_[i] = true;
           log(LogLevel::kInfo, "audit: {} is up again", sinks_[i]->name());
         }
@@ -140,20 +141,51 @@ void AuditTrail::run() {
       if (queue_.empty()) break;
     }
   }
+  for (size_t i = 0; i < sinks_.size(); ++i)
+    if (!held_[i].empty() && !recover(i)) {
+      lost_.fetch_add(held_[i].size(), std::memory_order_relaxed);
+      log(LogLevel::kWarning, "audit: {} records held for {} lost at shutdown", held_[i].size(),
+          sinks_[i]->name());
+    }
+}
+
+bool AuditTrail::recover(size_t i) {
+  auto& sink = *sinks_[i];
+  if (!sink.is_open() && !sink.open()) return false;
+  auto& held = held_[i];
+  if (held.empty()) return true;
+  const size_t written = sink.write(held);
+  held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(written));
+  if (held.empty()) {
+    log(LogLevel::kInfo, "audit: {} held records written to {}", written, sink.name());
+    return true;
+  }
+  return false;
+}
+
+void AuditTrail::hold(size_t i, std::vector<AuditRecord>::const_iterator from,
+                      std::vector<AuditRecord>::const_iterator to) {
+  auto& held = held_[i];
+  const size_t n = static_cast<size_t>(to - from);
+  const size_t room = capacity_ > held.size() ? capacity_ - held.size() : 0;
+  const size_t kept = std::min(n, room);
+  held.insert(held.end(), from, from + static_cast<std::ptrdiff_t>(kept));
+  if (kept < n) {
+    lost_.fetch_add(n - kept, std::memory_order_relaxed);
+    log(LogLevel::kWarning, "audit: {} records lost: {} holds {} already", n - kept,
+        sinks_[i]->name(), held.size());
+  }
 }
 
 void AuditTrail::write_batch(std::vector<AuditRecord>& batch) {
-  bool failed = false;
   for (size_t i = 0; i < sinks_.size(); ++i) {
     auto& sink = *sinks_[i];
-    if (sink.is_open() && sink.write(batch)) continue;
-    failed = true;
+    // A sink that is down takes nothing until it wrote what it holds.
+    const size_t written = sink_up_[i].load() ? sink.write(batch) : 0;
+    if (written == batch.size()) continue;
     if (sink_up_[i].exchange(false))
       log(LogLevel::kError, "audit: {} is down: {}", sink.name(), sink.error());
-  }
-  if (failed) {
-    lost_.fetch_add(batch.size(), std::memory_order_relaxed);
-    log(LogLevel::kWarning, "audit: {} records lost", batch.size());
+    hold(i, batch.begin() + static_cast<std::ptrdiff_t>(written), batch.end());
   }
   // The ring keeps kRingSize records: only a batch's last ones can stay,
   // each with at most kRingTextBytes of its text (a statement may be 64 MB).

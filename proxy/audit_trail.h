@@ -3,11 +3,13 @@
 // blocking: a record goes into a bounded queue, which one writer thread
 // drains in batches into every sink (and into the ring SHOW AUDIT reads).
 //
-// Failure: a sink whose write fails is down; the writer retries opening it
-// every second. While a sink is down or the queue is full, available() is
-// false; with on_failure: deny the session then denies restricted
-// statements (rule audit-unavailable). A record that finds the queue full,
-// or that a sink failed to write, is counted lost.
+// Failure: a sink whose write fails is down, and the records it did not take
+// are held for it (at most queue_size of them); the writer retries opening
+// it every second and writes what it holds before the sink counts as up
+// again. While a sink is down or the queue is full, available() is false;
+// with on_failure: deny the session then denies restricted statements (rule
+// audit-unavailable). A record is lost (and counted) only when the queue or
+// a sink's held records are full, or when kanon stops with records held.
 //
 // Thread-safety: every public member may be called from any thread.
 #pragma once
@@ -68,6 +70,11 @@ class AuditTrail {
  private:
   void run();
   void write_batch(std::vector<AuditRecord>& batch);
+  // Keeps records sink i did not take, up to capacity_ (the rest are lost).
+  void hold(size_t i, std::vector<AuditRecord>::const_iterator from,
+            std::vector<AuditRecord>::const_iterator to);
+  // Opens sink i if it is closed and writes what it holds; true when it is up.
+  bool recover(size_t i);
 
   const bool keep_text_;
   const bool deny_on_failure_;
@@ -75,6 +82,7 @@ class AuditTrail {
   const size_t capacity_;
   std::vector<std::unique_ptr<AuditSink>> sinks_;  // the writer thread's
   std::unique_ptr<std::atomic<bool>[]> sink_up_;   // per sink, read anywhere
+  std::vector<std::vector<AuditRecord>> held_;     // per sink, the writer thread's
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable drained_;

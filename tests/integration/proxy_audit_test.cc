@@ -737,6 +737,33 @@ TEST_CASE(
   pg.psql("DELETE FROM audit_deny.trail WHERE decision = 'exempt'");
   CHECK(pg.psql("SELECT count(*) FROM audit_deny.trail WHERE statement IS NOT NULL OR "
                 "fingerprint IS NULL") == "0\n");
+  // A write that fails after the sink opened (a trigger rejecting rows) lost
+  // the records of the statements already served, also with on_failure:
+  // deny (found by an adversarial probe). They are held and written when the
+  // table takes rows again.
+  pg.psql(
+      "CREATE TABLE audit_deny.block (b boolean); "
+      "CREATE FUNCTION audit_deny.reject() RETURNS trigger LANGUAGE plpgsql AS "
+      "$$BEGIN IF EXISTS (SELECT FROM audit_deny.block) THEN RAISE EXCEPTION 'refused'; END IF; "
+      "RETURN NEW; END$$; "
+      "CREATE TRIGGER reject BEFORE INSERT ON audit_deny.trail FOR EACH ROW "
+      "EXECUTE FUNCTION audit_deny.reject(); "
+      "INSERT INTO audit_deny.block VALUES (true)");
+  {
+    Client held(with_app(proxy.conninfo("analyst"), "audit-held"));
+    CHECK(held.simple("SELECT city FROM people").rows == 11);  // the sink is up: served
+  }
+  CHECK(eventually([&] { return c.simple("SELECT city FROM people").sqlstate == "42501"; }));
+  CHECK(proxy.log().find("refused") != std::string::npos);
+  pg.psql("DELETE FROM audit_deny.block");
+  CHECK(eventually([&] { return c.simple("SELECT city FROM people").sqlstate.empty(); }));
+  CHECK(eventually([&] {
+    return pg.psql(
+               "SELECT count(*) FROM audit_deny.trail WHERE decision = 'rewritten' AND "
+               "application_name = 'audit-held' AND rows = 11") == "1\n";
+  }));
+  CHECK(metric(http_get(metrics_port, "/metrics"), "kanon_audit_lost_total") == 0);
+  pg.psql("DROP TRIGGER reject ON audit_deny.trail");
   // A table kanon cannot insert into (a column renamed) does not open: the
   // first statement is denied, not served with its record lost (found by an
   // adversarial probe: the sink opened, was reported up, and lost the
@@ -756,13 +783,16 @@ TEST_CASE(
   pg.psql("DROP SCHEMA audit_deny CASCADE");
 }
 
-TEST_CASE("on_failure: continue lets statements pass and counts the lost records") {
+TEST_CASE(
+    "on_failure: continue lets statements pass, holds queue_size records and counts the rest "
+    "lost") {
   auto& pg = PgSandbox::shared();
   pg.psql("DROP SCHEMA IF EXISTS audit_lost CASCADE");
   const uint16_t metrics_port = free_port();
   KanonProxy proxy(pg.port(), policies_yaml() +
                                   "metrics: {listen: \"127.0.0.1:" + std::to_string(metrics_port) +
-                                  "\"}\naudit: {table: audit_lost.trail, on_failure: continue}\n");
+                                  "\"}\naudit: {table: audit_lost.trail, on_failure: continue, "
+                                  "queue_size: 3}\n");
   Client c(with_app(proxy.conninfo("analyst"), "audit-continue"));
   for (int i = 0; i < 5; ++i) {
     const auto r = c.simple("SELECT city FROM people");
@@ -772,10 +802,20 @@ TEST_CASE("on_failure: continue lets statements pass and counts the lost records
   std::string m;
   CHECK(eventually([&] {
     m = http_get(metrics_port, "/metrics");
-    return metric(m, "kanon_audit_lost_total") >= 5;
+    return metric(m, "kanon_audit_lost_total") >= 2;
   }));
-  CHECK(metric(m, "kanon_audit_lost_total") == 5);
+  CHECK(metric(m, "kanon_audit_lost_total") == 2);  // 3 held for the table
   CHECK(metric(m, "kanon_audit_records_total") == 5);
   CHECK(metric(m, "kanon_audit_sink_up{sink=\"table\"}") == 0);
   CHECK(metric(m, "kanon_statements_rewritten_total") == 5);
+  // The schema appears: the table is created and takes the held records.
+  pg.psql("CREATE SCHEMA audit_lost");
+  CHECK(eventually([&] {
+    if (pg.psql("SELECT to_regclass('audit_lost.trail') IS NULL") == "t\n") return false;
+    return pg.psql(
+               "SELECT count(*) FROM audit_lost.trail WHERE application_name = "
+               "'audit-continue'") == "3\n";
+  }));
+  CHECK(metric(http_get(metrics_port, "/metrics"), "kanon_audit_lost_total") == 2);
+  pg.psql("DROP SCHEMA audit_lost CASCADE");
 }

@@ -2,7 +2,8 @@
 // records reach the file in order; a rename + reopen() splits them between
 // the two files without loss; every record is either written or counted
 // lost, also when a tiny queue overflows; a sink that cannot be opened makes
-// the trail unavailable, naming it, and loses what it gets.
+// the trail unavailable, naming it, and holds what it gets until it opens; a
+// sink whose write fails after it opened holds the batch too.
 #include "proxy/audit_trail.h"
 
 #include <doctest/doctest.h>
@@ -96,7 +97,7 @@ TEST_CASE("a full queue loses records, and each is either written or counted los
         std::string::npos);
 }
 
-TEST_CASE("a sink that cannot be opened: unavailable, named, and its records lost") {
+TEST_CASE("a sink that cannot be opened: unavailable, named, and its records held until it opens") {
   Dir dir;
   AuditConfig config;
   config.file = kDir + "/no/such/dir/audit.jsonl";
@@ -106,16 +107,48 @@ TEST_CASE("a sink that cannot be opened: unavailable, named, and its records los
   CHECK(trail.deny_on_failure());
   for (uint64_t i = 0; i < 10; ++i) trail.submit(record(i));
   trail.flush();
-  CHECK(trail.lost() == 10);
+  CHECK(trail.lost() == 0);
   CHECK(trail.prometheus().find("kanon_audit_sink_up{sink=\"file\"} 0\n") != std::string::npos);
-  // The directory appears: the writer opens the file again within a second.
+  // The directory appears: the writer opens the file within a second and
+  // writes what it held before anything newer.
   std::filesystem::create_directories(kDir + "/no/such/dir");
-  for (int i = 0; i < 100 && !trail.available(); ++i) {
-    trail.submit(record(100 + i));
-    trail.flush();
-    usleep(50 * 1000);
-  }
-  CHECK(trail.available());
+  for (int i = 0; i < 400 && !trail.available(); ++i) usleep(50 * 1000);
+  REQUIRE(trail.available());
+  trail.submit(record(10));
+  trail.flush();
+  const auto written = versions_in(config.file);
+  REQUIRE(written.size() == 11);
+  for (uint64_t i = 0; i < 11; ++i) CHECK(written[i] == i);
+  CHECK(trail.lost() == 0);
+}
+
+// A write that fails where the open succeeded (a trigger rejecting rows, a
+// full disk) lost the batch: the records of statements already served,
+// also with on_failure: deny (found by an adversarial probe). The file is a
+// link to /dev/full (opens, every write fails) and then a regular file.
+TEST_CASE("a write that fails after the open holds the batch; beyond queue_size records are lost") {
+  Dir dir;
+  AuditConfig config;
+  config.file = kDir + "/audit.jsonl";
+  config.queue_size = 8;
+  std::filesystem::create_symlink("/dev/full", config.file);
+  AuditTrail trail(config, "");
+  CHECK(trail.available());  // opening /dev/full succeeds
+  for (uint64_t i = 0; i < 5; ++i) trail.submit(record(i));
+  trail.flush();
+  CHECK_FALSE(trail.available());
+  CHECK(trail.lost() == 0);
+  for (uint64_t i = 5; i < 12; ++i) trail.submit(record(i));
+  trail.flush();
+  CHECK(trail.lost() == 4);  // 8 held: 0-7
+  std::filesystem::remove(config.file);
+  std::ofstream(config.file).close();
+  for (int i = 0; i < 400 && !trail.available(); ++i) usleep(50 * 1000);
+  REQUIRE(trail.available());
+  const auto written = versions_in(config.file);
+  REQUIRE(written.size() == 8);
+  for (uint64_t i = 0; i < 8; ++i) CHECK(written[i] == i);
+  CHECK(trail.prometheus().find("kanon_audit_lost_total 4\n") != std::string::npos);
 }
 
 // SHOW AUDIT's ring keeps a statement's first kRingTextBytes (at a UTF-8
