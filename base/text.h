@@ -47,9 +47,13 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 // Two lower-case hexadecimal digits: 0x2f -> "2f".
 std::string hex_byte(uint8_t byte);
 
-// `text` with its control characters (below 0x20, and 0x7F) as escapes:
-// \n, \r, \t, else \xHH. Text a client or a table's rows chose then stays
-// on one line and cannot reach a terminal as a control sequence.
+// `text` on one line, every byte a terminal could act on escaped: control
+// characters (below 0x20, 0x7F) as \n, \r, \t, else \xHH; a byte that is
+// not part of well-formed UTF-8 as \xHH; C1 controls (U+0080-U+009F) and
+// the bidirectional marks and overrides as \uHHHH; a backslash as \\. Text
+// a client or a table's rows chose then stays on one line, cannot reach a
+// terminal as a control sequence or reorder the line, and reads back
+// unambiguously (a typed "\n" shows as \\n).
 std::string one_line(std::string_view text);
 
 // ASCII letters folded; other bytes unchanged.

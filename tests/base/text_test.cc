@@ -91,4 +91,20 @@ TEST_CASE("one_line writes control characters as escapes") {
   CHECK(one_line("a\nb\rc\td") == "a\\nb\\rc\\td");
   CHECK(one_line(std::string("\x1b[2J\x07\x7f", 6) + std::string(1, '\0')) ==
         "\\x1b[2J\\x07\\x7f\\x00");
+  // A typed backslash is doubled, so a typed "\n" does not read as a newline.
+  CHECK(one_line("a\\nb\\") == "a\\\\nb\\\\");
+  // Bytes that are not well-formed UTF-8: a lone 0x9B (CSI to an 8-bit
+  // terminal), a cut sequence, an overlong '/', a surrogate.
+  CHECK(one_line("x\x9b[2Jy") == "x\\x9b[2Jy");
+  CHECK(one_line("\xc3") == "\\xc3");
+  CHECK(one_line("\xc0\xaf") == "\\xc0\\xaf");
+  CHECK(one_line("\xed\xa0\x80") == "\\xed\\xa0\\x80");
+  CHECK(one_line("\xf4\x90\x80\x80") == "\\xf4\\x90\\x80\\x80");  // beyond U+10FFFF
+  // Well-formed but acting on the screen: U+009B (C1 CSI), U+202E (right-to-left override).
+  CHECK(one_line("a\xc2\x9b"
+                 "b") == "a\\u009bb");
+  CHECK(one_line("user\xe2\x80\xaetxt.exe") == "user\\u202etxt.exe");
+  // Other characters stay as they are, four-byte ones included.
+  CHECK(one_line("\xe2\x82\xac \xf0\x9f\x98\x80 \xe4\xb8\xad") ==
+        "\xe2\x82\xac \xf0\x9f\x98\x80 \xe4\xb8\xad");
 }

@@ -50,6 +50,10 @@ TEST_CASE("control characters in a message are escaped: one event, one line") {
   // An ANSI escape (clear the screen), DEL and NUL.
   CHECK(logged(std::string("\x1b[2J\x7f", 5) + std::string(1, '\0')) ==
         "login as \"\\x1b[2J\\x7f\\x00\" refused\n");
-  // UTF-8 and backslashes stay as they are.
-  CHECK(logged("Jos\xC3\xA9 \\n") == "login as \"Jos\xC3\xA9 \\n\" refused\n");
+  // UTF-8 stays as it is; a backslash is doubled, so a typed "\n" cannot
+  // pass for an escaped newline; a byte outside UTF-8 (0x9B: CSI to an 8-bit
+  // terminal) and a right-to-left override are escaped.
+  CHECK(logged("Jos\xC3\xA9 \\n") == "login as \"Jos\xC3\xA9 \\\\n\" refused\n");
+  CHECK(logged("a\x9b"
+               "2Jb\xe2\x80\xae") == "login as \"a\\x9b2Jb\\u202e\" refused\n");
 }
