@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -25,7 +26,6 @@ namespace {
 constexpr size_t kHeaderLimit = 8 * 1024;
 constexpr uint64_t kBodyLimit = 64 * 1024;
 constexpr auto kRequestTime = std::chrono::seconds(30);
-constexpr int kMaxConnections = 64;
 
 // After a refusal: stop sending, then read and drop what the client still
 // sends (at most 1 MiB, 5 s), so that closing does not reset the
@@ -92,16 +92,23 @@ asio::awaitable<void> serve(Stream& stream, beast::tcp_stream& tcp, WebApp& app,
   }
 }
 
-// Decrements the connection count when the coroutine ends, however it ends.
-struct Counted {
-  std::shared_ptr<std::atomic<int>> n;
-  ~Counted() { n->fetch_sub(1); }
-};
+// Whose connection it is, for ConnectionLimits: an IPv4 address (mapped
+// into IPv6 or not), or an IPv6 address's /64, which one host may fill with
+// addresses of its own.
+std::string client_key(const asio::ip::address& a) {
+  if (a.is_v4()) return a.to_string();
+  const auto v6 = a.to_v6();
+  if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string();
+  auto bytes = v6.to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return asio::ip::address_v6(bytes).to_string() + "/64";
+}
 
+// `slot` gives its place back when the coroutine ends, however it ends.
 asio::awaitable<void> connection(tcp::socket socket, WebApp& app,
                                  std::shared_ptr<asio::ssl::context> tls,
-                                 std::shared_ptr<std::atomic<int>> count) {
-  const Counted counted{std::move(count)};
+                                 ConnectionLimits::Slot slot) {
+  const ConnectionLimits::Slot held = std::move(slot);
   boost::system::error_code ec;
   const auto remote = socket.remote_endpoint(ec);
   const std::string peer =
@@ -164,12 +171,17 @@ asio::awaitable<void> WebServer::accept_loop() {
       continue;
     }
     retry_.accepted();
-    if (connections_->fetch_add(1) >= kMaxConnections) {
-      connections_->fetch_sub(1);
+    const auto remote = socket.remote_endpoint(ec);
+    const std::string client = ec ? "an unknown address" : client_key(remote.address());
+    auto slot = ec ? std::nullopt : limits_->admit(client);
+    if (!slot) {
+      proxy::log(LogLevel::kDebug, "web console: connection from {} refused: {} open, {} from it",
+                 client, limits_->size(), limits_->from(client));
       socket.close(ec);
       continue;
     }
-    asio::co_spawn(io_, connection(std::move(socket), app_, tls_, connections_), asio::detached);
+    asio::co_spawn(io_, connection(std::move(socket), app_, tls_, std::move(*slot)),
+                   asio::detached);
   }
 }
 

@@ -4,8 +4,9 @@
 // (413), malformed requests 400, each request within 30 s — and answering
 // them with WebApp; keep-alive as the client asks. TLS when web.tls (or
 // tls:) is set. Blocking work goes to the blocking pool, so no request ever
-// holds up the proxy's sessions. At most 64 connections at once; more are
-// closed at once. A failed accept is tried again every 100 ms (AcceptRetry).
+// holds up the proxy's sessions. At most 64 connections at once, and 16
+// from one client address (ConnectionLimits); more are closed at once. A
+// failed accept is tried again every 100 ms (AcceptRetry).
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -15,6 +16,7 @@
 
 #include "proxy/accept_retry.h"
 #include "proxy/server.h"
+#include "web/connection_limits.h"
 #include "web/web_app.h"
 
 namespace kanon::web {
@@ -36,7 +38,10 @@ class WebServer : public proxy::AttachedService {
   std::shared_ptr<boost::asio::ssl::context> tls_;
   boost::asio::ip::tcp::acceptor acceptor_;
   proxy::AcceptRetry retry_;
-  std::shared_ptr<std::atomic<int>> connections_ = std::make_shared<std::atomic<int>>(0);
+  static constexpr size_t kMaxConnections = 64;
+  static constexpr size_t kMaxPerAddress = 16;
+  std::shared_ptr<ConnectionLimits> limits_ =
+      std::make_shared<ConnectionLimits>(kMaxConnections, kMaxPerAddress);
 };
 
 }  // namespace kanon::web

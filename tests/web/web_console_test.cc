@@ -62,9 +62,12 @@ Reply to_reply(const http::response<http::string_body>& response) {
 }
 
 // One request on a connection of its own; `raw` is sent as it is.
-Reply http_exchange(uint16_t port, const std::string& raw) {
+// One request from `from` (an address of the loopback network).
+Reply http_exchange(uint16_t port, const std::string& raw, const std::string& from = "127.0.0.1") {
   asio::io_context io;
   asio::ip::tcp::socket socket(io);
+  socket.open(asio::ip::tcp::v4());
+  socket.bind({asio::ip::make_address(from), 0});
   socket.connect({asio::ip::make_address("127.0.0.1"), port});
   // kanon may answer (413, 431) and close before it has read everything.
   boost::system::error_code ignored;
@@ -416,6 +419,59 @@ TEST_CASE("malformed, oversized and half-sent requests get clear errors; the pro
     http::read(conn, buffer, r);
     CHECK(r.result_int() == 200);
   }
+}
+
+// One client that opened 64 connections and sent nothing locked every
+// administrator out until its requests timed out (found by an adversarial
+// probe). Since: at most 16 from one address, 64 in all.
+TEST_CASE("one address holds at most 16 connections; others still get in") {
+  auto& f = fixture();
+  asio::io_context io;
+  std::vector<asio::ip::tcp::socket> idle;
+  // Idle connections from 127.0.0.3, each made to answer once (keep-alive)
+  // so that it is known to be held, then left waiting for a next request.
+  for (int i = 0; i < 16; ++i) {
+    auto& s = idle.emplace_back(io);
+    s.open(asio::ip::tcp::v4());
+    s.bind({asio::ip::make_address("127.0.0.3"), 0});
+    s.connect({asio::ip::make_address("127.0.0.1"), f.web_port});
+    asio::write(s, asio::buffer(std::string("GET /api/session HTTP/1.1\r\nHost: x\r\n\r\n")));
+    beast::flat_buffer buffer;
+    http::response<http::string_body> r;
+    http::read(s, buffer, r);
+    REQUIRE(r.result_int() == 200);
+  }
+  // The 17th from that address is closed unanswered.
+  {
+    asio::ip::tcp::socket extra(io);
+    extra.open(asio::ip::tcp::v4());
+    extra.bind({asio::ip::make_address("127.0.0.3"), 0});
+    extra.connect({asio::ip::make_address("127.0.0.1"), f.web_port});
+    boost::system::error_code ec;
+    asio::write(extra, asio::buffer(request_text("GET", "/api/session", "", {})), ec);
+    std::array<char, 64> byte{};
+    const size_t n = extra.read_some(asio::buffer(byte), ec);
+    CHECK(n == 0);
+    CHECK((ec == asio::error::eof || ec == asio::error::connection_reset));
+  }
+  // Other addresses are served meanwhile.
+  CHECK(
+      http_exchange(f.web_port, request_text("GET", "/api/session", "", {}), "127.0.0.4").status ==
+      200);
+  CHECK(f.get("/api/session").status == 200);
+  // Once one closes, the address gets a place again.
+  idle.back().close();
+  idle.pop_back();
+  bool served = false;
+  for (int i = 0; i < 400 && !served; ++i) {
+    try {
+      served = http_exchange(f.web_port, request_text("GET", "/api/session", "", {}), "127.0.0.3")
+                   .status == 200;
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  CHECK(served);
 }
 
 TEST_CASE("exports from the web: settings checked, progress to done, cancel writes nothing") {

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "web/connection_limits.h"
 #include "web/http_text.h"
 #include "web/login_sessions.h"
 
@@ -140,4 +141,32 @@ TEST_CASE("failed logins: attempts in flight count, so logins sent at once are l
   CHECK(failed.begin("10.0.0.1", t0 + 40s) == 30s);
   failed.failed("10.0.0.1", t0 + 41s);
   CHECK(failed.begin("10.0.0.1", t0 + 41s) == 30s);
+}
+
+TEST_CASE("connection limits: in all and per address; a slot gives its place back") {
+  auto limits = std::make_shared<ConnectionLimits>(4, 2);
+  auto a1 = limits->admit("10.0.0.1");
+  auto a2 = limits->admit("10.0.0.1");
+  REQUIRE(a1);
+  REQUIRE(a2);
+  CHECK_FALSE(limits->admit("10.0.0.1"));  // per address
+  auto b1 = limits->admit("10.0.0.2");
+  auto c1 = limits->admit("10.0.0.3");
+  REQUIRE(b1);
+  REQUIRE(c1);
+  CHECK(limits->size() == 4);
+  CHECK_FALSE(limits->admit("10.0.0.4"));  // in all
+  CHECK(limits->from("10.0.0.1") == 2);
+  a1.reset();
+  CHECK(limits->size() == 3);
+  CHECK(limits->from("10.0.0.1") == 1);
+  {
+    auto moved = std::move(*a2);  // a moved slot gives its place back once
+    a2.reset();
+    CHECK(limits->from("10.0.0.1") == 1);
+  }
+  CHECK(limits->from("10.0.0.1") == 0);
+  CHECK(limits->size() == 2);
+  CHECK(limits->admit("10.0.0.4"));  // a temporary: admitted and given back at once
+  CHECK(limits->size() == 2);
 }
