@@ -42,8 +42,9 @@ bool LoginSessions::expired(const LoginSession& s, Clock::time_point now) const 
   return now - s.last_used >= timeout_ || now - s.created >= lifetime_;
 }
 
-LoginSession LoginSessions::open(const std::string& user, Clock::time_point now) {
-  LoginSession s{random_token(), random_token(), user, now, now};
+LoginSession LoginSessions::open(const std::string& user, Clock::time_point now,
+                                 std::string login_state) {
+  LoginSession s{random_token(), random_token(), user, now, now, std::move(login_state), now};
   const std::lock_guard lock(mu_);
   std::erase_if(sessions_, [&](const auto& kv) { return expired(kv.second, now); });
   while (sessions_.size() >= max_) {
@@ -71,6 +72,11 @@ std::optional<LoginSession> LoginSessions::touch(std::string_view id, Clock::tim
 void LoginSessions::close(std::string_view id) {
   const std::lock_guard lock(mu_);
   if (const auto it = sessions_.find(digest(id)); it != sessions_.end()) sessions_.erase(it);
+}
+
+void LoginSessions::confirmed(std::string_view id, Clock::time_point now) {
+  const std::lock_guard lock(mu_);
+  if (const auto it = sessions_.find(digest(id)); it != sessions_.end()) it->second.confirmed = now;
 }
 
 size_t LoginSessions::size() const {

@@ -23,6 +23,10 @@ struct LoginSession {
   std::string csrf;  // the X-CSRF-Token every POST must carry
   std::string user;
   Clock::time_point created, last_used;
+  // The role's login as PostgreSQL had it at login (password_check.h's
+  // login_state), and when it was last found unchanged.
+  std::string login_state;
+  Clock::time_point confirmed;
 };
 
 class LoginSessions {
@@ -31,11 +35,13 @@ class LoginSessions {
                 size_t max_sessions = 64)
       : timeout_(timeout), lifetime_(lifetime), max_(max_sessions) {}
 
-  LoginSession open(const std::string& user, Clock::time_point now);
+  LoginSession open(const std::string& user, Clock::time_point now, std::string login_state = {});
   // The live session of `id`, its last use set to `now`; nullopt when there
   // is none or it expired (then it is removed).
   std::optional<LoginSession> touch(std::string_view id, Clock::time_point now);
   void close(std::string_view id);
+  // The role's login was found unchanged at `now`.
+  void confirmed(std::string_view id, Clock::time_point now);
   size_t size() const;
   std::chrono::milliseconds timeout() const { return timeout_; }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <pqxx/pqxx>
 #include <vector>
 
 namespace kanon::web {
@@ -48,6 +49,29 @@ LoginCheck check_login(const settings::ServerConfig& config, const std::string& 
   std::string reason = conn ? PQerrorMessage(conn.get()) : "out of memory";
   while (!reason.empty() && (reason.back() == '\n' || reason.back() == ' ')) reason.pop_back();
   return {false, reason};
+}
+
+std::optional<std::string> login_state(const settings::ServerConfig& config,
+                                       const std::string& user) {
+  pqxx::connection conn(settings::service_conninfo(config));
+  pqxx::work tx(conn);
+  const auto row = tx.exec_params(
+      "SELECT r.oid::text || '|' || coalesce(r.rolvaliduntil::text, ''), r.rolcanlogin AND "
+      "coalesce(r.rolvaliduntil > pg_catalog.now(), true), "
+      "pg_catalog.has_table_privilege('pg_catalog.pg_authid', 'SELECT') "
+      "FROM pg_catalog.pg_roles r WHERE r.rolname = $1",
+      user);
+  if (row.empty() || !row[0][1].as<bool>()) return std::nullopt;
+  std::string state = row[0][0].as<std::string>();
+  if (row[0][2].as<bool>()) {
+    const auto hash = tx.exec_params1(
+        "SELECT pg_catalog.md5(coalesce(rolpassword, '')) FROM pg_catalog.pg_authid WHERE "
+        "rolname = $1",
+        user);
+    state.push_back('|');
+    state.append(hash[0].c_str());
+  }
+  return state;
 }
 
 }  // namespace kanon::web

@@ -28,6 +28,8 @@ namespace {
 constexpr std::string_view kCookie = "kanon_session";
 // A session lasts at most this long, however busy.
 constexpr auto kLifetime = std::chrono::hours(12);
+// How long a GET may rely on the last confirmation of the role's login.
+constexpr auto kConfirmEvery = std::chrono::seconds(5);
 // The largest file /exports/<id>/csv sends.
 constexpr uintmax_t kMaxDownload = uintmax_t{256} << 20;
 
@@ -290,6 +292,33 @@ asio::awaitable<Response> WebApp::handle(const Request& request, const std::stri
                       call.tls ? "; Secure" : ""));
     co_return r;
   }
+  // A session lasts only while its role's login is what it was at login:
+  // checked before every POST and at least every kConfirmEvery otherwise.
+  if (post || Clock::now() - session->confirmed >= kConfirmEvery) {
+    std::optional<std::string> state;
+    try {
+      const auto config = context_.runtime()->config;
+      const std::string user = session->user;
+      state = co_await proxy::run_blocking(context_.blocking,
+                                           [&] { return login_state(*config, user); });
+    } catch (const std::exception& e) {
+      proxy::log(LogLevel::kWarning, "web console: cannot confirm the login of {}: {}",
+                 session->user, e.what());
+      co_return call.error(http::status::service_unavailable,
+                           "kanon cannot confirm this login with PostgreSQL now; try again");
+    }
+    if (!state || *state != session->login_state) {
+      sessions_.close(session->id);
+      proxy::log(LogLevel::kWarning,
+                 "web console: session of {} from {} ended: the role's password or login "
+                 "changed",
+                 session->user, call.peer);
+      co_return call.error(http::status::unauthorized,
+                           "log in again (the session has ended: the role's password or login "
+                           "rights changed)");
+    }
+    sessions_.confirmed(session->id, Clock::now());
+  }
   if (call.path.starts_with("/api/")) co_return co_await api(call, *session);
   // /exports/<id>/report|json|csv
   if (get && call.path.starts_with("/exports/")) {
@@ -343,8 +372,23 @@ asio::awaitable<Response> WebApp::login(Call& call) {
                call.peer, check.reason);
     co_return call.error(http::status::unauthorized, "wrong user or password");
   }
+  // What the session is checked against from now on (read after the
+  // password was accepted: a change in between ends it at the first check).
+  std::optional<std::string> state;
+  try {
+    state =
+        co_await proxy::run_blocking(context_.blocking, [&] { return login_state(*config, user); });
+  } catch (const std::exception& e) {
+    proxy::log(LogLevel::kWarning, "web console: cannot confirm the login of {}: {}", user,
+               e.what());
+  }
+  if (!state) {
+    failed_logins_.failed(address, Clock::now());
+    co_return call.error(http::status::service_unavailable,
+                         "kanon cannot confirm this login with PostgreSQL now; try again");
+  }
   failed_logins_.succeeded(address);
-  const LoginSession s = sessions_.open(user, Clock::now());
+  const LoginSession s = sessions_.open(user, Clock::now(), *state);
   proxy::log(LogLevel::kInfo, "web console: {} logged in from {}", user, call.peer);
   Response r = call.json(http::status::ok, Json{{"user", user}, {"csrf", s.csrf}});
   r.set(http::field::set_cookie,

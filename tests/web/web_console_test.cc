@@ -421,6 +421,64 @@ TEST_CASE("malformed, oversized and half-sent requests get clear errors; the pro
   }
 }
 
+// A session outlived what made its login valid: a password changed after a
+// leak, NOLOGIN, a role dropped; it lasted up to 12 hours (found by an
+// adversarial probe). Now a POST checks the role first, a GET every 5 s.
+TEST_CASE("a session ends when its role's password or login rights change") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  const std::string original = read_file(f.proxy->config_path());
+  const auto reload_with = [&](const std::string& users) {
+    std::string config = original;
+    const std::string from = "users: [postgres, " + std::string(kAdmin) + "]";
+    REQUIRE(config.find(from) != std::string::npos);
+    config.replace(config.find(from), from.size(), "users: [" + users + "]");
+    std::ofstream(f.proxy->config_path(), std::ios::trunc) << config;
+    CHECK(f.console("RELOAD").find("protected tables") != std::string::npos);
+  };
+  reload_with("postgres, kanon_scram, kanon_password");
+  const auto login_as_password = [&] {
+    const Reply r = f.try_login("kanon_password", "password-secret");
+    REQUIRE_MESSAGE(r.status == 200, r.body);
+    const std::string cookie = r.headers.at("set-cookie");
+    return Login{cookie.substr(0, cookie.find(';')), r.json().at("csrf")};
+  };
+  const Json verify{{"command", "verify"}, {"table", "people"}};
+  const Login other = f.login();  // kanon_scram: nothing of its role changes
+
+  // The password is set again (the same text: a new hash), e.g. after a leak.
+  Login s = login_as_password();
+  CHECK(f.post_csrf("/api/run", verify, s).status == 200);
+  pg.psql("ALTER ROLE kanon_password PASSWORD 'password-secret'");
+  const Reply ended = f.post_csrf("/api/run", verify, s);
+  CHECK(ended.status == 401);
+  CHECK(ended.json().at("error").get<std::string>().find("password or login rights changed") !=
+        std::string::npos);
+  CHECK(f.get("/api/show/stats", &s).status == 401);  // the session is gone
+  CHECK(f.proxy->log().find("session of kanon_password from 127.0.0.1:") != std::string::npos);
+  CHECK(f.post_csrf("/api/run", verify, other).status == 200);
+
+  // NOLOGIN: a GET finds out within seconds (waits on the answer, no deadline
+  // of its own).
+  s = login_as_password();
+  CHECK(f.get("/api/show/stats", &s).status == 200);
+  pg.psql("ALTER ROLE kanon_password NOLOGIN");
+  while (f.get("/api/show/stats", &s).status == 200)
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(f.get("/api/show/stats", &s).status == 401);
+  pg.psql("ALTER ROLE kanon_password LOGIN");
+
+  // VALID UNTIL in the past.
+  s = login_as_password();
+  pg.psql("ALTER ROLE kanon_password VALID UNTIL '2000-01-01'");
+  CHECK(f.post_csrf("/api/run", verify, s).status == 401);
+  pg.psql("ALTER ROLE kanon_password VALID UNTIL 'infinity'");
+
+  CHECK(f.get("/api/session", &other).json().at("user") == kAdmin);
+  std::ofstream(f.proxy->config_path(), std::ios::trunc) << original;
+  CHECK(f.console("RELOAD").find("protected tables") != std::string::npos);
+}
+
 // One client that opened 64 connections and sent nothing locked every
 // administrator out until its requests timed out (found by an adversarial
 // probe). Since: at most 16 from one address, 64 in all.
