@@ -402,6 +402,29 @@ std::optional<std::vector<std::string>> split_qualified_name(const std::string& 
   return parts;
 }
 
+std::string join_qualified_name(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& part : parts) {
+    if (!out.empty()) out += '.';
+    const bool quote = part.empty() || part.find_first_of(".\"; \t\r\n\v\f") != std::string::npos;
+    if (!quote) {
+      out += part;
+      continue;
+    }
+    out += '"';
+    for (const char c : part) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    out += '"';
+  }
+  return out;
+}
+
+std::string display_name(const TablePolicy& policy) {
+  return join_qualified_name({policy.schema, policy.table});
+}
+
 std::optional<std::pair<std::string, std::string>> split_table_name(const std::string& text) {
   const auto parts = split_qualified_name(text);
   if (!parts || parts->size() != 2) return std::nullopt;

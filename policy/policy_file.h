@@ -53,6 +53,16 @@ std::string database_qualified_name(const TablePolicy& policy);
 // closed.
 std::optional<std::vector<std::string>> split_qualified_name(const std::string& text);
 
+// The inverse of split_qualified_name: the parts joined with dots, a part
+// in double quotes ("" for a quote) when it holds a dot, a quote, white
+// space or a ';' (which split_qualified_name or a console command's words
+// would cut), or is empty. {"public", "My Table"} -> public."My Table".
+std::string join_qualified_name(const std::vector<std::string>& parts);
+// policy.name() as SHOW POLICIES, metrics and the web console show it, so
+// that it can be typed back into a console command: join_qualified_name of
+// schema and table.
+std::string display_name(const TablePolicy& policy);
+
 // Splits "schema.table". nullopt when it is not exactly two non-empty parts.
 std::optional<std::pair<std::string, std::string>> split_table_name(const std::string& text);
 

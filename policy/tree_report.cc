@@ -4,6 +4,7 @@
 
 #include "base/json.h"
 #include "base/text.h"
+#include "policy/policy_file.h"
 #include "policy/sql_text.h"
 
 namespace kanon::policy {
@@ -60,7 +61,7 @@ std::string tree_report_json(const TableSnapshot& s) {
   const auto& tree = s.tree;
   const auto& attributes = tree.attributes();
   Json doc;
-  doc["table"] = s.policy.name();
+  doc["table"] = display_name(s.policy);
   doc["k"] = s.policy.k;
   doc["rows"] = s.stats.rows;
   doc["distinct_rows"] = s.stats.distinct_rows;

@@ -226,7 +226,8 @@ class Commands {
         status += "; renamed to " + moved->second + " (served masked under that name; " + p.name() +
                   " denied until the policy names it)";
       r.add(
-          {owner ? owner->database_name() : p.database, p.name(), std::to_string(p.k),
+          {owner ? owner->database_name() : p.database, policy::display_name(p),
+           std::to_string(p.k),
            p.sensitive ? std::optional(std::to_string(p.sensitive->l)) : std::nullopt,
            join(p.quasi_identifiers), policy::to_string(p.mode), join(p.exempt),
            fmt::format("{}s", std::chrono::duration_cast<std::chrono::seconds>(p.refresh).count()),
@@ -532,7 +533,7 @@ class Commands {
     // E.g. a history stored by an earlier kanon: this release is a baseline.
     if (!t->release.note.empty()) channel_.notice("kanon admin: " + t->release.note);
     ResultSet r{{"table", "rows", "tree_nodes", "load_ms", "tree_ms", "version"}};
-    r.add({p.name(), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
+    r.add({policy::display_name(p), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
            fmt::format("{:.1f}", t->stats.load_ms), fmt::format("{:.1f}", t->stats.tree_ms),
            std::to_string(store(p).current()->version)});
     r.tag = "REFRESH";
@@ -616,7 +617,7 @@ class Commands {
     }
     const auto t = built(p);
     ResultSet r{{"table", "rows", "tree_nodes", "release_version", "released_fraction"}};
-    r.add({p.name(), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
+    r.add({policy::display_name(p), std::to_string(t->stats.rows), std::to_string(t->tree.size()),
            std::to_string(t->release.version),
            fmt::format("{:.4f}", t->release.released_fraction)});
     r.tag = "REANONYMIZE";
@@ -688,8 +689,8 @@ class Commands {
     status.releases = v.releases;
     status.take(v.check);
     const auto n = [](uint64_t x) { return std::to_string(x); };
-    r.add({p.name(), v.key.describe(), n(v.since), n(v.last_version), n(v.releases), n(p.k),
-           n(v.check.min_candidates), n(v.check.linked_rows), n(v.check.new_rows),
+    r.add({policy::display_name(p), v.key.describe(), n(v.since), n(v.last_version), n(v.releases),
+           n(p.k), n(v.check.min_candidates), n(v.check.linked_rows), n(v.check.new_rows),
            n(v.check.rows_below_k), n(v.check.updated_rows_below_k), n(v.check.late_rows_below_k),
            n(v.check.deleted_rows_below_k), status.verdict()});
     r.tag = "VERIFY";

@@ -75,7 +75,7 @@ std::string policies_prometheus(ServerContext& context) {
     const auto snapshot = store->current();
     for (const auto& p : store->policies())
       out += fmt::format("kanon_policy_built{{database=\"{}\",table=\"{}\"}} {}\n",
-                         label_value(store->database_name()), label_value(p.name()),
+                         label_value(store->database_name()), label_value(policy::display_name(p)),
                          snapshot->find(p.name()) ? 1 : 0);
   }
   return out;

@@ -482,3 +482,47 @@ TEST_CASE("parallel plans: off where inline masks are evaluated, the server's ow
   CHECK_MESSAGE(inline_again.find("Gather") == std::string::npos, inline_again);
   pg.psql("DROP TABLE public.parallel_open");
 }
+
+// A table whose name needs quotes was shown unquoted (public.Odd Table.v2):
+// typed back into a console command it named nothing, and the web
+// console's links broke (found by an adversarial probe).
+TEST_CASE("names that need quotes are shown quoted, and what is shown can be typed back") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.\"Odd Table.v2\"; CREATE TABLE public.\"Odd Table.v2\" AS "
+      "SELECT * FROM public.people; GRANT SELECT ON public.\"Odd Table.v2\" TO analyst;");
+  const std::string policy = scratch_path("kanon-admin-odd.yaml");
+  std::ofstream(policy) << "tables:\n"
+                           "  - table: 'public.\"Odd Table.v2\"'\n"
+                           "    k: 2\n"
+                           "    quasi_identifiers: [occupation, city, state]\n"
+                           "    direct_identifiers: {name: null, ssn: null}\n"
+                           "    exempt: [postgres]\n";
+  const uint16_t metrics_port = free_port();
+  KanonProxy proxy(pg.port(),
+                   "admin: {database: kanon, users: [postgres]}\n"
+                   "metrics: {listen: \"127.0.0.1:" +
+                       std::to_string(metrics_port) + "\"}\npolicies: [" + policy + "]\n");
+  const auto console = [&](const std::string& command) {
+    const auto r = run_command(
+        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
+    REQUIRE_MESSAGE(r.exit_code == 0, command << ": " << r.err);
+    return r.out;
+  };
+  const std::string policies = console("SHOW POLICIES");
+  CHECK(policies.find("|public.\"Odd Table.v2\"|2|") != std::string::npos);
+  // What SHOW POLICIES shows names the table in other commands.
+  CHECK(console("SHOW TREE public.\"Odd Table.v2\"").find("|") != std::string::npos);
+  CHECK(console("REFRESH public.\"Odd Table.v2\"").starts_with("public.\"Odd Table.v2\"|11|"));
+  CHECK(http_get(metrics_port, "/metrics")
+            .find("kanon_policy_built{database=\"postgres\",table=\"public.\\\"Odd "
+                  "Table.v2\\\"\"} 1") != std::string::npos);
+  // And the analyst reads it masked.
+  pqxx::connection analyst(proxy.conninfo("analyst"));
+  pqxx::work tx(analyst);
+  CHECK(tx.exec1("SELECT count(*) FROM public.\"Odd Table.v2\" WHERE city IS NULL")[0].as<int>() >
+        0);
+  tx.abort();
+  std::filesystem::remove(policy);
+  pg.psql("DROP TABLE public.\"Odd Table.v2\"");
+}

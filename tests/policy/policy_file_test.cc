@@ -465,3 +465,17 @@ TEST_CASE("qualified names split into parts") {
   CHECK(!split_qualified_name("a..b"));
   CHECK(!split_qualified_name(""));
 }
+
+TEST_CASE("join_qualified_name quotes what split_qualified_name would cut, and reads back") {
+  using kanon::policy::join_qualified_name;
+  using kanon::policy::split_qualified_name;
+  CHECK(join_qualified_name({"public", "people"}) == "public.people");
+  CHECK(join_qualified_name({"public", "People"}) == "public.People");  // case is kept as is
+  CHECK(join_qualified_name({"public", "Odd Table.v2"}) == "public.\"Odd Table.v2\"");
+  CHECK(join_qualified_name({"a\"b", "c;d"}) == "\"a\"\"b\".\"c;d\"");
+  for (const std::vector<std::string>& parts : {std::vector<std::string>{"public", "people"},
+                                                {"s p", "t.u"},
+                                                {"q\"", "\"x\""},
+                                                {"db", "sch", "t\tab"}})
+    CHECK(split_qualified_name(join_qualified_name(parts)) == parts);
+}
