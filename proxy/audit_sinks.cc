@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,6 +63,18 @@ bool AuditFileSink::open() {
     return false;
   }
   error_.clear();
+  // Whether the file ends inside a line (a write cut short before): a file
+  // moved away and made again does not; the one a full disk cut does.
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+    torn_ = false;
+    if (st.st_size > 0) {
+      const int reader = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      char last = '\n';
+      if (reader >= 0 && ::pread(reader, &last, 1, st.st_size - 1) == 1) torn_ = last != '\n';
+      if (reader >= 0) ::close(reader);
+    }
+  }
   return true;
 }
 

@@ -54,7 +54,7 @@ class AuditFileSink : public AuditSink {
  private:
   std::string path_;
   int fd_ = -1;
-  bool torn_ = false;  // the last write stopped inside a line
+  bool torn_ = false;  // the file ends inside a line (a write cut short)
 };
 
 class AuditTableSink : public AuditSink {

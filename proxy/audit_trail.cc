@@ -19,6 +19,15 @@ constexpr auto kWriterTick = std::chrono::milliseconds(20);
 constexpr size_t kWakeBatch = 512;
 constexpr auto kRetryEvery = std::chrono::seconds(1);
 
+// What a held record takes, about: its text and strings, not the session
+// (shared by the session's records).
+size_t footprint(const AuditRecord& r) {
+  size_t n = sizeof(AuditRecord) + (r.text ? r.text->size() : 0) + r.rule.size() + r.object.size() +
+             r.sqlstate.size();
+  for (const auto& t : r.tables) n += sizeof(t) + t.size();
+  return n;
+}
+
 }  // namespace
 
 AuditTrail::AuditTrail(const settings::AuditConfig& config, const std::string& service_conninfo)
@@ -142,10 +151,10 @@ void AuditTrail::run() {
     }
   }
   for (size_t i = 0; i < sinks_.size(); ++i)
-    if (!held_[i].empty() && !recover(i)) {
-      lost_.fetch_add(held_[i].size(), std::memory_order_relaxed);
-      log(LogLevel::kWarning, "audit: {} records held for {} lost at shutdown", held_[i].size(),
-          sinks_[i]->name());
+    if (!held_[i].records.empty() && !recover(i)) {
+      lost_.fetch_add(held_[i].records.size(), std::memory_order_relaxed);
+      log(LogLevel::kWarning, "audit: {} records held for {} lost at shutdown",
+          held_[i].records.size(), sinks_[i]->name());
     }
 }
 
@@ -153,10 +162,12 @@ bool AuditTrail::recover(size_t i) {
   auto& sink = *sinks_[i];
   if (!sink.is_open() && !sink.open()) return false;
   auto& held = held_[i];
-  if (held.empty()) return true;
-  const size_t written = sink.write(held);
-  held.erase(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(written));
-  if (held.empty()) {
+  if (held.records.empty()) return true;
+  const size_t written = sink.write(held.records);
+  const auto end = held.records.begin() + static_cast<std::ptrdiff_t>(written);
+  for (auto it = held.records.begin(); it != end; ++it) held.bytes -= footprint(*it);
+  held.records.erase(held.records.begin(), end);
+  if (held.records.empty()) {
     log(LogLevel::kInfo, "audit: {} held records written to {}", written, sink.name());
     return true;
   }
@@ -166,14 +177,20 @@ bool AuditTrail::recover(size_t i) {
 void AuditTrail::hold(size_t i, std::vector<AuditRecord>::const_iterator from,
                       std::vector<AuditRecord>::const_iterator to) {
   auto& held = held_[i];
-  const size_t n = static_cast<size_t>(to - from);
-  const size_t room = capacity_ > held.size() ? capacity_ - held.size() : 0;
-  const size_t kept = std::min(n, room);
-  held.insert(held.end(), from, from + static_cast<std::ptrdiff_t>(kept));
-  if (kept < n) {
-    lost_.fetch_add(n - kept, std::memory_order_relaxed);
-    log(LogLevel::kWarning, "audit: {} records lost: {} holds {} already", n - kept,
-        sinks_[i]->name(), held.size());
+  size_t lost = 0;
+  for (auto it = from; it != to; ++it) {
+    const size_t bytes = footprint(*it);
+    if (held.records.size() >= capacity_ || held.bytes + bytes > kHeldBytes) {
+      ++lost;
+      continue;
+    }
+    held.records.push_back(*it);
+    held.bytes += bytes;
+  }
+  if (lost > 0) {
+    lost_.fetch_add(lost, std::memory_order_relaxed);
+    log(LogLevel::kWarning, "audit: {} records lost: {} holds {} already ({} bytes)", lost,
+        sinks_[i]->name(), held.records.size(), held.bytes);
   }
 }
 

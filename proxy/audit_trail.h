@@ -4,7 +4,9 @@
 // drains in batches into every sink (and into the ring SHOW AUDIT reads).
 //
 // Failure: a sink whose write fails is down, and the records it did not take
-// are held for it (at most queue_size of them); the writer retries opening
+// are held for it (at most queue_size of them and kHeldBytes of their
+// text: statements denied while it is down are held too, and one may be
+// 64 MB); the writer retries opening
 // it every second and writes what it holds before the sink counts as up
 // again. While a sink is down or the queue is full, available() is false;
 // with on_failure: deny the session then denies restricted statements (rule
@@ -34,6 +36,7 @@ class AuditTrail {
  public:
   static constexpr size_t kRingSize = 100;
   static constexpr size_t kRingTextBytes = 4096;
+  static constexpr size_t kHeldBytes = size_t{64} << 20;  // per sink
 
   // REQUIRES: config.enabled(). `service_conninfo` is the table sink's
   // connection. Opens the sinks once (a sink that cannot be opened starts
@@ -70,7 +73,8 @@ class AuditTrail {
  private:
   void run();
   void write_batch(std::vector<AuditRecord>& batch);
-  // Keeps records sink i did not take, up to capacity_ (the rest are lost).
+  // Keeps records sink i did not take, up to capacity_ and kHeldBytes (the
+  // rest are lost).
   void hold(size_t i, std::vector<AuditRecord>::const_iterator from,
             std::vector<AuditRecord>::const_iterator to);
   // Opens sink i if it is closed and writes what it holds; true when it is up.
@@ -82,7 +86,11 @@ class AuditTrail {
   const size_t capacity_;
   std::vector<std::unique_ptr<AuditSink>> sinks_;  // the writer thread's
   std::unique_ptr<std::atomic<bool>[]> sink_up_;   // per sink, read anywhere
-  std::vector<std::vector<AuditRecord>> held_;     // per sink, the writer thread's
+  struct Held {
+    std::vector<AuditRecord> records;
+    size_t bytes = 0;  // their footprint()s
+  };
+  std::vector<Held> held_;  // per sink, the writer thread's
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable drained_;

@@ -7,8 +7,10 @@
 #include "proxy/audit_trail.h"
 
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -149,6 +151,69 @@ TEST_CASE("a write that fails after the open holds the batch; beyond queue_size 
   REQUIRE(written.size() == 8);
   for (uint64_t i = 0; i < 8; ++i) CHECK(written[i] == i);
   CHECK(trail.prometheus().find("kanon_audit_lost_total 4\n") != std::string::npos);
+}
+
+// Statements denied while a sink is down are recorded (and held) too; one
+// may be 64 MB, so what is held is bounded in bytes as well as in records.
+TEST_CASE("held records are bounded in bytes: 64 MiB per sink, the rest lost") {
+  Dir dir;
+  AuditConfig config;
+  config.file = kDir + "/later/audit.jsonl";
+  AuditTrail trail(config, "");
+  REQUIRE_FALSE(trail.available());
+  const std::string mib(size_t{1} << 20, 'x');
+  for (uint64_t i = 0; i < 100; ++i) {
+    auto r = record(i);
+    r.text = mib;
+    trail.submit(std::move(r));
+  }
+  trail.flush();
+  CHECK(trail.lost() == 37);  // 63 records of 1 MiB and their fields fit in 64 MiB
+  std::filesystem::create_directories(kDir + "/later");
+  for (int i = 0; i < 400 && !trail.available(); ++i) usleep(50 * 1000);
+  REQUIRE(trail.available());
+  const auto written = versions_in(config.file);
+  REQUIRE(written.size() == 63);
+  for (uint64_t i = 0; i < 63; ++i) CHECK(written[i] == i);
+}
+
+// A file write cut short inside a line (here by RLIMIT_FSIZE, as a full disk
+// would): the line is ended when the sink opens again, and the records from
+// the cut one on are written again, each whole on a line of its own.
+TEST_CASE("a write cut inside a line: the line is ended, its record written again whole") {
+  Dir dir;
+  AuditConfig config;
+  config.file = kDir + "/audit.jsonl";
+  AuditTrail trail(config, "");
+  trail.submit(record(0));
+  trail.flush();
+  const auto first_line = std::filesystem::file_size(config.file);
+  ::signal(SIGXFSZ, SIG_IGN);
+  rlimit before{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &before) == 0);
+  rlimit cut = before;
+  cut.rlim_cur = first_line + first_line / 2;  // half way into the second line
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &cut) == 0);
+  for (uint64_t i = 1; i < 5; ++i) trail.submit(record(i));
+  trail.flush();
+  const bool down = !trail.available();
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &before) == 0);
+  REQUIRE(down);
+  CHECK(std::filesystem::file_size(config.file) == cut.rlim_cur);
+  for (int i = 0; i < 400 && !trail.available(); ++i) usleep(50 * 1000);
+  REQUIRE(trail.available());
+  std::ifstream in(config.file);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  REQUIRE(lines.size() == 6);
+  std::vector<uint64_t> whole;
+  for (const auto& line : lines) {
+    const auto doc = nlohmann::json::parse(line, nullptr, false);
+    if (!doc.is_discarded()) whole.push_back(doc["snapshot_version"]);
+  }
+  CHECK(whole == std::vector<uint64_t>{0, 1, 2, 3, 4});
+  CHECK(nlohmann::json::parse(lines[1], nullptr, false).is_discarded());  // the cut line
+  CHECK(trail.lost() == 0);
 }
 
 // SHOW AUDIT's ring keeps a statement's first kRingTextBytes (at a UTF-8
