@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -208,6 +209,16 @@ bool any_persistent_relation_named(pqxx::connection_base& conn,
 // temporary ones, pg_catalog's included: the facts hold all of them).
 bool any_persistent_object_named(pqxx::connection_base& conn,
                                  const std::vector<std::string>& names);
+// A temporary object of one of these names (in any session's temporary
+// schema) that can run code or read other objects: a view, a function, a
+// table with a trigger, rule, row security, a column type outside
+// pg_catalog, or a default or check calling a function outside pg_catalog.
+// kanon's catalog leaves temporary schemas out, so it decides a statement
+// over such an object by its name alone; what the object reads may change
+// after it was made (an administrator replaces a view under it, creates the
+// view its function names). "pg_temp_3.tv (a view)", or nullopt.
+std::optional<std::string> unsafe_temporary_object(pqxx::connection_base& conn,
+                                                   const std::vector<std::string>& names);
 // The event triggers that fire in ordinary sessions now, as read_catalog_facts
 // reads them (CatalogFacts::event_triggers). Creating, altering or dropping
 // an event trigger fires none, so the catalog watch never hears of it: a

@@ -5,12 +5,16 @@
 // replaced by another name), or the session's own temporary objects, or
 // missing ones. One catalog query tells: if a persistent object of that name
 // exists, the catalog is re-read (a new snapshot version) and the statement
-// planned again; if none does, the names are passed back as absent.
+// planned again; if none does, the names are passed back as absent, and a
+// statement naming a temporary object that runs code (a view, a function, a
+// table with triggers, rules or code in its defaults) is denied
+// (rules::kTemporaryObject).
 #include "proxy/blocking.h"
 #include "proxy/log.h"
 #include "proxy/session.h"
 #include "proxy/wire/frontend_messages.h"
 #include "proxy/wire/message_types.h"
+#include "rewriter/statement_rules.h"
 #include "rewriter/string_literals.h"
 
 namespace kanon::proxy {
@@ -43,10 +47,16 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   // remaining names back as absent, plan a last time. A name that is still
   // unknown then (e.g. created and dropped meanwhile) is denied by the gate.
   const auto own = store();
-  if (!own) co_return;  // nothing protected here, and no catalog to ask
+  if (!own) co_return;                   // nothing protected here, and no catalog to ask
+  std::optional<std::string> temporary;  // an absent name's temporary object that runs code
   for (int attempt = 0; attempt < 4; ++attempt) {
     auto result = context_.rewriter.rewrite(sql, *snapshot(), access_);
     if (result.verdict != rewriter::Verdict::kLookup) {
+      if (temporary && result.verdict != rewriter::Verdict::kDenied) {
+        const uint64_t fingerprint = result.fingerprint;
+        result = rewriter::make_denial(rewriter::rules::kTemporaryObject, *temporary);
+        result.fingerprint = fingerprint;
+      }
       prepared_sql_ = std::move(sql);
       prepared_ = std::move(result);
       co_return;
@@ -79,6 +89,17 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
       co_return;  // the names stay unknown: denied
     }
     if (!exists) {
+      // Not persistent: a session's temporary objects, or missing. kanon's
+      // catalog has no temporary schema, so a temporary view, function or
+      // table that runs code is denied (what it reads may have changed since
+      // it was made: found by an adversarial probe).
+      try {
+        temporary = co_await run_blocking(
+            context_.blocking, [&] { return own->unsafe_temporary_object(result.unknown); });
+      } catch (const std::exception& e) {
+        log(LogLevel::kWarning, "client {}: catalog look-up failed: {}", peer_, e.what());
+        co_return;  // the names stay unknown: denied
+      }
       access_.absent_names = result.unknown;
       continue;  // planned once more with the names known to be absent
     }

@@ -59,6 +59,18 @@ const base::NameTable<StatementKind> kNodeNames{
     {StatementKind::kVacuum, "VacuumStmt"},
     {StatementKind::kCluster, "ClusterStmt"},
     {StatementKind::kReindex, "ReindexStmt"},
+    {StatementKind::kDefine, "DefineStmt"},
+    {StatementKind::kCreateCast, "CreateCastStmt"},
+    {StatementKind::kCreateDomain, "CreateDomainStmt"},
+    {StatementKind::kCreateRange, "CreateRangeStmt"},
+    {StatementKind::kCreateOpClass, "CreateOpClassStmt"},
+    {StatementKind::kCreateOpFamily, "CreateOpFamilyStmt"},
+    {StatementKind::kAlterOpFamily, "AlterOpFamilyStmt"},
+    {StatementKind::kCreateConversion, "CreateConversionStmt"},
+    {StatementKind::kCreateTransform, "CreateTransformStmt"},
+    {StatementKind::kAlterOperator, "AlterOperatorStmt"},
+    {StatementKind::kAlterType, "AlterTypeStmt"},
+    {StatementKind::kAlterDomain, "AlterDomainStmt"},
 };
 
 }  // namespace

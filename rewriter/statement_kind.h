@@ -63,6 +63,18 @@ enum class StatementKind {
   kVacuum,                  // VacuumStmt (VACUUM and ANALYZE)
   kCluster,                 // ClusterStmt
   kReindex,                 // ReindexStmt
+  kDefine,                  // DefineStmt
+  kCreateCast,              // CreateCastStmt
+  kCreateDomain,            // CreateDomainStmt
+  kCreateRange,             // CreateRangeStmt
+  kCreateOpClass,           // CreateOpClassStmt
+  kCreateOpFamily,          // CreateOpFamilyStmt
+  kAlterOpFamily,           // AlterOpFamilyStmt
+  kCreateConversion,        // CreateConversionStmt
+  kCreateTransform,         // CreateTransformStmt
+  kAlterOperator,           // AlterOperatorStmt
+  kAlterType,               // AlterTypeStmt
+  kAlterDomain,             // AlterDomainStmt
 };
 
 // The kind of libpg_query's node `node`; kOther for any other node.

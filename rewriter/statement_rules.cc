@@ -93,6 +93,14 @@ const Rule kAmbiguousObject{"ambiguous-name",
 const Rule kUnknownObject{"unknown-object",
                           "kanon's catalog does not know this object, so it cannot tell what it "
                           "reads"};
+const Rule kTemporaryObject{"temporary-object",
+                            "a temporary view, function or table that runs code is not in "
+                            "kanon's catalog, and what it reads may have changed since it was "
+                            "made; restricted sessions may read plain temporary tables only"};
+const Rule kDefinition{"definition",
+                       "restricted sessions may not define casts, operators, aggregates, types "
+                       "or domains: PostgreSQL runs their functions wherever a statement "
+                       "converts or compares values, which kanon cannot see"};
 const Rule kCatalogNotRead{"catalog-not-read",
                            "kanon has not read this database's catalog yet, so it cannot tell what "
                            "the statement reads"};
@@ -176,6 +184,22 @@ constexpr std::array kKinds = {
     KindClass{StatementKind::kCreatePLang, StatementClass::kDenied, "CREATE LANGUAGE"},
     KindClass{StatementKind::kCreateEventTrig, StatementClass::kDenied, "CREATE EVENT TRIGGER"},
     KindClass{StatementKind::kLoad, StatementClass::kDenied, "LOAD"},
+    // Definitions whose functions PostgreSQL runs where a statement converts
+    // or compares values (casts, operators, domains' checks, aggregates):
+    // kanon sees no name of them in the statement (rules::kDefinition).
+    KindClass{StatementKind::kDefine, StatementClass::kDenied,
+              "CREATE AGGREGATE/OPERATOR/TYPE/COLLATION"},
+    KindClass{StatementKind::kCreateCast, StatementClass::kDenied, "CREATE CAST"},
+    KindClass{StatementKind::kCreateDomain, StatementClass::kDenied, "CREATE DOMAIN"},
+    KindClass{StatementKind::kCreateRange, StatementClass::kDenied, "CREATE TYPE AS RANGE"},
+    KindClass{StatementKind::kCreateOpClass, StatementClass::kDenied, "CREATE OPERATOR CLASS"},
+    KindClass{StatementKind::kCreateOpFamily, StatementClass::kDenied, "CREATE OPERATOR FAMILY"},
+    KindClass{StatementKind::kAlterOpFamily, StatementClass::kDenied, "ALTER OPERATOR FAMILY"},
+    KindClass{StatementKind::kCreateConversion, StatementClass::kDenied, "CREATE CONVERSION"},
+    KindClass{StatementKind::kCreateTransform, StatementClass::kDenied, "CREATE TRANSFORM"},
+    KindClass{StatementKind::kAlterOperator, StatementClass::kDenied, "ALTER OPERATOR"},
+    KindClass{StatementKind::kAlterType, StatementClass::kDenied, "ALTER TYPE"},
+    KindClass{StatementKind::kAlterDomain, StatementClass::kDenied, "ALTER DOMAIN"},
     KindClass{StatementKind::kAlterSystem, StatementClass::kDenied, "ALTER SYSTEM"},
     KindClass{StatementKind::kCreateExtension, StatementClass::kDenied, "CREATE EXTENSION"},
     KindClass{StatementKind::kAlterExtension, StatementClass::kDenied, "ALTER EXTENSION"},
@@ -289,6 +313,13 @@ StatementClass classify_statement(StatementKind kind) {
 }
 
 const Rule& denied_statement_rule(StatementKind kind) {
+  if (kind == StatementKind::kDefine || kind == StatementKind::kCreateCast ||
+      kind == StatementKind::kCreateDomain || kind == StatementKind::kCreateRange ||
+      kind == StatementKind::kCreateOpClass || kind == StatementKind::kCreateOpFamily ||
+      kind == StatementKind::kAlterOpFamily || kind == StatementKind::kCreateConversion ||
+      kind == StatementKind::kCreateTransform || kind == StatementKind::kAlterOperator ||
+      kind == StatementKind::kAlterType || kind == StatementKind::kAlterDomain)
+    return rules::kDefinition;
   if (kind == StatementKind::kDo || kind == StatementKind::kCreateFunction ||
       kind == StatementKind::kCall || kind == StatementKind::kCreatePLang ||
       kind == StatementKind::kCreateEventTrig)

@@ -75,6 +75,10 @@ extern const Rule kReachingFunction;
 extern const Rule kOpaqueFunction;
 extern const Rule kAmbiguousObject;
 extern const Rule kUnknownObject;
+// A temporary object that runs code (catalog::unsafe_temporary_object).
+extern const Rule kTemporaryObject;
+// CREATE CAST, OPERATOR, AGGREGATE, TYPE, DOMAIN and their ALTERs.
+extern const Rule kDefinition;
 extern const Rule kCatalogNotRead;
 // Decided by the proxy, before or around the rewriter.
 extern const Rule kReplicationConnection;

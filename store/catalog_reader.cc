@@ -102,6 +102,14 @@ bool CatalogReader::any_persistent_object_named(const std::vector<std::string>& 
   });
 }
 
+std::optional<std::string> CatalogReader::unsafe_temporary_object(
+    const std::vector<std::string>& names) {
+  if (!enabled()) return std::nullopt;
+  std::lock_guard lock(mu_);
+  return with_connection(
+      [&](pqxx::connection_base& conn) { return catalog::unsafe_temporary_object(conn, names); });
+}
+
 std::vector<catalog::EventTriggerFacts> CatalogReader::read_event_triggers() {
   if (!enabled()) return {};
   std::lock_guard lock(mu_);

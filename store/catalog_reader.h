@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,9 @@ class CatalogReader {
   // (catalog::any_persistent_object_named). Throws when the database cannot
   // be asked; true without a conninfo (nobody can tell: not absent).
   bool any_persistent_object_named(const std::vector<std::string>& names);
+  // catalog::unsafe_temporary_object on the same connection; nullopt when
+  // the reader is off. Throws when the database cannot be asked.
+  std::optional<std::string> unsafe_temporary_object(const std::vector<std::string>& names);
 
   // The event triggers that fire now (catalog::read_event_triggers), on the
   // kept connection. Throws when the database cannot be asked; empty

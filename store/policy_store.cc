@@ -138,6 +138,11 @@ bool PolicyStore::any_persistent_object_named(const std::vector<std::string>& na
   return catalog_.any_persistent_object_named(names);
 }
 
+std::optional<std::string> PolicyStore::unsafe_temporary_object(
+    const std::vector<std::string>& names) {
+  return catalog_.unsafe_temporary_object(names);
+}
+
 std::vector<policy::TablePolicy> PolicyStore::policies() const {
   std::lock_guard lock(policies_mu_);
   return policies_;

@@ -126,6 +126,8 @@ class PolicyStore {
   // (catalog_facts.h), on the kept catalog connection. Throws when the
   // database cannot be asked; true for a store without a conninfo.
   bool any_persistent_object_named(const std::vector<std::string>& names);
+  // catalog::unsafe_temporary_object, on the same connection.
+  std::optional<std::string> unsafe_temporary_object(const std::vector<std::string>& names);
 
   // Whether the event triggers that fire now are those `facts` hold
   // (catalog::read_event_triggers; creating or dropping one fires no event

@@ -422,3 +422,86 @@ TEST_CASE("EXPLAIN shows no estimates computed from protected rows") {
     CHECK_MESSAGE(plan.find("cost=") != std::string::npos, plan);
   }
 }
+
+// kanon's catalog has no temporary schema: a statement over the session's
+// temporary view or function was decided by its name alone, checked only
+// when the object was made. An administrator then replaced the view under
+// it, or created the view its function named, and the analyst read raw
+// cities (found by an adversarial probe). Now a temporary object that can
+// run code or read others is denied at every use; plain temporary tables
+// stay readable.
+TEST_CASE("temporary views, functions and tables with triggers are denied at use") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP VIEW IF EXISTS public.leak_v2, public.leak_v4 CASCADE; "
+      "CREATE VIEW public.leak_v2 AS SELECT 1::int AS id, 'x'::text AS city; "
+      "GRANT SELECT ON public.leak_v2 TO analyst");
+  pqxx::connection c(proxy_for("inline").conninfo("analyst"));
+  pqxx::nontransaction tx(c);
+  const auto denied_by = [&](const std::string& sql, const std::string& rule) {
+    try {
+      const auto r = tx.exec(sql);
+      for (const auto& row : r)
+        for (const auto& field : row) check_no_forbidden(field.is_null() ? "" : field.c_str(), sql);
+      FAIL_CHECK("not denied: " << sql);
+    } catch (const pqxx::insufficient_privilege& e) {
+      CHECK_MESSAGE(std::string(e.what()).find("(kanon rule " + rule + ")") != std::string::npos,
+                    e.what());
+    }
+  };
+  // A plain temporary table is read as before.
+  tx.exec("CREATE TEMP TABLE leak_plain AS SELECT 1 AS n");
+  CHECK(tx.exec1("SELECT n FROM leak_plain")[0].as<int>() == 1);
+  // A temporary view over a harmless view, which the administrator replaces.
+  tx.exec("CREATE TEMP VIEW leak_tv AS SELECT * FROM public.leak_v2");
+  denied_by("SELECT * FROM leak_tv", "temporary-object");
+  pg.psql("CREATE OR REPLACE VIEW public.leak_v2 AS SELECT id, city FROM public.people");
+  denied_by("SELECT * FROM leak_tv", "temporary-object");
+  denied_by("SELECT city FROM pg_temp.leak_tv ORDER BY 1", "temporary-object");
+  // A temporary function naming a view that does not exist yet.
+  tx.exec("SET check_function_bodies = off");
+  tx.exec(
+      "CREATE FUNCTION pg_temp.leak_ff() RETURNS TABLE(id int, city text) LANGUAGE sql AS "
+      "'SELECT id, city FROM public.leak_v4'");
+  pg.psql("CREATE VIEW public.leak_v4 AS SELECT id, city FROM public.people");
+  denied_by("SELECT * FROM pg_temp.leak_ff()", "temporary-object");
+  // A temporary table that runs code on insert.
+  tx.exec("CREATE TEMP TABLE leak_trig (c text)");
+  tx.exec("CREATE RULE leak_r AS ON INSERT TO leak_trig DO ALSO NOTIFY leak");
+  denied_by("INSERT INTO leak_trig SELECT 'a'", "temporary-object");
+  denied_by("SELECT * FROM leak_trig", "temporary-object");
+  // The session still works.
+  CHECK(tx.exec1("SELECT 1")[0].as<int>() == 1);
+  pg.psql("DROP VIEW public.leak_v4, public.leak_v2 CASCADE");
+}
+
+// A temporary cast (source: a domain, which PostgreSQL ignores) running a
+// denied function made kanon's catalog deny every restricted statement of
+// every session, SELECT 1 included, until its next catalog read (found by
+// an adversarial probe). Restricted sessions may not define casts,
+// operators, aggregates, types or domains.
+TEST_CASE("restricted sessions may not define casts, operators, types or domains") {
+  pqxx::connection c(proxy_for("inline").conninfo("analyst"));
+  pqxx::nontransaction tx(c);
+  for (const char* sql :
+       {"CREATE DOMAIN pg_temp.leak_d AS text",
+        "CREATE CAST (text AS pg_temp.leak_nope) WITH FUNCTION pg_catalog.pg_read_file(text)",
+        "CREATE OPERATOR pg_temp.=== (FUNCTION = pg_catalog.texteq, LEFTARG = text, RIGHTARG = "
+        "text)",
+        "CREATE AGGREGATE pg_temp.leak_agg (text) (SFUNC = pg_catalog.textcat, STYPE = text)",
+        "CREATE TYPE pg_temp.leak_r AS RANGE (SUBTYPE = int4)",
+        "ALTER DOMAIN leak_d DROP DEFAULT"}) {
+    CAPTURE(sql);
+    try {
+      tx.exec(sql);
+      FAIL_CHECK("not denied");
+    } catch (const pqxx::insufficient_privilege& e) {
+      CHECK(std::string(e.what()).find("(kanon rule definition)") != std::string::npos);
+    }
+  }
+  // Nothing was made: another session's statements pass.
+  pqxx::connection other(proxy_for("inline").conninfo("analyst"));
+  pqxx::nontransaction o(other);
+  CHECK(o.exec1("SELECT 1")[0].as<int>() == 1);
+  CHECK(o.exec1("SELECT count(*) FROM people")[0].as<int>() == 11);
+}
