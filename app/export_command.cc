@@ -92,10 +92,8 @@ void add_export_command(CLI::App& app) {
       hooks.cancelled = [] { return g_interrupted.load(); };
       auto request = publish::parse_export_command(command);
       for (const auto& other : policies) request.reserved_targets.push_back(other.name());
-      if (!cfg.audit.table.empty())
-        request.reserved_targets.push_back(cfg.audit.table.find('.') == std::string::npos
-                                               ? "public." + cfg.audit.table
-                                               : cfg.audit.table);
+      // audit.table is schema.table (the configuration checks it).
+      if (!cfg.audit.table.empty()) request.reserved_targets.push_back(cfg.audit.table);
       const auto r =
           publish::run_export(settings::service_conninfo(cfg, p.database), p, request, hooks);
       fmt::print(stderr, "\n");

@@ -709,9 +709,9 @@ class Commands {
     const auto p = find(words[1]);
     std::vector<std::string> reserved;
     for (const auto& other : stores().policies()) reserved.push_back(other.name());
+    // audit.table is schema.table (the configuration checks it).
     const auto& audit = context_.runtime()->config->audit.table;
-    if (!audit.empty())
-      reserved.push_back(audit.find('.') == std::string::npos ? "public." + audit : audit);
+    if (!audit.empty()) reserved.push_back(audit);
     emit(run_export_command(conninfo(p), p, join(words, " "), std::move(reserved), channel_));
   }
 
