@@ -165,7 +165,12 @@ async function main() {
     await pg.query(`LOCK TABLE ${exportTable} IN ACCESS EXCLUSIVE MODE`);
     await page.fill('#csv_path', path.join(exportDir, 'cancelled.csv'));
     const held = await startJob(page, '#export-start');
+    // The lock goes only once kanon has taken the cancel (its answer came
+    // back): released on the click alone, the export could finish first.
+    const cancelled = page.waitForResponse(
+      (r) => r.url().endsWith(`/api/exports/jobs/${held}/cancel`) && r.status() === 200, WAIT);
     await page.click(`[data-job="${held}"][data-state="running"] [data-cancel]`, WAIT);
+    await cancelled;
     await pg.query('ROLLBACK');
     await pg.end();
     await page.waitForSelector(`[data-job="${held}"][data-state="cancelled"]`, WAIT);
