@@ -204,6 +204,44 @@ policy::TableInfo read_table_info(pqxx::connection_base& conn, const policy::Tab
       policy.schema, policy.table);
   for (const auto& r : children)
     info.children.push_back(r[0].as<std::string>() + "." + r[1].as<std::string>());
+  // A generated column's expression (its pg_attrdef) depends on the columns
+  // it reads (pg_depend; on its own column too, internally).
+  for (const auto& r : tx.exec_params(
+           "SELECT a.attname, pg_catalog.array_agg(DISTINCT s.attname::pg_catalog.text) "
+           "FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = "
+           "a.attrelid AND ad.adnum = a.attnum JOIN pg_catalog.pg_depend d ON d.classid = "
+           "'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.objid = ad.oid AND d.refclassid = "
+           "'pg_catalog.pg_class'::pg_catalog.regclass AND d.refobjid = a.attrelid AND "
+           "d.refobjsubid > 0 AND d.refobjsubid <> a.attnum JOIN pg_catalog.pg_attribute s ON "
+           "s.attrelid = a.attrelid AND s.attnum = d.refobjsubid WHERE a.attrelid = $1 AND "
+           "a.attgenerated <> '' AND NOT a.attisdropped GROUP BY a.attname ORDER BY 1",
+           info.oid)) {
+    policy::TableInfo::Generated g{r[0].as<std::string>(), {}};
+    auto items = r[1].as_array();
+    for (auto item = items.get_next(); item.first != pqxx::array_parser::juncture::done;
+         item = items.get_next())
+      if (item.first == pqxx::array_parser::juncture::string_value) g.from.push_back(item.second);
+    info.generated.push_back(std::move(g));
+  }
+  for (const auto& r : tx.exec_params(
+           "WITH RECURSIVE tree(oid) AS (SELECT $1::pg_catalog.oid UNION SELECT i.inhrelid "
+           "FROM pg_catalog.pg_inherits i JOIN tree t ON i.inhparent = t.oid) "
+           "SELECT n.nspname || '.' || c.relname, ARRAY(SELECT a.attname::pg_catalog.text "
+           "FROM pg_catalog.unnest(p.partattrs::pg_catalog.int2[]) WITH ORDINALITY k(attnum, i) "
+           "JOIN pg_catalog.pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = k.attnum "
+           "ORDER BY k.i), 0 = ANY (p.partattrs::pg_catalog.int2[]) "
+           "FROM tree JOIN pg_catalog.pg_partitioned_table p ON p.partrelid = tree.oid "
+           "JOIN pg_catalog.pg_class c ON c.oid = tree.oid "
+           "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace ORDER BY 1",
+           info.oid)) {
+    policy::TableInfo::PartitionKey k{r[0].as<std::string>(), {}, r[2].as<bool>()};
+    auto items = r[1].as_array();
+    for (auto item = items.get_next(); item.first != pqxx::array_parser::juncture::done;
+         item = items.get_next())
+      if (item.first == pqxx::array_parser::juncture::string_value)
+        k.columns.push_back(item.second);
+    info.partition_keys.push_back(std::move(k));
+  }
   return info;
 }
 

@@ -65,6 +65,38 @@ void check_against_catalog(const TablePolicy& policy, const TableInfo& info) {
   }
   for (const auto& d : policy.direct_identifiers) need(policy, info, d.column, d.where);
   if (policy.sensitive) need(policy, info, policy.sensitive->column, policy.sensitive->where);
+  // Columns whose raw values restricted sessions never read.
+  const auto hidden = [&](const std::string& column) -> const char* {
+    for (const auto& q : policy.quasi_identifiers)
+      if (q == column) return "quasi-identifier";
+    for (const auto& d : policy.direct_identifiers)
+      if (d.column == column) return "direct identifier";
+    return nullptr;
+  };
+  for (const auto& g : info.generated) {
+    if (hidden(g.column)) continue;
+    for (const auto& from : g.from)
+      if (const char* what = hidden(from))
+        fail(policy.where,
+             fmt::format("column '{}' of {} is generated from {} '{}': restricted sessions "
+                         "would read it raw; list it as a quasi-identifier or a direct "
+                         "identifier, or drop it",
+                         g.column, policy.name(), what, from));
+  }
+  for (const auto& k : info.partition_keys) {
+    if (k.expression)
+      fail(policy.where,
+           fmt::format("{} is partitioned by an expression: kanon cannot tell which columns "
+                       "it reads, and the partition a row is in shows their raw values",
+                       k.relation));
+    for (const auto& column : k.columns)
+      if (const char* what = hidden(column))
+        fail(policy.where,
+             fmt::format("{} is partitioned by {} '{}': the partition a row is in (EXPLAIN "
+                         "ANALYZE's rows per partition, the order rows come in) shows its raw "
+                         "value; partition by another column",
+                         k.relation, what, column));
+  }
   for (size_t i = 0; i < policy.person.size(); ++i)
     need(policy, info, policy.person[i], policy.person_refs[i]);
 }

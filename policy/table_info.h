@@ -71,6 +71,21 @@ struct TableInfo {
   // pg_class.oid when read from the catalog (0 for hand-made infos): the
   // rewriter follows the table by it when it is renamed or moved.
   uint32_t oid = 0;
+  // Generated columns and the columns their expressions read.
+  struct Generated {
+    std::string column;
+    std::vector<std::string> from;
+  };
+  std::vector<Generated> generated;
+  // The partition keys of the table and of its partitioned descendants:
+  // which partition holds a row follows from the raw key (EXPLAIN ANALYZE's
+  // rows per partition, the order Append reads them in).
+  struct PartitionKey {
+    std::string relation;              // "schema.table"
+    std::vector<std::string> columns;  // the plain columns of the key
+    bool expression = false;           // the key has an expression
+  };
+  std::vector<PartitionKey> partition_keys;
 
   const ColumnInfo* find(const std::string& name) const;
 };
@@ -81,7 +96,10 @@ struct TableInfo {
 // session's settings (ColumnInfo::setting_dependent): its masks compare
 // with literals, which a restricted session could make mean another value;
 // nor one whose equal values kanon cannot write alike
-// (ColumnInfo::not_canonical).
+// (ColumnInfo::not_canonical). A generated column computed from a
+// quasi-identifier or a direct identifier must be one itself (else
+// restricted sessions read it raw), and no partition key may hold one or an
+// expression (the partition a row is in shows its raw value).
 void check_against_catalog(const TablePolicy& policy, const TableInfo& info);
 
 }  // namespace kanon::policy

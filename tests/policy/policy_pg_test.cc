@@ -946,6 +946,71 @@ TEST_CASE("quasi-identifiers whose text form follows the session's settings fail
   pg.psql("DROP TABLE public.pay; DROP DOMAIN public.wage");
 }
 
+// Found by an adversarial probe: a generated column computed from a
+// quasi-identifier (upper(city)) was served raw beside the masked city, and
+// a table partitioned by a quasi-identifier showed each row's raw state by
+// the partition it is in (EXPLAIN ANALYZE's rows per partition, the order
+// Append reads partitions in). Both fail the build now, with a sentence.
+TEST_CASE(
+    "generated columns from quasi-identifiers and partition keys holding one fail the build") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.gen_t, public.part_t, public.part_e; "
+      "CREATE TABLE public.gen_t (id int PRIMARY KEY, city text, grade text, "
+      "city_up text GENERATED ALWAYS AS (upper(city)) STORED, "
+      "id2 int GENERATED ALWAYS AS (id * 2) STORED); "
+      "INSERT INTO public.gen_t (id, city, grade) SELECT g, 'c' || (g % 3), 'g' || (g % 2) "
+      "FROM generate_series(1, 60) g; "
+      "CREATE TABLE public.part_t (id int, state text, day int) PARTITION BY RANGE (day); "
+      "CREATE TABLE public.part_t1 PARTITION OF public.part_t FOR VALUES FROM (0) TO (100) "
+      "PARTITION BY LIST (state); "
+      "CREATE TABLE public.part_t1a PARTITION OF public.part_t1 FOR VALUES IN ('a'); "
+      "CREATE TABLE public.part_t1b PARTITION OF public.part_t1 DEFAULT; "
+      "INSERT INTO public.part_t SELECT g, CASE WHEN g % 2 = 0 THEN 'a' ELSE 'b' END, g "
+      "FROM generate_series(1, 60) g; "
+      "CREATE TABLE public.part_e (id int, state text) PARTITION BY LIST (lower(state)); "
+      "CREATE TABLE public.part_e1 PARTITION OF public.part_e DEFAULT; "
+      "INSERT INTO public.part_e SELECT g, 's' || (g % 2) FROM generate_series(1, 60) g");
+  pqxx::connection conn(conninfo());
+  const auto policy = [](const std::string& table, std::vector<std::string> qis) {
+    TablePolicy p;
+    p.schema = "public";
+    p.table = table;
+    p.k = 5;
+    p.where = {"t.yaml", 2, "table"};
+    for (size_t i = 0; i < qis.size(); ++i)
+      p.quasi_identifier_refs.push_back({"t.yaml", 4, "quasi_identifiers"});
+    p.quasi_identifiers = std::move(qis);
+    return p;
+  };
+  CHECK_THROWS_WITH_AS(build_table_snapshot(conn, policy("gen_t", {"city", "grade"})),
+                       "t.yaml:2: table: column 'city_up' of public.gen_t is generated from "
+                       "quasi-identifier 'city': restricted sessions would read it raw; list it "
+                       "as a quasi-identifier or a direct identifier, or drop it",
+                       ConfigError);
+  // Listed as a direct identifier (or a quasi-identifier) it builds; id2
+  // is generated from a column the policy does not hide.
+  auto listed = policy("gen_t", {"city", "grade"});
+  listed.direct_identifiers.push_back({"city_up", std::nullopt, {"t.yaml", 5, "direct"}});
+  CHECK(build_table_snapshot(conn, listed)->tree.nodes().at(0).rows == 60);
+  CHECK(build_table_snapshot(conn, policy("gen_t", {"grade", "city_up", "city"}))
+            ->tree.nodes()
+            .at(0)
+            .rows == 60);
+  // A sub-partition keyed by a quasi-identifier (the table itself by the day);
+  // a key that is an expression.
+  CHECK_THROWS_WITH_AS(build_table_snapshot(conn, policy("part_t", {"state"})),
+                       "t.yaml:2: table: public.part_t1 is partitioned by quasi-identifier "
+                       "'state': the partition a row is in (EXPLAIN ANALYZE's rows per "
+                       "partition, the order rows come in) shows its raw value; partition by "
+                       "another column",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(build_table_snapshot(conn, policy("part_e", {"state"})),
+                       doctest::Contains("public.part_e is partitioned by an expression"),
+                       ConfigError);
+  pg.psql("DROP TABLE public.gen_t, public.part_t, public.part_e");
+}
+
 // Values equal under a column's `=` may be written differently (1.0 and
 // 1.00, 0 and -0, '1 day' and '24:00:00', 'Hamlet' and 'HAMLET' in citext).
 // The tree counts them as one value; a mask that released the raw value
