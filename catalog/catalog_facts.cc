@@ -698,42 +698,89 @@ bool any_persistent_object_named(pqxx::connection_base& conn,
   return bool_of(r[0][0]);
 }
 
+// Every temporary relation of every session, and whether it is a plain
+// table (or sequence) that runs nothing but pg_catalog's code when read or
+// written: no trigger, rule or row security, every column of a pg_catalog
+// type, defaults and checks calling pg_catalog functions only.
+constexpr const char* kTemporaryRelationsSql = R"(
+WITH temp_rel AS (
+  SELECT c.oid, c.relname, c.relkind, c.relnamespace, n.nspname,
+    c.relkind IN ('r', 'S') AND NOT c.relhastriggers AND NOT c.relhasrules
+    AND NOT c.relrowsecurity
+    AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a
+      JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) a.atttypid
+      WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND a.attnum OPERATOR(pg_catalog.>) 0
+        AND NOT a.attisdropped
+        AND t.typnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace)
+    AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+      JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.refobjid
+      WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+        AND p.pronamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
+        AND ((d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+              AND d.objid IN (SELECT oid FROM pg_catalog.pg_attrdef
+                              WHERE adrelid OPERATOR(pg_catalog.=) c.oid))
+          OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
+              AND d.objid IN (SELECT oid FROM pg_catalog.pg_constraint
+                              WHERE conrelid OPERATOR(pg_catalog.=) c.oid)))) AS plain
+  FROM pg_catalog.pg_class c
+  JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+  WHERE n.nspname ~ '^pg_temp_')
+)";
+
+// A temporary view passes when its query reads only plain temporary tables
+// of its own schema and pg_catalog's functions, operators, types and
+// collations (pg_depend of its _RETURN rule), and it has no other rule.
+constexpr const char* kTemporaryObjectSql = R"(
+SELECT v.nspname || '.' || v.relname || ' (' || CASE v.relkind WHEN 'v' THEN 'a view'
+  WHEN 'm' THEN 'a materialized view' WHEN 'r' THEN 'a table that runs code'
+  ELSE 'a relation of kind ' || v.relkind::pg_catalog.text END || ')'
+FROM temp_rel v
+WHERE v.relname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[])
+  AND NOT v.plain
+  AND NOT (v.relkind OPERATOR(pg_catalog.=) 'v'
+    AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite rw
+      WHERE rw.ev_class OPERATOR(pg_catalog.=) v.oid
+        AND rw.rulename OPERATOR(pg_catalog.<>) '_RETURN')
+    AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+      JOIN pg_catalog.pg_rewrite rw ON rw.oid OPERATOR(pg_catalog.=) d.objid
+      WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+        AND rw.ev_class OPERATOR(pg_catalog.=) v.oid
+        AND d.refobjid OPERATOR(pg_catalog.<>) v.oid
+        AND NOT (
+          (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+           AND EXISTS (SELECT 1 FROM temp_rel t WHERE t.oid OPERATOR(pg_catalog.=) d.refobjid
+                       AND t.relnamespace OPERATOR(pg_catalog.=) v.relnamespace AND t.plain))
+          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid OPERATOR(pg_catalog.=)
+                       d.refobjid AND p.pronamespace OPERATOR(pg_catalog.=)
+                       'pg_catalog'::pg_catalog.regnamespace))
+          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_operator'::pg_catalog.regclass
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_operator o WHERE o.oid OPERATOR(pg_catalog.=)
+                       d.refobjid AND o.oprnamespace OPERATOR(pg_catalog.=)
+                       'pg_catalog'::pg_catalog.regnamespace))
+          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_type y WHERE y.oid OPERATOR(pg_catalog.=)
+                       d.refobjid AND y.typnamespace OPERATOR(pg_catalog.=)
+                       'pg_catalog'::pg_catalog.regnamespace))
+          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_collation'::pg_catalog.regclass
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_collation k WHERE k.oid OPERATOR(pg_catalog.=)
+                       d.refobjid AND k.collnamespace OPERATOR(pg_catalog.=)
+                       'pg_catalog'::pg_catalog.regnamespace)))))
+UNION ALL
+SELECT n.nspname || '.' || p.proname || ' (a function)' FROM pg_catalog.pg_proc p
+JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+WHERE n.nspname ~ '^pg_temp_' AND p.proname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[])
+LIMIT 1
+)";
+
 std::optional<std::string> unsafe_temporary_object(pqxx::connection_base& conn,
                                                    const std::vector<std::string>& names) {
   if (names.empty()) return std::nullopt;
   // Any session's temporary objects of these names (kanon cannot tell the
   // session's own schema from here: one of another session's denies too).
-  // A relation passes only as a plain table or sequence that runs nothing
-  // but pg_catalog's code: no trigger, rule or row security, every column of
-  // a pg_catalog type, defaults and checks calling pg_catalog functions only.
   pqxx::nontransaction tx(conn);
-  const auto r = tx.exec_params(
-      "SELECT n.nspname || '.' || c.relname || ' (' || CASE c.relkind WHEN 'v' THEN 'a view' "
-      "WHEN 'm' THEN 'a materialized view' WHEN 'r' THEN 'a table that runs code' "
-      "ELSE 'a relation of kind ' || c.relkind::pg_catalog.text END || ')' "
-      "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-      "WHERE n.nspname ~ '^pg_temp_' AND c.relname OPERATOR(pg_catalog.=) "
-      "ANY ($1::pg_catalog.name[]) AND (c.relkind NOT IN ('r', 'S') OR c.relhastriggers "
-      "OR c.relhasrules OR c.relrowsecurity "
-      "OR EXISTS (SELECT 1 FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_type t ON t.oid "
-      "OPERATOR(pg_catalog.=) a.atttypid WHERE a.attrelid OPERATOR(pg_catalog.=) c.oid AND "
-      "a.attnum OPERATOR(pg_catalog.>) 0 AND NOT a.attisdropped AND t.typnamespace "
-      "OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace) "
-      "OR EXISTS (SELECT 1 FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_proc p ON p.oid "
-      "OPERATOR(pg_catalog.=) d.refobjid WHERE d.refclassid OPERATOR(pg_catalog.=) "
-      "'pg_catalog.pg_proc'::pg_catalog.regclass AND p.pronamespace OPERATOR(pg_catalog.<>) "
-      "'pg_catalog'::pg_catalog.regnamespace AND ((d.classid OPERATOR(pg_catalog.=) "
-      "'pg_catalog.pg_attrdef'::pg_catalog.regclass AND d.objid IN (SELECT oid FROM "
-      "pg_catalog.pg_attrdef WHERE adrelid OPERATOR(pg_catalog.=) c.oid)) OR (d.classid "
-      "OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass AND d.objid IN "
-      "(SELECT oid FROM pg_catalog.pg_constraint WHERE conrelid OPERATOR(pg_catalog.=) "
-      "c.oid))))) "
-      "UNION ALL "
-      "SELECT n.nspname || '.' || p.proname || ' (a function)' FROM pg_catalog.pg_proc p "
-      "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
-      "WHERE n.nspname ~ '^pg_temp_' AND p.proname OPERATOR(pg_catalog.=) "
-      "ANY ($1::pg_catalog.name[]) LIMIT 1",
-      text_array(names));
+  const auto r =
+      tx.exec_params(std::string(kTemporaryRelationsSql) + kTemporaryObjectSql, text_array(names));
   if (r.empty()) return std::nullopt;
   return text_of(r[0][0]);
 }

@@ -210,9 +210,11 @@ bool any_persistent_relation_named(pqxx::connection_base& conn,
 bool any_persistent_object_named(pqxx::connection_base& conn,
                                  const std::vector<std::string>& names);
 // A temporary object of one of these names (in any session's temporary
-// schema) that can run code or read other objects: a view, a function, a
-// table with a trigger, rule, row security, a column type outside
-// pg_catalog, or a default or check calling a function outside pg_catalog.
+// schema) that can run code or read other objects: a function, a table with
+// a trigger, rule, row security, a column type outside pg_catalog, or a
+// default or check calling a function outside pg_catalog, a view that
+// reads anything but such plain temporary tables of its schema and
+// pg_catalog's functions, operators, types and collations.
 // kanon's catalog leaves temporary schemas out, so it decides a statement
 // over such an object by its name alone; what the object reads may change
 // after it was made (an administrator replaces a view under it, creates the

@@ -52,6 +52,18 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   for (int attempt = 0; attempt < 4; ++attempt) {
     auto result = context_.rewriter.rewrite(sql, *snapshot(), access_);
     if (result.verdict != rewriter::Verdict::kLookup) {
+      // A SQL function body it runs names a relation without a schema: a
+      // temporary view of that name would be read instead.
+      if (!temporary && result.verdict != rewriter::Verdict::kDenied &&
+          !result.shadowable.empty() && !access_.reads_nothing_protected) {
+        try {
+          temporary = co_await run_blocking(
+              context_.blocking, [&] { return own->unsafe_temporary_object(result.shadowable); });
+        } catch (const std::exception& e) {
+          log(LogLevel::kWarning, "client {}: catalog look-up failed: {}", peer_, e.what());
+          temporary = "(kanon could not look its names up: " + std::string(e.what()) + ")";
+        }
+      }
       if (temporary && result.verdict != rewriter::Verdict::kDenied) {
         const uint64_t fingerprint = result.fingerprint;
         result = rewriter::make_denial(rewriter::rules::kTemporaryObject, *temporary);
@@ -93,9 +105,11 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
       // catalog has no temporary schema, so a temporary view, function or
       // table that runs code is denied (what it reads may have changed since
       // it was made: found by an adversarial probe).
+      // A login PostgreSQL keeps from protected data reads none through them.
       try {
-        temporary = co_await run_blocking(
-            context_.blocking, [&] { return own->unsafe_temporary_object(result.unknown); });
+        if (!access_.reads_nothing_protected)
+          temporary = co_await run_blocking(
+              context_.blocking, [&] { return own->unsafe_temporary_object(result.unknown); });
       } catch (const std::exception& e) {
         log(LogLevel::kWarning, "client {}: catalog look-up failed: {}", peer_, e.what());
         co_return;  // the names stay unknown: denied

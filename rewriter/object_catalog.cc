@@ -273,6 +273,7 @@ class ReachGraph {
           st.kind != StatementKind::kSelect || !st.nested_writes.empty() || st.select_into;
       for (const RelationRef& ref : st.relations) {
         if (ref.cte) continue;
+        if (ref.schema.empty()) merge_tables(own_[node].shadowable, {ref.name});
         if (names_statistics_relation(ref))
           opaque(node, ref.schema.empty() ? "pg_catalog." + ref.name : ref.schema + "." + ref.name);
         for (const RelationFacts* r : f_.relations_named(ref.name)) {
@@ -364,12 +365,14 @@ class ReachGraph {
     Reach all;
     for (size_t m : members) {
       merge_tables(all.tables, own_[m].tables);
+      merge_tables(all.shadowable, own_[m].shadowable);
       all.opaque = all.opaque || own_[m].opaque;
       all.internal = all.internal || own_[m].internal;
       all.late_code = all.late_code || own_[m].late_code;
       for (size_t w : edges_[m]) {
         if (component[w] == id) continue;
         merge_tables(all.tables, reach_[w].tables);
+        merge_tables(all.shadowable, reach_[w].shadowable);
         all.opaque = all.opaque || reach_[w].opaque;
         all.internal = all.internal || reach_[w].internal;
         all.late_code = all.late_code || reach_[w].late_code;
@@ -377,6 +380,7 @@ class ReachGraph {
     }
     for (size_t m : members) {
       reach_[m].tables = all.tables;
+      reach_[m].shadowable = all.shadowable;
       reach_[m].opaque = all.opaque;
       reach_[m].internal = all.internal;
       reach_[m].late_code = all.late_code;

@@ -36,6 +36,12 @@ struct Reach {
   // One of kanon's own tables or the audit trail's is on the way (opaque is
   // then set too): rules::kKanonInternal, whatever allowed_functions says.
   bool internal = false;
+  // Relation names a SQL function with a string body on the way names
+  // without a schema (sorted, unique). PostgreSQL resolves them when the
+  // function runs, the session's temporary schema first, which kanon's
+  // catalog does not hold: a temporary view of that name would be read
+  // instead (catalog::unsafe_temporary_object decides whether one is there).
+  std::vector<std::string> shadowable;
   bool any() const { return opaque || !tables.empty(); }
 };
 

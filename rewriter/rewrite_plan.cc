@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -454,11 +455,22 @@ class Planner {
   // name runs a function whose body PostgreSQL reads when it calls it: an
   // unqualified name counts every relation of that name.
   void note_late_code(const RelationRef& r) {
-    if (!inputs_.catalog || plan_.late_code) return;
+    if (!inputs_.catalog) return;
     const bool written =
         r.role == RelationRef::Role::kOther || r.role == RelationRef::Role::kCopySource;
-    for (const auto* c : inputs_.catalog->relations(r.schema, r.name))
+    for (const auto* c : inputs_.catalog->relations(r.schema, r.name)) {
       if (c->read.late_code || (written && c->write.late_code)) plan_.late_code = true;
+      note_shadowable(c->read);
+      if (written) note_shadowable(c->write);
+    }
+  }
+
+  void note_shadowable(const Reach& r) {
+    if (r.shadowable.empty()) return;
+    std::vector<std::string> out;
+    std::set_union(plan_.shadowable.begin(), plan_.shadowable.end(), r.shadowable.begin(),
+                   r.shadowable.end(), std::back_inserter(out));
+    plan_.shadowable = std::move(out);
   }
 
   // Looks a relation that is not protected up in the catalog. *out is set
@@ -554,6 +566,7 @@ class Planner {
     plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
     plan_.tables.insert(plan_.tables.end(), planned.tables.begin(), planned.tables.end());
     plan_.late_code = plan_.late_code || planned.late_code;
+    note_shadowable(Reach{.shadowable = planned.shadowable});
     plan_.inline_masks = plan_.inline_masks || planned.inline_masks;
     plan_.function_masks = plan_.function_masks || planned.function_masks;
     body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
@@ -582,6 +595,7 @@ class Planner {
       }
       for (const auto* c : found) {
         plan_.late_code = plan_.late_code || c->reach.late_code;
+        note_shadowable(c->reach);
         const Reach e = effective(c->reach);
         std::string object = c->facts->schema + "." + c->facts->name;
         if (e.internal) return deny(rules::kKanonInternal, object + " (reads " + e.via + ")");
@@ -707,6 +721,7 @@ class Planner {
       if (!c || !c->facts)
         return deny(rules::kOpaqueFunction, what + " (runs an unknown function)");
       plan_.late_code = plan_.late_code || c->reach.late_code;
+      note_shadowable(c->reach);
       if (!reaching) return true;
       const Reach e = effective(c->reach);
       std::string object = what + " (runs " + c->facts->schema + "." + c->facts->name;

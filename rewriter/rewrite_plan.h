@@ -36,6 +36,9 @@ struct RewritePlan {
   // reads from the catalog only when it calls it (Reach::late_code): its
   // catalog guard holds the catalog still to the end (catalog_guard.h).
   bool late_code = false;
+  // Reach::shadowable of what it names or reaches (sorted, unique): the
+  // caller checks that no temporary object of these names runs code.
+  std::vector<std::string> shadowable;
   // It evaluates masks in a SQL form (a protected table, a child or a view
   // read inline, or a mode: view view; not a materialized copy, nor masks
   // that call kanon_mask.released, policy evaluator: function): its guard

@@ -255,6 +255,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
     return result;
   } else {
     result.masked = !plan.edits.empty();
+    result.shadowable = std::move(plan.shadowable);
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
     const bool serial = plan.inline_masks || (plan.function_masks && context.serial_masks);

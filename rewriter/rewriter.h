@@ -96,6 +96,10 @@ struct RewriteResult {
   // re-reads the catalog if not, and decides again with
   // PlanContext::event_triggers_confirmed.
   bool event_triggers = false;
+  // Not denied: relation names SQL function bodies it runs name without a
+  // schema (Reach::shadowable); the proxy denies the statement when a
+  // temporary object of one of them runs code (rules::kTemporaryObject).
+  std::vector<std::string> shadowable;
   // kRewritten: "schema.table" of the protected tables the masks read (sorted, unique).
   std::vector<std::string> tables;
   // kPass, kRewritten: what running it may do to the session's client_encoding.

@@ -8,10 +8,13 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <pqxx/pqxx>
 #include <set>
+#include <thread>
 
 #include "tests/support/demo_data.h"
 #include "tests/support/kanon_proxy.h"
@@ -504,4 +507,51 @@ TEST_CASE("restricted sessions may not define casts, operators, types or domains
   pqxx::nontransaction o(other);
   CHECK(o.exec1("SELECT 1")[0].as<int>() == 1);
   CHECK(o.exec1("SELECT count(*) FROM people")[0].as<int>() == 11);
+}
+
+// PostgreSQL resolves the names in a SQL function's string body when it
+// runs, the session's temporary schema first: a temporary view named like
+// the table an administrator's function reads was read instead, and once
+// the view under it was replaced it gave raw cities. A statement that runs
+// such a body is denied while a temporary object of one of its unqualified
+// names runs code.
+TEST_CASE("a temporary view named like a table a function body names is denied") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP FUNCTION IF EXISTS public.leak_fn(); DROP TABLE IF EXISTS public.leak_lookup; "
+      "DROP VIEW IF EXISTS public.leak_v5 CASCADE; "
+      "CREATE TABLE public.leak_lookup (city text); INSERT INTO public.leak_lookup VALUES ('x'); "
+      "GRANT SELECT ON public.leak_lookup TO analyst; "
+      "CREATE VIEW public.leak_v5 AS SELECT 'y'::text AS city; "
+      "GRANT SELECT ON public.leak_v5 TO analyst; "
+      "CREATE FUNCTION public.leak_fn() RETURNS SETOF text LANGUAGE sql AS "
+      "'SELECT city FROM leak_lookup'");
+  auto c = std::make_unique<pqxx::connection>(proxy_for("inline").conninfo("analyst"));
+  auto tx = std::make_unique<pqxx::nontransaction>(*c);
+  CHECK(tx->exec1("SELECT * FROM public.leak_fn()")[0].as<std::string>() == "x");
+  tx->exec("CREATE TEMP VIEW leak_lookup AS SELECT city FROM public.leak_v5");
+  pg.psql("CREATE OR REPLACE VIEW public.leak_v5 AS SELECT city FROM public.people");
+  try {
+    const auto r = tx->exec("SELECT * FROM public.leak_fn()");
+    for (const auto& row : r) check_no_forbidden(row[0].is_null() ? "" : row[0].c_str(), "fn");
+    FAIL_CHECK("not denied");
+  } catch (const pqxx::insufficient_privilege& e) {
+    CHECK(std::string(e.what()).find("(kanon rule temporary-object)") != std::string::npos);
+    CHECK(std::string(e.what()).find(".leak_lookup (a view)") != std::string::npos);
+  }
+  // Another session, once the temporary view is gone with its backend (any
+  // session's temporary object of the name denies: kanon cannot tell whose
+  // it is), reads the table again.
+  tx.reset();
+  c.reset();
+  while (pg.psql("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = "
+                 "c.relnamespace WHERE c.relname = 'leak_lookup' AND n.nspname ~ '^pg_temp_'") !=
+         "0\n")
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  pqxx::connection fresh(proxy_for("inline").conninfo("analyst"));
+  pqxx::nontransaction f(fresh);
+  CHECK(f.exec1("SELECT * FROM public.leak_fn()")[0].as<std::string>() == "x");
+  pg.psql(
+      "DROP FUNCTION public.leak_fn(); DROP TABLE public.leak_lookup; "
+      "DROP VIEW public.leak_v5 CASCADE");
 }
