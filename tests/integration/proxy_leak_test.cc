@@ -458,6 +458,11 @@ TEST_CASE("temporary views, functions and tables with triggers are denied at use
   // A temporary view over a harmless view, which the administrator replaces.
   tx.exec("CREATE TEMP VIEW leak_tv AS SELECT * FROM public.leak_v2");
   denied_by("SELECT * FROM leak_tv", "temporary-object");
+  // A view made temporary by search_path (pg_temp first), named unqualified.
+  tx.exec("SET search_path = pg_temp, public");
+  tx.exec("CREATE VIEW leak_sp AS SELECT * FROM public.leak_v2");
+  denied_by("SELECT * FROM leak_sp", "temporary-object");
+  tx.exec("RESET search_path");
   pg.psql("CREATE OR REPLACE VIEW public.leak_v2 AS SELECT id, city FROM public.people");
   denied_by("SELECT * FROM leak_tv", "temporary-object");
   denied_by("SELECT city FROM pg_temp.leak_tv ORDER BY 1", "temporary-object");
