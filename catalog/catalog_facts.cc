@@ -698,11 +698,29 @@ bool any_persistent_object_named(pqxx::connection_base& conn,
   return bool_of(r[0][0]);
 }
 
+// Whether dependency `d` refers to an object of another schema than
+// pg_catalog (a function, operator, type, collation, operator class, ...):
+// code PostgreSQL runs that is not the server's own. Relations, schemas,
+// constraints and defaults are left out (a table's own columns, a sequence
+// a default calls nextval on, the schema it is in, the constraint a primary
+// key's index belongs to: their own dependencies are looked at).
+constexpr const char* kDependsOnUserCode = R"(
+  d.refclassid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_class'::pg_catalog.regclass
+  AND d.refclassid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_namespace'::pg_catalog.regclass
+  AND d.refclassid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_constraint'::pg_catalog.regclass
+  AND d.refclassid OPERATOR(pg_catalog.<>) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+  AND NOT COALESCE((pg_catalog.pg_identify_object(d.refclassid, d.refobjid, 0)).schema
+                       OPERATOR(pg_catalog.=) 'pg_catalog', false))";
+
 // Every temporary relation of every session, and whether it is a plain
 // table (or sequence) that runs nothing but pg_catalog's code when read or
 // written: no trigger, rule or row security, every column of a pg_catalog
-// type, defaults and checks calling pg_catalog functions only.
-constexpr const char* kTemporaryRelationsSql = R"(
+// type, and nothing of it — the table itself (partition keys), its
+// defaults, constraints, indexes (expressions and predicates) and extended
+// statistics (expressions ANALYZE evaluates) — depends on a function,
+// operator or type outside pg_catalog (an adversarial probe hid a
+// temporary function reading a view in an index expression).
+const std::string kTemporaryRelationsSql = std::string(R"(
 WITH temp_rel AS (
   SELECT c.oid, c.relname, c.relkind, c.relnamespace, n.nspname,
     c.relkind IN ('r', 'S') AND NOT c.relhastriggers AND NOT c.relhasrules
@@ -713,15 +731,20 @@ WITH temp_rel AS (
         AND NOT a.attisdropped
         AND t.typnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace)
     AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
-      JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) d.refobjid
-      WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-        AND p.pronamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace
-        AND ((d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
+      WHERE ((d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+              AND (d.objid OPERATOR(pg_catalog.=) c.oid
+                   OR d.objid IN (SELECT indexrelid FROM pg_catalog.pg_index
+                                  WHERE indrelid OPERATOR(pg_catalog.=) c.oid)))
+          OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_attrdef'::pg_catalog.regclass
               AND d.objid IN (SELECT oid FROM pg_catalog.pg_attrdef
                               WHERE adrelid OPERATOR(pg_catalog.=) c.oid))
           OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_constraint'::pg_catalog.regclass
               AND d.objid IN (SELECT oid FROM pg_catalog.pg_constraint
-                              WHERE conrelid OPERATOR(pg_catalog.=) c.oid)))) AS plain
+                              WHERE conrelid OPERATOR(pg_catalog.=) c.oid))
+          OR (d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_statistic_ext'::pg_catalog.regclass
+              AND d.objid IN (SELECT oid FROM pg_catalog.pg_statistic_ext
+                              WHERE stxrelid OPERATOR(pg_catalog.=) c.oid)))
+        AND )") + kDependsOnUserCode + R"() AS plain
   FROM pg_catalog.pg_class c
   JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
   WHERE n.nspname ~ '^pg_temp_')
@@ -730,7 +753,7 @@ WITH temp_rel AS (
 // A temporary view passes when its query reads only plain temporary tables
 // of its own schema and pg_catalog's functions, operators, types and
 // collations (pg_depend of its _RETURN rule), and it has no other rule.
-constexpr const char* kTemporaryObjectSql = R"(
+const std::string kTemporaryObjectSql = std::string(R"(
 SELECT v.nspname || '.' || v.relname || ' (' || CASE v.relkind WHEN 'v' THEN 'a view'
   WHEN 'm' THEN 'a materialized view' WHEN 'r' THEN 'a table that runs code'
   ELSE 'a relation of kind ' || v.relkind::pg_catalog.text END || ')'
@@ -746,26 +769,11 @@ WHERE v.relname OPERATOR(pg_catalog.=) ANY ($1::pg_catalog.name[])
       WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
         AND rw.ev_class OPERATOR(pg_catalog.=) v.oid
         AND d.refobjid OPERATOR(pg_catalog.<>) v.oid
-        AND NOT (
-          (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
-           AND EXISTS (SELECT 1 FROM temp_rel t WHERE t.oid OPERATOR(pg_catalog.=) d.refobjid
-                       AND t.relnamespace OPERATOR(pg_catalog.=) v.relnamespace AND t.plain))
-          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-           AND EXISTS (SELECT 1 FROM pg_catalog.pg_proc p WHERE p.oid OPERATOR(pg_catalog.=)
-                       d.refobjid AND p.pronamespace OPERATOR(pg_catalog.=)
-                       'pg_catalog'::pg_catalog.regnamespace))
-          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_operator'::pg_catalog.regclass
-           AND EXISTS (SELECT 1 FROM pg_catalog.pg_operator o WHERE o.oid OPERATOR(pg_catalog.=)
-                       d.refobjid AND o.oprnamespace OPERATOR(pg_catalog.=)
-                       'pg_catalog'::pg_catalog.regnamespace))
-          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_type'::pg_catalog.regclass
-           AND EXISTS (SELECT 1 FROM pg_catalog.pg_type y WHERE y.oid OPERATOR(pg_catalog.=)
-                       d.refobjid AND y.typnamespace OPERATOR(pg_catalog.=)
-                       'pg_catalog'::pg_catalog.regnamespace))
-          OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_collation'::pg_catalog.regclass
-           AND EXISTS (SELECT 1 FROM pg_catalog.pg_collation k WHERE k.oid OPERATOR(pg_catalog.=)
-                       d.refobjid AND k.collnamespace OPERATOR(pg_catalog.=)
-                       'pg_catalog'::pg_catalog.regnamespace)))))
+        AND ((d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+              AND NOT EXISTS (SELECT 1 FROM temp_rel t
+                WHERE t.oid OPERATOR(pg_catalog.=) d.refobjid
+                  AND t.relnamespace OPERATOR(pg_catalog.=) v.relnamespace AND t.plain))
+          OR ()") + kDependsOnUserCode + R"())))
 UNION ALL
 SELECT n.nspname || '.' || p.proname || ' (a function)' FROM pg_catalog.pg_proc p
 JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
@@ -779,8 +787,7 @@ std::optional<std::string> unsafe_temporary_object(pqxx::connection_base& conn,
   // Any session's temporary objects of these names (kanon cannot tell the
   // session's own schema from here: one of another session's denies too).
   pqxx::nontransaction tx(conn);
-  const auto r =
-      tx.exec_params(std::string(kTemporaryRelationsSql) + kTemporaryObjectSql, text_array(names));
+  const auto r = tx.exec_params(kTemporaryRelationsSql + kTemporaryObjectSql, text_array(names));
   if (r.empty()) return std::nullopt;
   return text_of(r[0][0]);
 }

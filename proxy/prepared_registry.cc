@@ -153,6 +153,20 @@ std::vector<const PreparedEntry*> PreparedRegistry::candidates(Space space,
   return out;
 }
 
+std::vector<std::string> PreparedRegistry::shadowable_not_decided_at(DecidedAt now) const {
+  std::vector<std::string> out;
+  const auto add = [&](const PreparedEntry& e) {
+    if (!(e.decided == now)) out.insert(out.end(), e.shadowable.begin(), e.shadowable.end());
+  };
+  for (const auto* map : {&statements_, &portals_})
+    for (const auto& [name, entry] : *map) add(entry);
+  for (const auto& e : expected_)
+    for (const auto& c : e.additions) add(c.entry);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 void PreparedRegistry::confirm_decision(Space space, const std::string& name, DecidedAt at) {
   auto& map = confirmed(space);
   if (auto it = map.find(name); it != map.end()) it->second.decided = at;

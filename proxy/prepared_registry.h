@@ -52,6 +52,13 @@ struct PreparedEntry {
   // cannot prepare it again.
   bool sql_level = false;
   bool hold = false;  // DECLARE ... WITH HOLD: outlives its transaction
+  // Relation names it uses without a schema (rewriter::RewriteResult::
+  // shadowable): a temporary object of one of them would be read instead
+  // when PostgreSQL analyses it again.
+  std::vector<std::string> shadowable;
+  // It reads a protected table (through masks): CREATE TABLE AS EXECUTE of
+  // it would capture protected rows (rules::kDdlProtectedTable).
+  bool reads_protected = false;
   // The text itself prepares, executes, declares, fetches or removes
   // something: decided again at every Execute of a portal bound to it.
   bool runs_names = false;
@@ -83,6 +90,10 @@ class PreparedRegistry {
   std::vector<const PreparedEntry*> candidates(Space space, const std::string& name) const;
   // The confirmed entry was decided again under `at` with the same result.
   void confirm_decision(Space space, const std::string& name, DecidedAt at);
+  // The union of PreparedEntry::shadowable over every entry (confirmed or
+  // waiting) not decided under `now`: what deciding them again may need
+  // looked up (sorted, unique).
+  std::vector<std::string> shadowable_not_decided_at(DecidedAt now) const;
 
   // The backend ignores every message up to the next Sync (an extended
   // message failed): nothing sent now runs.

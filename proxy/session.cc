@@ -454,6 +454,7 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     // Still unknown after the look-up (or it failed): fail closed.
     result = lookup_denial(result);
   }
+  if (result.defines && result.verdict != rewriter::Verdict::kDenied) ++defines_;
   if (audit_) {
     refuse_unless_audited(result);
     if (version == 0) version = snapshot()->version;
@@ -562,6 +563,8 @@ awaitable<void> Session::retry_guarded(GuardedQuery query) {
     const wire::Frame frame = wire::frame_typed(rest, UINT32_MAX);
     if (frame.status != wire::FrameStatus::kFrame) break;
     rest = rest.subspan(frame.size);
+    if (!gate_->discarding() && frame.type != wire::frontend::kParse)
+      co_await look_up_prepared_names();
     if (!gate_->discarding() &&
         (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
       co_await look_up_unknown_names(frame);
@@ -841,7 +844,12 @@ awaitable<void> Session::relay_client_to_backend() {
           // Decided once for the frame: its look-up and the gate plan alike.
           access_.serial_masks = server_busy();
           co_await catch_up_catalog();
+          if (frame.type == wire::frontend::kQuery) co_await look_up_prepared_names();
           co_await look_up_unknown_names(frame);
+        } else if (gate_ && !gate_->discarding() &&
+                   (frame.type == wire::frontend::kBind ||
+                    frame.type == wire::frontend::kExecute)) {
+          co_await look_up_prepared_names();
         }
       }
       forwarded_effect_.reset();

@@ -96,6 +96,12 @@ class Session : public std::enable_shared_from_this<Session> {
   // snapshot's catalog does not know are looked up in the database; the
   // catalog is re-read when one of them now exists.
   boost::asio::awaitable<void> look_up_unknown_names(const wire::Frame& frame);
+  // Before a Query, Bind or Execute: once the session may have made
+  // temporary objects, the names prepared statements and portals not
+  // decided under the current snapshot use without a schema are looked up
+  // (one catalog query per snapshot and defining statement), so deciding
+  // them again keeps them usable when no temporary object shadows them.
+  boost::asio::awaitable<void> look_up_prepared_names();
   // session_prepared.cc: prepared statements, cursors and portals
   // (prepared_registry.h). track_decided: after rewrite() allowed `text`
   // (UTF-8), an EXECUTE/FETCH/MOVE of a stale or unknown name turns
@@ -107,8 +113,11 @@ class Session : public std::enable_shared_from_this<Session> {
   void note_sent(const wire::Frame& frame, StatementGate::Action action);
   DecidedAt decided_now();
   // The decision on `entry`'s text now (with its search_path); `sent` is
-  // the text that would be sent when it is allowed.
-  rewriter::RewriteResult decide_again(const PreparedEntry& entry, std::string& sent);
+  // the text that would be sent when it is allowed. `looked_up`: its names
+  // were just looked up (else one it uses without a schema is stale once
+  // the session may have made temporary objects).
+  rewriter::RewriteResult decide_again(const PreparedEntry& entry, std::string& sent,
+                                       bool looked_up = false);
   // An entry for `text` decided now; nullopt when it is not allowed.
   std::optional<PreparedEntry> entry_now(std::string_view text);
   // A denial unless every candidate was decided now or decides the same now.
@@ -225,6 +234,25 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<const store::PolicySnapshot> pinned_, pinned_seen_, pinned_view_;
   // The rewrite look_up_unknown_names() made of `prepared_sql_`, for the gate.
   std::string prepared_sql_;
+  // How many statements the session was allowed that may create, change or
+  // drop an object (RewriteResult::defines). Once there is one, it may hold
+  // temporary objects that shadow the names of persistent ones: the names
+  // its statements use without a schema are looked up (session_lookup.cc),
+  // and so are those of prepared statements and portals before they are
+  // decided again under a newer snapshot (look_up_prepared_names); one
+  // decided again without that look-up is stale (session_prepared.cc).
+  uint64_t defines_ = 0;
+  // The last look_up_prepared_names(): under which snapshot and after how
+  // many defining statements it found no temporary object of `names` that
+  // runs code.
+  struct TemporaryClear {
+    DecidedAt at;
+    uint64_t defines = 0;
+    bool looked_up = false;
+    std::vector<std::string> names;  // sorted
+  } temporary_clear_;
+  // Whether TemporaryClear covers `names` now.
+  bool clear_of_temporary(const std::vector<std::string>& names);
   std::optional<rewriter::RewriteResult> prepared_;
   DenialQueue denials_;
   GuardedQueue guarded_;

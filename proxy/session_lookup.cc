@@ -8,7 +8,13 @@
 // planned again; if none does, the names are passed back as absent, and a
 // statement naming a temporary object that runs code (a view, a function, a
 // table with triggers, rules or code in its defaults) is denied
-// (rules::kTemporaryObject).
+// (rules::kTemporaryObject). PostgreSQL searches the temporary schema first
+// for relation names without a schema, so once the session may have made
+// temporary objects (Session::defines_) the names a statement uses
+// without a schema are looked up too, known ones included: a temporary view
+// named like a persistent table is read instead of it.
+#include <algorithm>
+
 #include "proxy/blocking.h"
 #include "proxy/log.h"
 #include "proxy/session.h"
@@ -52,9 +58,11 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   for (int attempt = 0; attempt < 4; ++attempt) {
     auto result = context_.rewriter.rewrite(sql, *snapshot(), access_);
     if (result.verdict != rewriter::Verdict::kLookup) {
-      // A SQL function body it runs names a relation without a schema: a
-      // temporary view of that name would be read instead.
-      if (!temporary && result.verdict != rewriter::Verdict::kDenied &&
+      // It, or a SQL function body it runs, names a relation without a
+      // schema: a temporary view of that name would be read instead. Only
+      // the session's own temporary schema is searched, and it has one only
+      // after a statement that may define something (defines_).
+      if (!temporary && defines_ > 0 && result.verdict != rewriter::Verdict::kDenied &&
           !result.shadowable.empty() && !access_.reads_nothing_protected) {
         try {
           temporary = co_await run_blocking(
@@ -107,9 +115,9 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
       // it was made: found by an adversarial probe).
       // A login PostgreSQL keeps from protected data reads none through them.
       try {
-        if (!access_.reads_nothing_protected)
+        if (!access_.reads_nothing_protected && !result.unknown_used.empty())
           temporary = co_await run_blocking(
-              context_.blocking, [&] { return own->unsafe_temporary_object(result.unknown); });
+              context_.blocking, [&] { return own->unsafe_temporary_object(result.unknown_used); });
       } catch (const std::exception& e) {
         log(LogLevel::kWarning, "client {}: catalog look-up failed: {}", peer_, e.what());
         co_return;  // the names stay unknown: denied
@@ -124,6 +132,34 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
       co_return;
     }
   }
+}
+
+boost::asio::awaitable<void> Session::look_up_prepared_names() {
+  if (defines_ == 0 || access_.reads_nothing_protected) co_return;
+  const DecidedAt now = decided_now();
+  if (temporary_clear_.looked_up && temporary_clear_.at == now &&
+      temporary_clear_.defines == defines_)
+    co_return;
+  const auto own = store();
+  if (!own) co_return;
+  TemporaryClear clear{now, defines_, true, registry_.shadowable_not_decided_at(now)};
+  if (!clear.names.empty()) {
+    try {
+      if (co_await run_blocking(context_.blocking,
+                                [&] { return own->unsafe_temporary_object(clear.names); }))
+        clear.names.clear();  // one of them runs code: decided again, they are stale
+    } catch (const std::exception& e) {
+      log(LogLevel::kWarning, "client {}: catalog look-up failed: {}", peer_, e.what());
+      clear.names.clear();
+    }
+  }
+  temporary_clear_ = std::move(clear);
+}
+
+bool Session::clear_of_temporary(const std::vector<std::string>& names) {
+  const auto& c = temporary_clear_;
+  return c.looked_up && c.at == decided_now() && c.defines == defines_ &&
+         std::includes(c.names.begin(), c.names.end(), names.begin(), names.end());
 }
 
 }  // namespace kanon::proxy

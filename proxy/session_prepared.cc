@@ -86,7 +86,8 @@ DecidedAt Session::decided_now() {
   return {s->store, s->version};
 }
 
-rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::string& sent) {
+rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::string& sent,
+                                              bool looked_up) {
   rewriter::PlanContext context = access_;
   context.search_path = entry.search_path;
   context.absent_names = entry.absent_names;
@@ -105,7 +106,21 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
   auto result = context_.rewriter.rewrite(text, *snapshot(), context);
   if (result.verdict == rewriter::Verdict::kPass) sent = text;
   if (result.verdict == rewriter::Verdict::kRewritten) sent = result.sql;
-  if (result.verdict == rewriter::Verdict::kLookup) result = lookup_denial(result);
+  if (result.verdict == rewriter::Verdict::kLookup) return lookup_denial(result);
+  // PostgreSQL looks the names of a prepared statement up again whenever it
+  // analyses it again (after DDL on what it reads, new statistics), the
+  // session's temporary schema first. Decided again without the look-up
+  // session_lookup.cc makes (a catalog query) or the one
+  // look_up_prepared_names() made before this message: a statement that
+  // uses names without a schema in a session that may have made temporary
+  // objects is prepared again by the client, and looked up then.
+  if (!looked_up && defines_ > 0 && allowed(result) && !result.shadowable.empty() &&
+      !access_.reads_nothing_protected && !clear_of_temporary(result.shadowable))
+    return rewriter::make_denial(
+        rewriter::rules::kStalePrepared,
+        fmt::format("it names \"{}\" without a schema, and a temporary object of that name "
+                    "may be read instead since it was prepared",
+                    result.shadowable.front()));
   return result;
 }
 
@@ -116,7 +131,11 @@ std::optional<PreparedEntry> Session::entry_now(std::string_view text) {
   entry.absent_names = access_.absent_names;
   entry.serial_masks = access_.serial_masks;
   entry.decided = decided_now();
-  if (!allowed(decide_again(entry, entry.sent))) return std::nullopt;  // unknown: denied at use
+  // Just decided with its look-up (session_lookup.cc).
+  auto result = decide_again(entry, entry.sent, true);
+  if (!allowed(result)) return std::nullopt;  // denied at use
+  entry.shadowable = std::move(result.shadowable);
+  entry.reads_protected = !result.tables.empty();
   return entry;
 }
 
@@ -165,8 +184,16 @@ std::optional<rewriter::RewriteResult> Session::track_names(
     if (runs_names && names_prepared(st)) *runs_names = true;
     if (runs_names) continue;  // a Parse: decided at each Execute of it
     std::vector<Change> list;
-    for (const auto& name : st.executed)
+    for (const auto& name : st.executed) {
       if (auto denial = check(Space::kStatement, name)) return denial;
+      // CREATE TABLE AS EXECUTE: DDL that captures what it reads, denied
+      // for protected tables as CREATE TABLE AS SELECT is.
+      if (st.kind == rewriter::StatementKind::kCreateTableAs)
+        for (const PreparedEntry* c : registry_.candidates(Space::kStatement, name))
+          if (c->reads_protected)
+            return rewriter::make_denial(rewriter::rules::kDdlProtected,
+                                         fmt::format("prepared statement \"{}\"", name));
+    }
     const auto statement_text = text.substr(st.location, st.length);
     if (st.kind == rewriter::StatementKind::kPrepare ||
         st.kind == rewriter::StatementKind::kDeclareCursor) {

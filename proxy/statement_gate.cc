@@ -30,6 +30,21 @@ bool is_syntax(const rewriter::RewriteResult& r) {
   return r.verdict == rewriter::Verdict::kDenied && r.rule == rewriter::rules::kSyntax.id;
 }
 
+// A notice of severity LOG or DEBUG: the server's own diagnostics, which
+// PostgreSQL sends a client that lowers client_min_messages. Among them
+// debug_print_plan's plan trees, whose row estimates come from the
+// statistics of protected columns (the distinct states and cities of
+// people, found by an adversarial probe), and trace_sort's counts. A
+// restricted session may set either (SET, set_config, start-up options);
+// kanon drops such notices instead of tracking every route.
+bool server_diagnostic(const wire::Frame& frame) {
+  const auto notice = wire::decode_notice_response(frame.body);
+  if (!notice.ok()) return true;  // unreadable: not passed either
+  std::string_view severity = notice.value().field(wire::error_field::kSeverityNonLocalized);
+  if (severity.empty()) severity = notice.value().field(wire::error_field::kSeverity);
+  return severity == "LOG" || severity.starts_with("DEBUG");
+}
+
 wire::Buffer encode_denial(const rewriter::RewriteResult& result) {
   wire::ErrorResponse error;
   error.fields = {{wire::error_field::kSeverity, "ERROR"},
@@ -467,6 +482,8 @@ ResponseFilter::Action ResponseFilter::on_frame(const wire::Frame& frame) {
     case wire::backend::kCloseComplete:
     case wire::backend::kNoData:
     case wire::backend::kParameterDescription: {
+      if (frame.type == wire::backend::kNoticeResponse && server_diagnostic(frame))
+        return Action::kDrop;
       // Sent before the plan runs: held in a guarded cycle until the guard
       // passed (the first row or completion), so a retry shows nothing twice.
       const bool counted = wire::is_extended_answer(frame.type);

@@ -39,7 +39,9 @@
 // (the denial's SQLSTATE and message) or by the probe's adjusted error. Any
 // other error in that cycle is forwarded unchanged: an earlier pipelined
 // message failed, or the block was already aborted, so PostgreSQL would
-// never have looked at the denied message either.
+// never have looked at the denied message either. It also drops notices of
+// severity LOG and DEBUG (the server's diagnostics a lowered
+// client_min_messages sends, debug_print_plan's row estimates among them).
 //
 // Both run on the session's thread; they share the queue, nothing else.
 #pragma once

@@ -213,7 +213,12 @@ class Planner {
   // reads protected rows, the estimates hidden.
   bool plan_top(const Statement& st) {
     const size_t tables = plan_.tables.size();
-    if (!plan(st)) return false;
+    note_statement_names(st);
+    if (fires_event_triggers(st)) plan_.defines = true;
+    dropping_ = st.kind == StatementKind::kDrop;
+    const bool planned = plan(st);
+    dropping_ = false;
+    if (!planned) return false;
     if (st.kind != StatementKind::kExplain) return true;
     if (plan_.tables.size() == tables && st.executed.empty()) return true;
     return hide_estimates(st);
@@ -277,6 +282,8 @@ class Planner {
     RewritePlan planned = inner.take();
     if (planned.denied) return deny(*planned.denied, planned.object + " in " + what);
     plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
+    plan_.unknown_used.insert(plan_.unknown_used.end(), planned.unknown_used.begin(),
+                              planned.unknown_used.end());
     return true;
   }
 
@@ -325,6 +332,7 @@ class Planner {
     if (plan_.denied) {
       plan_.edits.clear();
       plan_.unknown.clear();
+      plan_.unknown_used.clear();
       plan_.tables.clear();
     }
     std::sort(plan_.tables.begin(), plan_.tables.end());
@@ -332,6 +340,9 @@ class Planner {
     std::sort(plan_.unknown.begin(), plan_.unknown.end());
     plan_.unknown.erase(std::unique(plan_.unknown.begin(), plan_.unknown.end()),
                         plan_.unknown.end());
+    std::sort(plan_.unknown_used.begin(), plan_.unknown_used.end());
+    plan_.unknown_used.erase(std::unique(plan_.unknown_used.begin(), plan_.unknown_used.end()),
+                             plan_.unknown_used.end());
     return std::move(plan_);
   }
 
@@ -465,12 +476,36 @@ class Planner {
     }
   }
 
-  void note_shadowable(const Reach& r) {
-    if (r.shadowable.empty()) return;
+  // A name the catalog does not know: looked up by the caller. DROP only
+  // removes what it names (`unknown_used` leaves it out).
+  void note_unknown(const std::string& name) {
+    plan_.unknown.push_back(name);
+    if (!dropping_) plan_.unknown_used.push_back(name);
+  }
+
+  void note_shadowable(const std::vector<std::string>& names) {
+    if (names.empty()) return;
     std::vector<std::string> out;
-    std::set_union(plan_.shadowable.begin(), plan_.shadowable.end(), r.shadowable.begin(),
-                   r.shadowable.end(), std::back_inserter(out));
+    std::set_union(plan_.shadowable.begin(), plan_.shadowable.end(), names.begin(), names.end(),
+                   std::back_inserter(out));
     plan_.shadowable = std::move(out);
+  }
+  void note_shadowable(const Reach& r) { note_shadowable(r.shadowable); }
+
+  // The relations a statement names without a schema: PostgreSQL looks
+  // them up in the session's temporary schema first (before pg_catalog
+  // too), which kanon's catalog does not hold, and a prepared statement
+  // looks them up again whenever PostgreSQL analyses it again. DROP is left
+  // out: dropping a temporary object that shadows a name reads nothing.
+  void note_statement_names(const Statement& st) {
+    if (st.kind == StatementKind::kDrop) return;
+    std::vector<std::string> names;
+    for (const auto& r : st.relations)
+      if (!r.cte && r.schema.empty() && r.role != RelationRef::Role::kLockTarget)
+        names.push_back(r.name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    note_shadowable(names);
   }
 
   // Looks a relation that is not protected up in the catalog. *out is set
@@ -488,7 +523,7 @@ class Planner {
       const auto& system = catalog->facts().system_relation_names;
       const bool system_schema = r.schema == "pg_catalog" || r.schema == "information_schema";
       if ((r.schema.empty() || system_schema) && system.find(r.name) != system.end()) return true;
-      if (!absent(r.name)) plan_.unknown.push_back(r.name);
+      if (!absent(r.name)) note_unknown(r.name);
       return true;
     }
     const CatalogRelation* reaching = nullptr;
@@ -564,9 +599,11 @@ class Planner {
     RewritePlan planned = inner.take();
     if (planned.denied) return deny(*planned.denied, planned.object + " in view " + name);
     plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());
+    plan_.unknown_used.insert(plan_.unknown_used.end(), planned.unknown_used.begin(),
+                              planned.unknown_used.end());
     plan_.tables.insert(plan_.tables.end(), planned.tables.begin(), planned.tables.end());
     plan_.late_code = plan_.late_code || planned.late_code;
-    note_shadowable(Reach{.shadowable = planned.shadowable});
+    note_shadowable(planned.shadowable);
     plan_.inline_masks = plan_.inline_masks || planned.inline_masks;
     plan_.function_masks = plan_.function_masks || planned.function_masks;
     body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
@@ -590,7 +627,7 @@ class Planner {
     for (const auto& f : st.functions) {
       const auto found = catalog->functions(f.schema, f.name);
       if (found.empty()) {
-        if (!absent(f.name)) plan_.unknown.push_back(f.name);
+        if (!absent(f.name)) note_unknown(f.name);
         continue;
       }
       for (const auto* c : found) {
@@ -1103,6 +1140,7 @@ class Planner {
   const std::vector<std::string> search_path_;
   const int depth_;
   const Statement* current_ = nullptr;  // the CREATE FUNCTION check_code() is in
+  bool dropping_ = false;               // planning a top-level DROP
   RewritePlan plan_;
 };
 
@@ -1113,7 +1151,10 @@ RewritePlan plan_rewrite(std::string_view sql, const ParseOutcome& parsed,
   Planner planner(sql, inputs);
   for (const auto& st : parsed.statements)
     if (!planner.plan_top(st)) break;
-  return planner.take();
+  RewritePlan plan = planner.take();
+  // A function PostgreSQL reads the body of when it calls it may run DDL.
+  if (plan.late_code) plan.defines = true;
+  return plan;
 }
 
 std::string apply_edits(std::string_view sql, std::vector<Edit> edits) {

@@ -32,13 +32,25 @@ struct RewritePlan {
   std::vector<std::string> tables;
   // Not denied, but names the catalog does not know: look them up first.
   std::vector<std::string> unknown;
+  // Those of `unknown` a statement other than DROP names (dropping a
+  // temporary object runs none of its code): the caller's temporary look-up
+  // covers only these.
+  std::vector<std::string> unknown_used;
   // Something it names or reaches runs a function whose body PostgreSQL
   // reads from the catalog only when it calls it (Reach::late_code): its
   // catalog guard holds the catalog still to the end (catalog_guard.h).
   bool late_code = false;
-  // Reach::shadowable of what it names or reaches (sorted, unique): the
-  // caller checks that no temporary object of these names runs code.
+  // The relation names its statements use without a schema (DROP's left
+  // out) and Reach::shadowable of what they name or reach (sorted, unique):
+  // a temporary object of one of these names would be read instead. The
+  // caller checks that none runs code, once the session may have made one
+  // (`defines`).
   std::vector<std::string> shadowable;
+  // It may create, change or drop an object (a temporary one among them):
+  // a statement that fires event triggers (DDL, SELECT INTO, DO, CALL,
+  // CREATE FUNCTION), or one that runs a function whose body PostgreSQL
+  // reads when it calls it (`late_code`).
+  bool defines = false;
   // It evaluates masks in a SQL form (a protected table, a child or a view
   // read inline, or a mode: view view; not a materialized copy, nor masks
   // that call kanon_mask.released, policy evaluator: function): its guard

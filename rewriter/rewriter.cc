@@ -251,11 +251,13 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
     // Not cached: the answer depends on the database, not on the snapshot.
     result.verdict = Verdict::kLookup;
     result.unknown = std::move(plan.unknown);
+    result.unknown_used = std::move(plan.unknown_used);
     result.event_triggers = plan.confirm_event_triggers;
     return result;
   } else {
     result.masked = !plan.edits.empty();
     result.shadowable = std::move(plan.shadowable);
+    result.defines = plan.defines;
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
     const bool serial = plan.inline_masks || (plan.function_masks && context.serial_masks);

@@ -90,16 +90,24 @@ struct RewriteResult {
   bool cache_hit = false;
   int position = 0;  // kDenied 42601: PostgreSQL's error position (1-based) for the P field
   std::vector<std::string> unknown;  // kLookup: the names to look up (sorted, unique)
+  // kLookup: those of `unknown` a statement other than DROP names; a
+  // temporary object of one of them that runs code denies the statement.
+  std::vector<std::string> unknown_used;
   // kLookup: the statement runs DDL (or code that may), which fires event
   // triggers: the caller confirms that those firing now are the catalog's
   // (creating one fires none, so the catalog watch never hears of it),
   // re-reads the catalog if not, and decides again with
   // PlanContext::event_triggers_confirmed.
   bool event_triggers = false;
-  // Not denied: relation names SQL function bodies it runs name without a
-  // schema (Reach::shadowable); the proxy denies the statement when a
-  // temporary object of one of them runs code (rules::kTemporaryObject).
+  // Not denied: relation names it uses without a schema, its own and those
+  // of the SQL function bodies it runs (RewritePlan::shadowable); once the
+  // session may have made a temporary object (`defines` of an earlier
+  // statement), the proxy denies the statement when a temporary object of
+  // one of them runs code (rules::kTemporaryObject).
   std::vector<std::string> shadowable;
+  // Not denied: it may create, change or drop an object, a temporary one
+  // among them (RewritePlan::defines).
+  bool defines = false;
   // kRewritten: "schema.table" of the protected tables the masks read (sorted, unique).
   std::vector<std::string> tables;
   // kPass, kRewritten: what running it may do to the session's client_encoding.

@@ -185,6 +185,17 @@ TEST_CASE("prepared: SQL PREPARE before RELOAD, EXECUTE after is denied; prepare
   REQUIRE(run(c, "DEALLOCATE p").sqlstate.empty());
   REQUIRE(run(c, "PREPARE p AS " + kRead).sqlstate.empty());
   check_masked(run(c, "EXECUTE p"));
+  // CREATE TABLE AS EXECUTE captures what it reads: denied for protected
+  // rows as CREATE TABLE AS SELECT is (found by an adversarial probe);
+  // allowed for a statement that reads nothing protected.
+  const Outcome captured = run(c, "CREATE TEMP TABLE loot AS EXECUTE q");
+  CHECK(captured.sqlstate == "42501");
+  CHECK_MESSAGE(captured.message.find("(kanon rule ddl-protected-table)") != std::string::npos,
+                captured.message);
+  REQUIRE(run(c, "PREPARE plain42 AS SELECT 42 AS n").sqlstate.empty());
+  const Outcome counted = run(c, "CREATE TEMP TABLE counted AS EXECUTE plain42");
+  CHECK_MESSAGE(counted.sqlstate.empty(), counted.message);
+  CHECK(run(c, "SELECT * FROM counted").rows == "42|\n");
   // In one message: prepared, executed, removed.
   check_masked(run(c, "DEALLOCATE ALL; PREPARE p AS " + kRead + "; EXECUTE p"));
   check_denied(run(c, "DEALLOCATE p; EXECUTE p"));

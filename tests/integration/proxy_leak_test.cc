@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <pqxx/pqxx>
 #include <set>
@@ -426,6 +427,43 @@ TEST_CASE("EXPLAIN shows no estimates computed from protected rows") {
   }
 }
 
+// PostgreSQL sends its own diagnostics (severity LOG and DEBUG) to a client
+// that lowers client_min_messages: debug_print_plan's plan tree carried the
+// estimates EXPLAIN hides (`:plan_rows 5`, the raw number of distinct
+// states; found by an adversarial probe). However the settings are made,
+// such notices do not reach a restricted session; other notices do.
+struct NoticeCollector : pqxx::errorhandler {
+  explicit NoticeCollector(pqxx::connection_base& c) : pqxx::errorhandler(c) {}
+  bool operator()(const char message[]) noexcept override {
+    text += message;
+    return true;
+  }
+  std::string text;
+};
+
+TEST_CASE("plan trees and other server diagnostics do not reach a restricted session") {
+  PgSandbox::shared().psql("ANALYZE public.people");
+  pqxx::connection c(proxy_for("inline").conninfo("analyst") +
+                     " options='-c debug_print_parse=on -c client_min_messages=debug5'");
+  NoticeCollector notices(c);
+  pqxx::nontransaction tx(c);
+  tx.exec("SET client_min_messages = log");
+  tx.exec("SET debug_print_plan = on");
+  tx.exec("SELECT state, count(*) FROM people GROUP BY state");
+  tx.exec("SELECT pg_catalog.set_config('debug_print_rewritten', 'on', false)");
+  tx.exec("SELECT city, count(*) FROM people GROUP BY city");
+  tx.exec("SET trace_sort = on");
+  tx.exec("SELECT city FROM people ORDER BY 1");
+  CHECK_MESSAGE(notices.text.find("plan_rows") == std::string::npos, notices.text);
+  CHECK_MESSAGE(notices.text.find("parse tree") == std::string::npos, notices.text);
+  CHECK_MESSAGE(notices.text.find("LOG:") == std::string::npos, notices.text);
+  CHECK_MESSAGE(notices.text.find("DEBUG") == std::string::npos, notices.text);
+  // An ordinary notice still arrives, and the session works.
+  tx.exec("DROP TABLE IF EXISTS pg_temp.leak_no_such_table");
+  CHECK_MESSAGE(notices.text.find("does not exist, skipping") != std::string::npos, notices.text);
+  CHECK(tx.exec1("SELECT count(*) FROM people")[0].as<int>() == 11);
+}
+
 // kanon's catalog has no temporary schema: a statement over the session's
 // temporary view or function was decided by its name alone, checked only
 // when the object was made. An administrator then replaced the view under
@@ -478,8 +516,33 @@ TEST_CASE("temporary views, functions and tables with triggers are denied at use
   tx.exec("CREATE RULE leak_r AS ON INSERT TO leak_trig DO ALSO NOTIFY leak");
   denied_by("INSERT INTO leak_trig SELECT 'a'", "temporary-object");
   denied_by("SELECT * FROM leak_trig", "temporary-object");
-  // The session still works.
+  // A temporary function (made in the same message, before kanon could see
+  // it) in an index expression, a partial index's predicate or an extended
+  // statistics expression: PostgreSQL runs it on every write or ANALYZE.
+  tx.exec(
+      "CREATE TEMP TABLE leak_ix (c text); CREATE TEMP TABLE leak_ip (c text); "
+      "CREATE TEMP TABLE leak_is (c text)");
+  tx.exec(
+      "CREATE FUNCTION pg_temp.leak_f1(x text) RETURNS int LANGUAGE sql IMMUTABLE AS "
+      "'SELECT length(x)'; CREATE INDEX ON leak_ix (pg_temp.leak_f1(c)); "
+      "CREATE INDEX ON leak_ip (c) WHERE pg_temp.leak_f1(c) > 0; "
+      "CREATE STATISTICS pg_temp.leak_sx ON (pg_temp.leak_f1(c)), c FROM leak_is");
+  denied_by("INSERT INTO leak_ix VALUES ('a')", "temporary-object");
+  denied_by("INSERT INTO leak_ip VALUES ('a')", "temporary-object");
+  denied_by("ANALYZE leak_is", "temporary-object");
+  // An index on a column is plain.
+  tx.exec("CREATE TEMP TABLE leak_plain_ix (c text); CREATE INDEX ON leak_plain_ix (c)");
+  tx.exec("INSERT INTO leak_plain_ix VALUES ('a')");
+  CHECK(tx.exec1("SELECT c FROM leak_plain_ix")[0].as<std::string>() == "a");
+  // The session still works, and drops its objects (which runs none of
+  // their code).
   CHECK(tx.exec1("SELECT 1")[0].as<int>() == 1);
+  tx.exec("DROP VIEW leak_tv");
+  tx.exec("DROP FUNCTION pg_temp.leak_ff()");
+  tx.exec("DROP TABLE leak_trig");
+  CHECK(pg.psql("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relname IN ('leak_tv', 'leak_trig') AND n.nspname ~ '^pg_temp_'") ==
+        "0\n");
   pg.psql("DROP VIEW public.leak_v4, public.leak_v2 CASCADE");
 }
 
@@ -559,4 +622,69 @@ TEST_CASE("a temporary view named like a table a function body names is denied")
   pg.psql(
       "DROP FUNCTION public.leak_fn(); DROP TABLE public.leak_lookup; "
       "DROP VIEW public.leak_v5 CASCADE");
+}
+
+// PostgreSQL looks a relation name without a schema up in the session's
+// temporary schema first: a temporary view named like a persistent table
+// was read instead of the table kanon decided the statement with, and once
+// the administrator replaced the view under it the analyst read raw cities
+// (found by an adversarial probe). A prepared statement is analysed again by
+// PostgreSQL after DDL on what it reads, and then reads the temporary view
+// too. Once a session may have made temporary objects, the names its
+// statements use without a schema are looked up, and a prepared statement
+// decided again under a new catalog that uses such names is stale.
+TEST_CASE("a temporary view named like a persistent table is denied, prepared or not") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.leak_shadowed; DROP VIEW IF EXISTS public.leak_v6 CASCADE; "
+      "CREATE TABLE public.leak_shadowed (city text); "
+      "INSERT INTO public.leak_shadowed VALUES ('x'); "
+      "GRANT SELECT ON public.leak_shadowed TO analyst; "
+      "CREATE VIEW public.leak_v6 AS SELECT 'y'::text AS city; "
+      "GRANT SELECT ON public.leak_v6 TO analyst");
+  pqxx::connection c(proxy_for("inline").conninfo("analyst"));
+  c.prepare("shadowed", "SELECT city FROM leak_shadowed");
+  pqxx::nontransaction tx(c);
+  tx.exec("PREPARE shadowed_sql AS SELECT city FROM leak_shadowed");
+  CHECK(tx.exec_prepared1("shadowed")[0].as<std::string>() == "x");
+  CHECK(tx.exec1("EXECUTE shadowed_sql")[0].as<std::string>() == "x");
+  // With a plain temporary table of another name, the prepared statements
+  // stay usable across the administrator's DDL (their guard fails, so they
+  // are decided again under the new catalog, names looked up first).
+  tx.exec("CREATE TEMP TABLE leak_other (n int)");
+  pg.psql("CREATE TABLE public.leak_bump (n int); DROP TABLE public.leak_bump");
+  CHECK(tx.exec_prepared1("shadowed")[0].as<std::string>() == "x");
+  // (A SQL PREPARE holds its guard's generation: prepared again.)
+  tx.exec("DEALLOCATE shadowed_sql");
+  tx.exec("PREPARE shadowed_sql AS SELECT city FROM leak_shadowed");
+  CHECK(tx.exec1("EXECUTE shadowed_sql")[0].as<std::string>() == "x");
+  tx.exec("CREATE TEMP VIEW leak_shadowed AS SELECT city FROM public.leak_v6");
+  // Over a harmless view, read as PostgreSQL resolves the name; qualified,
+  // the table.
+  CHECK(tx.exec1("SELECT city FROM public.leak_shadowed")[0].as<std::string>() == "x");
+  pg.psql("CREATE OR REPLACE VIEW public.leak_v6 AS SELECT city FROM public.people");
+  const auto denied = [&](const std::function<pqxx::result()>& run, const std::string& rule) {
+    try {
+      const auto r = run();
+      for (const auto& row : r)
+        for (const auto& field : row)
+          check_no_forbidden(field.is_null() ? "" : field.c_str(), rule);
+      FAIL_CHECK("not denied");
+    } catch (const pqxx::insufficient_privilege& e) {
+      CHECK_MESSAGE(std::string(e.what()).find("(kanon rule " + rule + ")") != std::string::npos,
+                    e.what());
+    }
+  };
+  denied([&] { return tx.exec("SELECT city FROM leak_shadowed"); }, "temporary-object");
+  denied([&] { return tx.exec("SELECT count(*) FROM leak_shadowed WHERE city = 'Washington'"); },
+         "temporary-object");
+  denied([&] { return tx.exec_prepared("shadowed"); }, "stale-prepared-statement");
+  denied([&] { return tx.exec("EXECUTE shadowed_sql"); }, "stale-prepared-statement");
+  // Qualified, the persistent table is read; once the view is dropped the
+  // name is the table's again.
+  CHECK(tx.exec1("SELECT city FROM public.leak_shadowed")[0].as<std::string>() == "x");
+  tx.exec("DROP VIEW leak_shadowed");
+  CHECK(tx.exec1("SELECT city FROM leak_shadowed")[0].as<std::string>() == "x");
+  CHECK(tx.exec_prepared1("shadowed")[0].as<std::string>() == "x");
+  pg.psql("DROP TABLE public.leak_shadowed; DROP VIEW public.leak_v6 CASCADE");
 }
