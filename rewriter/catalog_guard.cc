@@ -82,7 +82,8 @@ std::optional<size_t> query_start(const TokenRange& r, const Statement& st) {
   }
   if (st.kind == StatementKind::kExplain) {
     size_t i = r.first() + 1;  // EXPLAIN
-    if (i < r.last() && r.at(i).kind == K::kOpen) {
+    // An option list; `EXPLAIN (SELECT ...)`'s parentheses are the query's.
+    if (st.explain_options && i < r.last() && r.at(i).kind == K::kOpen) {
       const auto after = r.after_group(i);
       if (!after) return std::nullopt;
       return after;

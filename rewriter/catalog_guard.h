@@ -49,7 +49,9 @@
 // error. (PostgreSQL also evaluates the OFFSET once while planning, to
 // estimate it: a few microseconds, which is why the gathering statements
 // only get this form.)
-// EXPLAIN ANALYZE, PREPARE, DECLARE, COPY (query) TO and CREATE TABLE AS get
+// EXPLAIN ANALYZE (and a plain EXPLAIN of a statement with the serial
+// marker, so the plan it shows is the one that runs), PREPARE, DECLARE,
+// COPY (query) TO and CREATE TABLE AS get
 // the guard in the query they run. WHERE CURRENT OF, COPY of a table and an
 // INSERT ... VALUES whose first row is all DEFAULT, or whose first item's
 // column type is unknown, are not guarded (docs/security.md says what that

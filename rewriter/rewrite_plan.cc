@@ -367,6 +367,10 @@ class Planner {
   // takes an option's last value) or, after the legacy EXPLAIN [ANALYZE]
   // [VERBOSE] or before a query in parentheses, written as an option list.
   bool hide_estimates(const Statement& st) {
+    // The executor's figures follow the estimates too: a hash aggregate's
+    // memory, a hash's original bucket count (an adversarial probe read the
+    // raw number of distinct states and cities off `Memory Usage`).
+    if (st.explain_analyze) return deny(rules::kExplainAnalyze, "EXPLAIN ANALYZE");
     const std::string_view text = sql_;
     NameToken word;
     size_t pos = skip_space(text, static_cast<size_t>(st.location));

@@ -75,6 +75,9 @@ bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
   const size_t before = edits.size();
   for (const auto& st : parsed.statements) {
     if (st.run.kind == RunShape::Kind::kNone) continue;
+    // A plain EXPLAIN runs nothing: guarded only for the serial marker, so
+    // that the plan it shows is the one its statement runs.
+    if (st.kind == StatementKind::kExplain && !st.explain_analyze && !serial) continue;
     if (!scanned && !scan_tokens(sql, tokens)) return false;
     scanned = true;
     const GuardCall call{generation,

@@ -57,8 +57,10 @@ class StatementWalker {
     if (out_.kind == StatementKind::kDiscard)
       out_.subkind = std::string(string_member(body, "target"));
     if (out_.kind == StatementKind::kVariableSet) read_setting_values(body);
-    if (out_.kind == StatementKind::kExplain)
+    if (out_.kind == StatementKind::kExplain) {
       out_.explain_options = t_.member(body, "options") >= 0;
+      out_.explain_analyze = explain_analyze(body);
+    }
     read_object_name(body);
     read_run_shape(body);
     visit_node(stmt, {}, {});
@@ -170,7 +172,6 @@ class StatementWalker {
     if (type == "ExplainStmt" || type == "PrepareStmt" || type == "DeclareCursorStmt" ||
         type == "CopyStmt" || type == "CreateTableAsStmt") {
       if (type == "CreateTableAsStmt" && string_member(body, "objtype") != "OBJECT_TABLE") return;
-      if (type == "ExplainStmt" && !explain_analyze(body)) return;
       run.in_parens = type == "CopyStmt";
       std::tie(type, node) = node_of(t_.member(body, "query"));
       if (node < 0) return;
@@ -196,8 +197,9 @@ class StatementWalker {
     }
   }
 
-  // EXPLAIN ANALYZE, or an ANALYZE option (whatever its value: a guard too
-  // many costs nothing).
+  // EXPLAIN ANALYZE, or an ANALYZE option (whatever its value). A plain
+  // EXPLAIN gets the guard too (RunShape): the plan it shows is the one its
+  // statement runs (serial where the masks must be).
   bool explain_analyze(int32_t body) const {
     const int32_t options = t_.member(body, "options");
     if (options < 0) return false;

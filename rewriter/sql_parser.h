@@ -131,6 +131,9 @@ struct Statement {
   // ExplainStmt: it has options, in a list `(...)` or as EXPLAIN ANALYZE /
   // VERBOSE (`EXPLAIN (SELECT ...)` has none: the parentheses are the query's).
   bool explain_options = false;
+  // ExplainStmt: it has an ANALYZE option (EXPLAIN ANALYZE, or ANALYZE in
+  // the list, whatever its value).
+  bool explain_analyze = false;
   // The prepared statements an EXECUTE runs, at any depth (EXPLAIN ANALYZE
   // EXECUTE, CREATE TABLE AS EXECUTE).
   std::vector<std::string> executed;

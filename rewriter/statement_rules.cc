@@ -101,6 +101,10 @@ const Rule kDefinition{"definition",
                        "restricted sessions may not define casts, operators, aggregates, types "
                        "or domains: PostgreSQL runs their functions wherever a statement "
                        "converts or compares values, which kanon cannot see"};
+const Rule kExplainAnalyze{"explain-analyze",
+                           "EXPLAIN ANALYZE of a statement that reads a protected table shows "
+                           "the memory and buckets PostgreSQL sized from the raw columns' "
+                           "statistics; EXPLAIN without ANALYZE shows its plan"};
 const Rule kCatalogNotRead{"catalog-not-read",
                            "kanon has not read this database's catalog yet, so it cannot tell what "
                            "the statement reads"};

@@ -79,6 +79,9 @@ extern const Rule kUnknownObject;
 extern const Rule kTemporaryObject;
 // CREATE CAST, OPERATOR, AGGREGATE, TYPE, DOMAIN and their ALTERs.
 extern const Rule kDefinition;
+// EXPLAIN ANALYZE of a statement that reads protected rows: hash tables'
+// memory and original bucket counts follow the raw statistics.
+extern const Rule kExplainAnalyze;
 extern const Rule kCatalogNotRead;
 // Decided by the proxy, before or around the rewriter.
 extern const Rule kReplicationConnection;

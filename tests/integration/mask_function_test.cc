@@ -115,7 +115,7 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
         "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
         "SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2");
     std::string out;
-    for (const auto& r : tx.exec("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "
+    for (const auto& r : tx.exec("EXPLAIN (COSTS OFF) "
                                  "SELECT education, count(*) FROM " +
                                  table + " GROUP BY 1"))
       out += std::string(r[0].c_str()) + "\n";
@@ -329,8 +329,7 @@ TEST_CASE("evaluator: function: workers while the server is idle, none while it 
         "SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; "
         "SET min_parallel_table_scan_size = 0; SET max_parallel_workers_per_gather = 2");
     std::string out;
-    for (const auto& r :
-         tx.exec("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + grouped))
+    for (const auto& r : tx.exec("EXPLAIN (COSTS OFF) " + grouped))
       out += std::string(r[0].c_str()) + "\n";
     *rows = render(tx.exec(grouped));
     tx.exec("RESET ALL");

@@ -92,7 +92,8 @@ inline const std::vector<GuardCase>& guard_cases() {
       {"UPDATE t SET a = u.b FROM u", "UPDATE t SET a = u.b FROM u WHERE @G"},
       {"DELETE FROM t USING u WHERE t.a = u.b", "DELETE FROM t USING u WHERE @G AND (t.a = u.b)"},
       {"DELETE FROM t", "DELETE FROM t WHERE @G"},
-      {"EXPLAIN SELECT * FROM t", nullptr},
+      // A plain EXPLAIN too: the plan it shows is the one the statement runs.
+      {"EXPLAIN SELECT * FROM t", "EXPLAIN SELECT * FROM t WHERE @G"},
       {"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT a FROM t",
        "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT a FROM t WHERE @G"},
       {"PREPARE p (int) AS SELECT a FROM t WHERE a = $1",

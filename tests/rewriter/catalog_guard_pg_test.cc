@@ -97,6 +97,8 @@ TEST_CASE("guarded statements return what they return without the guard, or KN00
       if (sql.rfind("EXPLAIN", 0) != 0)
         CHECK(run(conn, guarded(sql, g, false, c.values_cast, c.at_offset, c_function)) == direct);
       if (sql.find("WITH NO DATA") != std::string::npos) continue;  // runs nothing
+      // A plain EXPLAIN runs nothing either: its guard only shapes the plan.
+      if (sql.rfind("EXPLAIN", 0) == 0 && sql.find("ANALYZE") == std::string::npos) continue;
       for (const bool hold : {false, true}) {
         try {
           run(conn, guarded(sql, g + 1, hold, c.values_cast, c.at_offset, c_function));
