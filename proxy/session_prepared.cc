@@ -187,12 +187,17 @@ std::optional<rewriter::RewriteResult> Session::track_names(
     for (const auto& name : st.executed) {
       if (auto denial = check(Space::kStatement, name)) return denial;
       // CREATE TABLE AS EXECUTE: DDL that captures what it reads, denied
-      // for protected tables as CREATE TABLE AS SELECT is.
-      if (st.kind == rewriter::StatementKind::kCreateTableAs)
+      // for protected tables as CREATE TABLE AS SELECT is. EXPLAIN ANALYZE
+      // EXECUTE: the executor's figures follow the raw statistics.
+      const rewriter::Rule* rule =
+          st.kind == rewriter::StatementKind::kCreateTableAs ? &rewriter::rules::kDdlProtected
+          : st.kind == rewriter::StatementKind::kExplain && st.explain_analyze
+              ? &rewriter::rules::kExplainAnalyze
+              : nullptr;
+      if (rule)
         for (const PreparedEntry* c : registry_.candidates(Space::kStatement, name))
           if (c->reads_protected)
-            return rewriter::make_denial(rewriter::rules::kDdlProtected,
-                                         fmt::format("prepared statement \"{}\"", name));
+            return rewriter::make_denial(*rule, fmt::format("prepared statement \"{}\"", name));
     }
     const auto statement_text = text.substr(st.location, st.length);
     if (st.kind == rewriter::StatementKind::kPrepare ||

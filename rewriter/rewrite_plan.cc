@@ -220,8 +220,9 @@ class Planner {
     dropping_ = false;
     if (!planned) return false;
     if (st.kind != StatementKind::kExplain) return true;
-    if (plan_.tables.size() == tables && st.executed.empty()) return true;
-    return hide_estimates(st);
+    const bool reads_protected = plan_.tables.size() != tables;
+    if (!reads_protected && st.executed.empty()) return true;
+    return hide_estimates(st, reads_protected);
   }
 
   // DO, CALL and CREATE FUNCTION / PROCEDURE (any language: the server
@@ -366,11 +367,14 @@ class Planner {
   // prepared one, shows no estimates: COSTS false is added last (PostgreSQL
   // takes an option's last value) or, after the legacy EXPLAIN [ANALYZE]
   // [VERBOSE] or before a query in parentheses, written as an option list.
-  bool hide_estimates(const Statement& st) {
+  bool hide_estimates(const Statement& st, bool reads_protected) {
     // The executor's figures follow the estimates too: a hash aggregate's
     // memory, a hash's original bucket count (an adversarial probe read the
-    // raw number of distinct states and cities off `Memory Usage`).
-    if (st.explain_analyze) return deny(rules::kExplainAnalyze, "EXPLAIN ANALYZE");
+    // raw number of distinct states and cities off `Memory Usage`). Of a
+    // prepared statement only the proxy knows what it reads
+    // (proxy/session_prepared.cc).
+    if (st.explain_analyze && reads_protected)
+      return deny(rules::kExplainAnalyze, "EXPLAIN ANALYZE");
     const std::string_view text = sql_;
     NameToken word;
     size_t pos = skip_space(text, static_cast<size_t>(st.location));
