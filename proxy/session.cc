@@ -563,7 +563,7 @@ awaitable<void> Session::retry_guarded(GuardedQuery query) {
     const wire::Frame frame = wire::frame_typed(rest, UINT32_MAX);
     if (frame.status != wire::FrameStatus::kFrame) break;
     rest = rest.subspan(frame.size);
-    if (!gate_->discarding() && frame.type != wire::frontend::kParse)
+    if (defines_ > 0 && !gate_->discarding() && frame.type != wire::frontend::kParse)
       co_await look_up_prepared_names();
     if (!gate_->discarding() &&
         (frame.type == wire::frontend::kQuery || frame.type == wire::frontend::kParse))
@@ -844,9 +844,10 @@ awaitable<void> Session::relay_client_to_backend() {
           // Decided once for the frame: its look-up and the gate plan alike.
           access_.serial_masks = server_busy();
           co_await catch_up_catalog();
-          if (frame.type == wire::frontend::kQuery) co_await look_up_prepared_names();
+          if (defines_ > 0 && frame.type == wire::frontend::kQuery)
+            co_await look_up_prepared_names();
           co_await look_up_unknown_names(frame);
-        } else if (gate_ && !gate_->discarding() &&
+        } else if (defines_ > 0 && gate_ && !gate_->discarding() &&
                    (frame.type == wire::frontend::kBind ||
                     frame.type == wire::frontend::kExecute)) {
           co_await look_up_prepared_names();
