@@ -349,6 +349,9 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   PreparedEntry renewed = old;
   renewed.sent = again_sent;
   renewed.decided = now;
+  // What it reads and names now (a table protected since, say).
+  renewed.shadowable = again->shadowable;
+  renewed.reads_protected = !again->tables.empty();
   bound = renewed;
   wire::encode(wire::Close{wire::kTargetStatement, name}, use.prefix);
   wire::encode(wire::Parse{name, bytes, old.param_types}, use.prefix);

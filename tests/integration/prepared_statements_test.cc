@@ -233,6 +233,14 @@ TEST_CASE("prepared: a named extended-protocol statement is prepared again trans
   }
   // The same name through SQL EXECUTE (one namespace): current now.
   check_masked(run(c, "EXECUTE s1"));
+  // Prepared again, it reads a protected table now: what may not wrap one
+  // may not wrap it either.
+  for (const char* sql : {"EXPLAIN ANALYZE EXECUTE s1", "CREATE TEMP TABLE cap AS EXECUTE s1"}) {
+    CAPTURE(sql);
+    const Outcome o = run(c, sql);
+    CHECK(o.sqlstate == "42501");
+    CHECK_FALSE(raw(o.rows));
+  }
   check_usable(c);
 }
 
