@@ -243,12 +243,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // decided again without that look-up is stale (session_prepared.cc).
   uint64_t defines_ = 0;
   // The last look_up_prepared_names(): under which snapshot and after how
-  // many defining statements it found no temporary object of `names` that
-  // runs code.
+  // many defining statements (never 0: it runs only after one) it found no
+  // temporary object of `names` that runs code.
   struct TemporaryClear {
     DecidedAt at;
-    uint64_t defines = 0;
-    bool looked_up = false;
+    uint64_t defines = 0;            // 0: never looked up
     std::vector<std::string> names;  // sorted
   } temporary_clear_;
   // Whether TemporaryClear covers `names` now.

@@ -137,12 +137,10 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
 boost::asio::awaitable<void> Session::look_up_prepared_names() {
   if (defines_ == 0 || access_.reads_nothing_protected) co_return;
   const DecidedAt now = decided_now();
-  if (temporary_clear_.looked_up && temporary_clear_.at == now &&
-      temporary_clear_.defines == defines_)
-    co_return;
+  if (temporary_clear_.at == now && temporary_clear_.defines == defines_) co_return;
   const auto own = store();
   if (!own) co_return;
-  TemporaryClear clear{now, defines_, true, registry_.shadowable_not_decided_at(now)};
+  TemporaryClear clear{now, defines_, registry_.shadowable_not_decided_at(now)};
   if (!clear.names.empty()) {
     try {
       if (co_await run_blocking(context_.blocking,
@@ -158,7 +156,7 @@ boost::asio::awaitable<void> Session::look_up_prepared_names() {
 
 bool Session::clear_of_temporary(const std::vector<std::string>& names) {
   const auto& c = temporary_clear_;
-  return c.looked_up && c.at == decided_now() && c.defines == defines_ &&
+  return c.defines != 0 && c.at == decided_now() && c.defines == defines_ &&
          std::includes(c.names.begin(), c.names.end(), names.begin(), names.end());
 }
 

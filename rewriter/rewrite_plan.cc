@@ -182,8 +182,10 @@ class Planner {
         if (snap.masks.calls_function && !mask_function_current(snap.mask_function))
           return deny(rules::kMaskFunction, p.table->policy_name);
       }
-      const bool fence =
-          masks && !p.child && !p.table->child && fence_allowed(naming, *p.table->snapshot);
+      // Every read that evaluates masks is fenced (masked_item): PostgreSQL
+      // would estimate a masked column from the raw statistics of every
+      // column its mask names, and the plan it picks shows the estimate.
+      const bool fence = masks;
       const auto listed = listed_columns(naming, *p.ref, *p.table->snapshot);
       const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child, listed, fence); };
       switch (p.ref->role) {
@@ -924,24 +926,6 @@ class Planner {
     return n;
   }
 
-  // Whether the masks of `snap` may go inside a subquery PostgreSQL does
-  // not pull up (masked_item): they all call kanon_mask.released, and the
-  // statement names no column of the table but quasi-identifiers (no `*`,
-  // no other column by name anywhere, USING lists included, no NATURAL
-  // join). Grouping and joining then see the subquery's columns, which the
-  // planner estimates at 200 values instead of 10% of the rows of a key
-  // read from many columns (bench/README.md, "Masks in C"); but join
-  // clauses no longer reach the table's indexes, which only columns the
-  // statement does not name here could have used.
-  static bool fence_allowed(const ColumnNaming& naming, const policy::TableSnapshot& snap) {
-    if (!snap.masks.calls_function || snap.masks.interpreted || naming.star || naming.natural)
-      return false;
-    for (const auto& m : snap.masks.columns)
-      if (m.role != policy::ColumnMask::Role::kQuasiIdentifier && naming.named.count(m.column))
-        return false;
-    return true;
-  }
-
   // The columns the derived table of reference `r` lists: those the
   // statement names anywhere, in table order, so that PostgreSQL neither
   // parses, plans nor computes a mask nothing reads; nullopt (every column)
@@ -1049,7 +1033,13 @@ class Planner {
     }
     s += ')';
     if (fence) {
-      const std::string names = joined(false);
+      std::string names;
+      if (child) {
+        for (const auto& col : child->columns)
+          names += (names.empty() ? "" : ", ") + policy::quote_identifier(col.name);
+      } else {
+        names = joined(false);
+      }
       s = "(SELECT" + (names.empty() ? "" : " " + names) + " FROM " + s + " AS \"kanon fenced\")";
     }
     s += alias;

@@ -3,16 +3,14 @@
 // masks, one with kanon_mask.released; a restricted login must read exactly
 // the same values from both, with both protocols, and PostgreSQL may plan
 // workers for the function's masks only. A third copy in mode: view reads
-// the function's masks through its masked view; both are fenced for
-// statements that name only quasi-identifiers, the fence listing only the
-// columns named unless a whole row or a positional alias could read the
-// others, and answers stay the SQL masks'. Then the catalog changes under
-// kanon: a role granted CREATE on schema kanon_mask adds a function of the
-// same name (which PostgreSQL could prefer to kanon's): every statement on
-// the table is denied (mask-function), statements prepared before too, until
-// it is gone. Before that, the analyst plants functions of the masks' names
-// in a schema of its own, puts it first on its search_path three ways, and
-// reads through views of its own: nothing changes what is released.
+// the function's masks through its masked view; every masked read is
+// fenced, the fence listing only the columns named unless a whole row or a
+// positional alias could read the others, and answers stay the SQL masks'. Then the catalog changes
+// under kanon: a role granted CREATE on schema kanon_mask adds a function of the same name (which
+// PostgreSQL could prefer to kanon's): every statement on the table is denied (mask-function),
+// statements prepared before too, until it is gone. Before that, the analyst plants functions of
+// the masks' names in a schema of its own, puts it first on its search_path three ways, and reads
+// through views of its own: nothing changes what is released.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -127,12 +125,11 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   const std::string serial = plan("adult_sql");
   CHECK_MESSAGE(serial.find("Gather") == std::string::npos, serial);
 
-  // A statement that names no other column of the table reads the masks
-  // through a subquery PostgreSQL keeps apart (its columns estimated at 200
-  // values, not from the raw columns' statistics); one that names another
-  // column (its key, which an index may serve) or joins NATURAL-ly is not
-  // fenced (03_columns.sqltest shows both texts). The answers are the same
-  // either way, and through kanon EXPLAIN shows no estimate of either.
+  // Every masked read goes through a subquery PostgreSQL keeps apart (its
+  // columns estimated at 200 values, not from the raw columns'
+  // statistics), whether the statement names another column (its key) or
+  // not (03_columns.sqltest shows the texts). The answers are the same, and
+  // through kanon EXPLAIN shows no estimate of either.
   const auto plan_text = [&](const std::string& sql) {
     pqxx::nontransaction tx(analyst);
     std::string out;
@@ -210,7 +207,7 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   // names (released, clock_timestamp) in a schema it owns, put first on its
   // search_path by SET, by set_config and by start-up options; and views of
   // its own over the table. kanon writes every name qualified, so the
-  // function's masks, fenced or not, release exactly what the SQL masks do.
+  // function's masks release exactly what the SQL masks do.
   pg.psql("DROP SCHEMA IF EXISTS trap CASCADE; CREATE SCHEMA trap AUTHORIZATION analyst");
   {
     pqxx::connection own(pg.conninfo("analyst"));
@@ -225,8 +222,8 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
         "CREATE VIEW trap.v_sql AS SELECT id, sex, education, race FROM public.adult_sql");
   }
   const std::vector<std::string> shapes = {
-      "SELECT id, sex, education FROM $ ORDER BY id",                         // not fenced (id)
-      "SELECT education, race, count(*) FROM $ GROUP BY 1, 2 ORDER BY 1, 2",  // fenced
+      "SELECT id, sex, education FROM $ ORDER BY id",
+      "SELECT education, race, count(*) FROM $ GROUP BY 1, 2 ORDER BY 1, 2",
   };
   const auto same_as_sql = [&](pqxx::connection& c, const std::string& how) {
     CAPTURE(how);

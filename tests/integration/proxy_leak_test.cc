@@ -441,6 +441,86 @@ TEST_CASE("EXPLAIN shows no estimates computed from protected rows") {
   }
 }
 
+// The plan PostgreSQL picks follows its estimates, and those are not hidden
+// by hiding the numbers: an adversarial probe found by binary search the
+// work_mem at which `GROUP BY state, g` over a cross join flips from a
+// sorted to a hashed aggregate, and read off it the raw number of distinct
+// states (5, against one released value). Every masked read is fenced now
+// (docs/rewriter.md, "the fence"), so the planner estimates the masked
+// column without the raw column's statistics: the flip point stays where it
+// is when the raw statistics change (here the administrator's n_distinct
+// override, as if the table held 11 states).
+namespace {
+
+// The smallest work_mem (kB) at which the plan of `GROUP BY column, g` over
+// `table` CROSS JOIN 10,000 numbers hashes the aggregate.
+int hash_flip_point(pqxx::connection& c, const std::string& table, const std::string& column) {
+  pqxx::nontransaction tx(c);
+  int lo = 64, hi = 1 << 20;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    tx.exec("SET work_mem = '" + std::to_string(mid) + "kB'");
+    std::string plan;
+    for (const auto& r : tx.exec("EXPLAIN SELECT p." + column + ", t.g, count(*) FROM " + table +
+                                 " p CROSS JOIN public.leak_numbers t GROUP BY 1, 2"))
+      plan += r[0].c_str();
+    (plan.find("HashAggregate") != std::string::npos ? hi : lo) = mid;
+  }
+  tx.exec("RESET work_mem");
+  return hi;
+}
+
+// Sets (or, with "", resets) the n_distinct override of `table`'s state and
+// city, and analyzes it again.
+void override_distinct(const std::string& table, const std::string& n) {
+  const std::string set = n.empty() ? "RESET (n_distinct)" : "SET (n_distinct = " + n + ")";
+  PgSandbox::shared().psql("ALTER TABLE " + table + " ALTER COLUMN state " + set +
+                           ", ALTER COLUMN city " + set + "; ANALYZE " + table);
+}
+
+}  // namespace
+
+TEST_CASE("the plan's shape does not follow the raw number of distinct values") {
+  // A copy of people of its own, protected by proxies of its own (inline and
+  // view; a materialized copy holds masked values only), so that no other
+  // test's proxy replaces its masked view.
+  PgSandbox& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.leak_numbers, public.leak_plain, public.leak_estimates CASCADE; "
+      "CREATE TABLE public.leak_numbers AS SELECT generate_series(1, 10000) g; "
+      "CREATE TABLE public.leak_plain AS SELECT city, state FROM public.people; "
+      "CREATE TABLE public.leak_estimates (LIKE public.people INCLUDING ALL); "
+      "INSERT INTO public.leak_estimates SELECT * FROM public.people; "
+      "GRANT SELECT ON public.leak_numbers, public.leak_plain, public.leak_estimates TO analyst; "
+      "ANALYZE public.leak_numbers");
+  override_distinct("public.leak_estimates", "");
+  override_distinct("public.leak_plain", "");
+  for (const std::string mode : {"inline", "view"}) {
+    CAPTURE(mode);
+    const std::string policy = scratch_path("kanon-leak-estimates-" + mode + ".yaml");
+    std::ofstream(policy) << people_policy_yaml("leak_estimates", mode);
+    KanonProxy proxy(pg.port(), "policies: [" + policy + "]\n");
+    INFO("kanon's log: " << proxy.log());
+    pqxx::connection c(proxy.conninfo("analyst"));
+    const int state = hash_flip_point(c, "leak_estimates", "state");
+    const int city = hash_flip_point(c, "leak_estimates", "city");
+    override_distinct("public.leak_estimates", "11");
+    const int state_after = hash_flip_point(c, "leak_estimates", "state");
+    const int city_after = hash_flip_point(c, "leak_estimates", "city");
+    override_distinct("public.leak_estimates", "");
+    CHECK(state_after == state);
+    CHECK(city_after == city);
+  }
+  // The same search over an unprotected copy of the two columns does see
+  // the statistics change: the search can tell.
+  pqxx::connection c(proxy_for("inline").conninfo("analyst"));
+  const int plain = hash_flip_point(c, "public.leak_plain", "state");
+  override_distinct("public.leak_plain", "11");
+  const int plain_after = hash_flip_point(c, "public.leak_plain", "state");
+  CHECK(plain_after != plain);
+  pg.psql("DROP TABLE public.leak_numbers, public.leak_plain, public.leak_estimates CASCADE");
+}
+
 // PostgreSQL sends its own diagnostics (severity LOG and DEBUG) to a client
 // that lowers client_min_messages: debug_print_plan's plan tree carried the
 // estimates EXPLAIN hides (`:plan_rows 5`, the raw number of distinct
@@ -700,5 +780,17 @@ TEST_CASE("a temporary view named like a persistent table is denied, prepared or
   tx.exec("DROP VIEW leak_shadowed");
   CHECK(tx.exec1("SELECT city FROM leak_shadowed")[0].as<std::string>() == "x");
   CHECK(tx.exec_prepared1("shadowed")[0].as<std::string>() == "x");
+  // A temporary view of another name, renamed onto the name after the
+  // statement was prepared: the rename names it, by either spelling, and is
+  // denied; the prepared statement still reads the table.
+  pg.psql("CREATE OR REPLACE VIEW public.leak_v6 AS SELECT 'y'::text AS city");
+  tx.exec("CREATE TEMP VIEW leak_renamed AS SELECT city FROM public.leak_v6");
+  pg.psql("CREATE OR REPLACE VIEW public.leak_v6 AS SELECT city FROM public.people");
+  denied([&] { return tx.exec("ALTER VIEW leak_renamed RENAME TO leak_shadowed"); },
+         "temporary-object");
+  denied([&] { return tx.exec("ALTER TABLE pg_temp.leak_renamed RENAME TO leak_shadowed"); },
+         "temporary-object");
+  CHECK(tx.exec_prepared1("shadowed")[0].as<std::string>() == "x");
+  tx.exec("DROP VIEW leak_renamed");
   pg.psql("DROP TABLE public.leak_shadowed; DROP VIEW public.leak_v6 CASCADE");
 }

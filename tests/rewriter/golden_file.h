@@ -40,12 +40,21 @@ std::string golden_dir();
 // std::runtime_error naming file and line on a malformed file.
 std::vector<GoldenCase> load_golden_cases(const std::string& dir);
 
-// Replaces @MASKS(x) and @COPY(x) using `lookup(kind, x)`.
+// The fence's dead column (docs/rewriter.md, "the fence"), written @FENCE.
+inline const std::string kFenceColumn =
+    "CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"";
+
+// Replaces @MASKS(x) and @COPY(x) using `lookup(kind, x)`, and @FENCE.
 template <typename Lookup>
 std::string expand_macros(const std::string& text, Lookup lookup) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
+    if (text.compare(i, 6, "@FENCE") == 0) {
+      out += kFenceColumn;
+      i += 6;
+      continue;
+    }
     const bool masks = text.compare(i, 7, "@MASKS(") == 0;
     const bool copy = text.compare(i, 6, "@COPY(") == 0;
     if (!masks && !copy) {
