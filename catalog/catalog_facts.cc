@@ -104,6 +104,26 @@ std::string columns_sql() {
 // text (constants are printed as bytes), so a match is an object reference;
 // a stray match could only add an edge. References to indexes, types and other objects
 // are left out.
+// Every index of a user table, in the order of its table's oid, with the
+// columns it orders or filters by (RelationFacts::indexes).
+constexpr const char* kIndexesSql =
+    "SELECT i.indrelid, n.nspname || '.' || c.relname, "
+    "ARRAY(SELECT a.attname::pg_catalog.text FROM pg_catalog.pg_attribute a "
+    "  WHERE a.attrelid = i.indrelid AND a.attnum > 0 AND (a.attnum IN (SELECT k.attnum "
+    "    FROM pg_catalog.unnest(i.indkey::pg_catalog.int2[]) WITH ORDINALITY k(attnum, o) "
+    "    WHERE k.o <= i.indnkeyatts) "
+    "  OR ((i.indexprs IS NOT NULL OR i.indpred IS NOT NULL) AND EXISTS (SELECT 1 "
+    "    FROM pg_catalog.pg_depend d "
+    "    WHERE d.classid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+    "      AND d.objid = i.indexrelid "
+    "      AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
+    "      AND d.refobjid = i.indrelid AND d.refobjsubid = a.attnum))) "
+    "  ORDER BY a.attnum) "
+    "FROM pg_catalog.pg_index i "
+    "JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
+    "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE i.indrelid >= 16384 ORDER BY i.indrelid, c.oid";
+
 std::string edges_sql(bool atomic_bodies) {
   std::string s =
       // partition keys: a row written to a partitioned table or to a
@@ -386,6 +406,7 @@ void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
   conn.prepare("kanon_catalog_system_names", kSystemNamesSql);
   conn.prepare("kanon_catalog_relations", relations_sql());
   conn.prepare("kanon_catalog_columns", columns_sql());
+  conn.prepare("kanon_catalog_indexes", kIndexesSql);
   conn.prepare("kanon_catalog_edges", edges_sql(atomic_bodies));
   conn.prepare("kanon_catalog_functions", functions_sql(atomic_bodies, false));
   conn.prepare("kanon_catalog_user_functions", functions_sql(atomic_bodies, true));
@@ -584,6 +605,24 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
       policy::ColumnInfo column{text_of(r[1]), text_of(r[2]), text_of(r[3])};
       column.sql_type = text_of(r[4]);
       facts.relations[i].columns.push_back(std::move(column));
+    }
+  }
+
+  // Indexes: in the order of their tables' oids too.
+  {
+    size_t i = 0;
+    for (const auto& r : tx.exec_prepared("kanon_catalog_indexes")) {
+      const uint32_t rel = oid_of(r[0]);
+      while (i < facts.relations.size() && facts.relations[i].oid < rel) ++i;
+      if (i == facts.relations.size()) break;
+      if (facts.relations[i].oid != rel) continue;
+      RelationFacts::Index index{text_of(r[1]), {}};
+      auto items = r[2].as_array();
+      for (auto item = items.get_next(); item.first != pqxx::array_parser::juncture::done;
+           item = items.get_next())
+        if (item.first == pqxx::array_parser::juncture::string_value)
+          index.columns.push_back(item.second);
+      facts.relations[i].indexes.push_back(std::move(index));
     }
   }
 

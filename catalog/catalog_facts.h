@@ -57,6 +57,16 @@ struct RelationFacts {
   std::vector<uint32_t> write_relations;
   std::vector<uint32_t> write_functions;
   uint32_t foreign_server = 0;  // foreign tables: pg_foreign_table.ftserver
+  // Its indexes and the columns each orders or filters rows by: its key
+  // columns and the columns its key expressions and predicate read (not
+  // INCLUDE columns). A scan through one returns rows in the order of raw
+  // values, and a partial index's row count (pg_class.reltuples) counts
+  // raw values.
+  struct Index {
+    std::string name;  // "schema.index"
+    std::vector<std::string> columns;
+  };
+  std::vector<Index> indexes;
 };
 
 struct FunctionFacts {

@@ -465,6 +465,18 @@ ObjectCatalog::ObjectCatalog(std::shared_ptr<const catalog::CatalogFacts> facts,
                                      : RelationClass::kPlain;
     }
   }
+  // Indexes of protected tables and children, under the relation's own
+  // name and every protected ancestor's.
+  for (size_t i = 0; i < f.relations.size(); ++i) {
+    const CatalogRelation& r = relations_[i];
+    if (r.facts->indexes.empty() ||
+        (r.cls != RelationClass::kProtected && r.cls != RelationClass::kChild))
+      continue;
+    std::vector<std::string> owners = graph.protected_ancestors(i);
+    owners.push_back(r.facts->schema + "." + r.facts->name);
+    for (const auto& owner : owners)
+      for (const auto& index : r.facts->indexes) tree_indexes_[owner].push_back(&index);
+  }
   functions_.resize(f.functions.size());
   for (size_t j = 0; j < f.functions.size(); ++j) {
     functions_[j].facts = &f.functions[j];
@@ -491,6 +503,13 @@ std::vector<const CatalogFunction*> ObjectCatalog::functions(std::string_view sc
     out.push_back(&functions_[static_cast<size_t>(g - facts_->functions.data())]);
   }
   return out;
+}
+
+const std::vector<const catalog::RelationFacts::Index*>& ObjectCatalog::tree_indexes(
+    const std::string& table) const {
+  static const std::vector<const catalog::RelationFacts::Index*> none;
+  const auto it = tree_indexes_.find(table);
+  return it == tree_indexes_.end() ? none : it->second;
 }
 
 const CatalogRelation* ObjectCatalog::relation(uint32_t oid) const {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "catalog/catalog_facts.h"
@@ -138,11 +139,17 @@ class ObjectCatalog {
 
   const catalog::CatalogFacts& facts() const { return *facts_; }
 
+  // The indexes of a relation ("schema.table") and, for a protected table,
+  // of every descendant: what a scan of it may go through.
+  const std::vector<const catalog::RelationFacts::Index*>& tree_indexes(
+      const std::string& table) const;
+
  private:
   std::shared_ptr<const catalog::CatalogFacts> facts_;
   std::vector<CatalogRelation> relations_;  // parallel to facts_->relations
   std::vector<CatalogFunction> functions_;  // parallel to facts_->functions
   Reach implicit_;
+  std::unordered_map<std::string, std::vector<const catalog::RelationFacts::Index*>> tree_indexes_;
 };
 
 }  // namespace kanon::rewriter

@@ -181,12 +181,18 @@ class Planner {
         if (snap.masks.calls_function) plan_.function_masks = true;
         if (snap.masks.calls_function && !mask_function_current(snap.mask_function))
           return deny(rules::kMaskFunction, p.table->policy_name);
+        if (const std::string index = quasi_identifier_index(*p.ref, *p.table, p.child);
+            !index.empty())
+          return deny(rules::kQuasiIdentifierIndex, index);
       }
-      // Every read that evaluates masks is fenced (masked_item): PostgreSQL
-      // would estimate a masked column from the raw statistics of every
-      // column its mask names, and the plan it picks shows the estimate.
-      const bool fence = masks;
+      // Every read that evaluates a mask over raw columns is fenced
+      // (masked_item): PostgreSQL would estimate a masked column from the
+      // raw statistics of every column its mask names, and the plan it
+      // picks shows the estimate. A read listing only columns released as
+      // they are (a key) and constants holds nothing to estimate but those
+      // columns, and keeps join clauses reaching the table's indexes.
       const auto listed = listed_columns(naming, *p.ref, *p.table->snapshot);
+      const bool fence = masks && (p.child || lists_masked_column(listed));
       const auto make_item = [&] { return masked_item(*p.ref, *p.table, p.child, listed, fence); };
       switch (p.ref->role) {
         case RelationRef::Role::kRead:
@@ -924,6 +930,40 @@ class Planner {
     }
     n.unnamed = n.star || n.natural || whole_row || st.alias_columns;
     return n;
+  }
+
+  // The first index (RelationFacts::indexes) of a relation the reference
+  // scans (the table, or the child read, and with inheritance every child)
+  // that orders or filters rows by one of the policy's quasi-identifiers;
+  // "" when none (or no catalog to tell).
+  std::string quasi_identifier_index(const RelationRef& r, const ProtectedTable& t,
+                                     const catalog::RelationFacts* child) const {
+    if (!inputs_.catalog) return {};
+    const auto& qis = t.snapshot->policy.quasi_identifiers;
+    const auto check = [&](const catalog::RelationFacts* f) -> std::string {
+      if (!f) return {};
+      for (const auto& index : f->indexes)
+        for (const auto& column : index.columns)
+          if (std::find(qis.begin(), qis.end(), column) != qis.end()) return index.name;
+      return {};
+    };
+    if (child) return check(child);
+    if (!r.inh) return check(child_facts(t.schema, t.table));
+    for (const auto* index : inputs_.catalog->tree_indexes(t.schema + "." + t.table))
+      for (const auto& column : index->columns)
+        if (std::find(qis.begin(), qis.end(), column) != qis.end()) return index->name;
+    return {};
+  }
+
+  // Whether a derived table listing `listed` (listed_columns; every column
+  // when nullopt) computes a mask over raw columns: anything but a column
+  // released as it is or a direct identifier's constant.
+  static bool lists_masked_column(
+      const std::optional<std::vector<const policy::ColumnMask*>>& listed) {
+    return !listed || std::any_of(listed->begin(), listed->end(), [](const auto* m) {
+      return m->role != policy::ColumnMask::Role::kDirectIdentifier &&
+             m->expression != policy::quote_identifier(m->column);
+    });
   }
 
   // The columns the derived table of reference `r` lists: those the

@@ -105,6 +105,11 @@ const Rule kExplainAnalyze{"explain-analyze",
                            "EXPLAIN ANALYZE of a statement that reads a protected table shows "
                            "the memory and buckets PostgreSQL sized from the raw columns' "
                            "statistics; EXPLAIN without ANALYZE shows its plan"};
+const Rule kQuasiIdentifierIndex{
+    "quasi-identifier-index",
+    "an index of the protected table orders or filters rows by a quasi-identifier: a scan "
+    "through it returns masked rows in the order of their raw values; an administrator must "
+    "drop it or protect the table with mode: materialized"};
 const Rule kCatalogNotRead{"catalog-not-read",
                            "kanon has not read this database's catalog yet, so it cannot tell what "
                            "the statement reads"};

@@ -82,6 +82,10 @@ extern const Rule kDefinition;
 // EXPLAIN ANALYZE of a statement that reads protected rows: hash tables'
 // memory and original bucket counts follow the raw statistics.
 extern const Rule kExplainAnalyze;
+// A read that evaluates masks of a table one of whose indexes has a
+// quasi-identifier among its keys, expressions or predicate: an index scan
+// returns rows in raw order (catalog::RelationFacts::indexes).
+extern const Rule kQuasiIdentifierIndex;
 extern const Rule kCatalogNotRead;
 // Decided by the proxy, before or around the rewriter.
 extern const Rule kReplicationConnection;

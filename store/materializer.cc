@@ -292,7 +292,11 @@ std::string materialize(pqxx::connection_base& conn, const policy::TableSnapshot
     existing_object(tx, policy, target);  // another table's object fails before the copy is built
     // What a refresh stopped between the two transactions left.
     tx.exec("DROP TABLE IF EXISTS " + fresh);
-    tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base);
+    // In random order: the base table's physical order may follow raw
+    // values (CLUSTER, a sorted load), and a copy in that order would hand
+    // the masked rows out in it (found by an adversarial probe).
+    tx.exec("CREATE TABLE " + fresh + " AS SELECT " + copy_select_list(snapshot) + " FROM " + base +
+            " ORDER BY pg_catalog.random()");
     tx.exec("COMMENT ON TABLE " + fresh + " IS " + tx.quote(marker(policy)));
     for (const auto& column : policy.indexes)
       tx.exec(fmt::format("CREATE INDEX {} ON {} ({})",

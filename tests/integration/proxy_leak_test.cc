@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <pqxx/pqxx>
 #include <set>
@@ -519,6 +520,105 @@ TEST_CASE("the plan's shape does not follow the raw number of distinct values") 
   const int plain_after = hash_flip_point(c, "public.leak_plain", "state");
   CHECK(plain_after != plain);
   pg.psql("DROP TABLE public.leak_numbers, public.leak_plain, public.leak_estimates CASCADE");
+}
+
+// An index whose keys, expressions or predicate read a quasi-identifier
+// hands the masked rows out in the order of their raw values: an
+// adversarial probe set enable_seqscan = off (or random_page_cost = 0.1)
+// and read `-,-,-,-,-,OH,...` off an index-only scan of an index on state
+// (every suppressed state sorts before OH), and with an index on (state,
+// id) each id's place in the raw order. Reads that evaluate the masks are
+// denied while such an index exists (inline and view); the materialized
+// copy is a table of its own, without the index.
+TEST_CASE("an index on a quasi-identifier denies masked reads until it is dropped") {
+  PgSandbox& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.leak_indexed CASCADE; "
+      "CREATE TABLE public.leak_indexed (LIKE public.people INCLUDING ALL); "
+      "INSERT INTO public.leak_indexed SELECT * FROM public.people; "
+      "GRANT SELECT ON public.leak_indexed TO analyst");
+  pg.psql("VACUUM ANALYZE public.leak_indexed");
+  std::map<std::string, std::unique_ptr<KanonProxy>> proxies;
+  for (const std::string mode : {"inline", "view", "materialized"}) {
+    const std::string policy = scratch_path("kanon-leak-indexed-" + mode + ".yaml");
+    std::ofstream(policy) << people_policy_yaml("leak_indexed", mode);
+    proxies[mode] = std::make_unique<KanonProxy>(pg.port(), "policies: [" + policy + "]\n");
+  }
+  const std::string ordered = "SELECT string_agg(coalesce(state, '-'), ',') FROM leak_indexed";
+  const auto outcome = [&](const std::string& mode, const std::string& sql) {
+    pqxx::connection c(proxies.at(mode)->conninfo("analyst"));
+    pqxx::nontransaction(c).exec("SET enable_seqscan = off");
+    return run(c, sql);
+  };
+  const auto check_all = [&](const std::string& index, bool denied) {
+    CAPTURE(index);
+    for (const auto& [mode, proxy] : proxies) {
+      CAPTURE(mode);
+      INFO("kanon's log: " << proxy->log());
+      for (const std::string& sql :
+           std::vector<std::string>{ordered, "SELECT id FROM leak_indexed WHERE id > 0",
+                                    "SELECT count(*) FROM leak_indexed"}) {
+        CAPTURE(sql);
+        const Outcome o = outcome(mode, sql);
+        if (denied && mode != "materialized") {
+          CHECK(o.sqlstate == "42501");
+          CHECK_MESSAGE(o.message.find("(kanon rule quasi-identifier-index)") != std::string::npos,
+                        o.message);
+          CHECK_MESSAGE(o.message.find(index) != std::string::npos, o.message);
+        } else {
+          CHECK_MESSAGE(o.sqlstate.empty(), o.message);
+        }
+      }
+    }
+  };
+  check_all("", false);  // the primary key orders by id, released as it is
+  pg.psql("CREATE INDEX leak_indexed_state ON public.leak_indexed (state)");
+  check_all("public.leak_indexed_state", true);
+  pg.psql(
+      "DROP INDEX public.leak_indexed_state; "
+      "CREATE INDEX leak_indexed_diag ON public.leak_indexed (diagnosis, lower(city))");
+  check_all("public.leak_indexed_diag", true);
+  pg.psql(
+      "DROP INDEX public.leak_indexed_diag; CREATE INDEX leak_indexed_part ON "
+      "public.leak_indexed (id) WHERE city IN ('Washington', 'Columbus')");
+  check_all("public.leak_indexed_part", true);
+  // INCLUDE columns do not order rows: allowed.
+  pg.psql(
+      "DROP INDEX public.leak_indexed_part; "
+      "CREATE INDEX leak_indexed_incl ON public.leak_indexed (diagnosis) INCLUDE (state)");
+  check_all("", false);
+  pg.psql("DROP INDEX public.leak_indexed_incl");
+  check_all("", false);
+  proxies.clear();
+  pg.psql("DROP TABLE public.leak_indexed CASCADE");
+}
+
+// A table loaded in the order of a quasi-identifier (or CLUSTERed by one)
+// holds its rows in raw order, and a plain scan returns them so: an
+// adversarial probe read each id's place in the raw state order off
+// `SELECT id` after CLUSTER. The materialized copy is written in random
+// order (inline and view modes read the table itself: docs/security.md).
+TEST_CASE("the materialized copy does not keep the table's physical order") {
+  PgSandbox& pg = PgSandbox::shared();
+  pg.psql(
+      "DROP TABLE IF EXISTS public.leak_sorted CASCADE; "
+      "CREATE TABLE public.leak_sorted (LIKE public.people INCLUDING ALL); "
+      "INSERT INTO public.leak_sorted SELECT * FROM public.people ORDER BY state, city, id; "
+      "GRANT SELECT ON public.leak_sorted TO analyst");
+  const std::string policy = scratch_path("kanon-leak-sorted.yaml");
+  std::ofstream(policy) << people_policy_yaml("leak_sorted", "materialized");
+  const std::string heap = pg.psql("SELECT string_agg(id::text, ',') FROM public.leak_sorted");
+  {
+    KanonProxy proxy(pg.port(), "policies: [" + policy + "]\n");
+    INFO("kanon's log: " << proxy.log());
+    pqxx::connection c(proxy.conninfo("analyst"));
+    const Outcome o = run(c, "SELECT string_agg(id::text, ',') FROM leak_sorted");
+    REQUIRE_MESSAGE(o.sqlstate.empty(), o.message);
+    // 11 rows: one chance in 11! that a random order is the heap's.
+    CHECK(o.rows != heap.substr(0, heap.size() - 1) + "|\n");
+    CHECK(o.rows.size() == heap.size() + 1);
+  }
+  pg.psql("DROP TABLE public.leak_sorted CASCADE");
 }
 
 // PostgreSQL sends its own diagnostics (severity LOG and DEBUG) to a client

@@ -8,7 +8,7 @@ namespace kanon::testing {
 std::shared_ptr<policy::TableSnapshot> hand_snapshot(
     const std::string& schema, const std::string& table,
     const std::vector<std::pair<std::string, std::string>>& columns,
-    const std::vector<std::string>& masks) {
+    const std::vector<std::string>& masks, const std::vector<std::string>& direct) {
   auto snap = std::make_shared<policy::TableSnapshot>();
   snap->policy.schema = schema;
   snap->policy.table = table;
@@ -16,8 +16,16 @@ std::shared_ptr<policy::TableSnapshot> hand_snapshot(
   snap->info.table = table;
   for (size_t i = 0; i < columns.size(); ++i) {
     snap->info.columns.push_back({columns[i].first, columns[i].second, columns[i].second});
-    snap->masks.columns.push_back(
-        {columns[i].first, columns[i].second, masks[i], policy::ColumnMask::Role::kOther});
+    // Roles as build_masks gives them: `direct` are direct identifiers, a
+    // column read as it is is released as it is, any other mask is a
+    // quasi-identifier's.
+    using Role = policy::ColumnMask::Role;
+    const bool is_direct =
+        std::find(direct.begin(), direct.end(), columns[i].first) != direct.end();
+    const Role role = is_direct                                    ? Role::kDirectIdentifier
+                      : masks[i] == "\"" + columns[i].first + "\"" ? Role::kOther
+                                                                   : Role::kQuasiIdentifier;
+    snap->masks.columns.push_back({columns[i].first, columns[i].second, masks[i], role});
   }
   return snap;
 }
@@ -38,7 +46,8 @@ std::shared_ptr<policy::TableSnapshot> people(const std::string& schema) {
                      "CASE WHEN \"occupation\" IN ('Accountant', 'Farmer') THEN \"occupation\" END",
                      "CASE WHEN \"city\" = 'Hamlet' THEN \"city\" END",
                      "CASE WHEN \"state\" = 'OH' THEN \"state\" END",
-                     schema == "public" ? "\"diagnosis\"" : "NULL::text"});
+                     schema == "public" ? "\"diagnosis\"" : "NULL::text"},
+                    {"name", "ssn"});
   if (schema == "public") s->info.children = {"public.people_archive"};
   return s;
 }

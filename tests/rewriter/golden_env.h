@@ -25,10 +25,10 @@ GoldenEnv make_unit_env(const std::string& name);
 std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::string& table);
 
 // A snapshot for `schema.table` with the given columns (name, type) and mask
-// expressions (same order).
+// expressions (same order); `direct` names the direct identifiers.
 std::shared_ptr<policy::TableSnapshot> hand_snapshot(
     const std::string& schema, const std::string& table,
     const std::vector<std::pair<std::string, std::string>>& columns,
-    const std::vector<std::string>& masks);
+    const std::vector<std::string>& masks, const std::vector<std::string>& direct = {});
 
 }  // namespace kanon::testing
