@@ -118,7 +118,7 @@ constexpr const char* kIndexesSql =
     "      AND d.objid = i.indexrelid "
     "      AND d.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass "
     "      AND d.refobjid = i.indrelid AND d.refobjsubid = a.attnum))) "
-    "  ORDER BY a.attnum) "
+    "  ORDER BY a.attnum), i.indpred IS NOT NULL "
     "FROM pg_catalog.pg_index i "
     "JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid "
     "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
@@ -616,7 +616,7 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
       while (i < facts.relations.size() && facts.relations[i].oid < rel) ++i;
       if (i == facts.relations.size()) break;
       if (facts.relations[i].oid != rel) continue;
-      RelationFacts::Index index{text_of(r[1]), {}};
+      RelationFacts::Index index{text_of(r[1]), {}, bool_of(r[3])};
       auto items = r[2].as_array();
       for (auto item = items.get_next(); item.first != pqxx::array_parser::juncture::done;
            item = items.get_next())

@@ -65,6 +65,7 @@ struct RelationFacts {
   struct Index {
     std::string name;  // "schema.index"
     std::vector<std::string> columns;
+    bool partial = false;  // has a predicate (WHERE)
   };
   std::vector<Index> indexes;
 };

@@ -713,6 +713,8 @@ const char* to_string(ExposurePath path) {
       return "write-relation";
     case ExposurePath::kExecuteFunction:
       return "execute-function";
+    case ExposurePath::kPartialIndex:
+      return "partial-index";
     case ExposurePath::kExemptThroughRole:
       return "exempt-through-role";
   }
@@ -787,6 +789,30 @@ ExposureReport find_exposures(const ObjectCatalog& catalog,
     if (std::none_of(logins.begin(), logins.end(),
                      [&](const RoleFacts* r) { return r->name == name; }))
       report.notes.push_back(fmt::format("no login role is named {}", name));
+  // A partial index whose columns (keys or predicate) hold a
+  // quasi-identifier: pg_class.reltuples and its size count raw values, and
+  // every login may read the catalog, through kanon or not.
+  for (const auto& policy : policies)
+    for (const auto* index : catalog.tree_indexes(policy.name())) {
+      if (!index->partial) continue;
+      const auto qi =
+          std::find_first_of(index->columns.begin(), index->columns.end(),
+                             policy.quasi_identifiers.begin(), policy.quasi_identifiers.end());
+      if (qi == index->columns.end()) continue;
+      Exposure x;
+      x.database = facts.database;
+      x.role = "PUBLIC";
+      x.path = ExposurePath::kPartialIndex;
+      x.object = index->name;
+      x.reaches = {policy.name()};
+      x.detail = fmt::format(
+          "the partial index {} reads the quasi-identifier {}: its row count "
+          "(pg_class.reltuples) and size, which every login may read, count the raw rows its "
+          "predicate holds",
+          index->name, *qi);
+      x.fix = fmt::format("DROP INDEX {}", index->name);
+      report.rows.push_back(std::move(x));
+    }
   std::stable_sort(report.rows.begin(), report.rows.end(),
                    [](const Exposure& a, const Exposure& b) {
                      if (a.role != b.role) return a.role < b.role;

@@ -163,6 +163,7 @@ enum class ExposurePath {
   kSelectRelation,
   kWriteRelation,
   kExecuteFunction,
+  kPartialIndex,  // every login: the catalog counts rows by a quasi-identifier
   kExemptThroughRole,
 };
 const char* to_string(ExposurePath path);

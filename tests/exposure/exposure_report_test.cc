@@ -770,3 +770,34 @@ TEST_CASE("write privileges on a relation whose writing reaches the table, as th
   w.hba({});
   CHECK(w.run().rows.empty());
 }
+
+TEST_CASE("a partial index reading a quasi-identifier is a path for every login") {
+  World w;
+  w.role("analyst");
+  w.policy().quasi_identifiers = {"city", "state"};
+  const uint32_t child = w.table("public", "people_2024");
+  w.inherit(child, w.people());
+  for (auto& r : w.facts().relations) {
+    if (r.oid == w.people())
+      r.indexes = {{"public.people_city_part", {"id", "city"}, true},
+                   {"public.people_state", {"state"}, false},
+                   {"public.people_id_part", {"id"}, true}};
+    if (r.oid == child) r.indexes = {{"public.people_2024_part", {"state"}, true}};
+  }
+  const auto r = w.run();
+  std::vector<std::string> objects;
+  for (const auto& x : r.rows)
+    if (x.path == ExposurePath::kPartialIndex) {
+      objects.push_back(x.object);
+      CHECK(x.role == "PUBLIC");
+      CHECK(x.reaches == std::vector<std::string>{"public.people"});
+      CHECK(has(x.fix, "DROP INDEX " + x.object));
+      CHECK(has(x.detail, "pg_class.reltuples"));
+    }
+  std::sort(objects.begin(), objects.end());
+  // Not the plain index (an order, which kanon denies reads for) nor the
+  // partial one over the key alone.
+  CHECK(objects == std::vector<std::string>{"public.people_2024_part", "public.people_city_part"});
+  CHECK(!r.clean());
+  CHECK(has(kanon::exposure::exposure_report_text(r), "partial-index"));
+}
