@@ -531,20 +531,33 @@ TEST_CASE("the plan's shape does not follow the raw number of distinct values") 
 // denied while such an index exists (inline and view); the materialized
 // copy is a table of its own, without the index.
 TEST_CASE("an index on a quasi-identifier denies masked reads until it is dropped") {
+  // Two copies of people: mode: view and mode: materialized would both make
+  // kanon_masked.<table>, so the materialized proxy has a table of its own.
   PgSandbox& pg = PgSandbox::shared();
-  pg.psql(
-      "DROP TABLE IF EXISTS public.leak_indexed CASCADE; "
-      "CREATE TABLE public.leak_indexed (LIKE public.people INCLUDING ALL); "
-      "INSERT INTO public.leak_indexed SELECT * FROM public.people; "
-      "GRANT SELECT ON public.leak_indexed TO analyst");
-  pg.psql("VACUUM ANALYZE public.leak_indexed");
+  const std::vector<std::string> tables = {"leak_indexed", "leak_indexed_m"};
+  // `ddl` with $T replaced by each table's name.
+  const auto each = [&](const std::string& ddl) {
+    for (const auto& t : tables) {
+      std::string sql = ddl;
+      for (size_t at = sql.find("$T"); at != std::string::npos; at = sql.find("$T"))
+        sql.replace(at, 2, t);
+      pg.psql(sql);
+    }
+  };
+  each(
+      "DROP TABLE IF EXISTS public.$T CASCADE; "
+      "CREATE TABLE public.$T (LIKE public.people INCLUDING ALL); "
+      "INSERT INTO public.$T SELECT * FROM public.people; GRANT SELECT ON public.$T TO analyst");
+  each("VACUUM ANALYZE public.$T");
+  const auto table_of = [](const std::string& mode) {
+    return std::string(mode == "materialized" ? "leak_indexed_m" : "leak_indexed");
+  };
   std::map<std::string, std::unique_ptr<KanonProxy>> proxies;
   for (const std::string mode : {"inline", "view", "materialized"}) {
     const std::string policy = scratch_path("kanon-leak-indexed-" + mode + ".yaml");
-    std::ofstream(policy) << people_policy_yaml("leak_indexed", mode);
+    std::ofstream(policy) << people_policy_yaml(table_of(mode), mode);
     proxies[mode] = std::make_unique<KanonProxy>(pg.port(), "policies: [" + policy + "]\n");
   }
-  const std::string ordered = "SELECT string_agg(coalesce(state, '-'), ',') FROM leak_indexed";
   const auto outcome = [&](const std::string& mode, const std::string& sql) {
     pqxx::connection c(proxies.at(mode)->conninfo("analyst"));
     pqxx::nontransaction(c).exec("SET enable_seqscan = off");
@@ -555,9 +568,10 @@ TEST_CASE("an index on a quasi-identifier denies masked reads until it is droppe
     for (const auto& [mode, proxy] : proxies) {
       CAPTURE(mode);
       INFO("kanon's log: " << proxy->log());
-      for (const std::string& sql :
-           std::vector<std::string>{ordered, "SELECT id FROM leak_indexed WHERE id > 0",
-                                    "SELECT count(*) FROM leak_indexed"}) {
+      const std::string t = table_of(mode);
+      for (const std::string& sql : std::vector<std::string>{
+               "SELECT string_agg(coalesce(state, '-'), ',') FROM " + t,
+               "SELECT id FROM " + t + " WHERE id > 0", "SELECT count(*) FROM " + t}) {
         CAPTURE(sql);
         const Outcome o = outcome(mode, sql);
         if (denied && mode != "materialized") {
@@ -572,25 +586,21 @@ TEST_CASE("an index on a quasi-identifier denies masked reads until it is droppe
     }
   };
   check_all("", false);  // the primary key orders by id, released as it is
-  pg.psql("CREATE INDEX leak_indexed_state ON public.leak_indexed (state)");
+  each("CREATE INDEX $T_state ON public.$T (state)");
   check_all("public.leak_indexed_state", true);
-  pg.psql(
-      "DROP INDEX public.leak_indexed_state; "
-      "CREATE INDEX leak_indexed_diag ON public.leak_indexed (diagnosis, lower(city))");
+  each("DROP INDEX public.$T_state; CREATE INDEX $T_diag ON public.$T (diagnosis, lower(city))");
   check_all("public.leak_indexed_diag", true);
-  pg.psql(
-      "DROP INDEX public.leak_indexed_diag; CREATE INDEX leak_indexed_part ON "
-      "public.leak_indexed (id) WHERE city IN ('Washington', 'Columbus')");
+  each(
+      "DROP INDEX public.$T_diag; CREATE INDEX $T_part ON public.$T (id) "
+      "WHERE city IN ('Washington', 'Columbus')");
   check_all("public.leak_indexed_part", true);
   // INCLUDE columns do not order rows: allowed.
-  pg.psql(
-      "DROP INDEX public.leak_indexed_part; "
-      "CREATE INDEX leak_indexed_incl ON public.leak_indexed (diagnosis) INCLUDE (state)");
+  each("DROP INDEX public.$T_part; CREATE INDEX $T_incl ON public.$T (diagnosis) INCLUDE (state)");
   check_all("", false);
-  pg.psql("DROP INDEX public.leak_indexed_incl");
+  each("DROP INDEX public.$T_incl");
   check_all("", false);
   proxies.clear();
-  pg.psql("DROP TABLE public.leak_indexed CASCADE");
+  each("DROP TABLE public.$T CASCADE");
 }
 
 // A table loaded in the order of a quasi-identifier (or CLUSTERed by one)
