@@ -841,6 +841,9 @@ TEST_CASE("a temporary view named like a persistent table is denied, prepared or
   auto& pg = PgSandbox::shared();
   pg.psql(
       "DROP TABLE IF EXISTS public.leak_shadowed; DROP VIEW IF EXISTS public.leak_v6 CASCADE; "
+      "DROP VIEW IF EXISTS public.leak_v7 CASCADE; "
+      "CREATE VIEW public.leak_v7 AS SELECT 'y'::text AS city; "
+      "GRANT SELECT ON public.leak_v7 TO analyst; "
       "CREATE TABLE public.leak_shadowed (city text); "
       "INSERT INTO public.leak_shadowed VALUES ('x'); "
       "GRANT SELECT ON public.leak_shadowed TO analyst; "
@@ -893,14 +896,15 @@ TEST_CASE("a temporary view named like a persistent table is denied, prepared or
   // A temporary view of another name, renamed onto the name after the
   // statement was prepared: the rename names it, by either spelling, and is
   // denied; the prepared statement still reads the table.
-  pg.psql("CREATE OR REPLACE VIEW public.leak_v6 AS SELECT 'y'::text AS city");
-  tx.exec("CREATE TEMP VIEW leak_renamed AS SELECT city FROM public.leak_v6");
-  pg.psql("CREATE OR REPLACE VIEW public.leak_v6 AS SELECT city FROM public.people");
+  // (Over a view made at the start, which kanon's catalog holds by now.)
+  tx.exec("CREATE TEMP VIEW leak_renamed AS SELECT city FROM public.leak_v7");
   denied([&] { return tx.exec("ALTER VIEW leak_renamed RENAME TO leak_shadowed"); },
          "temporary-object");
   denied([&] { return tx.exec("ALTER TABLE pg_temp.leak_renamed RENAME TO leak_shadowed"); },
          "temporary-object");
   CHECK(tx.exec_prepared1("shadowed")[0].as<std::string>() == "x");
   tx.exec("DROP VIEW leak_renamed");
-  pg.psql("DROP TABLE public.leak_shadowed; DROP VIEW public.leak_v6 CASCADE");
+  pg.psql(
+      "DROP TABLE public.leak_shadowed; DROP VIEW public.leak_v6 CASCADE; "
+      "DROP VIEW public.leak_v7 CASCADE");
 }
