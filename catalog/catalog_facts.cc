@@ -402,6 +402,19 @@ std::vector<uint32_t> oid_array(const pqxx::field& f) {
 // Prepared once per connection: the statements have no parameters, so
 // PostgreSQL plans each once and reuses the plan (planning the edges query
 // costs more than running it).
+// Calls `add(relation, row)` for each row of `rows` (relation oid first,
+// both in oid order) whose relation is among `relations`.
+template <typename Add>
+void for_each_owned(std::vector<RelationFacts>& relations, const pqxx::result& rows, Add add) {
+  size_t i = 0;
+  for (const auto& r : rows) {
+    const uint32_t rel = oid_of(r[0]);
+    while (i < relations.size() && relations[i].oid < rel) ++i;
+    if (i == relations.size()) break;
+    if (relations[i].oid == rel) add(relations[i], r);
+  }
+}
+
 void prepare(pqxx::connection_base& conn, bool atomic_bodies) {
   conn.prepare("kanon_catalog_header", kHeaderSql);
   conn.prepare("kanon_catalog_system_names", kSystemNamesSql);
@@ -595,37 +608,24 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
   for (const auto& r : tx.exec_prepared("kanon_catalog_event_triggers"))
     facts.event_triggers.push_back({text_of(r[0]), oid_of(r[1]), bool_of(r[2])});
 
-  // Columns: both results are in oid order, so one merge pass.
-  {
-    size_t i = 0;
-    for (const auto& r : tx.exec_prepared("kanon_catalog_columns")) {
-      const uint32_t rel = oid_of(r[0]);
-      while (i < facts.relations.size() && facts.relations[i].oid < rel) ++i;
-      if (i == facts.relations.size()) break;
-      if (facts.relations[i].oid != rel) continue;
-      policy::ColumnInfo column{text_of(r[1]), text_of(r[2]), text_of(r[3])};
-      column.sql_type = text_of(r[4]);
-      facts.relations[i].columns.push_back(std::move(column));
-    }
-  }
-
-  // Indexes: in the order of their tables' oids too.
-  {
-    size_t i = 0;
-    for (const auto& r : tx.exec_prepared("kanon_catalog_indexes")) {
-      const uint32_t rel = oid_of(r[0]);
-      while (i < facts.relations.size() && facts.relations[i].oid < rel) ++i;
-      if (i == facts.relations.size()) break;
-      if (facts.relations[i].oid != rel) continue;
-      RelationFacts::Index index{text_of(r[1]), {}, bool_of(r[3])};
-      auto items = r[2].as_array();
-      for (auto item = items.get_next(); item.first != pqxx::array_parser::juncture::done;
-           item = items.get_next())
-        if (item.first == pqxx::array_parser::juncture::string_value)
-          index.columns.push_back(item.second);
-      facts.relations[i].indexes.push_back(std::move(index));
-    }
-  }
+  // Columns, then indexes: each result is in the order of its relations'
+  // oids, as the facts are, so one merge pass each.
+  for_each_owned(facts.relations, tx.exec_prepared("kanon_catalog_columns"),
+                 [](RelationFacts& f, const pqxx::row& r) {
+                   policy::ColumnInfo column{text_of(r[1]), text_of(r[2]), text_of(r[3])};
+                   column.sql_type = text_of(r[4]);
+                   f.columns.push_back(std::move(column));
+                 });
+  for_each_owned(facts.relations, tx.exec_prepared("kanon_catalog_indexes"),
+                 [](RelationFacts& f, const pqxx::row& r) {
+                   RelationFacts::Index index{text_of(r[1]), {}, bool_of(r[3])};
+                   auto items = r[2].as_array();
+                   for (auto item = items.get_next();
+                        item.first != pqxx::array_parser::juncture::done; item = items.get_next())
+                     if (item.first == pqxx::array_parser::juncture::string_value)
+                       index.columns.push_back(item.second);
+                   f.indexes.push_back(std::move(index));
+                 });
 
   // Edges. The facts' vectors are in oid order: look owners up by index.
   std::unordered_map<uint32_t, RelationFacts*> rel_by_oid;

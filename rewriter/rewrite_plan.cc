@@ -940,18 +940,19 @@ class Planner {
                                      const catalog::RelationFacts* child) const {
     if (!inputs_.catalog) return {};
     const auto& qis = t.snapshot->policy.quasi_identifiers;
-    const auto check = [&](const catalog::RelationFacts* f) -> std::string {
-      if (!f) return {};
-      for (const auto& index : f->indexes)
-        for (const auto& column : index.columns)
-          if (std::find(qis.begin(), qis.end(), column) != qis.end()) return index.name;
-      return {};
+    const auto orders_by_qi = [&](const catalog::RelationFacts::Index& index) {
+      return std::find_first_of(index.columns.begin(), index.columns.end(), qis.begin(),
+                                qis.end()) != index.columns.end();
     };
-    if (child) return check(child);
-    if (!r.inh) return check(child_facts(t.schema, t.table));
+    const catalog::RelationFacts* own = child ? child : child_facts(t.schema, t.table);
+    if (child || !r.inh) {
+      if (own)
+        for (const auto& index : own->indexes)
+          if (orders_by_qi(index)) return index.name;
+      return {};
+    }
     for (const auto* index : inputs_.catalog->tree_indexes(t.schema + "." + t.table))
-      for (const auto& column : index->columns)
-        if (std::find(qis.begin(), qis.end(), column) != qis.end()) return index->name;
+      if (orders_by_qi(*index)) return index->name;
     return {};
   }
 
