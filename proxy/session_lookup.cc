@@ -12,7 +12,8 @@
 // for relation names without a schema, so once the session may have made
 // temporary objects (Session::defines_) the names a statement uses
 // without a schema are looked up too, known ones included: a temporary view
-// named like a persistent table is read instead of it.
+// named like a persistent table is read instead of it. A denial is decided
+// again first when the catalog generation moved past kanon's catalog.
 #include <algorithm>
 
 #include "proxy/blocking.h"
@@ -55,8 +56,29 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   const auto own = store();
   if (!own) co_return;                   // nothing protected here, and no catalog to ask
   std::optional<std::string> temporary;  // an absent name's temporary object that runs code
+  bool rechecked = false;                // a denial's catalog confirmed (below)
   for (int attempt = 0; attempt < 4; ++attempt) {
     auto result = context_.rewriter.rewrite(sql, *snapshot(), access_);
+    // A denial decided with a catalog a DDL has since moved past (the
+    // watcher's notification is on its way) would deny what the database
+    // now allows, e.g. a read right after the index that denied it was
+    // dropped: the generation is asked, and the catalog read again and the
+    // statement decided again when it moved. Not in a transaction block: a
+    // DDL of the session's own would hold the read until the block ends.
+    if (result.verdict == rewriter::Verdict::kDenied && !rechecked &&
+        result.rule != rewriter::rules::kSyntax.id &&
+        backend_stream_.transaction_status() == wire::kTxIdle) {
+      rechecked = true;
+      bool reread = false;
+      try {
+        reread = co_await run_blocking(context_.blocking,
+                                       [&] { return own->refresh_catalog_if_moved(); });
+      } catch (const std::exception& e) {
+        log(LogLevel::kWarning, "client {}: catalog generation look-up failed: {}", peer_,
+            e.what());
+      }
+      if (reread) continue;
+    }
     if (result.verdict != rewriter::Verdict::kLookup) {
       // It, or a SQL function body it runs, names a relation without a
       // schema: a temporary view of that name would be read instead. Only

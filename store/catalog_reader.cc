@@ -70,16 +70,31 @@ bool CatalogReader::generation_unmoved_locked() {
   // 0: the facts were read without the sequence (no event trigger).
   if (!served || served->generation == 0) return false;
   try {
-    return with_connection([&](pqxx::connection_base& conn) {
-      pqxx::nontransaction tx(conn);
-      const auto r =
-          tx.exec(fmt::format("SELECT s.last_value FROM {} s", catalog::kGenerationSequence));
-      return r[0][0].as<int64_t>() == served->generation;
-    });
+    return generation_now_locked() == served->generation;
   } catch (const std::exception&) {
     conn_.reset();
     return false;  // the read that follows reports what is wrong
   }
+}
+
+int64_t CatalogReader::generation_now_locked() {
+  return with_connection([&](pqxx::connection_base& conn) {
+    pqxx::nontransaction tx(conn);
+    const auto r =
+        tx.exec(fmt::format("SELECT s.last_value FROM {} s", catalog::kGenerationSequence));
+    return r[0][0].as<int64_t>();
+  });
+}
+
+bool CatalogReader::refresh_if_moved() {
+  if (!enabled()) return false;
+  {
+    std::lock_guard lock(mu_);
+    const auto served = hooks_.served();
+    if (!served || served->generation == 0) return false;
+    if (generation_now_locked() == served->generation) return false;
+  }
+  return refresh();
 }
 
 bool CatalogReader::refresh_covering(uint64_t notifications) {

@@ -71,6 +71,14 @@ class CatalogReader {
   // without a read. One query instead of a whole read: a session that sends
   // NOTIFY kanon_catalog in a loop costs the others nothing like a read each.
   bool refresh_covering(uint64_t notifications);
+  // refresh(), when the generation sequence has moved past the served
+  // facts' generation (a DDL they miss has run, committed or not: the read
+  // waits for its commit). True when the facts were read again, false when
+  // they stand (or either generation is unknown). Throws when the database
+  // cannot be asked. A restricted statement's denial is decided again
+  // with it before it is sent (proxy/session_lookup.cc): the watcher's
+  // notification may not have arrived yet.
+  bool refresh_if_moved();
   const CatalogCoverage& coverage() const { return coverage_; }
 
   // Whether a persistent relation or function has one of these names
@@ -99,6 +107,9 @@ class CatalogReader {
   // The generation sequence stands at the served facts' generation (mu_
   // held); false when either is unknown or the database cannot be asked.
   bool generation_unmoved_locked();
+  // The generation sequence's value now (mu_ held); throws when the
+  // database cannot be asked.
+  int64_t generation_now_locked();
   pqxx::connection_base& kept();  // the kept connection, opened if none (mu_ held)
   // Runs `use` on the kept connection (mu_ held), once more on a new one
   // when it broke.

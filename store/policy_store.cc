@@ -130,6 +130,10 @@ bool PolicyStore::refresh_catalog_covering(uint64_t notifications) {
   return catalog_.refresh_covering(notifications);
 }
 
+bool PolicyStore::refresh_catalog_if_moved() {
+  return catalog_.refresh_if_moved();
+}
+
 bool PolicyStore::event_triggers_as_read(const catalog::CatalogFacts& facts) {
   return catalog_.read_event_triggers() == facts.event_triggers;
 }

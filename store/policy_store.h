@@ -121,6 +121,10 @@ class PolicyStore {
   // received has been published meanwhile (many sessions catching up at
   // once read the catalog once).
   bool refresh_catalog_covering(uint64_t notifications);
+  // CatalogReader::refresh_if_moved: the facts read again when the
+  // generation moved past them (true), else nothing (false). Throws when the
+  // database cannot be asked.
+  bool refresh_catalog_if_moved();
 
   // Whether a persistent relation or function has one of these names
   // (catalog_facts.h), on the kept catalog connection. Throws when the

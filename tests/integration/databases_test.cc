@@ -207,3 +207,34 @@ TEST_CASE("databases: RELOAD protects a listed database, also for sessions alrea
   // The statement rules of a protected database: its catalog decides.
   CHECK(run(fresh, "SELECT note FROM items WHERE id = 1").rows == "a1|\n");
 }
+
+// An index on a quasi-identifier orders a masked read's rows by the raw
+// values (docs/security.md): the rule reads the session's own database's
+// catalog, so shop's index denies shop's reads and leaves postgres's alone,
+// and the same index name in postgres is not confused with shop's.
+TEST_CASE("databases: an index on a quasi-identifier is decided in its own database") {
+  auto& f = fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql("CREATE INDEX items_city ON public.items (city)", "shop");
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    pqxx::connection shop(f.proxy->conninfo("analyst", "shop"));
+    const auto denied = run(shop, "SELECT id FROM items WHERE id > 0", extended);
+    CHECK(denied.sqlstate == "42501");
+    CHECK_MESSAGE(denied.message.find("public.items_city (kanon rule quasi-identifier-index)") !=
+                      std::string::npos,
+                  denied.message);
+    pqxx::connection main(f.proxy->conninfo("analyst", "postgres"));
+    CHECK(run(main, kByCity, extended).rows == "<null>|6|\n");
+  }
+  pg.psql("DROP INDEX public.items_city", "shop");
+  pg.psql("CREATE INDEX items_city ON public.items (city)");
+  pqxx::connection shop(f.proxy->conninfo("analyst", "shop"));
+  CHECK(run(shop, kByCity).rows == "X|3|\n<null>|3|\n");
+  pqxx::connection main(f.proxy->conninfo("analyst", "postgres"));
+  const auto denied = run(main, kByCity);
+  CHECK(denied.sqlstate == "42501");
+  CHECK_MESSAGE(denied.message.find("public.items_city") != std::string::npos, denied.message);
+  pg.psql("DROP INDEX public.items_city");
+  CHECK(run(main, kByCity).rows == "<null>|6|\n");
+}

@@ -11,6 +11,7 @@
 // it fails for that only when a second DDL overtakes it too); no raw value
 // ever arrives.
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <pqxx/pqxx>
 #include <thread>
+#include <vector>
 
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
@@ -93,8 +95,9 @@ void check_answer(const Outcome& o, bool may_fail) {
 
 // The answer once kanon has caught up with a DDL that committed: a 40001
 // makes the session re-read the catalog before its next statement; a
-// statement decided before the catalog watcher re-read the catalog may be
-// denied on the old one (fail closed). Waits on the answer, not on time.
+// statement decided before the catalog watcher re-read the catalog inside a
+// transaction block may be denied on the old one (fail closed; outside one
+// kanon asks the generation first). Waits on the answer, not on time.
 Outcome settled(pqxx::connection& c, const std::string& sql, bool extended) {
   Outcome o = run(c, sql, extended);
   for (int i = 0; i < 200 && !o.sqlstate.empty(); ++i) {
@@ -193,6 +196,72 @@ TEST_CASE("DDL timing: the first statement after a committed DDL is decided on i
         extended);
   }
   admin("ALTER TABLE public.orphan NO INHERIT public.people");
+}
+
+namespace {
+
+// Stops the backends of kanon's catalog watchers (SIGSTOP; the watcher's
+// connection runs nothing but its LISTENs) until it ends
+// (SIGCONT, also when a check failed): no DDL notification reaches kanon
+// meanwhile, so its catalog stays behind the database's as long as the test
+// needs, however fast or slow the machine.
+struct WatchersPaused {
+  WatchersPaused() {
+    pqxx::connection c(PgSandbox::shared().conninfo("postgres"));
+    for (const auto& row :
+         pqxx::nontransaction(c).exec("SELECT pid FROM pg_catalog.pg_stat_activity "
+                                      "WHERE application_name = 'kanon' AND query LIKE 'LISTEN %'"))
+      pids.push_back(row[0].as<int>());
+    for (const int pid : pids) ::kill(pid, SIGSTOP);
+  }
+  ~WatchersPaused() {
+    for (const int pid : pids) ::kill(pid, SIGCONT);
+  }
+  std::vector<int> pids;
+};
+
+}  // namespace
+
+// A denial decided with a catalog a DDL has moved past would refuse what the
+// database now allows: kanon asks the catalog generation before it denies,
+// and decides again with the catalog read again when it moved. The watchers
+// are stopped, so kanon hears nothing of the DDL but what it asks.
+TEST_CASE("DDL timing: a denial is decided again when the catalog moved past kanon's") {
+  auto& f = fixture();
+  pqxx::connection analyst(f.proxy->conninfo("analyst"));
+  const std::string call = "SELECT * FROM flip_cities()";
+  const std::string to_people =
+      "CREATE OR REPLACE FUNCTION public.flip_cities() RETURNS SETOF text LANGUAGE sql STABLE "
+      "AS 'SELECT city FROM public.people'";
+  const std::string to_open =
+      "CREATE OR REPLACE FUNCTION public.flip_cities() RETURNS SETOF text LANGUAGE sql STABLE "
+      "AS 'SELECT city FROM public.open_people'";
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    admin(to_people);
+    // Once kanon's catalog has the function reading people, it is denied.
+    Outcome denied = run(analyst, call, extended);
+    for (int i = 0; i < 200 && denied.sqlstate != "42501"; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      denied = run(analyst, call, extended);
+    }
+    REQUIRE_MESSAGE(denied.sqlstate == "42501", denied.sqlstate << " " << denied.message);
+    {
+      WatchersPaused paused;
+      REQUIRE_FALSE(paused.pids.empty());
+      admin(to_open);
+      const Outcome o = run(analyst, call, extended);
+      CHECK_MESSAGE(o.sqlstate.empty(), o.sqlstate << " " << o.message);
+      CHECK(o.rows.find("Opentown") != std::string::npos);
+      // Back to people: allowed on the old catalog, the guard fails, and the
+      // statement is decided again into its denial.
+      admin(to_people);
+      const Outcome back = run(analyst, call, extended);
+      CHECK_MESSAGE(back.sqlstate == "42501", back.sqlstate << " " << back.message);
+      check_answer(back, true);
+    }
+  }
+  admin(to_open);
 }
 
 namespace {

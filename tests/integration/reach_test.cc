@@ -444,6 +444,22 @@ TEST_CASE("reach: a partition attached after the build gets its parent's masks")
     CHECK(part.rows.find("Rareville") == std::string::npos);
     CHECK(part.rows.find("1000|") != std::string::npos);
   }
+  // An index on the new partition's quasi-identifier orders its rows by the
+  // raw city: reads of the partition and of its parent are denied, naming it.
+  pg.psql("CREATE INDEX visits_2_city ON public.visits_2 (city)");
+  for (bool extended : {false, true}) {
+    CAPTURE(extended);
+    for (const std::string table : {"public.visits", "public.visits_2"}) {
+      const auto denied = run(analyst, "SELECT id FROM " + table + " WHERE id > 0", extended);
+      CHECK(denied.sqlstate == "42501");
+      CHECK_MESSAGE(
+          denied.message.find("public.visits_2_city (kanon rule quasi-identifier-index)") !=
+              std::string::npos,
+          denied.message);
+    }
+  }
+  pg.psql("DROP INDEX public.visits_2_city");
+  CHECK(run(analyst, "SELECT count(*) FROM public.visits", false).rows == "62|\n");
 }
 
 TEST_CASE("reach: a foreign table is denied") {
