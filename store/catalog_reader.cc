@@ -88,13 +88,21 @@ int64_t CatalogReader::generation_now_locked() {
 
 bool CatalogReader::refresh_if_moved() {
   if (!enabled()) return false;
+  int64_t now = 0;
   {
     std::lock_guard lock(mu_);
     const auto served = hooks_.served();
     if (!served || served->generation == 0) return false;
-    if (generation_now_locked() == served->generation) return false;
+    now = generation_now_locked();
+    if (now == served->generation || now == unreadable_generation_) return false;
   }
-  return refresh();
+  if (refresh()) return true;
+  // Most likely a DDL transaction left open holds the generation lock (the
+  // read waited lock_timeout for it): the next caller does not wait again
+  // for the same generation.
+  std::lock_guard lock(mu_);
+  unreadable_generation_ = now;
+  return false;
 }
 
 bool CatalogReader::refresh_covering(uint64_t notifications) {

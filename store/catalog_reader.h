@@ -74,10 +74,11 @@ class CatalogReader {
   // refresh(), when the generation sequence has moved past the served
   // facts' generation (a DDL they miss has run, committed or not: the read
   // waits for its commit). True when the facts were read again, false when
-  // they stand (or either generation is unknown). Throws when the database
-  // cannot be asked. A restricted statement's denial is decided again
-  // with it before it is sent (proxy/session_lookup.cc): the watcher's
-  // notification may not have arrived yet.
+  // they stand (or either generation is unknown, or a read for the same
+  // generation failed before: a DDL transaction left open holds it, and each
+  // read would wait lock_timeout). Throws when the database cannot be asked. A restricted
+  // statement's denial is decided again with it before it is sent (proxy/session_lookup.cc): the
+  // watcher's notification may not have arrived yet.
   bool refresh_if_moved();
   const CatalogCoverage& coverage() const { return coverage_; }
 
@@ -119,6 +120,7 @@ class CatalogReader {
   const std::string conninfo_;
   const Hooks hooks_;
   std::mutex mu_;  // one read and publish at a time, in order; the kept connection
+  int64_t unreadable_generation_ = 0;  // refresh_if_moved's last failed read (mu_)
   CatalogCoverage coverage_;
   std::shared_ptr<pqxx::connection_base> conn_;  // made as a pqxx::connection
 };

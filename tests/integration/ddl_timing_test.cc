@@ -571,6 +571,13 @@ TEST_CASE("DDL timing: a DDL transaction left open is named in the error, and re
     // state or transaction start.
     CHECK_MESSAGE(o.message.find("idle in transaction") == std::string::npos, o.message);
     CHECK_MESSAGE(o.message.find("transaction open") == std::string::npos, o.message);
+    // A denial meanwhile: the generation moved, the catalog cannot be read
+    // (the read waits for the transaction, then gives up), and the denial
+    // stands; the second one is not held up for the same generation.
+    for (int i = 0; i < 2; ++i) {
+      const Outcome denied = run(analyst, "SELECT pg_catalog.pg_read_file('PG_VERSION')", false);
+      CHECK_MESSAGE(denied.sqlstate == "42501", denied.sqlstate << " " << denied.message);
+    }
     open.abort();
   }
   const Outcome after = settled(analyst, read, false);
