@@ -413,6 +413,31 @@ rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version
   return result;
 }
 
+void Session::hold_to_block_catalog(rewriter::RewriteResult& result) {
+  const auto facts = snapshot()->catalog;
+  const int64_t generation = facts ? facts->generation : 0;
+  // Decided outside any transaction block, with nothing before it still
+  // unanswered: the transaction it runs in begins after this decision, and
+  // PostgreSQL reads the invalidations of every DDL committed before then
+  // when it begins.
+  if (backend_stream_.transaction_status() == wire::kTxIdle &&
+      backend_stream_.ready_count() + 1 == gate_->cycle() && !gate_->cycle_started()) {
+    block_generation_ = generation;
+    return;
+  }
+  // In a transaction block PostgreSQL reads them only when it takes a
+  // relation's lock anew: a function's body can still be the one it cached
+  // before a DDL that kanon's catalog already holds, and the catalog guard
+  // passes. Found with ddl_timing_test: a function that read the protected
+  // table, replaced by one that does not, ran its old body in a block.
+  if (result.verdict == rewriter::Verdict::kDenied || !result.late_code ||
+      generation <= block_generation_)
+    return;
+  const uint64_t fingerprint = result.fingerprint;
+  result = rewriter::make_denial(rewriter::rules::kCatalogChangedInTransaction, "");
+  result.fingerprint = fingerprint;
+}
+
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
   rewriter::RewriteResult result;
   uint64_t version = 0;
@@ -454,7 +479,11 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     // Still unknown after the look-up (or it failed): fail closed.
     result = lookup_denial(result);
   }
-  if (result.defines && result.verdict != rewriter::Verdict::kDenied) ++defines_;
+  hold_to_block_catalog(result);
+  if (result.defines && result.verdict != rewriter::Verdict::kDenied) {
+    ++defines_;
+    defined_at_ready_ = backend_stream_.ready_count();
+  }
   if (audit_) {
     refuse_unless_audited(result);
     if (version == 0) version = snapshot()->version;

@@ -88,6 +88,10 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<store::PolicyStore> store() const;
   std::shared_ptr<const store::PolicySnapshot> snapshot();
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
+  // Denies (rules::kCatalogChangedInTransaction) a statement with late code
+  // decided in a transaction block with a catalog newer than the one kanon
+  // had when the block began; outside blocks, notes that catalog.
+  void hold_to_block_catalog(rewriter::RewriteResult& result);
   // The rewriter's decision on `text` (UTF-8), respelled when it holds a
   // backslash; sets `version` to the snapshot version it used (0: a decision
   // look_up_unknown_names() prepared).
@@ -242,6 +246,16 @@ class Session : public std::enable_shared_from_this<Session> {
   // decided again under a newer snapshot (look_up_prepared_names); one
   // decided again without that look-up is stale (session_prepared.cc).
   uint64_t defines_ = 0;
+  // BackendStream::ready_count() when the last defining statement was
+  // decided: once a ReadyForQuery said 'I' after it, whatever it did has
+  // committed or rolled back, and no DDL of the session's own holds the
+  // catalog's generation lock (session_lookup.cc asks the generation before
+  // a denial only then).
+  uint64_t defined_at_ready_ = 0;
+  // The catalog generation kanon had when it last decided a statement
+  // outside any transaction block: the transaction block under way (if any)
+  // began after it (hold_to_block_catalog).
+  int64_t block_generation_ = 0;
   // The last look_up_prepared_names(): under which snapshot and after how
   // many defining statements (never 0: it runs only after one) it found no
   // temporary object of `names` that runs code.

@@ -63,11 +63,15 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
     // watcher's notification is on its way) would deny what the database
     // now allows, e.g. a read right after the index that denied it was
     // dropped: the generation is asked, and the catalog read again and the
-    // statement decided again when it moved. Not in a transaction block: a
-    // DDL of the session's own would hold the read until the block ends.
+    // statement decided again when it moved. Also in a transaction block,
+    // unless the session may have run DDL since it was last idle: its own
+    // DDL would hold the read until the block ends (a failed block runs
+    // nothing anyway).
+    const bool own_ddl_open =
+        defines_ > 0 && backend_stream_.last_idle_ready() <= defined_at_ready_;
     if (result.verdict == rewriter::Verdict::kDenied && !rechecked &&
-        result.rule != rewriter::rules::kSyntax.id &&
-        backend_stream_.transaction_status() == wire::kTxIdle) {
+        result.rule != rewriter::rules::kSyntax.id && !own_ddl_open &&
+        backend_stream_.transaction_status() != wire::kTxFailed) {
       rechecked = true;
       bool reread = false;
       try {

@@ -261,6 +261,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
     result.masked = !plan.edits.empty();
     result.shadowable = std::move(plan.shadowable);
     result.defines = plan.defines;
+    result.late_code = plan.late_code;
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
     const bool serial = plan.inline_masks || (plan.function_masks && context.serial_masks);

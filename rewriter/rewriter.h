@@ -117,6 +117,9 @@ struct RewriteResult {
   // guarded is kRewritten with `masked` false.
   int64_t guard_generation = 0;
   bool masked = false;  // kRewritten: some protected reference was replaced
+  // Not denied: it may call a user-defined function whose body PostgreSQL
+  // reads when it calls it (RewritePlan::late_code).
+  bool late_code = false;
 };
 
 // A kDenied result for `rule`, its message built by denial_message().
