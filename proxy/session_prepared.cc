@@ -121,6 +121,9 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
         fmt::format("it names \"{}\" without a schema, and a temporary object of that name "
                     "may be read instead since it was prepared",
                     result.shadowable.front()));
+  // In a transaction block, a function body PostgreSQL cached may be older
+  // than kanon's catalog (session.cc).
+  hold_to_block_catalog(result);
   return result;
 }
 

@@ -287,6 +287,33 @@ TEST_CASE("DDL timing: a denial is decided again when the catalog moved past kan
     CHECK_MESSAGE(after.sqlstate.empty(), after.sqlstate << " " << after.message);
     CHECK(after.rows.find("Opentown") != std::string::npos);
   }
+  // A statement prepared while the function read an open table, executed in
+  // a block after it was replaced twice (its backend holding people's body
+  // from the failed attempt in between): denied (stale-prepared-statement:
+  // its guard's generation changed; a Bind of a Parse'd statement prepared
+  // again meets catalog-changed-in-transaction).
+  admin(to_open);
+  for (int i = 0; i < 200 && !run(analyst, call, false).sqlstate.empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(run(analyst, "PREPARE late_call AS " + call, false).sqlstate.empty());
+  CHECK(run(analyst, "EXECUTE late_call", false).rows.find("Opentown") != std::string::npos);
+  {
+    WatchersPaused paused;
+    admin(to_people);
+    const Outcome o = run(analyst, "EXECUTE late_call", false);
+    check_answer(o, true);
+    CHECK_FALSE(o.sqlstate.empty());
+  }
+  pqxx::nontransaction(analyst).exec("BEGIN");
+  CHECK(run(analyst, "SELECT 1", false).rows == "1|\n");
+  {
+    WatchersPaused paused;
+    admin(to_open);
+    const Outcome o = run(analyst, "EXECUTE late_call", false);
+    check_answer(o, true);
+    CHECK_MESSAGE(o.sqlstate == "42501", o.sqlstate << " " << o.message << " " << o.rows);
+  }
+  pqxx::nontransaction(analyst).exec("ROLLBACK");
   // The same with kanon's watchers running: kanon knows the new body by
   // the time the call comes, PostgreSQL's block may not.
   admin(to_people);
