@@ -157,9 +157,7 @@ class StatementGate {
   // frame on_frame() last saw; while a Query or Parse is being decided (the
   // rewrite callback), that statement's.
   uint64_t cycle() const { return cycle_; }
-  // ReadyForQuery messages the backend owes so far (1 = start-up's), and
-  // whether the extended cycle under way has sent anything yet.
-  uint64_t ready_expected() const { return ready_expected_; }
+  // Whether the extended cycle under way has sent anything yet.
   bool cycle_started() const { return answers_in_cycle_ > 0 || discarding_; }
 
  private:

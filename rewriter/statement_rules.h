@@ -108,7 +108,7 @@ extern const Rule kStalePrepared;
 // catalog newer than the one kanon had when the block began: PostgreSQL
 // takes function definitions from its caches, which a transaction block
 // refreshes only when it locks a relation, so it may run an older body than
-// the one kanon decided with (proxy/session_lookup.cc).
+// the one kanon decided with (proxy/session.cc, Session::hold_to_block_catalog).
 extern const Rule kCatalogChangedInTransaction;
 // The audit trail cannot take records (a sink is down or the queue is full)
 // and audit.on_failure is deny.
