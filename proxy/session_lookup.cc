@@ -58,12 +58,14 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   std::optional<std::string> temporary;  // an absent name's temporary object that runs code
   bool rechecked = false;                // a denial's catalog confirmed (below)
   for (int attempt = 0; attempt < 4; ++attempt) {
-    auto result = context_.rewriter.rewrite(sql, *snapshot(), access_);
+    const auto decided_with = snapshot();
+    auto result = context_.rewriter.rewrite(sql, *decided_with, access_);
     // A denial decided with a catalog a DDL has since moved past (the
     // watcher's notification is on its way) would deny what the database
     // now allows, e.g. a read right after the index that denied it was
     // dropped: the generation is asked, and the catalog read again and the
-    // statement decided again when it moved. Also in a transaction block,
+    // statement decided again when it moved (or when the watcher read it
+    // since this decision: found on busy cores). Also in a transaction block,
     // unless the session may have run DDL since it was last idle: its own
     // DDL would hold the read until the block ends (a failed block runs
     // nothing anyway).
@@ -73,10 +75,11 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
         result.rule != rewriter::rules::kSyntax.id && !own_ddl_open &&
         backend_stream_.transaction_status() != wire::kTxFailed) {
       rechecked = true;
+      const int64_t decided = decided_with->catalog ? decided_with->catalog->generation : 0;
       bool reread = false;
       try {
         reread = co_await run_blocking(context_.blocking,
-                                       [&] { return own->refresh_catalog_if_moved(); });
+                                       [&] { return own->refresh_catalog_if_moved(decided); });
       } catch (const std::exception& e) {
         log(LogLevel::kWarning, "client {}: catalog generation look-up failed: {}", peer_,
             e.what());

@@ -86,13 +86,16 @@ int64_t CatalogReader::generation_now_locked() {
   });
 }
 
-bool CatalogReader::refresh_if_moved() {
+bool CatalogReader::refresh_if_moved(int64_t decided) {
   if (!enabled()) return false;
   int64_t now = 0;
   {
     std::lock_guard lock(mu_);
     const auto served = hooks_.served();
     if (!served || served->generation == 0) return false;
+    // Read since the caller decided (the watcher's refresh, another
+    // session's recheck): nothing to wait for.
+    if (served->generation > decided) return true;
     now = generation_now_locked();
     if (now == served->generation || now == unreadable_generation_) return false;
   }

@@ -71,15 +71,18 @@ class CatalogReader {
   // without a read. One query instead of a whole read: a session that sends
   // NOTIFY kanon_catalog in a loop costs the others nothing like a read each.
   bool refresh_covering(uint64_t notifications);
-  // refresh(), when the generation sequence has moved past the served
-  // facts' generation (a DDL they miss has run, committed or not: the read
-  // waits for its commit). True when the facts were read again, false when
-  // they stand (or either generation is unknown, or a read for the same
-  // generation failed before: a DDL transaction left open holds it, and each
-  // read would wait lock_timeout). Throws when the database cannot be asked. A restricted
-  // statement's denial is decided again with it before it is sent (proxy/session_lookup.cc): the
-  // watcher's notification may not have arrived yet.
-  bool refresh_if_moved();
+  // For a caller that decided with facts of generation `decided`: true
+  // when the served facts are newer already (read meanwhile, e.g. by the
+  // watcher), or when the generation sequence has moved past them (a DDL
+  // they miss has run, committed or not: the read waits for its commit) and
+  // they were read again. False when they stand (or either generation is
+  // unknown, or a read for the same generation failed before: a DDL
+  // transaction left open holds it, and each read would wait lock_timeout).
+  // Throws when the database cannot be asked. A restricted statement's
+  // denial is decided again with it before it is sent
+  // (proxy/session_lookup.cc): the watcher's notification may not have
+  // arrived yet.
+  bool refresh_if_moved(int64_t decided);
   const CatalogCoverage& coverage() const { return coverage_; }
 
   // Whether a persistent relation or function has one of these names

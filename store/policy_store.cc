@@ -130,8 +130,8 @@ bool PolicyStore::refresh_catalog_covering(uint64_t notifications) {
   return catalog_.refresh_covering(notifications);
 }
 
-bool PolicyStore::refresh_catalog_if_moved() {
-  return catalog_.refresh_if_moved();
+bool PolicyStore::refresh_catalog_if_moved(int64_t decided) {
+  return catalog_.refresh_if_moved(decided);
 }
 
 bool PolicyStore::event_triggers_as_read(const catalog::CatalogFacts& facts) {

@@ -121,10 +121,11 @@ class PolicyStore {
   // received has been published meanwhile (many sessions catching up at
   // once read the catalog once).
   bool refresh_catalog_covering(uint64_t notifications);
-  // CatalogReader::refresh_if_moved: the facts read again when the
-  // generation moved past them (true), else nothing (false). Throws when the
-  // database cannot be asked.
-  bool refresh_catalog_if_moved();
+  // CatalogReader::refresh_if_moved: true when the facts are newer than
+  // generation `decided` (read meanwhile, or read again now that the
+  // generation moved past them), else false. Throws when the database
+  // cannot be asked.
+  bool refresh_catalog_if_moved(int64_t decided);
 
   // Whether a persistent relation or function has one of these names
   // (catalog_facts.h), on the kept catalog connection. Throws when the

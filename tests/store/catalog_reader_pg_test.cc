@@ -2,12 +2,13 @@
 // sandbox: reads on one kept connection, built-ins reused from the served
 // facts, a second attempt on a new connection when the kept one was
 // terminated, the coverage of a published read, and the kept connection's
-// other users.
+// other users, and refresh_if_moved against the generation sequence.
 #include <doctest/doctest.h>
 
 #include <pqxx/pqxx>
 #include <string>
 
+#include "catalog/catalog_watch.h"
 #include "store/catalog_reader.h"
 #include "tests/support/pg_sandbox.h"
 
@@ -144,4 +145,40 @@ TEST_CASE("a read that fails publishes its error and keeps the coverage") {
       "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
       "WHERE usename = 'catalog_reader_gone'");
   pg.psql("DROP ROLE catalog_reader_gone");
+}
+
+// A denial is decided again when the facts it was decided with are behind
+// the generation sequence (proxy/session_lookup.cc). Facts read by someone
+// else since that decision (the watcher's refresh, on busy cores between
+// the decision and the question) count as moved: the statement is decided
+// again with them, with no second read.
+TEST_CASE("refresh_if_moved: read when the generation moved, or newer since the decision") {
+  auto& pg = PgSandbox::shared();
+  {
+    pqxx::connection conn(pg.conninfo("postgres", "postgres"));
+    std::string error;
+    REQUIRE_MESSAGE(kanon::catalog::install_catalog_event_trigger(conn, &error), error);
+  }
+  Served served;
+  CatalogReader reader(pg.conninfo("postgres", "postgres"), served.hooks());
+  REQUIRE(reader.refresh());
+  const int64_t first = served.facts->generation;
+  REQUIRE(first > 0);
+  CHECK_FALSE(reader.refresh_if_moved(first));  // nothing moved: no read
+  CHECK(served.publishes == 1);
+
+  pg.psql("DROP TABLE IF EXISTS if_moved_t; CREATE TABLE if_moved_t (a int)");
+  CHECK(reader.refresh_if_moved(first));  // moved: read again
+  CHECK(served.publishes == 2);
+  const int64_t second = served.facts->generation;
+  CHECK(second > first);
+  CHECK(has_relation(*served.facts, "if_moved_t"));
+
+  // Decided with the first facts, the second served by now: decided again,
+  // nothing read.
+  CHECK(reader.refresh_if_moved(first));
+  CHECK(served.publishes == 2);
+  CHECK_FALSE(reader.refresh_if_moved(second));
+  CHECK(served.publishes == 2);
+  pg.psql("DROP TABLE if_moved_t");
 }
