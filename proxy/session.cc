@@ -413,26 +413,38 @@ rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version
   return result;
 }
 
-void Session::hold_to_block_catalog(rewriter::RewriteResult& result) {
+void Session::hold_to_block_catalog(rewriter::RewriteResult& result, bool simple_query) {
   const auto facts = snapshot()->catalog;
   const int64_t generation = facts ? facts->generation : 0;
-  // Decided outside any transaction block, with nothing before it still
-  // unanswered: the transaction it runs in begins after this decision, and
-  // PostgreSQL reads the invalidations of every DDL committed before then
-  // when it begins.
-  if (backend_stream_.transaction_status() == wire::kTxIdle &&
-      backend_stream_.ready_count() + 1 == gate_->cycle() && !gate_->cycle_started()) {
+  // Nothing sent before it is still unanswered: the backend's transaction
+  // status is the last ReadyForQuery's.
+  const bool settled =
+      backend_stream_.ready_count() + 1 == gate_->cycle() && !gate_->cycle_started();
+  // Decided outside any transaction block: the transaction it runs in
+  // begins after this decision, and PostgreSQL reads the invalidations of
+  // every DDL committed before then when it begins.
+  if (backend_stream_.transaction_status() == wire::kTxIdle && settled) {
     block_generation_ = generation;
     return;
   }
-  // In a transaction block PostgreSQL reads them only when it takes a
-  // relation's lock anew: a function's body can still be the one it cached
-  // before a DDL that kanon's catalog already holds, and the catalog guard
-  // passes. Found with ddl_timing_test: a function that read the protected
-  // table, replaced by one that does not, ran its old body in a block.
-  if (result.verdict == rewriter::Verdict::kDenied || !result.late_code ||
-      generation <= block_generation_)
+  // In a transaction block PostgreSQL reads them only when it takes a lock
+  // anew: a function's body can still be the one it cached before a DDL
+  // that kanon's catalog already holds, and the catalog guard passes. Found
+  // with ddl_timing_test: a function that read the protected table,
+  // replaced by one that does not, ran its old body in a block. So can an
+  // operator or cast dropped meanwhile, which no catalog of kanon's holds.
+  if (result.verdict == rewriter::Verdict::kDenied || generation <= block_generation_) return;
+  // A Query that runs something (it carries the guard, or late code) is
+  // sent after kReadInvalidations in the same text: PostgreSQL then parses
+  // it with caches at least as new as this catalog, and its guard fails if
+  // a DDL moved the generation since. The block then holds this catalog
+  // (Session::rewrite, once the statement is sure to be sent).
+  if (simple_query && settled && backend_stream_.transaction_status() == wire::kTxInBlock &&
+      (result.guard_generation > 0 || result.late_code)) {
+    result.read_invalidations_first = true;
     return;
+  }
+  if (!result.late_code) return;
   const uint64_t fingerprint = result.fingerprint;
   result = rewriter::make_denial(rewriter::rules::kCatalogChangedInTransaction, "");
   result.fingerprint = fingerprint;
@@ -479,7 +491,8 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     // Still unknown after the look-up (or it failed): fail closed.
     result = lookup_denial(result);
   }
-  hold_to_block_catalog(result);
+  const bool simple_query = std::string_view(protocol) == "simple";
+  hold_to_block_catalog(result, simple_query);
   if (result.defines && result.verdict != rewriter::Verdict::kDenied) {
     ++defines_;
     defined_at_ready_ = backend_stream_.ready_count();
@@ -488,6 +501,13 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     refuse_unless_audited(result);
     if (version == 0) version = snapshot()->version;
     audit_->decided(result, version, std::move(read_text));
+  }
+  if (result.verdict == rewriter::Verdict::kDenied) {
+    result.read_invalidations_first = false;
+  } else if (result.read_invalidations_first) {
+    // Sent after kReadInvalidations (StatementGate::decide_query).
+    const auto facts = snapshot()->catalog;
+    block_generation_ = std::max(block_generation_, facts ? facts->generation : 0);
   }
   if (result.verdict == rewriter::Verdict::kDenied) staged_.clear();  // nothing is prepared
   if (result.verdict == rewriter::Verdict::kDenied)

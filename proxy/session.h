@@ -88,10 +88,13 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<store::PolicyStore> store() const;
   std::shared_ptr<const store::PolicySnapshot> snapshot();
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
-  // Denies (rules::kCatalogChangedInTransaction) a statement with late code
-  // decided in a transaction block with a catalog newer than the one kanon
-  // had when the block began; outside blocks, notes that catalog.
-  void hold_to_block_catalog(rewriter::RewriteResult& result);
+  // In a transaction block decided with a catalog newer than the one kanon
+  // had when the block began (or last made it read the invalidations): a
+  // simple Query that runs something gets read_invalidations_first; any
+  // other statement with late code is denied
+  // (rules::kCatalogChangedInTransaction). Outside blocks, notes that
+  // catalog.
+  void hold_to_block_catalog(rewriter::RewriteResult& result, bool simple_query = false);
   // The rewriter's decision on `text` (UTF-8), respelled when it holds a
   // backslash; sets `version` to the snapshot version it used (0: a decision
   // look_up_unknown_names() prepared).
@@ -254,7 +257,8 @@ class Session : public std::enable_shared_from_this<Session> {
   uint64_t defined_at_ready_ = 0;
   // The catalog generation kanon had when it last decided a statement
   // outside any transaction block: the transaction block under way (if any)
-  // began after it (hold_to_block_catalog).
+  // began after it (hold_to_block_catalog); or, in a block, when it last
+  // sent a Query after kReadInvalidations.
   int64_t block_generation_ = 0;
   // The last look_up_prepared_names(): under which snapshot and after how
   // many defining statements (never 0: it runs only after one) it found no

@@ -116,6 +116,22 @@ std::string StatementGate::probe(std::string_view sql, uint64_t ordinal, const c
 
 StatementGate::Action StatementGate::decide_query(std::string_view sql, const wire::Frame& frame) {
   const auto result = rewrite_(sql, "simple");
+  if (result.read_invalidations_first && (result.verdict == rewriter::Verdict::kPass ||
+                                          result.verdict == rewriter::Verdict::kRewritten)) {
+    // kReadInvalidations first, in the same Query (Session::
+    // hold_to_block_catalog): its RowDescription and CommandComplete are
+    // swallowed, and an error's position is moved back past it.
+    Denial d;
+    d.kind = Denial::Kind::kSwallow;
+    d.ready_ordinal = ready_expected_;
+    d.swallow = 2;
+    d.prefix_chars = rewriter::kReadInvalidations.size();
+    denials_.push_back(std::move(d));
+    std::string text(rewriter::kReadInvalidations);
+    text += result.verdict == rewriter::Verdict::kRewritten ? std::string_view(result.sql) : sql;
+    wire::encode(wire::Query{std::move(text)}, replacement_);
+    return Action::kReplace;
+  }
   switch (result.verdict) {
     case rewriter::Verdict::kPass:
       return Action::kForward;
@@ -346,6 +362,19 @@ ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame) {
     if (it->kind != Denial::Kind::kMarker || !quotes(*it)) continue;
     replacement_ = it->error;
     denials_.erase(denials_.begin(), it + 1);
+    return Action::kReplace;
+  }
+  // A Query sent after kReadInvalidations: positions count from its start.
+  for (const Denial& d : denials_) {
+    if (d.kind != Denial::Kind::kSwallow || d.prefix_chars == 0 ||
+        d.ready_ordinal != ready_seen_ + 1)
+      continue;
+    const auto position = position_of(error);
+    if (!position || *position <= d.prefix_chars) return Action::kForward;
+    for (auto& [code, value] : error.fields)
+      if (code == wire::error_field::kPosition) value = std::to_string(*position - d.prefix_chars);
+    replacement_.clear();
+    wire::encode(error, replacement_);
     return Action::kReplace;
   }
   const auto next = std::find_if(denials_.begin(), denials_.end(),

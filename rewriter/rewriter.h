@@ -120,7 +120,18 @@ struct RewriteResult {
   // Not denied: it may call a user-defined function whose body PostgreSQL
   // reads when it calls it (RewritePlan::late_code).
   bool late_code = false;
+  // Set by the proxy's session, never by the rewriter: a Query to send
+  // after kReadInvalidations in the same text, in a transaction block
+  // whose catalog caches may be older than the catalog it was decided with
+  // (proxy/session.cc, hold_to_block_catalog).
+  bool read_invalidations_first = false;
 };
+
+// A statement that makes PostgreSQL read the catalog invalidations other
+// sessions' DDL queued (a lock on a database object taken anew reads them:
+// LockDatabaseObject) and returns no row; sent first in the same Query.
+inline constexpr std::string_view kReadInvalidations =
+    "SELECT 1 WHERE pg_catalog.pg_get_object_address('schema', '{pg_catalog}', '{}') IS NULL;\n";
 
 // A kDenied result for `rule`, its message built by denial_message().
 RewriteResult make_denial(const Rule& rule, std::string object);

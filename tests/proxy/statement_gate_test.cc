@@ -59,6 +59,9 @@ RewriteResult fake_rewrite(std::string_view sql, const char*) {
     r.verdict = Verdict::kRewritten;
     r.sql = "SELECT masked FROM people";
   }
+  // The session's mark for a block whose caches may be older than the
+  // catalog (Session::hold_to_block_catalog).
+  if (sql.find("fresh") != std::string_view::npos) r.read_invalidations_first = true;
   return r;
 }
 
@@ -185,6 +188,63 @@ TEST_CASE("simple Query: pass, rewrite; a denial becomes the marker, whose error
   CHECK(h.client(bytes_of(wire::Query{"SELECT 'x'::int"})) == StatementGate::Action::kForward);
   CHECK(h.backend(marker_error(token)) == ResponseFilter::Action::kForward);
   CHECK(h.backend(kReady) == ResponseFilter::Action::kForward);
+}
+
+TEST_CASE("a Query to send after kReadInvalidations: its answers swallowed, positions moved") {
+  Harness h;
+  h.startup_done();
+  const std::string prefix(rewriter::kReadInvalidations);
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT fresh"})) == StatementGate::Action::kReplace);
+  CHECK(h.marker_query() == prefix + "SELECT fresh");
+  // Rewritten: the rewritten text follows it.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT fresh FROM people"})) ==
+          StatementGate::Action::kReplace);
+  CHECK(h.marker_query() == prefix + "SELECT masked FROM people");
+  // Denied: the marker alone.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT fresh secret"})) ==
+          StatementGate::Action::kReplace);
+  const std::string marker = h.marker_query();
+  CHECK(marker.starts_with("SELECT 'kanon denial"));
+
+  // Cycle 1: the first statement's RowDescription and CommandComplete are
+  // dropped, the client's own answers pass.
+  wire::RowDescription rd;
+  rd.fields.push_back({"?column?", 0, 0, 23, 4, -1, 0});
+  CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kDrop);
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 0"})) == ResponseFilter::Action::kDrop);
+  CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kForward);
+  wire::DataRow row;
+  row.columns.push_back(std::vector<uint8_t>{'1'});
+  CHECK(h.backend(bytes_of(row)) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::ReadyForQuery{'T'})) == ResponseFilter::Action::kForward);
+  // Cycle 2: an error in the client's text points into it.
+  CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kDrop);
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 0"})) == ResponseFilter::Action::kDrop);
+  REQUIRE(h.backend(backend_error("42703", "column \"fresh\" does not exist",
+                                  {{'P', std::to_string(prefix.size() + 8)}})) ==
+          ResponseFilter::Action::kReplace);
+  const auto e = error_of(h.filter.replacement());
+  CHECK(e.field('C') == "42703");
+  CHECK(e.field('P') == "8");
+  CHECK(h.backend(bytes_of(wire::ReadyForQuery{'E'})) == ResponseFilter::Action::kForward);
+  // Cycle 3: the marker's error is the denial's, as always.
+  REQUIRE(h.backend(marker_error(token_of(marker))) == ResponseFilter::Action::kReplace);
+  CHECK(error_of(h.filter.replacement()).field('C') == "42501");
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(h.denials.empty());
+
+  // An error of the first statement itself (no position, or one inside it)
+  // reaches the client unchanged.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT fresh"})) == StatementGate::Action::kReplace);
+  CHECK(h.backend(backend_error("57014", "canceling statement due to statement timeout")) ==
+        ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT fresh"})) == StatementGate::Action::kReplace);
+  CHECK(h.backend(backend_error("42601", "syntax error", {{'P', "20"}})) ==
+        ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(h.denials.empty());
 }
 
 TEST_CASE("every denial has its own token") {
