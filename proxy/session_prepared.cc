@@ -122,8 +122,10 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
                     "may be read instead since it was prepared",
                     result.shadowable.front()));
   // In a transaction block, a function body PostgreSQL cached may be older
-  // than kanon's catalog (session.cc).
-  hold_to_block_catalog(result);
+  // than kanon's catalog (session.cc). Not for entry_now's record of a
+  // statement being prepared (`looked_up`): Session::rewrite applied the
+  // rule to it, or sent it after kReadInvalidations.
+  if (!looked_up) hold_to_block_catalog(result);
   return result;
 }
 
@@ -377,6 +379,11 @@ void Session::note_sent(const wire::Frame& frame, StatementGate::Action action) 
       changes = std::move(staged_.front().second);
       staged_.pop_front();
     }
+    // The Query's first statement is kanon's (StatementGate::decide_query):
+    // its CommandComplete comes first and changes nothing.
+    if (type == wire::frontend::kQuery && !changes.empty() &&
+        gate_->replacement_reads_invalidations())
+      changes.insert(changes.begin(), std::vector<Change>{});
     if (type == wire::frontend::kParse) {
       auto parse = wire::decode_parse(body);
       if (!parse.ok()) return;

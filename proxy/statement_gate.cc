@@ -130,6 +130,7 @@ StatementGate::Action StatementGate::decide_query(std::string_view sql, const wi
     std::string text(rewriter::kReadInvalidations);
     text += result.verdict == rewriter::Verdict::kRewritten ? std::string_view(result.sql) : sql;
     wire::encode(wire::Query{std::move(text)}, replacement_);
+    reads_invalidations_ = true;
     return Action::kReplace;
   }
   switch (result.verdict) {
@@ -252,6 +253,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   // and FunctionCall included (they get no answer at all).
   if (discarding_) return Action::kDrop;
   replacement_.clear();
+  reads_invalidations_ = false;
   switch (frame.type) {
     case wire::frontend::kQuery: {
       // A Query is one cycle of its own and ends an open extended one.

@@ -142,6 +142,10 @@ class StatementGate {
   // On kReplace the backend gets replacement() instead of the frame.
   Action on_frame(const wire::Frame& frame);
   const wire::Buffer& replacement() const { return replacement_; }
+  // The Query in replacement() begins with rewriter::kReadInvalidations: one
+  // statement more than the client sent (Session::note_sent tells the
+  // prepared registry).
+  bool replacement_reads_invalidations() const { return reads_invalidations_; }
 
   // A guarded cycle sent again (GuardedQuery): between these two calls,
   // on_frame() takes its frames again for the cycle it already has, after
@@ -187,8 +191,9 @@ class StatementGate {
   uint64_t nonce_;
   uint64_t sequence_ = 0;
   wire::Buffer replacement_;
-  uint64_t ready_expected_ = 1;    // ReadyForQuery messages the backend owes so far
-  uint64_t answers_in_cycle_ = 0;  // extended messages forwarded since the cycle began
+  bool reads_invalidations_ = false;  // replacement_reads_invalidations()
+  uint64_t ready_expected_ = 1;       // ReadyForQuery messages the backend owes so far
+  uint64_t answers_in_cycle_ = 0;     // extended messages forwarded since the cycle began
   uint64_t cycle_ = 1;
   bool discarding_ = false;
   // The extended cycle so far, for a retry (GuardedQuery); `recording_`

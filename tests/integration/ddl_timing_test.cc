@@ -312,6 +312,40 @@ TEST_CASE("DDL timing: a denial is decided again when the catalog moved past kan
     CHECK_MESSAGE(after.sqlstate.empty(), after.sqlstate << " " << after.message);
     CHECK(after.rows.find("Opentown") != std::string::npos);
   }
+  // A PREPARE sent after kReadInvalidations: the first CommandComplete is
+  // kanon's statement's, and the prepared-statement registry must not take
+  // it for the PREPARE's (Session::note_sent). One that fails is not
+  // tracked: its EXECUTE is answered as for any name never prepared.
+  const auto execute_unknown = [&] { return run(analyst, "EXECUTE never_prepared", false); };
+  const Outcome unknown = execute_unknown();
+  REQUIRE_FALSE(unknown.sqlstate.empty());
+  cache_people_body(false);
+  pqxx::nontransaction(analyst).exec("BEGIN");
+  CHECK(run(analyst, "SELECT 1", false).rows == "1|\n");
+  {
+    WatchersPaused paused;
+    admin(to_open);
+    const Outcome bad =
+        run(analyst, "PREPARE bad_in_block AS SELECT no_such_column FROM flip_cities()", false);
+    CHECK_MESSAGE(bad.sqlstate == "42703", bad.sqlstate << " " << bad.message);
+  }
+  pqxx::nontransaction(analyst).exec("ROLLBACK");
+  const Outcome after_bad = run(analyst, "EXECUTE bad_in_block", false);
+  CHECK_MESSAGE(after_bad.sqlstate == unknown.sqlstate,
+                after_bad.sqlstate << " " << after_bad.message << " / " << unknown.message);
+  cache_people_body(false);
+  pqxx::nontransaction(analyst).exec("BEGIN");
+  CHECK(run(analyst, "SELECT 1", false).rows == "1|\n");
+  {
+    WatchersPaused paused;
+    admin(to_open);
+    const Outcome good = run(analyst, "PREPARE in_block AS SELECT * FROM flip_cities()", false);
+    CHECK_MESSAGE(good.sqlstate.empty(), good.sqlstate << " " << good.message);
+    const Outcome executed = run(analyst, "EXECUTE in_block", false);
+    check_answer(executed, false);
+    CHECK(executed.rows.find("Opentown") != std::string::npos);
+  }
+  pqxx::nontransaction(analyst).exec("ROLLBACK");
   // An error's position in a Query sent after kReadInvalidations points
   // into the client's text.
   cache_people_body(false);
