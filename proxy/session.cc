@@ -413,7 +413,7 @@ rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version
   return result;
 }
 
-void Session::hold_to_block_catalog(rewriter::RewriteResult& result, bool simple_query) {
+void Session::hold_to_block_catalog(rewriter::RewriteResult& result, bool can_read_first) {
   const auto facts = snapshot()->catalog;
   const int64_t generation = facts ? facts->generation : 0;
   // Nothing sent before it is still unanswered: the backend's transaction
@@ -434,12 +434,13 @@ void Session::hold_to_block_catalog(rewriter::RewriteResult& result, bool simple
   // replaced by one that does not, ran its old body in a block. So can an
   // operator or cast dropped meanwhile, which no catalog of kanon's holds.
   if (result.verdict == rewriter::Verdict::kDenied || generation <= block_generation_) return;
-  // A Query that runs something (it carries the guard, or late code) is
-  // sent after kReadInvalidations in the same text: PostgreSQL then parses
-  // it with caches at least as new as this catalog, and its guard fails if
-  // a DDL moved the generation since. The block then holds this catalog
+  // A Query or Parse that runs something (it carries the guard, or late
+  // code) is sent after kReadInvalidations (in the same text, or as
+  // messages of kanon's own before the Parse): PostgreSQL then parses it
+  // with caches at least as new as this catalog, and its guard fails if a
+  // DDL moved the generation since. The block then holds this catalog
   // (Session::rewrite, once the statement is sure to be sent).
-  if (simple_query && settled && backend_stream_.transaction_status() == wire::kTxInBlock &&
+  if (can_read_first && settled && backend_stream_.transaction_status() == wire::kTxInBlock &&
       (result.guard_generation > 0 || result.late_code)) {
     result.read_invalidations_first = true;
     return;
@@ -491,8 +492,7 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     // Still unknown after the look-up (or it failed): fail closed.
     result = lookup_denial(result);
   }
-  const bool simple_query = std::string_view(protocol) == "simple";
-  hold_to_block_catalog(result, simple_query);
+  hold_to_block_catalog(result, true);
   if (result.defines && result.verdict != rewriter::Verdict::kDenied) {
     ++defines_;
     defined_at_ready_ = backend_stream_.ready_count();

@@ -90,11 +90,13 @@ class Session : public std::enable_shared_from_this<Session> {
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
   // In a transaction block decided with a catalog newer than the one kanon
   // had when the block began (or last made it read the invalidations): a
-  // simple Query that runs something gets read_invalidations_first; any
-  // other statement with late code is denied
+  // Query or Parse (`can_read_first`) that runs something, with nothing
+  // unanswered before it, gets read_invalidations_first; any other
+  // statement with late code (a Bind of one prepared again, a Parse
+  // pipelined behind other messages) is denied
   // (rules::kCatalogChangedInTransaction). Outside blocks, notes that
   // catalog.
-  void hold_to_block_catalog(rewriter::RewriteResult& result, bool simple_query = false);
+  void hold_to_block_catalog(rewriter::RewriteResult& result, bool can_read_first = false);
   // The rewriter's decision on `text` (UTF-8), respelled when it holds a
   // backslash; sets `version` to the snapshot version it used (0: a decision
   // look_up_unknown_names() prepared).

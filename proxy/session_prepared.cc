@@ -405,10 +405,16 @@ void Session::note_sent(const wire::Frame& frame, StatementGate::Action action) 
     feed(frame.type, frame.body);
   } else {
     wire::Bytes rest(gate_->replacement());
+    size_t own = gate_->replacement_own_bytes();  // kanon's: answers owed, no names
     for (;;) {
       const wire::Frame f = wire::frame_typed(rest, UINT32_MAX);
       if (f.status != wire::FrameStatus::kFrame) break;
-      feed(f.type, f.body);
+      if (own >= f.size) {
+        registry_.sent(f.type, {});
+        own -= f.size;
+      } else {
+        feed(f.type, f.body);
+      }
       rest = rest.subspan(f.size);
     }
   }

@@ -254,6 +254,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   if (discarding_) return Action::kDrop;
   replacement_.clear();
   reads_invalidations_ = false;
+  own_bytes_ = 0;
   switch (frame.type) {
     case wire::frontend::kQuery: {
       // A Query is one cycle of its own and ends an open extended one.
@@ -292,11 +293,16 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   const auto result = parse.ok() ? rewrite_(parse.value().query, "extended") : malformed("Parse");
   if (result.verdict == rewriter::Verdict::kPass ||
       result.verdict == rewriter::Verdict::kRewritten) {
+    if (result.read_invalidations_first) read_invalidations_before_parse();
     ++answers_in_cycle_;
     if (!parse.value().statement.empty())
       cycle_parses_.emplace_back(parse.value().statement, answers_in_cycle_);
   }
-  if (result.verdict == rewriter::Verdict::kPass) return Action::kForward;
+  if (result.verdict == rewriter::Verdict::kPass) {
+    if (own_bytes_ == 0) return Action::kForward;
+    append_raw(frame, replacement_);
+    return Action::kReplace;
+  }
   if (result.verdict == rewriter::Verdict::kRewritten) {
     wire::Parse rewritten = std::move(parse.value());
     rewritten.query = result.sql;
@@ -315,6 +321,30 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   wire::encode(replaced, replacement_);
   discarding_ = true;
   return Action::kReplace;
+}
+
+void StatementGate::read_invalidations_before_parse() {
+  // kReadInvalidations run under a statement and portal name of kanon's own
+  // (unguessable: the session's nonce), closed again: the client's unnamed
+  // statement and portal stay as they were. Their five answers are
+  // swallowed.
+  const std::string name = fmt::format("kanon invalidations {:016x}", nonce_);
+  Denial d;
+  d.kind = Denial::Kind::kSwallow;
+  d.ready_ordinal = ready_expected_ + 1;
+  d.answers_before = answers_in_cycle_;
+  d.swallow = 5;  // ParseComplete, BindComplete, CommandComplete, two CloseComplete
+  denials_.push_back(std::move(d));
+  answers_in_cycle_ += 5;
+  wire::encode(wire::Parse{name, std::string(rewriter::kReadInvalidations), {}}, replacement_);
+  wire::Bind bind;
+  bind.portal = name;
+  bind.statement = name;
+  wire::encode(bind, replacement_);
+  wire::encode(wire::Execute{name, 0}, replacement_);
+  wire::encode(wire::Close{wire::kTargetPortal, name}, replacement_);
+  wire::encode(wire::Close{wire::kTargetStatement, name}, replacement_);
+  own_bytes_ = replacement_.size();
 }
 
 StatementGate::Action StatementGate::on_use(const wire::Frame& frame) {

@@ -146,6 +146,9 @@ class StatementGate {
   // statement more than the client sent (Session::note_sent tells the
   // prepared registry).
   bool replacement_reads_invalidations() const { return reads_invalidations_; }
+  // The bytes at the start of replacement() that are messages of kanon's
+  // own (kReadInvalidations before a Parse), none of the client's.
+  size_t replacement_own_bytes() const { return own_bytes_; }
 
   // A guarded cycle sent again (GuardedQuery): between these two calls,
   // on_frame() takes its frames again for the cycle it already has, after
@@ -167,6 +170,9 @@ class StatementGate {
   bool cycle_started() const { return answers_in_cycle_ > 0 || discarding_; }
 
  private:
+  // Puts rewriter::kReadInvalidations, as a Parse, Bind, Execute and two
+  // Closes of its own, into replacement_ before the client's Parse.
+  void read_invalidations_before_parse();
   // Queues the denial for the cycle ending with ReadyForQuery `ordinal`;
   // returns the marker statement to send.
   std::string deny(const rewriter::RewriteResult& result, uint64_t ordinal, const char* protocol);
@@ -192,6 +198,7 @@ class StatementGate {
   uint64_t sequence_ = 0;
   wire::Buffer replacement_;
   bool reads_invalidations_ = false;  // replacement_reads_invalidations()
+  size_t own_bytes_ = 0;              // replacement_own_bytes()
   uint64_t ready_expected_ = 1;       // ReadyForQuery messages the backend owes so far
   uint64_t answers_in_cycle_ = 0;     // extended messages forwarded since the cycle began
   uint64_t cycle_ = 1;

@@ -121,9 +121,10 @@ struct RewriteResult {
   // reads when it calls it (RewritePlan::late_code).
   bool late_code = false;
   // Set by the proxy's session, never by the rewriter: a Query to send
-  // after kReadInvalidations in the same text, in a transaction block
-  // whose catalog caches may be older than the catalog it was decided with
-  // (proxy/session.cc, hold_to_block_catalog).
+  // after kReadInvalidations in the same text (a Parse: after it as
+  // messages of kanon's own), in a transaction block whose catalog caches
+  // may be older than the catalog it was decided with (proxy/session.cc,
+  // hold_to_block_catalog).
   bool read_invalidations_first = false;
 };
 

@@ -247,6 +247,57 @@ TEST_CASE("a Query to send after kReadInvalidations: its answers swallowed, posi
   CHECK(h.denials.empty());
 }
 
+TEST_CASE("a Parse to send after kReadInvalidations: kanon's messages first, answers swallowed") {
+  Harness h;
+  h.startup_done();
+  REQUIRE(h.client(bytes_of(wire::Parse{"", "SELECT fresh", {}})) ==
+          StatementGate::Action::kReplace);
+  const auto frames = frames_of(h.gate.replacement());
+  REQUIRE(frames.size() == 6);
+  auto own = wire::decode_parse(frames[0].body);
+  REQUIRE(own.ok());
+  CHECK(own.value().statement == "kanon invalidations 0123456789abcdef");
+  CHECK(own.value().query == std::string(rewriter::kReadInvalidations));
+  CHECK(frames[1].type == wire::frontend::kBind);
+  CHECK(frames[2].type == wire::frontend::kExecute);
+  CHECK(frames[3].type == wire::frontend::kClose);
+  CHECK(frames[4].type == wire::frontend::kClose);
+  auto client = wire::decode_parse(frames[5].body);
+  REQUIRE(client.ok());
+  CHECK(client.value().statement.empty());
+  CHECK(client.value().query == "SELECT fresh");
+  CHECK(h.gate.replacement_own_bytes() ==
+        frames[0].size + frames[1].size + frames[2].size + frames[3].size + frames[4].size);
+  CHECK(h.client(bytes_of(wire::Bind{})) == StatementGate::Action::kForward);
+  CHECK(h.client(bytes_of(wire::Execute{"", 0})) == StatementGate::Action::kForward);
+  CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+  // Rewritten: the rewritten Parse follows kanon's messages.
+  REQUIRE(h.client(bytes_of(wire::Parse{"named", "SELECT fresh FROM people", {}})) ==
+          StatementGate::Action::kReplace);
+  const auto second = frames_of(h.gate.replacement());
+  REQUIRE(second.size() == 6);
+  auto rewritten = wire::decode_parse(second[5].body);
+  REQUIRE(rewritten.ok());
+  CHECK(rewritten.value().statement == "named");
+  CHECK(rewritten.value().query == "SELECT masked FROM people");
+  CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+
+  // Cycle 1: kanon's five answers dropped, the client's forwarded.
+  for (const auto& answer : {bytes_of(wire::ParseComplete{}), bytes_of(wire::BindComplete{}),
+                             bytes_of(wire::CommandComplete{"SELECT 0"}),
+                             bytes_of(wire::CloseComplete{}), bytes_of(wire::CloseComplete{})})
+    CHECK(h.backend(answer) == ResponseFilter::Action::kDrop);
+  CHECK(h.backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::ReadyForQuery{'T'})) == ResponseFilter::Action::kForward);
+  // Cycle 2: an error of kanon's statement reaches the client as it is.
+  CHECK(h.backend(backend_error("57014", "canceling statement due to statement timeout")) ==
+        ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(h.denials.empty());
+}
+
 TEST_CASE("every denial has its own token") {
   Harness h;
   h.startup_done();
