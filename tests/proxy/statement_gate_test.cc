@@ -252,20 +252,23 @@ TEST_CASE("a Parse to send after kReadInvalidations: kanon's messages first, ans
   h.startup_done();
   REQUIRE(h.client(bytes_of(wire::Parse{"", "SELECT fresh", {}})) ==
           StatementGate::Action::kReplace);
+  const auto parse_at = [](const std::vector<wire::Frame>& frames, size_t i) {
+    auto p = wire::decode_parse(frames.at(i).body);
+    REQUIRE(p.ok());
+    return p.value();
+  };
   const auto frames = frames_of(h.gate.replacement());
   REQUIRE(frames.size() == 6);
-  auto own = wire::decode_parse(frames[0].body);
-  REQUIRE(own.ok());
-  CHECK(own.value().statement == "kanon invalidations 0123456789abcdef");
-  CHECK(own.value().query == std::string(rewriter::kReadInvalidations));
+  const wire::Parse own = parse_at(frames, 0);
+  CHECK(own.statement == "kanon invalidations 0123456789abcdef");
+  CHECK(own.query == std::string(rewriter::kReadInvalidations));
   CHECK(frames[1].type == wire::frontend::kBind);
   CHECK(frames[2].type == wire::frontend::kExecute);
   CHECK(frames[3].type == wire::frontend::kClose);
   CHECK(frames[4].type == wire::frontend::kClose);
-  auto client = wire::decode_parse(frames[5].body);
-  REQUIRE(client.ok());
-  CHECK(client.value().statement.empty());
-  CHECK(client.value().query == "SELECT fresh");
+  const wire::Parse client = parse_at(frames, 5);
+  CHECK(client.statement.empty());
+  CHECK(client.query == "SELECT fresh");
   CHECK(h.gate.replacement_own_bytes() ==
         frames[0].size + frames[1].size + frames[2].size + frames[3].size + frames[4].size);
   CHECK(h.client(bytes_of(wire::Bind{})) == StatementGate::Action::kForward);
@@ -276,10 +279,9 @@ TEST_CASE("a Parse to send after kReadInvalidations: kanon's messages first, ans
           StatementGate::Action::kReplace);
   const auto second = frames_of(h.gate.replacement());
   REQUIRE(second.size() == 6);
-  auto rewritten = wire::decode_parse(second[5].body);
-  REQUIRE(rewritten.ok());
-  CHECK(rewritten.value().statement == "named");
-  CHECK(rewritten.value().query == "SELECT masked FROM people");
+  const wire::Parse rewritten = parse_at(second, 5);
+  CHECK(rewritten.statement == "named");
+  CHECK(rewritten.query == "SELECT masked FROM people");
   CHECK(h.client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
 
   // Cycle 1: kanon's five answers dropped, the client's forwarded.
