@@ -5,8 +5,8 @@
 // another session replaced it, until the block reads the invalidation
 // messages; a lock on a database object taken anew reads them
 // (LockDatabaseObject), and pg_get_object_address takes one. The second half
-// is the premise of the way to lift the rule's cost that docs/security.md
-// describes: if it stops holding, that plan must change.
+// is what the proxy's rewriter::kReadInvalidations relies on: if it stops
+// holding, PostgreSQL would run cached code in such blocks again.
 #include <doctest/doctest.h>
 
 #include <pqxx/pqxx>
