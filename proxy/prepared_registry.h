@@ -62,6 +62,10 @@ struct PreparedEntry {
   // The text itself prepares, executes, declares, fetches or removes
   // something: decided again at every Execute of a portal bound to it.
   bool runs_names = false;
+  // It is more than transaction control (rewriter::RewriteResult::
+  // transaction_control): a Bind or Execute of it may go after
+  // kReadInvalidations (Session::read_before).
+  bool runs = true;
 };
 
 enum class Space { kStatement, kPortal };

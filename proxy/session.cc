@@ -278,6 +278,9 @@ awaitable<void> Session::run_client() {
           },
           [this](int64_t generation) { catalog_behind(generation); },
           [this](int64_t generation) { return catalog_behind_why(generation); });
+      filter_->on_invalidations_read([this](int64_t generation) {
+        block_generation_ = std::max(block_generation_, generation);
+      });
     }
     if (context_.audit && (gate_ || context_.audit->audit_exempt()))
       audit_.emplace(
@@ -413,42 +416,35 @@ rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version
   return result;
 }
 
-void Session::hold_to_block_catalog(rewriter::RewriteResult& result, bool can_read_first) {
+int64_t Session::read_before(bool runs) {
   const auto facts = snapshot()->catalog;
   const int64_t generation = facts ? facts->generation : 0;
   // Nothing sent before it is still unanswered: the backend's transaction
   // status is the last ReadyForQuery's.
   const bool settled =
       backend_stream_.ready_count() + 1 == gate_->cycle() && !gate_->cycle_started();
-  // Decided outside any transaction block: the transaction it runs in
-  // begins after this decision, and PostgreSQL reads the invalidations of
-  // every DDL committed before then when it begins.
-  if (backend_stream_.transaction_status() == wire::kTxIdle && settled) {
-    block_generation_ = generation;
-    return;
+  // Outside any transaction: the transaction it runs in begins after this
+  // decision, and PostgreSQL reads the invalidations of every DDL
+  // committed before then when it begins.
+  if (settled && backend_stream_.transaction_status() == wire::kTxIdle) {
+    block_generation_ = std::max(block_generation_, generation);
+    return 0;
   }
-  // In a transaction block PostgreSQL reads them only when it takes a lock
-  // anew: a function's body can still be the one it cached before a DDL
-  // that kanon's catalog already holds, and the catalog guard passes. Found
-  // with ddl_timing_test: a function that read the protected table,
-  // replaced by one that does not, ran its old body in a block. So can an
-  // operator or cast dropped meanwhile, which no catalog of kanon's holds.
-  if (result.verdict == rewriter::Verdict::kDenied || generation <= block_generation_) return;
-  // A Query or Parse that runs something (it carries the guard, or late
-  // code) is sent after kReadInvalidations (in the same text, or as
-  // messages of kanon's own before the Parse): PostgreSQL then parses it
-  // with caches at least as new as this catalog, and its guard fails if a
-  // DDL moved the generation since. The block then holds this catalog
-  // (Session::rewrite, once the statement is sure to be sent).
-  if (can_read_first && settled && backend_stream_.transaction_status() == wire::kTxInBlock &&
-      (result.guard_generation > 0 || result.late_code)) {
-    result.read_invalidations_first = true;
-    return;
-  }
-  if (!result.late_code) return;
-  const uint64_t fingerprint = result.fingerprint;
-  result = rewriter::make_denial(rewriter::rules::kCatalogChangedInTransaction, "");
-  result.fingerprint = fingerprint;
+  // In a transaction (a block, or an extended cycle pipelined behind
+  // others) PostgreSQL reads them only when it takes a lock anew: a
+  // function's body can still be the one it cached before a DDL that
+  // kanon's catalog already holds, and the catalog guard passes. Found with
+  // ddl_timing_test: a function that read the protected table, replaced by
+  // one that does not, ran its old body in a block. So can an operator or
+  // cast dropped meanwhile, which no catalog of kanon's holds.
+  if (!runs || generation <= block_generation_) return 0;
+  if (cycle_read_.cycle == gate_->cycle() && generation <= cycle_read_.generation) return 0;
+  // Sent after kReadInvalidations: PostgreSQL parses (or binds) it with
+  // caches at least as new as this catalog, and its guard fails if a DDL
+  // moved the generation since. (In a block an error aborted, it fails
+  // with 25P02, and so does the statement: a Query that leaves the block
+  // with ROLLBACK TO SAVEPOINT and runs something after it, too.)
+  return generation;
 }
 
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
@@ -492,7 +488,8 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     // Still unknown after the look-up (or it failed): fail closed.
     result = lookup_denial(result);
   }
-  hold_to_block_catalog(result, true);
+  if (result.verdict != rewriter::Verdict::kDenied)
+    result.read_invalidations_first = read_before(!result.transaction_control);
   if (result.defines && result.verdict != rewriter::Verdict::kDenied) {
     ++defines_;
     defined_at_ready_ = backend_stream_.ready_count();
@@ -502,13 +499,10 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     if (version == 0) version = snapshot()->version;
     audit_->decided(result, version, std::move(read_text));
   }
-  if (result.verdict == rewriter::Verdict::kDenied) {
-    result.read_invalidations_first = false;
-  } else if (result.read_invalidations_first) {
-    // Sent after kReadInvalidations (StatementGate::decide_query).
-    const auto facts = snapshot()->catalog;
-    block_generation_ = std::max(block_generation_, facts ? facts->generation : 0);
-  }
+  if (result.verdict == rewriter::Verdict::kDenied)
+    result.read_invalidations_first = 0;
+  else if (result.read_invalidations_first)  // sent after kReadInvalidations
+    cycle_read_ = {gate_->cycle(), result.read_invalidations_first};
   if (result.verdict == rewriter::Verdict::kDenied) staged_.clear();  // nothing is prepared
   if (result.verdict == rewriter::Verdict::kDenied)
     result.message = encoding_->message(result.message);  // the client reads it in its encoding

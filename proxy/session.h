@@ -88,15 +88,17 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<store::PolicyStore> store() const;
   std::shared_ptr<const store::PolicySnapshot> snapshot();
   rewriter::RewriteResult rewrite(std::string_view sql, const char* protocol);
-  // In a transaction block decided with a catalog newer than the one kanon
-  // had when the block began (or last made it read the invalidations): a
-  // Query or Parse (`can_read_first`) that runs something, with nothing
-  // unanswered before it, gets read_invalidations_first; any other
-  // statement with late code (a Bind of one prepared again, a Parse
-  // pipelined behind other messages) is denied
-  // (rules::kCatalogChangedInTransaction). Outside blocks, notes that
-  // catalog.
-  void hold_to_block_catalog(rewriter::RewriteResult& result, bool can_read_first = false);
+  // What a statement decided now needs so that PostgreSQL runs it with
+  // catalog caches at least as new as the catalog kanon decided it with
+  // (`runs`: it is more than transaction control): 0, nothing, or that
+  // catalog's generation: rewriter::kReadInvalidations goes first, and the
+  // caches then reach it (RewriteResult::read_invalidations_first, for a
+  // Query or Parse; StatementGate::Use's, for a Bind or Execute). With
+  // nothing unanswered outside any transaction, notes the catalog instead
+  // (the transaction it begins reads every invalidation up to it).
+  int64_t read_before(bool runs);
+  // read_before() for a Bind or Execute (session_prepared.cc).
+  void read_before_use(StatementGate::Use& use, bool runs);
   // The rewriter's decision on `text` (UTF-8), respelled when it holds a
   // backslash; sets `version` to the snapshot version it used (0: a decision
   // look_up_unknown_names() prepared).
@@ -257,11 +259,19 @@ class Session : public std::enable_shared_from_this<Session> {
   // catalog's generation lock (session_lookup.cc asks the generation before
   // a denial only then).
   uint64_t defined_at_ready_ = 0;
-  // The catalog generation kanon had when it last decided a statement
-  // outside any transaction block: the transaction block under way (if any)
-  // began after it (hold_to_block_catalog); or, in a block, when it last
-  // sent a Query after kReadInvalidations.
+  // A catalog generation the backend's caches reach (read_before): the
+  // one kanon had when it last decided a statement outside any transaction
+  // with nothing unanswered (the transaction under way, if any, began after
+  // it), or the one of the last kReadInvalidations that ran
+  // (ResponseFilter::ReadFn).
   int64_t block_generation_ = 0;
+  // kReadInvalidations sent in the extended cycle under way (ordinal as
+  // StatementGate::cycle()): the cycle's later messages run after it, or
+  // not at all (the backend skips to Sync after an error).
+  struct CycleRead {
+    uint64_t cycle = 0;
+    int64_t generation = 0;
+  } cycle_read_;
   // The last look_up_prepared_names(): under which snapshot and after how
   // many defining statements (never 0: it runs only after one) it found no
   // temporary object of `names` that runs code.

@@ -121,12 +121,13 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
         fmt::format("it names \"{}\" without a schema, and a temporary object of that name "
                     "may be read instead since it was prepared",
                     result.shadowable.front()));
-  // In a transaction block, a function body PostgreSQL cached may be older
-  // than kanon's catalog (session.cc). Not for entry_now's record of a
-  // statement being prepared (`looked_up`): Session::rewrite applied the
-  // rule to it, or sent it after kReadInvalidations.
-  if (!looked_up) hold_to_block_catalog(result);
   return result;
+}
+
+void Session::read_before_use(StatementGate::Use& use, bool runs) {
+  use.read_invalidations_first = read_before(runs);
+  if (use.read_invalidations_first > 0)
+    cycle_read_ = {gate_->cycle(), use.read_invalidations_first};
 }
 
 std::optional<PreparedEntry> Session::entry_now(std::string_view text) {
@@ -141,6 +142,7 @@ std::optional<PreparedEntry> Session::entry_now(std::string_view text) {
   if (!allowed(result)) return std::nullopt;  // denied at use
   entry.shadowable = std::move(result.shadowable);
   entry.reads_protected = !result.tables.empty();
+  entry.runs = !result.transaction_control;
   return entry;
 }
 
@@ -296,6 +298,9 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
         return use;
       }
     }
+    const bool runs =
+        std::any_of(candidates.begin(), candidates.end(), [](const auto* c) { return c->runs; });
+    read_before_use(use, runs);
     if (!changes.empty()) staged_.push_back({frame.type, {std::move(changes.front())}});
     return use;
   }
@@ -328,6 +333,7 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   std::vector<Change> portal_changes;
   if (portal.empty()) portal_changes.push_back(removal(Space::kPortal, ""));
   if (!again) {
+    read_before_use(use, bound.runs);
     if (candidates.size() == 1) registry_.confirm_decision(Space::kStatement, name, now);
     portal_changes.push_back(addition(Space::kPortal, portal, std::move(bound)));
     staged_.push_back({frame.type, {std::move(portal_changes)}});
@@ -357,7 +363,9 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   // What it reads and names now (a table protected since, say).
   renewed.shadowable = again->shadowable;
   renewed.reads_protected = !again->tables.empty();
+  renewed.runs = !again->transaction_control;
   bound = renewed;
+  read_before_use(use, renewed.runs);
   wire::encode(wire::Close{wire::kTargetStatement, name}, use.prefix);
   wire::encode(wire::Parse{name, bytes, old.param_types}, use.prefix);
   use.prefix_answers = 2;

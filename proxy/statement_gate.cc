@@ -116,39 +116,37 @@ std::string StatementGate::probe(std::string_view sql, uint64_t ordinal, const c
 
 StatementGate::Action StatementGate::decide_query(std::string_view sql, const wire::Frame& frame) {
   const auto result = rewrite_(sql, "simple");
-  if (result.read_invalidations_first && (result.verdict == rewriter::Verdict::kPass ||
-                                          result.verdict == rewriter::Verdict::kRewritten)) {
-    // kReadInvalidations first, in the same Query (Session::
-    // hold_to_block_catalog): its RowDescription and CommandComplete are
-    // swallowed, and an error's position is moved back past it.
-    Denial d;
-    d.kind = Denial::Kind::kSwallow;
-    d.ready_ordinal = ready_expected_;
-    d.swallow = 2;
-    d.prefix_chars = rewriter::kReadInvalidations.size();
-    denials_.push_back(std::move(d));
-    std::string text(rewriter::kReadInvalidations);
-    text += result.verdict == rewriter::Verdict::kRewritten ? std::string_view(result.sql) : sql;
-    wire::encode(wire::Query{std::move(text)}, replacement_);
-    reads_invalidations_ = true;
+  const bool rewritten = result.verdict == rewriter::Verdict::kRewritten;
+  if (result.verdict == rewriter::Verdict::kPass && !result.read_invalidations_first)
+    return Action::kForward;
+  if (rewritten || result.verdict == rewriter::Verdict::kPass) {
+    const std::string_view sent = rewritten ? std::string_view(result.sql) : sql;
+    if (result.read_invalidations_first) {
+      // kReadInvalidations first, in the same Query (Session::read_before):
+      // its RowDescription and CommandComplete are swallowed, and an
+      // error's position is moved back past it.
+      Denial d;
+      d.kind = Denial::Kind::kSwallow;
+      d.ready_ordinal = ready_expected_;
+      d.swallow = 2;
+      d.prefix_chars = rewriter::kReadInvalidations.size();
+      d.reads_generation = result.read_invalidations_first;
+      denials_.push_back(std::move(d));
+      std::string text(rewriter::kReadInvalidations);
+      text += sent;
+      wire::encode(wire::Query{std::move(text)}, replacement_);
+      reads_invalidations_ = true;
+    } else {
+      wire::encode(wire::Query{std::string(sent)}, replacement_);
+    }
+    if (result.guard_generation > 0) {
+      GuardedQuery q;
+      q.ready_ordinal = ready_expected_;
+      q.frames_seen = frames_seen_;
+      append_raw(frame, q.frames);
+      guarded_.push_back(std::move(q));
+    }
     return Action::kReplace;
-  }
-  switch (result.verdict) {
-    case rewriter::Verdict::kPass:
-      return Action::kForward;
-    case rewriter::Verdict::kRewritten:
-      wire::encode(wire::Query{result.sql}, replacement_);
-      if (result.guard_generation > 0) {
-        GuardedQuery q;
-        q.ready_ordinal = ready_expected_;
-        q.frames_seen = frames_seen_;
-        append_raw(frame, q.frames);
-        guarded_.push_back(std::move(q));
-      }
-      return Action::kReplace;
-    case rewriter::Verdict::kDenied:
-    case rewriter::Verdict::kLookup:  // the session resolves look-ups first: fail closed
-      break;
   }
   if (is_syntax(result)) {
     // A Query uses (and drops) the unnamed statement; so does its probe.
@@ -293,7 +291,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   const auto result = parse.ok() ? rewrite_(parse.value().query, "extended") : malformed("Parse");
   if (result.verdict == rewriter::Verdict::kPass ||
       result.verdict == rewriter::Verdict::kRewritten) {
-    if (result.read_invalidations_first) read_invalidations_before_parse();
+    if (result.read_invalidations_first) read_invalidations_first(result.read_invalidations_first);
     ++answers_in_cycle_;
     if (!parse.value().statement.empty())
       cycle_parses_.emplace_back(parse.value().statement, answers_in_cycle_);
@@ -323,7 +321,7 @@ StatementGate::Action StatementGate::on_frame(const wire::Frame& frame) {
   return Action::kReplace;
 }
 
-void StatementGate::read_invalidations_before_parse() {
+void StatementGate::read_invalidations_first(int64_t generation) {
   // kReadInvalidations run under a statement and portal name of kanon's own
   // (unguessable: the session's nonce), closed again: the client's unnamed
   // statement and portal stay as they were. Their five answers are
@@ -334,6 +332,7 @@ void StatementGate::read_invalidations_before_parse() {
   d.ready_ordinal = ready_expected_ + 1;
   d.answers_before = answers_in_cycle_;
   d.swallow = 5;  // ParseComplete, BindComplete, CommandComplete, two CloseComplete
+  d.reads_generation = generation;
   denials_.push_back(std::move(d));
   answers_in_cycle_ += 5;
   wire::encode(wire::Parse{name, std::string(rewriter::kReadInvalidations), {}}, replacement_);
@@ -360,18 +359,22 @@ StatementGate::Action StatementGate::on_use(const wire::Frame& frame) {
     discarding_ = true;
     return Action::kReplace;
   }
-  if (use.prefix.empty()) {
+  if (use.read_invalidations_first) read_invalidations_first(use.read_invalidations_first);
+  if (use.prefix.empty() && own_bytes_ == 0) {
     ++answers_in_cycle_;
     return Action::kForward;
   }
-  Denial d;
-  d.kind = Denial::Kind::kSwallow;
-  d.ready_ordinal = ordinal;
-  d.answers_before = answers_in_cycle_;
-  d.swallow = use.prefix_answers;
-  denials_.push_back(std::move(d));
-  answers_in_cycle_ += use.prefix_answers + 1;
-  replacement_ = std::move(use.prefix);
+  if (!use.prefix.empty()) {
+    Denial d;
+    d.kind = Denial::Kind::kSwallow;
+    d.ready_ordinal = ordinal;
+    d.answers_before = answers_in_cycle_;
+    d.swallow = use.prefix_answers;
+    denials_.push_back(std::move(d));
+    answers_in_cycle_ += use.prefix_answers;
+    replacement_.insert(replacement_.end(), use.prefix.begin(), use.prefix.end());
+  }
+  ++answers_in_cycle_;
   append_raw(frame, replacement_);
   return Action::kReplace;
 }
@@ -569,8 +572,12 @@ bool ResponseFilter::swallowed() {
   ++answers_in_cycle_;
   for (const Denial& d : denials_)
     if (d.kind == Denial::Kind::kSwallow && d.ready_ordinal == ready_seen_ + 1 &&
-        answers_in_cycle_ > d.answers_before && answers_in_cycle_ <= d.answers_before + d.swallow)
+        answers_in_cycle_ > d.answers_before && answers_in_cycle_ <= d.answers_before + d.swallow) {
+      // The last answer of kReadInvalidations: it ran.
+      if (d.reads_generation > 0 && answers_in_cycle_ == d.answers_before + d.swallow && on_read_)
+        on_read_(d.reads_generation);
       return true;
+    }
   return false;
 }
 

@@ -78,7 +78,10 @@ struct Denial {
   // forwarded before the probe; an error before that many belongs to them.
   uint64_t answers_before = 0;
   uint64_t swallow = 0;  // kSwallow
-  wire::Buffer error;    // kanon's ErrorResponse: the denial, or parser-mismatch
+  // kSwallow of rewriter::kReadInvalidations: the catalog generation the
+  // backend's caches reach once it ran (ResponseFilter::ReadFn).
+  int64_t reads_generation = 0;
+  wire::Buffer error;  // kanon's ErrorResponse: the denial, or parser-mismatch
   const char* protocol = "simple";
 };
 
@@ -118,11 +121,14 @@ class StatementGate {
   // Called for every Bind, Execute and Close (the session's prepared
   // statements and portals, proxy/prepared_registry.h): forward the message,
   // deny it (`denial`), or send `prefix` first, whose `prefix_answers`
-  // answers the client does not see.
+  // answers the client does not see; and before all of it
+  // rewriter::kReadInvalidations, as messages of kanon's own, when
+  // `read_invalidations_first` (a generation, as in RewriteResult) is set.
   struct Use {
     rewriter::RewriteResult denial;  // kDenied: the message is denied
     wire::Buffer prefix;
     uint64_t prefix_answers = 0;
+    int64_t read_invalidations_first = 0;
   };
   using UseFn = std::function<Use(const wire::Frame& frame)>;
 
@@ -147,7 +153,8 @@ class StatementGate {
   // prepared registry).
   bool replacement_reads_invalidations() const { return reads_invalidations_; }
   // The bytes at the start of replacement() that are messages of kanon's
-  // own (kReadInvalidations before a Parse), none of the client's.
+  // own (kReadInvalidations before a Parse, Bind or Execute), none of the
+  // client's.
   size_t replacement_own_bytes() const { return own_bytes_; }
 
   // A guarded cycle sent again (GuardedQuery): between these two calls,
@@ -171,8 +178,9 @@ class StatementGate {
 
  private:
   // Puts rewriter::kReadInvalidations, as a Parse, Bind, Execute and two
-  // Closes of its own, into replacement_ before the client's Parse.
-  void read_invalidations_before_parse();
+  // Closes of its own, into replacement_ (before the client's message);
+  // `generation` as in RewriteResult::read_invalidations_first.
+  void read_invalidations_first(int64_t generation);
   // Queues the denial for the cycle ending with ReadyForQuery `ordinal`;
   // returns the marker statement to send.
   std::string deny(const rewriter::RewriteResult& result, uint64_t ordinal, const char* protocol);
@@ -235,6 +243,9 @@ class ResponseFilter {
   // for good ("" when it is not, or nothing is known): the client's error
   // says it.
   using WhyStaleFn = std::function<std::string(int64_t generation)>;
+  // rewriter::kReadInvalidations ran (all its answers came): the backend's
+  // caches reach the catalog of Denial::reads_generation.
+  using ReadFn = std::function<void(int64_t generation)>;
 
   ResponseFilter(DenialQueue& denials, GuardedQueue& guarded, ProbeFn on_probe = {},
                  CanRetryFn can_retry = {}, StaleFn on_stale = {}, WhyStaleFn why_stale = {})
@@ -253,6 +264,7 @@ class ResponseFilter {
   const wire::Buffer& replacement() const { return replacement_; }
   // After kRetry: the cycle to send again.
   const GuardedQuery& retry() const { return retry_; }
+  void on_invalidations_read(ReadFn read) { on_read_ = std::move(read); }
 
  private:
   Action on_error(const wire::Frame& frame);
@@ -272,6 +284,7 @@ class ResponseFilter {
   CanRetryFn can_retry_;
   StaleFn on_stale_;
   WhyStaleFn why_stale_;
+  ReadFn on_read_;
   GuardedQuery retry_;
   wire::Buffer held_;
   bool answered_in_cycle_ = false;  // something of this cycle reached the client

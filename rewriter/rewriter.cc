@@ -262,6 +262,9 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
     result.shadowable = std::move(plan.shadowable);
     result.defines = plan.defines;
     result.late_code = plan.late_code;
+    result.transaction_control =
+        std::all_of(parsed.statements.begin(), parsed.statements.end(),
+                    [](const Statement& st) { return st.kind == StatementKind::kTransaction; });
     const int64_t generation =
         indexes.catalog && policies.catalog ? policies.catalog->generation : 0;
     const bool serial = plan.inline_masks || (plan.function_masks && context.serial_masks);

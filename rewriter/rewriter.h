@@ -120,12 +120,17 @@ struct RewriteResult {
   // Not denied: it may call a user-defined function whose body PostgreSQL
   // reads when it calls it (RewritePlan::late_code).
   bool late_code = false;
+  // Not denied: every statement is transaction control (BEGIN, COMMIT,
+  // ROLLBACK [TO SAVEPOINT], SAVEPOINT and the like), or there is none: it
+  // runs no code of the catalog's.
+  bool transaction_control = false;
   // Set by the proxy's session, never by the rewriter: a Query to send
   // after kReadInvalidations in the same text (a Parse: after it as
-  // messages of kanon's own), in a transaction block whose catalog caches
-  // may be older than the catalog it was decided with (proxy/session.cc,
-  // hold_to_block_catalog).
-  bool read_invalidations_first = false;
+  // messages of kanon's own), in a transaction whose catalog caches may be
+  // older than the catalog it was decided with; the generation of that
+  // catalog, which the caches reach once kReadInvalidations ran
+  // (proxy/session.cc, Session::read_before). 0: sent as it is.
+  int64_t read_invalidations_first = 0;
 };
 
 // A statement that makes PostgreSQL read the catalog invalidations other

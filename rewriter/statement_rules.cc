@@ -141,10 +141,6 @@ const Rule kStalePrepared{"stale-prepared-statement",
                           "the prepared statement or cursor was decided under an older policy "
                           "or catalog, or kanon did not see it prepared; prepare or declare it "
                           "again"};
-const Rule kCatalogChangedInTransaction{
-    "catalog-changed-in-transaction",
-    "the catalog changed since this transaction block began, and PostgreSQL may still run the "
-    "functions this statement calls as they were defined then; run it in a new transaction"};
 const Rule kAuditUnavailable{"audit-unavailable",
                              "restricted statements are refused while kanon cannot write its "
                              "audit trail"};

@@ -103,13 +103,6 @@ extern const Rule kMalformedMessage;
 // snapshot whose decision now differs, or one kanon never saw prepared
 // (proxy/prepared_registry.h).
 extern const Rule kStalePrepared;
-// In a transaction block, a statement that runs code PostgreSQL reads the
-// definition of when it runs it (RewriteResult::late_code), decided with a
-// catalog newer than the one kanon had when the block began: PostgreSQL
-// takes function definitions from its caches, which a transaction block
-// refreshes only when it locks a relation, so it may run an older body than
-// the one kanon decided with (proxy/session.cc, Session::hold_to_block_catalog).
-extern const Rule kCatalogChangedInTransaction;
 // The audit trail cannot take records (a sink is down or the queue is full)
 // and audit.on_failure is deny.
 extern const Rule kAuditUnavailable;

@@ -1,6 +1,6 @@
 // What PostgreSQL 15 does with another session's DDL inside a transaction
-// block, which the rule catalog-changed-in-transaction rests on
-// (docs/security.md, "Function bodies a transaction block cached"): a SQL
+// block, which the proxy's Session::read_before rests on (docs/security.md,
+// "Function bodies a transaction block cached"): a SQL
 // function's body, cached before the block, is still the one run after
 // another session replaced it, until the block reads the invalidation
 // messages; a lock on a database object taken anew reads them

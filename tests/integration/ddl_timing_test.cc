@@ -11,31 +11,26 @@
 // it fails for that only when a second DDL overtakes it too); no raw value
 // ever arrives.
 #include <doctest/doctest.h>
-#include <signal.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <fstream>
 #include <pqxx/pqxx>
 #include <thread>
 #include <vector>
 
+#include "tests/support/ddl_suite.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/process.h"
 #include "tests/support/statement_outcome.h"
+#include "tests/support/watchers_paused.h"
 #include "tests/support/wire_session.h"
 
 using namespace kanon::testing;
 namespace wire = kanon::wire;
 
 namespace {
-
-// Values of public.people its tree never releases (k = 2, demo data), and
-// a direct identifier.
-const std::vector<std::string> kForbidden = {"Lawyer",  "Washington",   "Columbus", "Withamsville",
-                                             "Whately", "College Park", "Bellevue", "Ada Quill"};
 
 const char* const kSetup = R"(
 CREATE TABLE public.open_people AS
@@ -54,43 +49,13 @@ const std::string kToOpen =
     "CREATE OR REPLACE VIEW public.flip AS SELECT id, occupation, city, state FROM "
     "public.open_people";
 
-// KANON_TEST_C_GUARD set (ctest's ddl_timing_c_guard_test): with the
-// catalog guard in C installed (maskfn/install.sql), which kanon then writes
-// instead of the PL/pgSQL one.
-bool c_guard() {
-  const char* v = std::getenv("KANON_TEST_C_GUARD");
-  return v && *v;
-}
-
 struct Fixture {
-  Fixture() {
-    auto& pg = PgSandbox::shared();
-    pg.psql(kSetup);
-    if (c_guard()) pg.install_mask_function();
-    proxy = std::make_unique<KanonProxy>(
-        pg.port(),
-        "policies: [" + source_dir() +
-            "/config/policies/people.yaml]\nadmin: {database: kanon, users: [postgres]}\n");
-  }
-  std::unique_ptr<KanonProxy> proxy;
+  std::unique_ptr<KanonProxy> proxy = people_proxy(kSetup);
 };
 
 Fixture& fixture() {
   static Fixture f;
   return f;
-}
-
-void admin(const std::string& sql) {
-  pqxx::connection c(PgSandbox::shared().conninfo("postgres"));
-  pqxx::nontransaction(c).exec(sql);
-}
-
-// Masked, or an error that says so; never a raw value.
-void check_answer(const Outcome& o, bool may_fail) {
-  for (const auto& v : kForbidden) CHECK_MESSAGE(o.rows.find(v) == std::string::npos, o.rows);
-  if (o.sqlstate.empty()) return;
-  CHECK_MESSAGE(may_fail, o.sqlstate << " " << o.message);
-  CHECK_MESSAGE((o.sqlstate == "40001" || o.sqlstate == "42501"), o.sqlstate << " " << o.message);
 }
 
 // The answer once kanon has caught up with a DDL that committed: a 40001
@@ -198,30 +163,6 @@ TEST_CASE("DDL timing: the first statement after a committed DDL is decided on i
   admin("ALTER TABLE public.orphan NO INHERIT public.people");
 }
 
-namespace {
-
-// Stops the backends of kanon's catalog watchers (SIGSTOP; the watcher's
-// connection runs nothing but its LISTENs) until it ends
-// (SIGCONT, also when a check failed): no DDL notification reaches kanon
-// meanwhile, so its catalog stays behind the database's as long as the test
-// needs, however fast or slow the machine.
-struct WatchersPaused {
-  WatchersPaused() {
-    pqxx::connection c(PgSandbox::shared().conninfo("postgres"));
-    for (const auto& row :
-         pqxx::nontransaction(c).exec("SELECT pid FROM pg_catalog.pg_stat_activity "
-                                      "WHERE application_name = 'kanon' AND query LIKE 'LISTEN %'"))
-      pids.push_back(row[0].as<int>());
-    for (const int pid : pids) ::kill(pid, SIGSTOP);
-  }
-  ~WatchersPaused() {
-    for (const int pid : pids) ::kill(pid, SIGCONT);
-  }
-  std::vector<int> pids;
-};
-
-}  // namespace
-
 // A denial decided with a catalog a DDL has moved past would refuse what the
 // database now allows: kanon asks the catalog generation before it denies,
 // and decides again with the catalog read again when it moved. The watchers
@@ -229,13 +170,9 @@ struct WatchersPaused {
 TEST_CASE("DDL timing: a denial is decided again when the catalog moved past kanon's") {
   auto& f = fixture();
   pqxx::connection analyst(f.proxy->conninfo("analyst"));
-  const std::string call = "SELECT * FROM flip_cities()";
-  const std::string to_people =
-      "CREATE OR REPLACE FUNCTION public.flip_cities() RETURNS SETOF text LANGUAGE sql STABLE "
-      "AS 'SELECT city FROM public.people'";
-  const std::string to_open =
-      "CREATE OR REPLACE FUNCTION public.flip_cities() RETURNS SETOF text LANGUAGE sql STABLE "
-      "AS 'SELECT city FROM public.open_people'";
+  const std::string& call = kCallFlipCities;
+  const std::string& to_people = kFlipCitiesToPeople;
+  const std::string& to_open = kFlipCitiesToOpen;
   for (bool extended : {false, true}) {
     CAPTURE(extended);
     admin(to_people);
@@ -260,185 +197,6 @@ TEST_CASE("DDL timing: a denial is decided again when the catalog moved past kan
       CHECK_MESSAGE(back.sqlstate == "42501", back.sqlstate << " " << back.message);
       check_answer(back, true);
     }
-  }
-  // In a transaction block (drivers that do not autocommit run every
-  // statement in one), begun before the DDL: PostgreSQL may still run the
-  // body it cached. The backend caches people's body while the function
-  // reads people (an attempt kanon allowed on its older catalog, whose guard
-  // failed); in the block begun then, after the function is replaced by the
-  // open one, the call was allowed and ran the cached body: people's raw
-  // cities (without the rule). The Query, or the Parse, is sent after the
-  // statement that makes PostgreSQL read the invalidations (rewriter::
-  // kReadInvalidations): the new body runs, open cities.
-  const auto cache_people_body = [&](bool extended) {
-    admin(to_open);
-    for (int i = 0; i < 200 && !run(analyst, call, extended).sqlstate.empty(); ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    WatchersPaused paused;
-    admin(to_people);
-    const Outcome o = run(analyst, call, extended);
-    check_answer(o, true);
-    CHECK_MESSAGE(o.sqlstate == "42501", o.sqlstate << " " << o.message);
-  };
-  for (bool extended : {false, true}) {
-    CAPTURE(extended);
-    cache_people_body(extended);
-    pqxx::nontransaction(analyst).exec("BEGIN");
-    CHECK(run(analyst, "SELECT 1", extended).rows == "1|\n");
-    {
-      WatchersPaused paused;
-      admin(to_open);
-      const Outcome o = run(analyst, call, extended);
-      check_answer(o, true);
-      // Not denied on the old catalog's reach either: decided again with
-      // the new catalog also when the watcher (resumed after
-      // cache_people_body) read it between the decision and the recheck
-      // (seen on two busy cores; CatalogReader::refresh_if_moved).
-      CHECK_MESSAGE(o.sqlstate.empty(), o.sqlstate << " " << o.message);
-      CHECK(o.rows.find("Opentown") != std::string::npos);
-      // The block goes on, reading the new body from here on.
-      CHECK(run(analyst, call, extended).rows.find("Opentown") != std::string::npos);
-    }
-    pqxx::nontransaction(analyst).exec("ROLLBACK");
-    const Outcome after = run(analyst, call, extended);
-    CHECK_MESSAGE(after.sqlstate.empty(), after.sqlstate << " " << after.message);
-    CHECK(after.rows.find("Opentown") != std::string::npos);
-  }
-  // A PREPARE sent after kReadInvalidations: the first CommandComplete is
-  // kanon's statement's, and the prepared-statement registry must not take
-  // it for the PREPARE's (Session::note_sent). One that fails is not
-  // tracked: its EXECUTE is answered as for any name never prepared.
-  const auto execute_unknown = [&] { return run(analyst, "EXECUTE never_prepared", false); };
-  const Outcome unknown = execute_unknown();
-  REQUIRE_FALSE(unknown.sqlstate.empty());
-  cache_people_body(false);
-  pqxx::nontransaction(analyst).exec("BEGIN");
-  CHECK(run(analyst, "SELECT 1", false).rows == "1|\n");
-  {
-    WatchersPaused paused;
-    admin(to_open);
-    const Outcome bad =
-        run(analyst, "PREPARE bad_in_block AS SELECT no_such_column FROM flip_cities()", false);
-    CHECK_MESSAGE(bad.sqlstate == "42703", bad.sqlstate << " " << bad.message);
-  }
-  pqxx::nontransaction(analyst).exec("ROLLBACK");
-  const Outcome after_bad = run(analyst, "EXECUTE bad_in_block", false);
-  CHECK_MESSAGE(after_bad.sqlstate == unknown.sqlstate,
-                after_bad.sqlstate << " " << after_bad.message << " / " << unknown.message);
-  cache_people_body(false);
-  pqxx::nontransaction(analyst).exec("BEGIN");
-  CHECK(run(analyst, "SELECT 1", false).rows == "1|\n");
-  {
-    WatchersPaused paused;
-    admin(to_open);
-    const Outcome good = run(analyst, "PREPARE in_block AS SELECT * FROM flip_cities()", false);
-    CHECK_MESSAGE(good.sqlstate.empty(), good.sqlstate << " " << good.message);
-    const Outcome executed = run(analyst, "EXECUTE in_block", false);
-    check_answer(executed, false);
-    CHECK(executed.rows.find("Opentown") != std::string::npos);
-  }
-  pqxx::nontransaction(analyst).exec("ROLLBACK");
-  // An error's position in a Query sent after kReadInvalidations points
-  // into the client's text.
-  cache_people_body(false);
-  pqxx::nontransaction(analyst).exec("BEGIN");
-  CHECK(run(analyst, "SELECT 1", false).rows == "1|\n");
-  {
-    WatchersPaused paused;
-    admin(to_open);
-    pqxx::nontransaction tx(analyst);
-    try {
-      tx.exec("SELECT no_such_column FROM flip_cities()");
-      FAIL("no error");
-    } catch (const pqxx::sql_error& e) {
-      CHECK(std::string(e.sqlstate()) == "42703");
-      CHECK_MESSAGE(std::string(e.what()).find("^") != std::string::npos, e.what());
-      const std::string text = e.what();
-      // psql-style: "LINE 1: SELECT no_such_column ..." with the caret under
-      // column 8 of the client's own text.
-      CHECK_MESSAGE(text.find("LINE 1: SELECT no_such_column") != std::string::npos, text);
-    }
-  }
-  pqxx::nontransaction(analyst).exec("ROLLBACK");
-  // An operator an administrator dropped during the block is in no catalog
-  // of kanon's, yet the block's caches may still hold it: the session made
-  // PostgreSQL look it up while it existed (to_regoperator of a name built
-  // at run time, so the text never shows the symbol kanon would deny). Its
-  // function reads people: after the drop, `'a'::text === 'b'::text`
-  // (typed: PostgreSQL looks it up as to_regoperator did) passes kanon
-  // (it knows no such operator), and without kReadInvalidations first
-  // PostgreSQL ran the cached operator: people's raw cities. With it,
-  // PostgreSQL no longer finds the operator.
-  admin(
-      "CREATE FUNCTION public.people_peek(text, text) RETURNS text LANGUAGE sql STABLE "
-      "AS 'SELECT pg_catalog.string_agg(city, '','') FROM public.people'; "
-      "CREATE OPERATOR public.=== (LEFTARG = text, RIGHTARG = text, "
-      "FUNCTION = public.people_peek)");
-  for (bool extended : {false, true}) {
-    CAPTURE(extended);
-    if (extended)
-      admin(
-          "CREATE OPERATOR public.=== (LEFTARG = text, RIGHTARG = text, "
-          "FUNCTION = public.people_peek)");
-    pqxx::nontransaction(analyst).exec("BEGIN");
-    CHECK(run(analyst, "SELECT 1", extended).rows == "1|\n");
-    const Outcome looked_up =
-        run(analyst, "SELECT pg_catalog.to_regoperator(pg_catalog.repeat('=', 3) || '(text,text)')",
-            extended);
-    CHECK_MESSAGE(looked_up.sqlstate.empty(), looked_up.sqlstate << " " << looked_up.message);
-    CHECK(looked_up.rows.find("(text,text)") != std::string::npos);
-    {
-      WatchersPaused paused;
-      admin("DROP OPERATOR public.=== (text, text)");
-      const Outcome o =
-          run(analyst, "SELECT 'a'::pg_catalog.text === 'b'::pg_catalog.text", extended);
-      for (const auto& v : kForbidden) CHECK_MESSAGE(o.rows.find(v) == std::string::npos, o.rows);
-      CHECK_MESSAGE(o.sqlstate == "42883", o.sqlstate << " " << o.message << " " << o.rows);
-    }
-    pqxx::nontransaction(analyst).exec("ROLLBACK");
-  }
-  admin("DROP FUNCTION public.people_peek(text, text)");
-  // A statement prepared while the function read an open table, executed in
-  // a block after it was replaced twice (its backend holding people's body
-  // from the failed attempt in between): denied (stale-prepared-statement:
-  // its guard's generation changed; a Bind of a Parse'd statement prepared
-  // again meets catalog-changed-in-transaction).
-  admin(to_open);
-  for (int i = 0; i < 200 && !run(analyst, call, false).sqlstate.empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE(run(analyst, "PREPARE late_call AS " + call, false).sqlstate.empty());
-  CHECK(run(analyst, "EXECUTE late_call", false).rows.find("Opentown") != std::string::npos);
-  {
-    WatchersPaused paused;
-    admin(to_people);
-    const Outcome o = run(analyst, "EXECUTE late_call", false);
-    check_answer(o, true);
-    CHECK_FALSE(o.sqlstate.empty());
-  }
-  pqxx::nontransaction(analyst).exec("BEGIN");
-  CHECK(run(analyst, "SELECT 1", false).rows == "1|\n");
-  {
-    WatchersPaused paused;
-    admin(to_open);
-    const Outcome o = run(analyst, "EXECUTE late_call", false);
-    check_answer(o, true);
-    CHECK_MESSAGE(o.sqlstate == "42501", o.sqlstate << " " << o.message << " " << o.rows);
-  }
-  pqxx::nontransaction(analyst).exec("ROLLBACK");
-  // The same with kanon's watchers running: kanon knows the new body by
-  // the time the call comes (or asks the generation before it denies on
-  // its older catalog), PostgreSQL's block may not: the statement goes
-  // after kReadInvalidations, and the new body runs.
-  for (bool extended : {false, true}) {
-    CAPTURE(extended);
-    cache_people_body(extended);
-    pqxx::nontransaction(analyst).exec("BEGIN");
-    CHECK(run(analyst, "SELECT 1", extended).rows == "1|\n");
-    admin(to_open);
-    const Outcome o = run(analyst, call, extended);
-    check_answer(o, true);
-    if (o.sqlstate.empty()) CHECK(o.rows.find("Opentown") != std::string::npos);
-    pqxx::nontransaction(analyst).exec("ROLLBACK");
   }
   admin(to_open);
 }

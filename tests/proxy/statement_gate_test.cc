@@ -59,9 +59,9 @@ RewriteResult fake_rewrite(std::string_view sql, const char*) {
     r.verdict = Verdict::kRewritten;
     r.sql = "SELECT masked FROM people";
   }
-  // The session's mark for a block whose caches may be older than the
-  // catalog (Session::hold_to_block_catalog).
-  if (sql.find("fresh") != std::string_view::npos) r.read_invalidations_first = true;
+  // The session's mark for a transaction whose caches may be older than
+  // the catalog of generation 7 (Session::read_before).
+  if (sql.find("fresh") != std::string_view::npos) r.read_invalidations_first = 7;
   return r;
 }
 
@@ -119,6 +119,10 @@ struct Harness {
       denials, [this](const Denial&, ResponseFilter::ProbeOutcome o, std::string_view sqlstate) {
         probes.emplace_back(o, std::string(sqlstate));
       }};
+  std::vector<int64_t> reads;  // ResponseFilter::ReadFn's generations
+  Harness() {
+    filter.on_invalidations_read([this](int64_t generation) { reads.push_back(generation); });
+  }
 
   StatementGate::Action client(const wire::Buffer& b) {
     return gate.on_frame(frame_of(wire::Bytes(b)));
@@ -211,7 +215,9 @@ TEST_CASE("a Query to send after kReadInvalidations: its answers swallowed, posi
   wire::RowDescription rd;
   rd.fields.push_back({"?column?", 0, 0, 23, 4, -1, 0});
   CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kDrop);
+  CHECK(h.reads.empty());
   CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 0"})) == ResponseFilter::Action::kDrop);
+  CHECK(h.reads == std::vector<int64_t>{7});  // it ran
   CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kForward);
   wire::DataRow row;
   row.columns.push_back(std::vector<uint8_t>{'1'});
@@ -243,6 +249,7 @@ TEST_CASE("a Query to send after kReadInvalidations: its answers swallowed, posi
     CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
   }
   CHECK(h.denials.empty());
+  CHECK(h.reads == std::vector<int64_t>{7, 7});  // not when it failed
 }
 
 TEST_CASE("a Parse to send after kReadInvalidations: kanon's messages first, answers swallowed") {
@@ -291,11 +298,105 @@ TEST_CASE("a Parse to send after kReadInvalidations: kanon's messages first, ans
   CHECK(h.backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kForward);
   CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
   CHECK(h.backend(bytes_of(wire::ReadyForQuery{'T'})) == ResponseFilter::Action::kForward);
+  CHECK(h.reads == std::vector<int64_t>{7});
   // Cycle 2: an error of kanon's statement reaches the client as it is.
   CHECK(h.backend(backend_error("57014", "canceling statement due to statement timeout")) ==
         ResponseFilter::Action::kForward);
   CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
   CHECK(h.denials.empty());
+  CHECK(h.reads == std::vector<int64_t>{7});
+}
+
+TEST_CASE("UseFn: kReadInvalidations before a Bind or Execute, and before a prefix") {
+  proxy::DenialQueue denials;
+  const auto use = [&](const wire::Frame& f) {
+    StatementGate::Use u;
+    if (f.type == wire::frontend::kExecute) {
+      u.read_invalidations_first = 8;
+      return u;
+    }
+    auto b = wire::decode_bind(f.body);
+    REQUIRE(b.ok());
+    u.read_invalidations_first = 9;
+    if (b.value().statement == "renew") {
+      wire::encode(wire::Close{wire::kTargetStatement, "renew"}, u.prefix);
+      wire::encode(wire::Parse{"renew", "SELECT masked FROM people", {}}, u.prefix);
+      u.prefix_answers = 2;
+    }
+    return u;
+  };
+  proxy::GuardedQueue guarded;
+  StatementGate gate{fake_rewrite, fast_path, denials, guarded, 0xfeedULL, use};
+  ResponseFilter filter{denials, guarded};
+  std::vector<int64_t> reads;
+  filter.on_invalidations_read([&](int64_t generation) { reads.push_back(generation); });
+  const auto client = [&](const wire::Buffer& b) {
+    return gate.on_frame(frame_of(wire::Bytes(b)));
+  };
+  const auto backend = [&](const wire::Buffer& b) {
+    return filter.on_frame(frame_of(wire::Bytes(b)));
+  };
+  const auto kanons_answers = [&] {
+    for (const auto& answer : {bytes_of(wire::ParseComplete{}), bytes_of(wire::BindComplete{}),
+                               bytes_of(wire::CommandComplete{"SELECT 0"}),
+                               bytes_of(wire::CloseComplete{}), bytes_of(wire::CloseComplete{})})
+      CHECK(backend(answer) == ResponseFilter::Action::kDrop);
+  };
+  CHECK(backend(kReady) == ResponseFilter::Action::kForward);
+  // kanon's five messages, then the client's Bind as it came.
+  const auto bind = bytes_of(wire::Bind{"", "kept", {}, {}, {}});
+  REQUIRE(client(bind) == StatementGate::Action::kReplace);
+  auto sent = frames_of(gate.replacement());
+  REQUIRE(sent.size() == 6);
+  auto own = wire::decode_parse(sent[0].body);
+  REQUIRE(own.ok());
+  CHECK(own.value().statement == "kanon invalidations 000000000000feed");
+  CHECK(own.value().query == std::string(rewriter::kReadInvalidations));
+  CHECK(gate.replacement_own_bytes() == gate.replacement().size() - bind.size());
+  CHECK(wire::Buffer(gate.replacement().end() - bind.size(), gate.replacement().end()) == bind);
+  CHECK(client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+  // Prepared again too: kanon's five, then Close + Parse, then the Bind.
+  REQUIRE(client(bytes_of(wire::Bind{"", "renew", {}, {}, {}})) == StatementGate::Action::kReplace);
+  sent = frames_of(gate.replacement());
+  REQUIRE(sent.size() == 8);
+  CHECK(sent[5].type == wire::frontend::kClose);
+  CHECK(sent[6].type == wire::frontend::kParse);
+  CHECK(sent[7].type == wire::frontend::kBind);
+  CHECK(gate.replacement_own_bytes() ==
+        gate.replacement().size() - sent[5].size - sent[6].size - sent[7].size);
+  // An Execute (of a portal bound in an earlier cycle).
+  REQUIRE(client(bytes_of(wire::Execute{"p", 0})) == StatementGate::Action::kReplace);
+  CHECK(frames_of(gate.replacement()).size() == 6);
+  CHECK(client(bytes_of(wire::Sync{})) == StatementGate::Action::kForward);
+
+  // The client's answers are held until the cycle completes (a guard may
+  // fail and the cycle be sent again); kanon's are never among them.
+  const auto released = [&] {
+    std::vector<char> types;
+    for (const auto& f : frames_of(filter.replacement())) types.push_back(f.type);
+    return types;
+  };
+  // Cycle 1: kanon's answers dropped, the read reported after the last.
+  kanons_answers();
+  CHECK(reads == std::vector<int64_t>{9});
+  CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kDrop);
+  REQUIRE(backend(bytes_of(wire::ReadyForQuery{'T'})) == ResponseFilter::Action::kReplace);
+  CHECK(released() ==
+        std::vector<char>{wire::backend::kBindComplete, wire::backend::kReadyForQuery});
+  // Cycle 2: kanon's five, the prefix's two, then the client's answers.
+  kanons_answers();
+  CHECK(backend(bytes_of(wire::CloseComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::ParseComplete{})) == ResponseFilter::Action::kDrop);
+  CHECK(backend(bytes_of(wire::BindComplete{})) == ResponseFilter::Action::kDrop);
+  // Then the Execute's read fails (say, statement_timeout): forwarded, not
+  // reported.
+  REQUIRE(backend(backend_error("57014", "canceling statement due to statement timeout")) ==
+          ResponseFilter::Action::kReplace);
+  CHECK(released() ==
+        std::vector<char>{wire::backend::kBindComplete, wire::backend::kErrorResponse});
+  CHECK(backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(reads == std::vector<int64_t>{9, 9});
+  CHECK(denials.empty());
 }
 
 TEST_CASE("every denial has its own token") {
