@@ -58,6 +58,7 @@ RewriteResult fake_rewrite(std::string_view sql, const char*) {
   } else if (sql.find("people") != std::string_view::npos) {
     r.verdict = Verdict::kRewritten;
     r.sql = "SELECT masked FROM people";
+    if (sql.find("guarded") != std::string_view::npos) r.guard_generation = 7;
   }
   // The session's mark for a transaction whose caches may be older than
   // the catalog of generation 7 (Session::read_before).
@@ -250,6 +251,22 @@ TEST_CASE("a Query to send after kReadInvalidations: its answers swallowed, posi
   }
   CHECK(h.denials.empty());
   CHECK(h.reads == std::vector<int64_t>{7, 7});  // not when it failed
+}
+
+TEST_CASE(
+    "a guarded Query sent after kReadInvalidations can be sent again, as the client sent it") {
+  Harness h;
+  h.startup_done();
+  const auto query = bytes_of(wire::Query{"SELECT fresh FROM people guarded"});
+  REQUIRE(h.client(query) == StatementGate::Action::kReplace);
+  CHECK(h.marker_query() ==
+        std::string(rewriter::kReadInvalidations) + "SELECT masked FROM people");
+  REQUIRE(h.guarded.size() == 1);
+  CHECK(h.guarded.front().frames == query);  // decided again when sent again
+  CHECK(h.guarded.front().ready_ordinal == 2);
+  // Not guarded: nothing to send again.
+  REQUIRE(h.client(bytes_of(wire::Query{"SELECT fresh"})) == StatementGate::Action::kReplace);
+  CHECK(h.guarded.size() == 1);
 }
 
 TEST_CASE("a Parse to send after kReadInvalidations: kanon's messages first, answers swallowed") {

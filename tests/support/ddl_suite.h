@@ -21,8 +21,8 @@ namespace kanon::testing {
 // Values of public.people its tree never releases (k = 2, demo data), and
 // a direct identifier.
 inline const std::vector<std::string> kPeopleForbidden = {
-    "Lawyer", "Washington", "Columbus", "Withamsville", "Whately", "College Park", "Bellevue",
-    "Ada Quill"};
+    "Lawyer",  "Washington",   "Columbus", "Withamsville",
+    "Whately", "College Park", "Bellevue", "Ada Quill"};
 
 // public.flip_cities() (set up by the suites) reads public.open_people, or
 // people once replaced by the administrator.
@@ -49,8 +49,9 @@ inline std::unique_ptr<KanonProxy> people_proxy(const std::string& setup) {
   pg.psql(setup);
   if (c_guard()) pg.install_mask_function();
   return std::make_unique<KanonProxy>(
-      pg.port(), "policies: [" + source_dir() +
-                     "/config/policies/people.yaml]\nadmin: {database: kanon, users: [postgres]}\n");
+      pg.port(),
+      "policies: [" + source_dir() +
+          "/config/policies/people.yaml]\nadmin: {database: kanon, users: [postgres]}\n");
 }
 
 inline void admin(const std::string& sql) {
