@@ -442,8 +442,9 @@ int64_t Session::read_before(bool runs) {
   // Sent after kReadInvalidations: PostgreSQL parses (or binds) it with
   // caches at least as new as this catalog, and its guard fails if a DDL
   // moved the generation since. (In a block an error aborted, it fails
-  // with 25P02, and so does the statement: a Query that leaves the block
-  // with ROLLBACK TO SAVEPOINT and runs something after it, too.)
+  // with 25P02, and so does the statement; in a Query it goes after the
+  // transaction control the text begins with, so that ROLLBACK TO
+  // SAVEPOINT leaves the block first: StatementGate::decide_query.)
   return generation;
 }
 

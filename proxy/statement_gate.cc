@@ -122,18 +122,24 @@ StatementGate::Action StatementGate::decide_query(std::string_view sql, const wi
   if (rewritten || result.verdict == rewriter::Verdict::kPass) {
     const std::string_view sent = rewritten ? std::string_view(result.sql) : sql;
     if (result.read_invalidations_first) {
-      // kReadInvalidations first, in the same Query (Session::read_before):
+      // kReadInvalidations in the same Query (Session::read_before), after
+      // the transaction control it begins with (one CommandComplete each),
+      // so that ROLLBACK TO SAVEPOINT leaves an aborted block before it:
       // its RowDescription and CommandComplete are swallowed, and an
       // error's position is moved back past it.
+      const size_t at = std::min(result.leading_control_bytes, sent.size());
       Denial d;
       d.kind = Denial::Kind::kSwallow;
       d.ready_ordinal = ready_expected_;
+      d.answers_before = at > 0 ? static_cast<uint64_t>(result.leading_control) : 0;
       d.swallow = 2;
       d.prefix_chars = rewriter::kReadInvalidations.size();
+      d.prefix_at = at;
       d.reads_generation = result.read_invalidations_first;
       denials_.push_back(std::move(d));
-      std::string text(rewriter::kReadInvalidations);
-      text += sent;
+      std::string text(sent.substr(0, at));
+      text += rewriter::kReadInvalidations;
+      text += sent.substr(at);
       wire::encode(wire::Query{std::move(text)}, replacement_);
       reads_invalidations_ = true;
     } else {
@@ -405,7 +411,7 @@ ResponseFilter::Action ResponseFilter::on_error(const wire::Frame& frame) {
         d.ready_ordinal != ready_seen_ + 1)
       continue;
     const auto position = position_of(error);
-    if (!position || *position <= d.prefix_chars) return Action::kForward;
+    if (!position || *position <= d.prefix_at + d.prefix_chars) return Action::kForward;
     for (auto& [code, value] : error.fields)
       if (code == wire::error_field::kPosition) value = std::to_string(*position - d.prefix_chars);
     replacement_.clear();

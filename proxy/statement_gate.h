@@ -71,9 +71,12 @@ struct Denial {
   Kind kind = Kind::kMarker;
   uint64_t ready_ordinal = 0;  // the ReadyForQuery that ends its cycle (1 = start-up's)
   std::string token;           // the marker's literal, unique per denial
-  // kSyntaxProbe, and kSwallow of a Query sent after
-  // rewriter::kReadInvalidations: characters before the client's text.
+  // kSyntaxProbe, and kSwallow of a Query sent with
+  // rewriter::kReadInvalidations: characters kanon put into the client's
+  // text, after its first `prefix_at` characters (the leading transaction
+  // control, RewriteResult::leading_control_bytes).
   size_t prefix_chars = 0;
+  size_t prefix_at = 0;
   // kSyntaxProbe: answers the backend owes, in the same cycle, to messages
   // forwarded before the probe; an error before that many belongs to them.
   uint64_t answers_before = 0;

@@ -66,6 +66,24 @@ bool gathers_rows(const Statement& st, const ObjectCatalog* catalog) {
   });
 }
 
+// RewriteResult::leading_control: the transaction control that begins the
+// text, when nothing kanon writes comes before the next statement's start.
+void leading_control(std::string_view sql, const ParseOutcome& parsed,
+                     const std::vector<Edit>& edits, RewriteResult& result) {
+  int count = 0;
+  while (count < static_cast<int>(parsed.statements.size()) &&
+         parsed.statements[count].kind == StatementKind::kTransaction)
+    ++count;
+  if (count == 0) return;
+  const auto at = static_cast<size_t>(parsed.statements[count].location);
+  if (at == 0 || at > sql.size()) return;
+  if (std::any_of(sql.begin(), sql.begin() + at, [](char c) { return (c & 0x80) != 0; })) return;
+  // Edits are made to the original text; one before `at` would move it.
+  if (std::any_of(edits.begin(), edits.end(), [at](const Edit& e) { return e.begin < at; })) return;
+  result.leading_control = count;
+  result.leading_control_bytes = at;
+}
+
 // Adds the catalog guard's edits for every statement that needs one; false
 // when one needs it and kanon cannot place it, or the edits would overlap.
 bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation, bool hold,
@@ -273,11 +291,14 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
       const uint64_t fingerprint = result.fingerprint;
       result = make_denial(rules::kCatalogGuard, "");
       result.fingerprint = fingerprint;
-    } else if (!plan.edits.empty()) {
-      result.verdict = Verdict::kRewritten;
-      result.sql = apply_edits(sql, std::move(plan.edits));
-      result.tables = std::move(plan.tables);
-      if (generation > 0 && result.sql.size() != sql.size()) result.guard_generation = generation;
+    } else {
+      if (!result.transaction_control) leading_control(sql, parsed, plan.edits, result);
+      if (!plan.edits.empty()) {
+        result.verdict = Verdict::kRewritten;
+        result.sql = apply_edits(sql, std::move(plan.edits));
+        result.tables = std::move(plan.tables);
+        if (generation > 0 && result.sql.size() != sql.size()) result.guard_generation = generation;
+      }
     }
   }
   if (result.verdict != Verdict::kDenied)

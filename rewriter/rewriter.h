@@ -124,6 +124,13 @@ struct RewriteResult {
   // ROLLBACK [TO SAVEPOINT], SAVEPOINT and the like), or there is none: it
   // runs no code of the catalog's.
   bool transaction_control = false;
+  // Not denied: the statements before the first that is more than
+  // transaction control, and where that one begins in the text sent (bytes,
+  // which are its characters: 0 when a byte before it is not ASCII). Both 0
+  // when the first statement is more. kReadInvalidations goes there, so
+  // that ROLLBACK TO SAVEPOINT leaves an aborted block first.
+  int leading_control = 0;
+  size_t leading_control_bytes = 0;
   // Set by the proxy's session, never by the rewriter: a Query to send
   // after kReadInvalidations in the same text (a Parse: after it as
   // messages of kanon's own), in a transaction whose catalog caches may be

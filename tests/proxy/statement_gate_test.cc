@@ -45,6 +45,8 @@ std::vector<wire::Frame> frames_of(const wire::Buffer& bytes) {
   return out;
 }
 
+constexpr std::string_view kRollbackTo = "ROLLBACK TO SAVEPOINT a; ";
+
 // A rewriter stand-in with fixed answers: texts containing "secret" are
 // denied, "SELEC " does not parse, "people" is rewritten, everything else
 // passed.
@@ -63,6 +65,12 @@ RewriteResult fake_rewrite(std::string_view sql, const char*) {
   // The session's mark for a transaction whose caches may be older than
   // the catalog of generation 7 (Session::read_before).
   if (sql.find("fresh") != std::string_view::npos) r.read_invalidations_first = 7;
+  // Transaction control first: where the next statement begins.
+  if (sql.starts_with(kRollbackTo)) {
+    if (r.verdict == Verdict::kRewritten) r.sql = std::string(kRollbackTo) + r.sql;
+    r.leading_control = 1;
+    r.leading_control_bytes = kRollbackTo.size() - 1;
+  }
   return r;
 }
 
@@ -251,6 +259,53 @@ TEST_CASE("a Query to send after kReadInvalidations: its answers swallowed, posi
   }
   CHECK(h.denials.empty());
   CHECK(h.reads == std::vector<int64_t>{7, 7});  // not when it failed
+}
+
+TEST_CASE("a Query that begins with transaction control gets kReadInvalidations after it") {
+  // So that ROLLBACK TO SAVEPOINT leaves an aborted block before it runs.
+  Harness h;
+  h.startup_done();
+  const std::string read(rewriter::kReadInvalidations);
+  const std::string control(kRollbackTo.substr(0, kRollbackTo.size() - 1));
+  REQUIRE(h.client(bytes_of(wire::Query{std::string(kRollbackTo) + "SELECT fresh"})) ==
+          StatementGate::Action::kReplace);
+  CHECK(h.marker_query() == control + read + " SELECT fresh");
+  REQUIRE(h.client(bytes_of(wire::Query{std::string(kRollbackTo) + "SELECT fresh FROM people"})) ==
+          StatementGate::Action::kReplace);
+  CHECK(h.marker_query() == control + read + " SELECT masked FROM people");
+
+  // Cycle 1: ROLLBACK's CommandComplete reaches the client, kanon's two
+  // answers after it do not, the client's own pass.
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"ROLLBACK"})) == ResponseFilter::Action::kForward);
+  wire::RowDescription rd;
+  rd.fields.push_back({"?column?", 0, 0, 23, 4, -1, 0});
+  CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kDrop);
+  CHECK(h.reads.empty());
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 0"})) == ResponseFilter::Action::kDrop);
+  CHECK(h.reads == std::vector<int64_t>{7});
+  CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 1"})) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(wire::ReadyForQuery{'T'})) == ResponseFilter::Action::kForward);
+  // Cycle 2: an error in the client's statement points into the client's
+  // text; one in the leading control is the client's as it is.
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"ROLLBACK"})) == ResponseFilter::Action::kForward);
+  CHECK(h.backend(bytes_of(rd)) == ResponseFilter::Action::kDrop);
+  CHECK(h.backend(bytes_of(wire::CommandComplete{"SELECT 0"})) == ResponseFilter::Action::kDrop);
+  const size_t client_at = kRollbackTo.size() + std::string("SELECT m").size();
+  REQUIRE(h.backend(backend_error("42703", "column \"masked\" does not exist",
+                                  {{'P', std::to_string(client_at + read.size())}})) ==
+          ResponseFilter::Action::kReplace);
+  CHECK(error_of(h.filter.replacement()).field('P') == std::to_string(client_at));
+  CHECK(h.backend(bytes_of(wire::ReadyForQuery{'E'})) == ResponseFilter::Action::kForward);
+  CHECK(h.reads == std::vector<int64_t>{7, 7});
+  // A failed ROLLBACK TO: its error unchanged, nothing read.
+  REQUIRE(h.client(bytes_of(wire::Query{std::string(kRollbackTo) + "SELECT fresh"})) ==
+          StatementGate::Action::kReplace);
+  CHECK(h.backend(backend_error("3B001", "savepoint \"a\" does not exist")) ==
+        ResponseFilter::Action::kForward);
+  CHECK(h.backend(kReadyFailed) == ResponseFilter::Action::kForward);
+  CHECK(h.reads == std::vector<int64_t>{7, 7});
+  CHECK(h.denials.empty());
 }
 
 TEST_CASE(

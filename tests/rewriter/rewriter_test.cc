@@ -180,6 +180,32 @@ TEST_CASE("exempt sessions are never rewritten") {
   CHECK(r.sql.empty());
 }
 
+TEST_CASE("leading transaction control: how many statements, and where the next begins") {
+  // Where the proxy puts kReadInvalidations (StatementGate::decide_query).
+  auto env = make_unit_env("default");
+  Rewriter rw;
+  const PlanContext s{"public", false};
+  const auto one = rw.rewrite("ROLLBACK TO SAVEPOINT a; SELECT 1", env.snapshot, s);
+  CHECK_FALSE(one.transaction_control);
+  CHECK(one.leading_control == 1);
+  CHECK(one.leading_control_bytes == 24);
+  const auto masked =
+      rw.rewrite("BEGIN;SAVEPOINT b ; SELECT city FROM people; COMMIT", env.snapshot, s);
+  REQUIRE(masked.verdict == Verdict::kRewritten);
+  CHECK(masked.leading_control == 2);
+  REQUIRE(masked.leading_control_bytes == 19);
+  CHECK(masked.sql.substr(0, 19) == "BEGIN;SAVEPOINT b ;");
+  CHECK(masked.sql.substr(19).starts_with(" SELECT "));
+  // None first, all of it, or a byte before the statement that is not ASCII.
+  for (const char* sql : {"SELECT 1; COMMIT", "SELECT city FROM people", "BEGIN; COMMIT",
+                          "SAVEPOINT \"\xc3\xa9\"; SELECT 1"}) {
+    const auto r = rw.rewrite(sql, env.snapshot, s);
+    CHECK_MESSAGE(r.leading_control == 0, sql);
+    CHECK_MESSAGE(r.leading_control_bytes == 0, sql);
+  }
+  CHECK(rw.rewrite("BEGIN; COMMIT", env.snapshot, s).transaction_control);
+}
+
 TEST_CASE("denials carry 42501 and a sentence naming the rule and the object") {
   auto env = make_unit_env("default");
   Rewriter rw;
