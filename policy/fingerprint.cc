@@ -53,7 +53,9 @@ std::string policy_hash(const TablePolicy& p) {
   add("key");
   for (const auto& c : p.key) add(c);
   // What the masks call and whom k counts shape the snapshot too.
-  add(p.evaluator == MaskEvaluator::kFunction ? "evaluator=function" : "evaluator=sql");
+  add(p.evaluator == MaskEvaluator::kFunction ? "evaluator=function"
+      : p.evaluator == MaskEvaluator::kAuto   ? "evaluator=auto"
+                                              : "evaluator=sql");
   add("person");
   for (const auto& c : p.person) add(c);
   return hex(h);

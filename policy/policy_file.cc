@@ -247,8 +247,10 @@ TablePolicy parse_table(const Reader& r, const YAML::Node& node, const std::stri
     const std::string value = r.string(e, key + ".evaluator");
     if (value == "function") {
       p.evaluator = MaskEvaluator::kFunction;
+    } else if (value == "auto") {
+      p.evaluator = MaskEvaluator::kAuto;
     } else if (value != "sql") {
-      r.fail(e, key + ".evaluator", fmt::format("'{}' is not one of sql, function", value));
+      r.fail(e, key + ".evaluator", fmt::format("'{}' is not one of sql, function, auto", value));
     }
     p.evaluator_where = r.ref(e, key + ".evaluator");
   }

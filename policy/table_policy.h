@@ -64,7 +64,7 @@ struct RiskOptions {
   std::string population() const { return population_schema + "." + population_table; }
 };
 
-enum class MaskEvaluator { kSql, kFunction };
+enum class MaskEvaluator { kSql, kFunction, kAuto };
 
 struct TablePolicy {
   // `database:` the database the table lives in; load_policies() fills an
@@ -87,8 +87,10 @@ struct TablePolicy {
   // `evaluator:` how the masks of mode inline and view test a row: kSql,
   // CASE expressions (nothing to install); kFunction, calls of
   // kanon_mask.released, the C function of maskfn/ a superuser installs in
-  // the table's database (predicate_code.h). A materialized copy is built
-  // with the same masks.
+  // the table's database (predicate_code.h); kAuto, kFunction when the build
+  // finds that function as kFunction requires it, else kSql (and why, in
+  // TableSnapshot::evaluator_fallback). A materialized copy is built with
+  // the same masks.
   MaskEvaluator evaluator = MaskEvaluator::kSql;
   SourceRef evaluator_where;
   // mode: materialized only: columns of the copy that get an index each.

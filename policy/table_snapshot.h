@@ -58,6 +58,9 @@ struct TableSnapshot {
   // verified it (catalog/mask_function.h); the rewriter denies the masks
   // while the catalog names another function so. 0 otherwise.
   uint32_t mask_function = 0;
+  // evaluator: auto built with the SQL masks: why kanon_mask.released was
+  // not taken (verified_mask_function's error). Empty otherwise.
+  std::string evaluator_fallback;
   // Shared snapshots (shared_snapshots.h): the version stored in
   // kanon.snapshots and the replica that built it; 0 and "" when not stored.
   uint64_t shared_version = 0;

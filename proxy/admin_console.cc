@@ -205,10 +205,37 @@ class Commands {
     return s;
   }
 
+  // What the masks of the built table call: "function" or "sql", and for
+  // evaluator: auto which it chose (and why not the function).
+  static std::string evaluator_status(const policy::TablePolicy& p,
+                                      const policy::TableSnapshot& t) {
+    const std::string used = t.masks.calls_function ? "function" : "sql";
+    if (p.evaluator != policy::MaskEvaluator::kAuto) return used;
+    if (t.evaluator_fallback.empty()) return used + " (auto)";
+    return used + " (auto: " + t.evaluator_fallback + ")";
+  }
+
   void policies() {
-    ResultSet r{{"database", "table", "k", "l", "quasi_identifiers", "mode", "exempt", "refresh",
-                 "status", "built_at", "rows", "tree_nodes", "version", "grants", "row_key",
-                 "release_version", "released_fraction", "held", "person"}};
+    ResultSet r{{"database",
+                 "table",
+                 "k",
+                 "l",
+                 "quasi_identifiers",
+                 "mode",
+                 "exempt",
+                 "refresh",
+                 "status",
+                 "built_at",
+                 "rows",
+                 "tree_nodes",
+                 "version",
+                 "grants",
+                 "row_key",
+                 "release_version",
+                 "released_fraction",
+                 "held",
+                 "person",
+                 "evaluator"}};
     const auto all =
         context_.policies ? context_.policies->policies() : std::vector<policy::TablePolicy>{};
     for (const auto& p : all) {
@@ -246,7 +273,8 @@ class Commands {
                ? std::optional(std::to_string(t->release.held))
                : std::nullopt,
            // person: k counts the distinct values of these columns.
-           p.person.empty() ? std::nullopt : std::optional(join(p.person))});
+           p.person.empty() ? std::nullopt : std::optional(join(p.person)),
+           t ? std::optional(evaluator_status(p, *t)) : std::nullopt});
     }
     emit(r);
   }

@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 #include <stdexcept>
 
+#include "base/config_error.h"
 #include "base/stopwatch.h"
 #include "catalog/mask_function.h"
 #include "catalog/table_catalog.h"
@@ -24,10 +25,19 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
   check_indexes(policy, info);
   check_constants(conn, policy, info);
   // evaluator: function: the masks call kanon_mask.released, once the
-  // catalog shows that only a superuser decides what that name means.
-  const uint32_t mask_function = policy.evaluator == policy::MaskEvaluator::kFunction
-                                     ? catalog::verified_mask_function(conn, policy)
-                                     : 0;
+  // catalog shows that only a superuser decides what that name means;
+  // evaluator: auto: if it does, else the SQL masks.
+  uint32_t mask_function = 0;
+  std::string fallback;
+  if (policy.evaluator == policy::MaskEvaluator::kFunction) {
+    mask_function = catalog::verified_mask_function(conn, policy);
+  } else if (policy.evaluator == policy::MaskEvaluator::kAuto) {
+    try {
+      mask_function = catalog::verified_mask_function(conn, policy);
+    } catch (const base::ConfigError& e) {
+      fallback = e.what();
+    }
+  }
   const policy::PredicateForm form =
       mask_function ? policy::PredicateForm::kFunction : options.form;
   const policy::RowKey key = options.history ? row_key(conn, policy, info) : policy::RowKey{};
@@ -36,6 +46,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
   if (!key.linkable()) {
     auto snap = policy::build_from_table(policy, info, table, form);
     if (snap->masks.calls_function) snap->mask_function = mask_function;
+    snap->evaluator_fallback = fallback;
     snap->stats.load_ms = load_ms;
     snap->release.key = key;
     snap->release.released_fraction = policy::released_fraction(snap->tree, table);
@@ -64,6 +75,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
   const double tree_ms = clock.lap_ms();
   auto snap = policy::build_from_tree(policy, info, std::move(built.tree), table, form);
   if (snap->masks.calls_function) snap->mask_function = mask_function;
+  snap->evaluator_fallback = std::move(fallback);
   snap->stats.load_ms = load_ms;
   snap->stats.tree_ms = tree_ms;
   snap->release = std::move(built.release);

@@ -77,6 +77,7 @@ std::string encode_snapshot(const policy::TableSnapshot& s) {
                     {"tree", base::Json::parse(policy::tree_json(s.tree))},
                     {"forms", std::move(forms)},
                     {"mask_function", s.mask_function},
+                    {"evaluator_fallback", s.evaluator_fallback},
                     {"built_at_us", std::chrono::duration_cast<std::chrono::microseconds>(
                                         s.built_at.time_since_epoch())
                                         .count()},
@@ -126,6 +127,7 @@ std::shared_ptr<policy::TableSnapshot> decode_snapshot(const std::string& body,
       throw std::runtime_error("it has a predicate form per attribute missing");
     snap->masks = policy::build_masks(policy, info, snap->predicates, snap->forms);
     snap->mask_function = doc.value("mask_function", uint32_t{0});
+    snap->evaluator_fallback = doc.value("evaluator_fallback", std::string());
     snap->built_at = std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
             std::chrono::microseconds(doc.at("built_at_us").get<int64_t>())));

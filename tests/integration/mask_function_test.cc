@@ -2,7 +2,8 @@
 // maskfn/kanon_mask.c): two copies of ADULT, one protected with the SQL
 // masks, one with kanon_mask.released; a restricted login must read exactly
 // the same values from both, with both protocols, and PostgreSQL may plan
-// workers for the function's masks only. A third copy in mode: view reads
+// workers for the function's masks only (SHOW POLICIES says what each
+// calls). A third copy, in mode: view with evaluator: auto, reads
 // the function's masks through its masked view; every masked read is
 // fenced, the fence listing only the columns named unless a whole row or a
 // positional alias could read the others, and answers stay the SQL masks'. Then the catalog changes
@@ -60,13 +61,34 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
     for (const char* t : {"adult_fn", "adult_sql", "adult_vfn"})
       out << "  - table: public." << t
           << "\n    k: 25\n    quasi_identifiers: [sex, age, race, education, workclass]\n"
-          << "    exempt: [postgres]\n    evaluator: " << (t[6] == 's' ? "sql" : "function")
+          << "    exempt: [postgres]\n    evaluator: "
+          << (t[6] == 's'   ? "sql"
+              : t[6] == 'v' ? "auto"
+                            : "function")
           << (t[6] == 'v' ? "\n    mode: view" : "") << "\n";
   }
   // Workers for the function's masks below whatever this host's cores
   // (serial_masks_at's default): the analyst is the only one running.
-  KanonProxy proxy(pg.port(), "serial_masks_at: 4\npolicies: [" + policy + "]\n");
+  KanonProxy proxy(pg.port(),
+                   "serial_masks_at: 4\nadmin: {database: kanon, users: [postgres]}\n"
+                   "policies: [" +
+                       policy + "]\n");
   pqxx::connection analyst(proxy.conninfo("analyst"));
+  // adult_vfn says evaluator: auto, and gets the function, installed.
+  {
+    const auto shown = run_command(
+        {"psql", "-X", "-At", "-d", proxy.conninfo("postgres", "kanon"), "-c", "SHOW POLICIES"});
+    for (const char* row : {"|public.adult_fn|", "|public.adult_sql|", "|public.adult_vfn|"}) {
+      const size_t at = shown.out.find(row);
+      REQUIRE_MESSAGE(at != std::string::npos, shown.out << shown.err);
+      const std::string line = shown.out.substr(at, shown.out.find('\n', at) - at);
+      const std::string evaluator = line.substr(line.rfind('|') + 1);
+      CHECK_MESSAGE(evaluator == (row[14] == 's'   ? "sql"
+                                  : row[14] == 'v' ? "function (auto)"
+                                                   : "function"),
+                    line);
+    }
+  }
   const std::string cols = "id, sex, age, race, education, workclass, occupation";
   for (bool extended : {false, true}) {
     CAPTURE(extended);

@@ -103,7 +103,7 @@ TEST_CASE("person: every released combination covers k customers, however many r
   char highest[32];
   std::snprintf(highest, sizeof highest, "%.6g", 1.0 / min);
   CHECK(verify.find(std::string("|ok|") + highest + "|") != std::string::npos);
-  CHECK(console("SHOW POLICIES").find("|customer_id\n") != std::string::npos);
+  CHECK(console("SHOW POLICIES").find("|customer_id|sql\n") != std::string::npos);
 
   // Over time: purchases arrive (of old customers and new ones), REFRESH,
   // and the analyst links its two reads by id. Every class of (first

@@ -288,10 +288,11 @@ TEST_CASE("SHOW POLICIES: held, the keys a materialized release masks (kanon.hel
   };
   // Inline: no column value.
   auto line = policy_line(f, "public.rtest");
-  REQUIRE(line.size() == 19);
+  REQUIRE(line.size() == 20);
   CHECK(line[5] == "inline");
   CHECK(line[17].empty());
-  CHECK(line[18].empty());  // no person:
+  CHECK(line[18].empty());   // no person:
+  CHECK(line[19] == "sql");  // the default evaluator
   f.write_policy(2, "materialized");
   REQUIRE(f.console_ok("RELOAD").find("2 built") != std::string::npos);
   line = policy_line(f, "public.rtest");

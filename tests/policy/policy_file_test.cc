@@ -111,6 +111,8 @@ TEST_CASE("defaults") {
   const auto p = load_policy_file(write(kHead))[0];
   CHECK(p.mode == EnforcementMode::kInline);
   CHECK(p.evaluator == MaskEvaluator::kSql);
+  CHECK(load_policy_file(write(kHead + "    evaluator: auto\n"))[0].evaluator ==
+        MaskEvaluator::kAuto);
   CHECK(p.max_nodes == 4096);
   CHECK(!p.sensitive);
   CHECK(p.refresh == std::chrono::minutes(10));
@@ -160,7 +162,7 @@ TEST_CASE("every validation error names file, line and key") {
   CHECK(error_of(kHead + "    mode: lazy\n") ==
         f + "5: tables[0].mode: 'lazy' is not one of inline, materialized, view");
   CHECK(error_of(kHead + "    evaluator: c\n") ==
-        f + "5: tables[0].evaluator: 'c' is not one of sql, function");
+        f + "5: tables[0].evaluator: 'c' is not one of sql, function, auto");
   CHECK(error_of(kHead + "    export: {metric: fast}\n") ==
         f + "5: tables[0].export.metric: 'fast' is not one of loss, dm, entropy, precision, "
             "height, aecs");

@@ -356,6 +356,42 @@ TEST_CASE("evaluator: function: refused until only a superuser decides what the 
   CHECK(error().empty());
 }
 
+TEST_CASE("evaluator: auto: the function where the build finds it as function needs it") {
+  // Otherwise the SQL masks, and why not the function; never a failed build.
+  auto& pg = PgSandbox::shared();
+  pg.psql("DROP SCHEMA IF EXISTS kanon_mask CASCADE");
+  pqxx::connection conn(conninfo());
+  auto policy = people_policy();
+  policy.evaluator = MaskEvaluator::kAuto;
+  const auto sql_masks = [&](const std::string& why) {
+    const auto snap = build_table_snapshot(conn, policy, {});
+    CHECK_FALSE(snap->masks.calls_function);
+    CHECK(snap->mask_function == 0);
+    CHECK_MESSAGE(snap->evaluator_fallback.find(why) != std::string::npos,
+                  snap->evaluator_fallback);
+    for (const auto& m : snap->masks.columns)
+      CHECK(m.expression.find("kanon_mask") == std::string::npos);
+  };
+  const auto function_masks = [&] {
+    const auto snap = build_table_snapshot(conn, policy, {});
+    CHECK(snap->masks.calls_function);
+    CHECK(snap->mask_function != 0);
+    CHECK(snap->evaluator_fallback.empty());
+  };
+  sql_masks("schema kanon_mask does not exist");
+  pg.install_mask_function();
+  function_masks();
+  pg.psql("GRANT CREATE ON SCHEMA kanon_mask TO analyst");
+  sql_masks("may create objects in schema kanon_mask: analyst");
+  pg.psql(
+      "REVOKE CREATE ON SCHEMA kanon_mask FROM analyst; "
+      "CREATE FUNCTION kanon_mask.released(bytea, text) RETURNS boolean "
+      "LANGUAGE sql IMMUTABLE AS 'SELECT true'");
+  sql_masks("is not the function install.sql creates");
+  pg.psql("DROP FUNCTION kanon_mask.released(bytea, text)");
+  function_masks();
+}
+
 TEST_CASE("kanon_mask.released: malformed code, odd calls and types it cannot compare are errors") {
   auto& pg = PgSandbox::shared();
   pg.install_mask_function();

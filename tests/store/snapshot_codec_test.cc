@@ -70,6 +70,12 @@ TEST_CASE("snapshot codec: decoded snapshot has the built one's tree, forms and 
   CHECK(back->stats.fingerprint == data_fingerprint(table));
   CHECK(std::chrono::abs(back->built_at - built->built_at) < std::chrono::milliseconds(1));
   CHECK(back->materialized_name.empty());
+  CHECK(back->evaluator_fallback.empty());
+  // evaluator: auto's reason for the SQL masks travels with them.
+  auto fell_back = std::make_shared<TableSnapshot>(*built);
+  fell_back->evaluator_fallback = "schema kanon_mask does not exist";
+  CHECK(decode_snapshot(encode_snapshot(*fell_back), policy, seed_info())->evaluator_fallback ==
+        "schema kanon_mask does not exist");
 }
 
 TEST_CASE("snapshot codec: a row key that tells rows apart by the quasi-identifiers") {
@@ -152,6 +158,10 @@ TEST_CASE("snapshot codec: policy hash and data fingerprint") {
   auto evaluator = p;
   evaluator.evaluator = MaskEvaluator::kFunction;
   CHECK(policy_hash(evaluator) != h);
+  auto automatic = p;
+  automatic.evaluator = MaskEvaluator::kAuto;
+  CHECK(policy_hash(automatic) != h);
+  CHECK(policy_hash(automatic) != policy_hash(evaluator));
   auto person = p;
   person.person = {"occupation"};
   CHECK(policy_hash(person) != h);
