@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL 15 cluster for tests, benchmarks and the demo.
 #
-#   pg-sandbox.sh start [--port N] [--demo] [--hardened] [--owner-pid PID]
+#   pg-sandbox.sh start [--port N] [--demo] [--hardened] [--mask-function LIB] [--owner-pid PID]
 #       initdb in a new temporary directory, start on 127.0.0.1 (a free port
 #       unless --port), create the test roles, and with --demo load the demo
 #       tables (public.adult, public.people). --hardened sets the cluster up
@@ -9,7 +9,9 @@
 #       `kanon check` finds clean): only postgres may use the Unix socket,
 #       and the other logins get SELECT on the demo tables instead of
 #       pg_read_all_data, so they reach data only over TCP from 127.0.0.1,
-#       kanon's address. Prints shell assignments:
+#       kanon's address. --mask-function installs kanon_mask (maskfn/install.sql)
+#       from the library LIB (build/maskfn/kanon_mask.so), copied into the
+#       cluster's directory, in database postgres. Prints shell assignments:
 #         KANON_PG_DIR=... KANON_PG_HOST=127.0.0.1 KANON_PG_PORT=...
 #       With --owner-pid, a watchdog stops and removes the cluster as soon as
 #       that process is gone, even if it was killed with SIGKILL.
@@ -89,6 +91,17 @@ GRANT pg_read_all_data TO kanon_md5, kanon_scram, kanon_password, analyst;
 SQL
 }
 
+# The server reads the library from the cluster's directory (its user may
+# not reach the build tree).
+install_mask_function() {
+  local port="$1" dir="$2" library="$3"
+  [ -f "$library" ] || { echo "pg-sandbox: $library not found (build kanon first)" >&2; return 1; }
+  cp "$library" "$dir/kanon_mask.so"
+  chmod 644 "$dir/kanon_mask.so"
+  psql -X -q -v ON_ERROR_STOP=1 -v library="$dir/kanon_mask.so" -h 127.0.0.1 -p "$port" \
+    -U postgres -d postgres -f "$ROOT/maskfn/install.sql" >/dev/null
+}
+
 load_demo() {
   local port="$1"
   local adult="${KANON_ADULT_CSV:-$ROOT/data/adult/adult.csv}"
@@ -101,12 +114,13 @@ load_demo() {
 }
 
 start() {
-  local port="" demo=0 hardened=0 owner=""
+  local port="" demo=0 hardened=0 owner="" mask_library=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --port) port="$2"; shift 2 ;;
       --demo) demo=1; shift ;;
       --hardened) hardened=1; shift ;;
+      --mask-function) mask_library="$2"; shift 2 ;;
       --owner-pid) owner="$2"; shift 2 ;;
       *) echo "pg-sandbox: unknown option $1" >&2; exit 2 ;;
     esac
@@ -148,6 +162,7 @@ start() {
   create_roles "$port"
   [ $demo -eq 1 ] && load_demo "$port"
   [ $hardened -eq 1 ] && harden_grants "$port"
+  [ -n "$mask_library" ] && install_mask_function "$port" "$dir" "$mask_library"
   trap - ERR
   echo "KANON_PG_DIR=$dir"
   echo "KANON_PG_HOST=127.0.0.1"
@@ -157,5 +172,5 @@ start() {
 case "${1:-}" in
   start) shift; start "$@" ;;
   stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop_cluster "$2" ;;
-  *) echo "usage: $0 start [--port N] [--demo] [--hardened] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--port N] [--demo] [--hardened] [--mask-function LIB] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
 esac

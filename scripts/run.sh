@@ -11,7 +11,11 @@ LISTEN="${KANON_LISTEN:-127.0.0.1:6432}"
 "$ROOT/scripts/build.sh" "$ROOT/build"
 
 echo "run: starting a throwaway PostgreSQL 15 with the demo data..."
-eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --hardened --owner-pid $$)"
+# kanon_mask (maskfn/) when it was built: public.adult's policy says
+# evaluator: auto, so its masks call the C function.
+MASK=()
+[ -f "$ROOT/build/maskfn/kanon_mask.so" ] && MASK=(--mask-function "$ROOT/build/maskfn/kanon_mask.so")
+eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --hardened "${MASK[@]}" --owner-pid $$)"
 PROXY_PID=""
 cleanup() {
   trap - EXIT INT TERM

@@ -257,9 +257,12 @@ TEST_CASE("a service account that is no superuser cannot read pg_hba.conf: every
 TEST_CASE("the demo set-up (scripts/run.sh: pg-sandbox.sh --demo --hardened) has no exposure") {
   // Its own cluster: the shared sandbox keeps pg_read_all_data and a trusted
   // Unix socket for every login, which the other tests rely on (and which
-  // kanon check reports, as the first half of this case shows).
-  const auto start = run_command({source_dir() + "/scripts/pg-sandbox.sh", "start", "--demo",
-                                  "--hardened", "--owner-pid", std::to_string(getpid())});
+  // kanon check reports, as the first half of this case shows). With
+  // kanon_mask installed, as scripts/run.sh does (public.adult's policy
+  // says evaluator: auto).
+  const auto start = run_command(
+      {source_dir() + "/scripts/pg-sandbox.sh", "start", "--demo", "--hardened", "--mask-function",
+       binary_dir() + "/maskfn/kanon_mask.so", "--owner-pid", std::to_string(getpid())});
   REQUIRE_MESSAGE(start.exit_code == 0, start.err);
   std::string dir, port;
   std::istringstream lines(start.out);
