@@ -85,6 +85,13 @@ void check_kanon_schemas(const settings::ServerConfig& config,
   }
 }
 
+// evaluator: auto built with the SQL masks: why not the function.
+void log_evaluator_fallback(const std::string& name, const policy::TableSnapshot& t) {
+  if (!t.evaluator_fallback.empty())
+    log(LogLevel::kInfo, "policy {}: evaluator: auto: SQL masks, not kanon_mask.released ({})",
+        name, t.evaluator_fallback);
+}
+
 }  // namespace
 
 void Server::build_policies() {
@@ -111,6 +118,7 @@ void Server::build_policies() {
         for (const auto& w : t->grant_warnings) log(LogLevel::kWarning, "policy {}: {}", name, w);
         if (!t->release.note.empty())
           log(LogLevel::kWarning, "policy {}: {}", name, t->release.note);
+        log_evaluator_fallback(name, *t);
       } else {
         log(LogLevel::kError, "policy {}: not built, restricted sessions are denied the table: {}",
             name, snapshot->errors.count(p.name()) ? snapshot->errors.at(p.name()) : "unknown");
@@ -166,6 +174,7 @@ void Server::build_policies() {
                                      : "");
         if (!in_force->release.note.empty())
           log(LogLevel::kWarning, "policy {}: {}", name, in_force->release.note);
+        log_evaluator_fallback(name, *in_force);
       });
 }
 
