@@ -45,19 +45,38 @@ Fixture& fixture() {
   return f;
 }
 
-// The backend of `analyst` caches people's body: the function reads people
+// The backend of a session caches people's body: the function reads people
 // while it runs an attempt kanon allowed on its older catalog (whose guard
 // fails). A block begun after this holds that body until it reads the
-// invalidations.
-void cache_people_body(pqxx::connection& analyst, bool extended) {
+// invalidations. `run_call` runs kCallFlipCities in the session.
+template <typename RunCall>
+void cache_people_body_with(RunCall&& run_call) {
   admin(to_open);
-  for (int i = 0; i < 200 && !run(analyst, call, extended).sqlstate.empty(); ++i)
+  for (int i = 0; i < 200 && !run_call().sqlstate.empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   WatchersPaused paused;
   admin(to_people);
-  const Outcome o = run(analyst, call, extended);
+  const Outcome o = run_call();
   check_answer(o, true);
   CHECK_MESSAGE(o.sqlstate == "42501", o.sqlstate << " " << o.message);
+}
+
+void cache_people_body(pqxx::connection& analyst, bool extended) {
+  cache_people_body_with([&] { return run(analyst, call, extended); });
+}
+
+// A Query on a wire session: its answers' bytes as the rows (cities appear
+// in them as text), the first error's SQLSTATE.
+Outcome wire_run(WireSession& session, const std::string& sql) {
+  session.send(wire::Query{sql});
+  Outcome o;
+  o.rows = session.until('Z', 60);
+  for (const auto& answer : message_summary(o.rows))
+    if (answer.starts_with("E:")) {
+      o.sqlstate = answer.substr(2);
+      break;
+    }
+  return o;
 }
 
 // Waits until kanon's catalog has the open body: another session's call is
@@ -340,4 +359,33 @@ TEST_CASE("DDL in a block: a block an error aborted, left with ROLLBACK TO SAVEP
   CHECK_MESSAGE(again.sqlstate.empty(), again.sqlstate << " " << again.message);
   CHECK(again.rows.find("Opentown") != std::string::npos);
   pqxx::nontransaction(analyst).exec("ROLLBACK");
+}
+
+TEST_CASE(
+    "DDL in a block: an aborted block left with ROLLBACK TO SAVEPOINT in one extended cycle") {
+  // The case above in the extended protocol: ROLLBACK TO SAVEPOINT and the
+  // call as Parse, Bind and Execute each, then one Sync. The call's Parse
+  // is more than transaction control: kReadInvalidations goes before it,
+  // after the ROLLBACK TO, and the new body runs (without the reads before
+  // a Parse and a Bind: people's raw cities).
+  auto& f = fixture();
+  WireSession session(f.proxy->port());
+  cache_people_body_with([&] { return wire_run(session, call); });
+  CHECK(wire_run(session, "BEGIN").sqlstate.empty());
+  CHECK(wire_run(session, "SAVEPOINT a").sqlstate.empty());
+  CHECK(wire_run(session, "SELECT 1 / 0").sqlstate == "22012");
+  admin(to_open);
+  until_kanon_has_open_body();
+  session.send(wire::Parse{"", "ROLLBACK TO SAVEPOINT a", {}}, wire::Bind{"", "", {}, {}, {}},
+               wire::Execute{"", 0}, wire::Parse{"", call, {}}, wire::Bind{"", "", {}, {}, {}},
+               wire::Execute{"", 0}, wire::Sync{});
+  const std::string bytes = session.until('Z', 60);
+  check_no_raw_value(bytes);
+  const auto answers = message_summary(bytes);
+  CHECK_MESSAGE(std::none_of(answers.begin(), answers.end(),
+                             [](const std::string& a) { return a.starts_with("E:"); }),
+                bytes);
+  CHECK(bytes.find("Opentown") != std::string::npos);
+  CHECK(answers.back() == "Z:T");
+  CHECK(wire_run(session, "ROLLBACK").sqlstate.empty());
 }
