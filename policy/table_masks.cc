@@ -35,6 +35,17 @@ std::string released_value(const ColumnInfo& col, const std::string& type) {
   return "(" + col.released(quoted) + ")::" + type;
 }
 
+// Values of the column compare under pg_catalog's operators for integers or
+// text, whose functions are leakproof and strict: a restriction on it can be
+// decided on the raw value first (ColumnMask::release_test).
+bool plainly_compared(const ColumnInfo& col) {
+  static const char* const kTypes[] = {"integer", "smallint", "bigint", "text",
+                                       "character varying"};
+  return col.released_form.empty() && col.setting_dependent.empty() &&
+         (col.equality.empty() || col.equality == "OPERATOR(pg_catalog.=)") &&
+         std::find(std::begin(kTypes), std::end(kTypes), col.type) != std::end(kTypes);
+}
+
 }  // namespace
 
 TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
@@ -66,11 +77,17 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
           !(call = function_predicate_sql(predicates[i], attrs)))
         form = PredicateForm::kFlatCase;
       const std::string value = released_value(col, type);
-      m.expression = form == PredicateForm::kFlatValue
-                         ? masked_column_sql(predicates[i], attrs, value, type)
-                     : form == PredicateForm::kFunction
-                         ? mask_sql(value, type, *call)
-                         : mask_sql(value, type, predicate_sql(predicates[i], attrs, form));
+      if (form == PredicateForm::kFlatValue) {
+        m.expression = masked_column_sql(predicates[i], attrs, value, type);
+      } else {
+        const std::string test =
+            form == PredicateForm::kFunction ? *call : predicate_sql(predicates[i], attrs, form);
+        m.expression = mask_sql(value, type, test);
+        if (test != "true" && test != "false" && plainly_compared(col)) {
+          m.release_test = test;
+          m.holds_integers = col.type != "text" && col.type != "character varying";
+        }
+      }
       if (!ReleasePredicate::constant(predicates[i].root()))
         (form == PredicateForm::kFunction ? masks.calls_function : masks.interpreted) = true;
     }

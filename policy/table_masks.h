@@ -22,6 +22,14 @@ struct ColumnMask {
   std::string type;        // with modifiers
   std::string expression;  // SQL yielding the masked value
   enum class Role { kQuasiIdentifier, kDirectIdentifier, kSensitive, kOther } role;
+  // A quasi-identifier whose mask is `CASE WHEN <release_test> THEN "col"
+  // END` over a column compared as PostgreSQL's built-in integer or text
+  // types compare (integer, smallint, bigint, text, character varying; no
+  // released form, pg_catalog's `=`): the release predicate. The rewriter
+  // then decides a restriction `col <op> <constant>` on the raw value before
+  // the predicate (rewriter/restriction_filter.h). Empty otherwise.
+  std::string release_test;
+  bool holds_integers = false;  // release_test set: integer, smallint or bigint (else text)
 
   // expr AS "col": the column's item in a select list.
   std::string select_item() const;

@@ -11,6 +11,7 @@
 #include "base/text.h"
 #include "catalog/mask_function.h"
 #include "policy/sql_text.h"
+#include "rewriter/restriction_filter.h"
 #include "rewriter/sql_lexer.h"
 #include "rewriter/string_literals.h"
 
@@ -1071,6 +1072,11 @@ class Planner {
       if (!r.catalog.empty()) s += policy::quote_identifier(r.catalog) + ".";
       s += child ? policy::qualified_name(child->schema, child->name)
                  : policy::qualified_name(t.schema, t.table);
+      // Rows the statement's WHERE keeps, decided on raw values first
+      // (restriction_filter.h).
+      if (!child)
+        s += restriction_filter(r.restrictions, snap.masks,
+                                inputs_.catalog ? &inputs_.catalog->facts() : nullptr);
     }
     s += ')';
     if (fence) {

@@ -321,6 +321,7 @@ class StatementWalker {
         depth_ >= 0)
       out_.nested_writes.emplace_back(type);
     if (type == "SelectStmt" && t_.member(body, "intoClause") >= 0) out_.select_into = true;
+    if (type == "SelectStmt") note_restrictions(body);
     if (type == "ExecuteStmt") out_.executed.emplace_back(string_member(body, "name"));
     const bool table_form = type == "SelectStmt" && is_table_command(body);
 
@@ -383,8 +384,130 @@ class StatementWalker {
     return col >= 0 && loc >= 0 && t_.at(loc).number == -1;
   }
 
+  // A SELECT whose FROM list is one relation and which has a WHERE: the
+  // restrictions its WHERE puts on that relation's columns, for
+  // record_relation (ColumnRestriction).
+  void note_restrictions(int32_t select) {
+    const int32_t from = t_.member(select, "fromClause");
+    const int32_t where = t_.member(select, "whereClause");
+    if (from < 0 || where < 0 || t_.at(from).kind != Kind::kArray) return;
+    const int32_t item = t_.at(from).first_child;
+    if (item < 0 || t_.at(item).next_sibling >= 0) return;
+    const auto [kind, var] = node_of(item);
+    if (kind != "RangeVar") return;
+    const int32_t alias = t_.member(var, "alias");
+    if (t_.member(alias, "colnames") >= 0) return;
+    const std::string_view qualifier =
+        alias >= 0 ? string_member(alias, "aliasname") : string_member(var, "relname");
+    std::vector<ColumnRestriction> found;
+    collect_restrictions(where, qualifier, found);
+    if (!found.empty()) restrictions_.emplace_back(var, std::move(found));
+  }
+
+  // The conjuncts of `node` (nested ANDs included) that are restrictions.
+  void collect_restrictions(int32_t node, std::string_view qualifier,
+                            std::vector<ColumnRestriction>& out) const {
+    const auto [kind, body] = node_of(node);
+    if (kind == "BoolExpr") {
+      if (string_member(body, "boolop") != "AND_EXPR") return;
+      const int32_t args = t_.member(body, "args");
+      if (args < 0) return;
+      for (int32_t a = t_.at(args).first_child; a >= 0; a = t_.at(a).next_sibling)
+        collect_restrictions(a, qualifier, out);
+      return;
+    }
+    if (kind != "A_Expr") return;
+    const std::string op = restriction_operator(t_.member(body, "name"));
+    const std::string_view form = string_member(body, "kind");
+    const int32_t lexpr = t_.member(body, "lexpr");
+    const int32_t rexpr = t_.member(body, "rexpr");
+    ColumnRestriction r;
+    if (form == "AEXPR_OP" && !op.empty() && op != "BETWEEN") {
+      ColumnRestriction::Comparison c{op, true, false, {}};
+      if (restricted_column(lexpr, qualifier, r.column) && read_constant(rexpr, c)) {
+        r.comparisons.push_back(std::move(c));
+      } else if (restricted_column(rexpr, qualifier, r.column) && read_constant(lexpr, c)) {
+        c.column_first = false;
+        r.comparisons.push_back(std::move(c));
+      }
+    } else if ((form == "AEXPR_IN" && (op == "=" || op == "<>")) ||
+               (form == "AEXPR_BETWEEN" && op == "BETWEEN")) {
+      const int32_t items = t_.member(t_.member(rexpr, "List"), "items");
+      if (!restricted_column(lexpr, qualifier, r.column) || items < 0) return;
+      for (int32_t i = t_.at(items).first_child; i >= 0; i = t_.at(i).next_sibling) {
+        const bool between = form == "AEXPR_BETWEEN";
+        ColumnRestriction::Comparison c{
+            between ? (r.comparisons.empty() ? ">=" : "<=") : op, true, false, {}};
+        if (!read_constant(i, c) || r.comparisons.size() >= 1000) return;
+        r.comparisons.push_back(std::move(c));
+      }
+      if (form == "AEXPR_BETWEEN" && r.comparisons.size() != 2) return;
+      r.any = op == "=";
+    }
+    if (!r.comparisons.empty()) out.push_back(std::move(r));
+  }
+
+  // An A_Expr's operator name when it is one a restriction may use ("=",
+  // "<>", "<", "<=", ">", ">=", "BETWEEN"), unqualified or in pg_catalog;
+  // "" otherwise.
+  std::string restriction_operator(int32_t name) const {
+    if (name < 0 || t_.at(name).kind != Kind::kArray) return {};
+    std::vector<std::string_view> parts;
+    for (int32_t p = t_.at(name).first_child; p >= 0; p = t_.at(p).next_sibling)
+      parts.push_back(string_member(t_.member(p, "String"), "sval"));
+    if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[0] != "pg_catalog"))
+      return {};
+    for (const char* op : {"=", "<>", "<", "<=", ">", ">=", "BETWEEN"})
+      if (parts.back() == op) return op;
+    return {};
+  }
+
+  // A ColumnRef naming a column of the FROM item `qualifier` names.
+  bool restricted_column(int32_t node, std::string_view qualifier, std::string& column) const {
+    const auto [kind, body] = node_of(node);
+    const int32_t fields = kind == "ColumnRef" ? t_.member(body, "fields") : -1;
+    if (fields < 0) return false;
+    std::vector<std::string_view> parts;
+    for (int32_t f = t_.at(fields).first_child; f >= 0; f = t_.at(f).next_sibling) {
+      const int32_t s = t_.member(f, "String");
+      if (s < 0) return false;  // a star
+      parts.push_back(string_member(s, "sval"));
+    }
+    if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[0] != qualifier))
+      return false;
+    column = std::string(parts.back());
+    return !column.empty();
+  }
+
+  // A positive integer constant (libpg_query's JSON writes 0 and negative
+  // ones alike, so they are left out) or a string of printable ASCII without
+  // a backslash.
+  bool read_constant(int32_t node, ColumnRestriction::Comparison& c) const {
+    const auto [kind, body] = node_of(node);
+    if (kind != "A_Const") return false;
+    const int32_t ival = t_.member(t_.member(body, "ival"), "ival");
+    if (ival >= 0) {
+      if (t_.at(ival).kind != Kind::kNumber || t_.at(ival).number <= 0) return false;
+      c.string = false;
+      c.value = std::to_string(t_.at(ival).number);
+      return true;
+    }
+    const int32_t sval = t_.member(t_.member(body, "sval"), "sval");
+    if (sval < 0 || t_.at(sval).kind != Kind::kString) return false;
+    const std::string_view text = t_.at(sval).text;
+    for (char ch : text)
+      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f ||
+          ch == '\\')
+        return false;
+    c.string = true;
+    c.value = std::string(text);
+    return true;
+  }
+
   void record_relation(int32_t body, std::string_view parent_type, std::string_view key) {
     RelationRef r;
+    for (auto& [var, found] : restrictions_)
+      if (var == body) r.restrictions = std::move(found);
     r.catalog = std::string(string_member(body, "catalogname"));
     r.schema = std::string(string_member(body, "schemaname"));
     r.name = std::string(string_member(body, "relname"));
@@ -450,6 +573,9 @@ class StatementWalker {
   uint64_t hash_ = kFnvOffset;
   int depth_ = -1;  // the statement node itself is depth 0
   bool in_locking_ = false;
+  // note_restrictions: a RangeVar's body, and what its SELECT's WHERE
+  // restricts its columns to.
+  std::vector<std::pair<int32_t, std::vector<ColumnRestriction>>> restrictions_;
   bool table_form_from_ = false;
   std::vector<std::string_view> ctes_;
 };

@@ -17,6 +17,27 @@
 
 namespace kanon::rewriter {
 
+// A restriction a SELECT puts on a column of its only FROM item: a conjunct
+// at the top level of its WHERE (so PostgreSQL keeps exactly the item's rows
+// it holds for, whatever else the statement does): `col <op> constant` either
+// way round, `col IN (constants)`, `col NOT IN (constants)`, `col BETWEEN c1
+// AND c2`; `col` unqualified or qualified by the item's alias (its name when
+// it has none), op = <> < <= > >= unqualified or OPERATOR(pg_catalog.op), a
+// constant a positive integer or a string of printable ASCII without a
+// backslash (the same characters in every client encoding, whatever
+// standard_conforming_strings says). rewriter/restriction_filter.h uses it.
+struct ColumnRestriction {
+  struct Comparison {
+    std::string op;
+    bool column_first = true;  // col <op> constant (false: constant <op> col)
+    bool string = false;       // a string constant, else an integer
+    std::string value;         // the integer's digits, or the string's characters
+  };
+  std::string column;  // folded, unquoted
+  std::vector<Comparison> comparisons;
+  bool any = false;  // IN: it holds when any comparison does; otherwise when all do
+};
+
 // One reference to a relation by name (a RangeVar).
 struct RelationRef {
   enum class Role {
@@ -35,6 +56,9 @@ struct RelationRef {
   bool cte = false;         // unqualified, and a WITH in scope defines this name
   bool table_form = false;  // the relation of a `TABLE name` command
   Role role = Role::kOther;
+  // The only FROM item of a SELECT with a WHERE: what the WHERE restricts
+  // its columns to (ColumnRestriction).
+  std::vector<ColumnRestriction> restrictions;
 };
 
 struct ColumnReference {

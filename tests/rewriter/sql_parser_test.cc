@@ -143,3 +143,66 @@ TEST_CASE("statement_kind: every kind a rule names, from its node name; others k
   CHECK(out.statements[0].kind == StatementKind::kOther);
   CHECK(out.statements[0].node == "AlterTableStmt");
 }
+
+namespace {
+
+// "col op value" per comparison of the restrictions of the relation at
+// `index`, "|" between restrictions, "any:" before an IN's.
+std::string restrictions_of(const std::string& sql, size_t index = 0) {
+  const auto out = parse_sql(sql);
+  REQUIRE(out.ok);
+  const auto& rels = out.statements.at(0).relations;
+  REQUIRE(index < rels.size());
+  std::string s;
+  for (const auto& r : rels[index].restrictions) {
+    s += (s.empty() ? "" : " | ") + std::string(r.any ? "any:" : "");
+    for (const auto& c : r.comparisons) {
+      const std::string value = c.string ? "'" + c.value + "'" : c.value;
+      s += (c.column_first ? r.column + " " + c.op + " " + value
+                           : value + " " + c.op + " " + r.column) +
+           ";";
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's columns to") {
+  CHECK(restrictions_of("SELECT count(*) FROM adult WHERE age = 39") == "age = 39;");
+  CHECK(restrictions_of("SELECT * FROM public.adult a WHERE 'Female' = a.sex AND a.age >= 30 "
+                        "AND (age <= 40 AND occupation IN ('Sales', 'Tech-support'))") ==
+        "'Female' = sex; | age >= 30; | age <= 40; | any:occupation = 'Sales';occupation = "
+        "'Tech-support';");
+  CHECK(restrictions_of("SELECT 1 FROM adult WHERE age BETWEEN 30 AND '35' AND race NOT IN "
+                        "('White') AND age OPERATOR(pg_catalog.<>) 7 AND adult.sex != 'Male'") ==
+        "age >= 30;age <= '35'; | race <> 'White'; | age <> 7; | sex <> 'Male';");
+  // Not restrictions: OR, NOT, functions, other operators, parameters,
+  // columns of other items, 0 and negative numbers (libpg_query writes them
+  // alike), decimals, non-ASCII or backslashed strings, an alias that renames
+  // columns, a join, two FROM items, a qualifier that is not the item's name.
+  for (const char* sql : {
+           "SELECT 1 FROM adult WHERE age = 39 OR sex = 'Male'",
+           "SELECT 1 FROM adult WHERE NOT age = 39",
+           "SELECT 1 FROM adult WHERE abs(age) = 39 AND age + 1 = 40 AND age = age",
+           "SELECT 1 FROM adult WHERE sex LIKE 'M%' AND age ~ '3' AND age IS NULL",
+           "SELECT 1 FROM adult WHERE age = $1 AND age = 0 AND age = -5 AND age = 39.5",
+           "SELECT 1 FROM adult WHERE sex = 'M\xc3\xa4' AND sex = 'a\\b' AND sex = E'\\n'",
+           "SELECT 1 FROM adult AS t(a, b) WHERE a = 39",
+           "SELECT 1 FROM adult a JOIN other o ON true WHERE a.age = 39",
+           "SELECT 1 FROM adult a, other o WHERE a.age = 39",
+           "SELECT 1 FROM adult a WHERE adult.age = 39 AND public.a.age = 39",
+           "SELECT 1 FROM adult WHERE age OPERATOR(public.=) 39 AND age NOT BETWEEN 1 AND 2",
+           "SELECT 1 FROM adult WHERE age BETWEEN SYMMETRIC 1 AND 2",
+       }) {
+    CAPTURE(sql);
+    CHECK(restrictions_of(sql).empty());
+  }
+  // Each SELECT its own: a subquery's WHERE restricts its own item.
+  const std::string nested =
+      "SELECT * FROM adult WHERE age = 39 AND id IN (SELECT id FROM adult WHERE sex = 'Male')";
+  CHECK(restrictions_of(nested, 0) == "age = 39;");
+  CHECK(restrictions_of(nested, 1) == "sex = 'Male';");
+  CHECK(restrictions_of("SELECT age FROM adult WHERE age = 39 UNION SELECT age FROM adult", 1)
+            .empty());
+}

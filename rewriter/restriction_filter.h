@@ -1,0 +1,39 @@
+// What a masked read filters rows by first: a SELECT's restriction on a
+// quasi-identifier (`WHERE age = 39`, ColumnRestriction) keeps only rows
+// whose masked value satisfies it, and a masked value is the raw one or
+// NULL, which satisfies no comparison. So the derived table kanon splices in
+// may keep just those rows itself, deciding each on the raw value first and
+// evaluating the release predicate only where the raw value satisfies the
+// restriction:
+//
+//   WHERE CASE WHEN "age" OPERATOR(pg_catalog.=) 39 THEN <age's release test>
+//              ELSE false END
+//
+// One expression, true exactly when the masked value satisfies the
+// restriction: it depends on masked values only, whatever PostgreSQL
+// evaluates before or after it (a function of the user's in another
+// conjunct sees the rows it would see without it), and PostgreSQL estimates
+// it with its default selectivity, not from raw statistics. The user's own
+// conjunct stays and still reads the masked column. Only for
+// columns compared as built-in integers or text (ColumnMask::release_test),
+// with pg_catalog's leakproof, strict comparison operators, and only while
+// the catalog holds no user-defined operator of that name (the user's
+// unqualified one could then be another). docs/rewriter.md, "Restrictions".
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "catalog/catalog_facts.h"
+#include "policy/table_masks.h"
+#include "rewriter/sql_parser.h"
+
+namespace kanon::rewriter {
+
+// " WHERE ..." for the derived table that reads `masks` in place of a
+// reference with `restrictions`; "" when none applies or `facts` is null.
+std::string restriction_filter(const std::vector<ColumnRestriction>& restrictions,
+                               const policy::TableMasks& masks,
+                               const catalog::CatalogFacts* facts);
+
+}  // namespace kanon::rewriter
