@@ -1,8 +1,9 @@
 // What a masked read filters rows by first: a SELECT's restriction on a
 // quasi-identifier (`WHERE age = 39`, ColumnRestriction) keeps only rows
-// whose masked value satisfies it, and a masked value is the raw one or
-// NULL, which satisfies no comparison. So the derived table kanon splices in
-// may keep just those rows itself, deciding each on the raw value first and
+// of the table whose masked value satisfies it (others contribute no row to
+// the result, in a join too), and a masked value is the raw one or NULL,
+// which satisfies no comparison. So the derived table kanon splices in may
+// keep just those rows itself, deciding each on the raw value first and
 // evaluating the release predicate only where the raw value satisfies the
 // restriction:
 //
@@ -33,7 +34,6 @@ namespace kanon::rewriter {
 // " WHERE ..." for the derived table that reads `masks` in place of a
 // reference with `restrictions`; "" when none applies or `facts` is null.
 std::string restriction_filter(const std::vector<ColumnRestriction>& restrictions,
-                               const policy::TableMasks& masks,
-                               const catalog::CatalogFacts* facts);
+                               const policy::TableMasks& masks, const catalog::CatalogFacts* facts);
 
 }  // namespace kanon::rewriter

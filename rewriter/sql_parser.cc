@@ -3,6 +3,7 @@
 #include <pg_query.h>
 #include <pg_query/pg_query.pb-c.h>
 
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 
@@ -384,28 +385,72 @@ class StatementWalker {
     return col >= 0 && loc >= 0 && t_.at(loc).number == -1;
   }
 
-  // A SELECT whose FROM list is one relation and which has a WHERE: the
-  // restrictions its WHERE puts on that relation's columns, for
-  // record_relation (ColumnRestriction).
+  // A SELECT with a WHERE: the restrictions its WHERE puts on the columns of
+  // each relation its FROM list names outside subqueries (joins included),
+  // for record_relation (ColumnRestriction). A column qualified by the name
+  // the relation goes by, if no other FROM item goes by it; a bare column
+  // too when the relation is the only FROM item (in a join a bare name may
+  // be another item's column, or a USING column merged from both sides).
   void note_restrictions(int32_t select) {
     const int32_t from = t_.member(select, "fromClause");
     const int32_t where = t_.member(select, "whereClause");
     if (from < 0 || where < 0 || t_.at(from).kind != Kind::kArray) return;
-    const int32_t item = t_.at(from).first_child;
-    if (item < 0 || t_.at(item).next_sibling >= 0) return;
-    const auto [kind, var] = node_of(item);
-    if (kind != "RangeVar") return;
-    const int32_t alias = t_.member(var, "alias");
-    if (t_.member(alias, "colnames") >= 0) return;
-    const std::string_view qualifier =
-        alias >= 0 ? string_member(alias, "aliasname") : string_member(var, "relname");
-    std::vector<ColumnRestriction> found;
-    collect_restrictions(where, qualifier, found);
-    if (!found.empty()) restrictions_.emplace_back(var, std::move(found));
+    std::vector<std::pair<int32_t, std::string_view>> vars;  // RangeVar body, its name
+    std::vector<std::string_view> names;
+    const int32_t first = t_.at(from).first_child;
+    for (int32_t item = first; item >= 0; item = t_.at(item).next_sibling)
+      from_item_names(item, vars, names);
+    const bool single =
+        first >= 0 && t_.at(first).next_sibling < 0 && node_of(first).first == "RangeVar";
+    for (const auto& [var, name] : vars) {
+      if (std::count(names.begin(), names.end(), name) != 1) continue;
+      std::vector<ColumnRestriction> found;
+      collect_restrictions(where, {name, single}, found);
+      if (!found.empty()) restrictions_.emplace_back(var, std::move(found));
+    }
   }
 
+  // The relations (RangeVar bodies) FROM item `item` holds outside
+  // subqueries and functions, each with the name it goes by, unless an alias
+  // renames its columns (`AS t(a, b)`) or a join alias hides it; and every
+  // name the item's parts go by.
+  void from_item_names(int32_t item, std::vector<std::pair<int32_t, std::string_view>>& vars,
+                       std::vector<std::string_view>& names) const {
+    const auto [kind, body] = node_of(item);
+    if (body < 0) return;
+    const int32_t alias = t_.member(body, "alias");
+    if (kind == "RangeVar") {
+      const std::string_view name =
+          alias >= 0 ? string_member(alias, "aliasname") : string_member(body, "relname");
+      names.push_back(name);
+      if (t_.member(alias, "colnames") < 0) vars.emplace_back(body, name);
+      return;
+    }
+    if (alias >= 0) names.push_back(string_member(alias, "aliasname"));
+    if (kind != "JoinExpr") return;
+    const int32_t using_alias = t_.member(body, "join_using_alias");
+    if (using_alias >= 0) names.push_back(string_member(using_alias, "aliasname"));
+    if (alias >= 0) {
+      // Its relations are known by the join's alias only: count their names
+      // so that nothing else is taken for them.
+      std::vector<std::pair<int32_t, std::string_view>> hidden;
+      from_item_names(t_.member(body, "larg"), hidden, names);
+      from_item_names(t_.member(body, "rarg"), hidden, names);
+      return;
+    }
+    from_item_names(t_.member(body, "larg"), vars, names);
+    from_item_names(t_.member(body, "rarg"), vars, names);
+  }
+
+  // The FROM item a restriction's column must belong to: the name it goes
+  // by, and whether a bare column name is its (it is the only item).
+  struct RestrictedItem {
+    std::string_view name;
+    bool bare = false;
+  };
+
   // The conjuncts of `node` (nested ANDs included) that are restrictions.
-  void collect_restrictions(int32_t node, std::string_view qualifier,
+  void collect_restrictions(int32_t node, const RestrictedItem& item,
                             std::vector<ColumnRestriction>& out) const {
     const auto [kind, body] = node_of(node);
     if (kind == "BoolExpr") {
@@ -413,7 +458,7 @@ class StatementWalker {
       const int32_t args = t_.member(body, "args");
       if (args < 0) return;
       for (int32_t a = t_.at(args).first_child; a >= 0; a = t_.at(a).next_sibling)
-        collect_restrictions(a, qualifier, out);
+        collect_restrictions(a, item, out);
       return;
     }
     if (kind != "A_Expr") return;
@@ -424,16 +469,16 @@ class StatementWalker {
     ColumnRestriction r;
     if (form == "AEXPR_OP" && !op.empty() && op != "BETWEEN") {
       ColumnRestriction::Comparison c{op, true, false, {}};
-      if (restricted_column(lexpr, qualifier, r.column) && read_constant(rexpr, c)) {
+      if (restricted_column(lexpr, item, r.column) && read_constant(rexpr, c)) {
         r.comparisons.push_back(std::move(c));
-      } else if (restricted_column(rexpr, qualifier, r.column) && read_constant(lexpr, c)) {
+      } else if (restricted_column(rexpr, item, r.column) && read_constant(lexpr, c)) {
         c.column_first = false;
         r.comparisons.push_back(std::move(c));
       }
     } else if ((form == "AEXPR_IN" && (op == "=" || op == "<>")) ||
                (form == "AEXPR_BETWEEN" && op == "BETWEEN")) {
       const int32_t items = t_.member(t_.member(rexpr, "List"), "items");
-      if (!restricted_column(lexpr, qualifier, r.column) || items < 0) return;
+      if (!restricted_column(lexpr, item, r.column) || items < 0) return;
       for (int32_t i = t_.at(items).first_child; i >= 0; i = t_.at(i).next_sibling) {
         const bool between = form == "AEXPR_BETWEEN";
         ColumnRestriction::Comparison c{
@@ -462,8 +507,8 @@ class StatementWalker {
     return {};
   }
 
-  // A ColumnRef naming a column of the FROM item `qualifier` names.
-  bool restricted_column(int32_t node, std::string_view qualifier, std::string& column) const {
+  // A ColumnRef naming a column of the FROM item `item`.
+  bool restricted_column(int32_t node, const RestrictedItem& item, std::string& column) const {
     const auto [kind, body] = node_of(node);
     const int32_t fields = kind == "ColumnRef" ? t_.member(body, "fields") : -1;
     if (fields < 0) return false;
@@ -473,8 +518,8 @@ class StatementWalker {
       if (s < 0) return false;  // a star
       parts.push_back(string_member(s, "sval"));
     }
-    if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[0] != qualifier))
-      return false;
+    if (parts.empty() || parts.size() > 2) return false;
+    if (parts.size() == 1 ? !item.bare : parts[0] != item.name) return false;
     column = std::string(parts.back());
     return !column.empty();
   }

@@ -17,14 +17,18 @@
 
 namespace kanon::rewriter {
 
-// A restriction a SELECT puts on a column of its only FROM item: a conjunct
-// at the top level of its WHERE (so PostgreSQL keeps exactly the item's rows
-// it holds for, whatever else the statement does): `col <op> constant` either
-// way round, `col IN (constants)`, `col NOT IN (constants)`, `col BETWEEN c1
-// AND c2`; `col` unqualified or qualified by the item's alias (its name when
-// it has none), op = <> < <= > >= unqualified or OPERATOR(pg_catalog.op), a
-// constant a positive integer or a string of printable ASCII without a
-// backslash (the same characters in every client encoding, whatever
+// A restriction a SELECT puts on a column of a relation its FROM list names
+// (outside subqueries; in joins too): a conjunct at the top level of its
+// WHERE, which keeps only result rows whose row of that relation satisfies
+// it, whatever else the statement does (a row of the relation that fails it
+// contributes nothing; an outer join extends the other side with NULLs
+// instead, which fail it too): `col <op> constant` either way round, `col IN
+// (constants)`, `col NOT IN (constants)`, `col BETWEEN c1 AND c2`; `col`
+// qualified by the name the relation goes by (its alias, or its name), which
+// no other FROM item goes by, or bare when the relation is the only FROM
+// item; op = <> < <= > >= unqualified or OPERATOR(pg_catalog.op); a constant
+// a positive integer or a string of printable ASCII without a backslash (the
+// same characters in every client encoding, whatever
 // standard_conforming_strings says). rewriter/restriction_filter.h uses it.
 struct ColumnRestriction {
   struct Comparison {
@@ -56,7 +60,7 @@ struct RelationRef {
   bool cte = false;         // unqualified, and a WITH in scope defines this name
   bool table_form = false;  // the relation of a `TABLE name` command
   Role role = Role::kOther;
-  // The only FROM item of a SELECT with a WHERE: what the WHERE restricts
+  // A relation of a SELECT's FROM list: what the SELECT's WHERE restricts
   // its columns to (ColumnRestriction).
   std::vector<ColumnRestriction> restrictions;
 };

@@ -196,7 +196,7 @@ class Generator {
   }
 
   Pair join() {
-    switch (pick(3)) {
+    switch (pick(4)) {
       case 0:
         return "SELECT p.id, p.city, p.state, r.region FROM " + table("people") + " p " +
                one(std::vector<std::string>{"JOIN", "LEFT JOIN", "FULL JOIN"}) +
@@ -204,6 +204,11 @@ class Generator {
       case 1:
         return "SELECT t.id, t.zip, z.area FROM " + table("patients") +
                " t JOIN zips z USING (zip)" + where(false, "t");
+      case 2:
+        // People on the nullable side: the WHERE rejects the NULLs it adds.
+        return "SELECT r.region, p.city, p.occupation FROM regions r " +
+               one(std::vector<std::string>{"LEFT JOIN", "FULL JOIN"}) + " " + table("people") +
+               " p ON p.state = r.state" + where(true, "p");
       default: {
         const bool on_people = pick(2);
         return "SELECT p.id, p.occupation, t.age, t.sex FROM " + table("people") + " p JOIN " +

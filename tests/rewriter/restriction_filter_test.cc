@@ -21,8 +21,8 @@ TableMasks masks() {
   using Role = ColumnMask::Role;
   TableMasks m;
   m.columns.push_back({"id", "integer", "\"id\"", Role::kOther});
-  m.columns.push_back(
-      {"age", "integer", "CASE WHEN p_age THEN \"age\" END", Role::kQuasiIdentifier, "p_age", true});
+  m.columns.push_back({"age", "integer", "CASE WHEN p_age THEN \"age\" END", Role::kQuasiIdentifier,
+                       "p_age", true});
   m.columns.push_back(
       {"sex", "text", "CASE WHEN p_sex THEN \"sex\" END", Role::kQuasiIdentifier, "p_sex", false});
   // A mask of another form (no release test): never filtered.
@@ -49,8 +49,7 @@ TEST_CASE("restriction filter: one CASE per column, the raw comparison guarding 
         "CASE WHEN \"age\" OPERATOR(pg_catalog.>=) 30 AND \"age\" OPERATOR(pg_catalog.<) '40' "
         "THEN p_age ELSE false END");
   // IN: any; NOT IN and BETWEEN: all; a quote doubled.
-  CHECK(filter_for("SELECT 1 FROM t WHERE sex IN ('F', 'O''Neil') AND age NOT IN (1, 2)",
-                   &facts) ==
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex IN ('F', 'O''Neil') AND age NOT IN (1, 2)", &facts) ==
         " WHERE CASE WHEN (\"sex\" OPERATOR(pg_catalog.=) 'F' OR \"sex\" OPERATOR(pg_catalog.=) "
         "'O''Neil') THEN p_sex ELSE false END AND CASE WHEN (\"age\" OPERATOR(pg_catalog.<>) 1 "
         "AND \"age\" OPERATOR(pg_catalog.<>) 2) THEN p_age ELSE false END");
@@ -104,8 +103,8 @@ struct Env {
     facts->index();
     unit.snapshot.catalog = facts;
     // The hand-made people's city mask as build_masks describes it.
-    auto people = std::make_shared<kanon::policy::TableSnapshot>(
-        *unit.snapshot.tables.at("public.people"));
+    auto people =
+        std::make_shared<kanon::policy::TableSnapshot>(*unit.snapshot.tables.at("public.people"));
     for (auto& m : people->masks.columns)
       if (m.column == "city") m.release_test = "\"city\" = 'Hamlet'";
     unit.snapshot.tables["public.people"] = people;
@@ -131,15 +130,24 @@ TEST_CASE("restriction filter: in the masked read of the restricted item, nowher
                    " AS \"kanon fenced\") AS \"people\" WHERE city = 'Hamlet'") !=
         std::string::npos);
   // A subquery's restriction goes to its own read only.
-  r = e.run("SELECT p.state FROM people p WHERE p.id IN (SELECT id FROM people WHERE "
-            "city = 'Hamlet')");
+  r = e.run(
+      "SELECT p.state FROM people p WHERE p.id IN (SELECT id FROM people WHERE "
+      "city = 'Hamlet')");
   REQUIRE(r.verdict == Verdict::kRewritten);
   CHECK(r.sql.find(kCityFilter) == r.sql.rfind(kCityFilter));
   CHECK(r.sql.find(kCityFilter) > r.sql.find("(SELECT id FROM"));
-  // Not a restriction of the item's rows: OR, a join, an outer query's WHERE.
+  // In a join, on either side of an outer join: the WHERE rejects the rows
+  // the other side's NULLs stand in for anyway.
+  r = e.run(
+      "SELECT count(*) FROM other o LEFT JOIN people p ON p.id = o.id WHERE p.city = 'Hamlet'");
+  REQUIRE(r.verdict == Verdict::kRewritten);
+  CHECK(r.sql.find(kCityFilter) != std::string::npos);
+  // Not a restriction of the item's rows: OR, a bare name in a join, a
+  // join's ON, an outer query's WHERE.
   for (const char* sql : {
            "SELECT count(*) FROM people WHERE city = 'Hamlet' OR state = 'OH'",
-           "SELECT count(*) FROM people p LEFT JOIN other o ON true WHERE p.city = 'Hamlet'",
+           "SELECT count(*) FROM people p LEFT JOIN other o ON true WHERE city = 'Hamlet'",
+           "SELECT count(*) FROM other o LEFT JOIN people p ON p.city = 'Hamlet'",
            "SELECT count(*) FROM (SELECT city FROM people) s WHERE s.city = 'Hamlet'",
        }) {
     CAPTURE(sql);
@@ -151,8 +159,8 @@ TEST_CASE("restriction filter: in the masked read of the restricted item, nowher
 
 TEST_CASE("restriction filter: a masked copy or view holds no raw value to decide on") {
   Env e("materialized");
-  auto people = std::make_shared<kanon::policy::TableSnapshot>(
-      *e.unit.snapshot.tables.at("public.people"));
+  auto people =
+      std::make_shared<kanon::policy::TableSnapshot>(*e.unit.snapshot.tables.at("public.people"));
   people->policy.mode = kanon::policy::EnforcementMode::kView;
   e.unit.snapshot.tables["public.people"] = people;
   const auto r = e.run("SELECT count(*) FROM people WHERE city = 'Hamlet'");

@@ -180,7 +180,9 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
   // Not restrictions: OR, NOT, functions, other operators, parameters,
   // columns of other items, 0 and negative numbers (libpg_query writes them
   // alike), decimals, non-ASCII or backslashed strings, an alias that renames
-  // columns, a join, two FROM items, a qualifier that is not the item's name.
+  // columns, a bare name beside other FROM items (another's column, a USING
+  // column), a table a join alias hides or another item's name shadows, a
+  // join's ON, a qualifier that is not the item's name.
   for (const char* sql : {
            "SELECT 1 FROM adult WHERE age = 39 OR sex = 'Male'",
            "SELECT 1 FROM adult WHERE NOT age = 39",
@@ -189,8 +191,12 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
            "SELECT 1 FROM adult WHERE age = $1 AND age = 0 AND age = -5 AND age = 39.5",
            "SELECT 1 FROM adult WHERE sex = 'M\xc3\xa4' AND sex = 'a\\b' AND sex = E'\\n'",
            "SELECT 1 FROM adult AS t(a, b) WHERE a = 39",
-           "SELECT 1 FROM adult a JOIN other o ON true WHERE a.age = 39",
-           "SELECT 1 FROM adult a, other o WHERE a.age = 39",
+           "SELECT 1 FROM adult a JOIN other o USING (age) WHERE age = 39",
+           "SELECT 1 FROM adult a, other o WHERE age = 39",
+           "SELECT 1 FROM (adult a JOIN other o ON true) j WHERE a.age = 39",
+           "SELECT 1 FROM adult a JOIN other o USING (id) AS a WHERE a.age = 39",
+           "SELECT 1 FROM adult a, (SELECT 1) a WHERE a.age = 39",
+           "SELECT 1 FROM adult a JOIN other o ON a.age = 39 LEFT JOIN x ON true",
            "SELECT 1 FROM adult a WHERE adult.age = 39 AND public.a.age = 39",
            "SELECT 1 FROM adult WHERE age OPERATOR(public.=) 39 AND age NOT BETWEEN 1 AND 2",
            "SELECT 1 FROM adult WHERE age BETWEEN SYMMETRIC 1 AND 2",
@@ -198,6 +204,14 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
     CAPTURE(sql);
     CHECK(restrictions_of(sql).empty());
   }
+  // In joins and beside other FROM items, qualified by the name the
+  // relation goes by.
+  CHECK(restrictions_of("SELECT 1 FROM other o LEFT JOIN adult a ON a.id = o.id "
+                        "JOIN x USING (id) WHERE a.age = 39 AND o.age = 40",
+                        1) == "age = 39;");
+  CHECK(restrictions_of("SELECT 1 FROM other, public.adult WHERE adult.sex = 'F'", 1) ==
+        "sex = 'F';");
+  CHECK(restrictions_of("SELECT 1 FROM other, public.adult WHERE adult.sex = 'F'", 0).empty());
   // Each SELECT its own: a subquery's WHERE restricts its own item.
   const std::string nested =
       "SELECT * FROM adult WHERE age = 39 AND id IN (SELECT id FROM adult WHERE sex = 'Male')";
