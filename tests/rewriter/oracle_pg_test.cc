@@ -504,7 +504,11 @@ TEST_CASE("oracle: a function in another conjunct sees no row chosen by a raw va
       "FROM generate_series(1, 120) i;"
       "CREATE SEQUENCE public.probe_calls;"
       "CREATE FUNCTION public.probe(text) RETURNS boolean LANGUAGE sql VOLATILE "
-      "AS 'SELECT pg_catalog.nextval(''public.probe_calls'') > 0'");
+      "AS 'SELECT pg_catalog.nextval(''public.probe_calls'') > 0';"
+      // The same, dear enough that PostgreSQL evaluates it last (STRICT
+      // with its argument unused: not inlined, so its COST counts).
+      "CREATE FUNCTION public.dear_probe(text) RETURNS boolean LANGUAGE sql VOLATILE STRICT "
+      "COST 1000000 AS 'SELECT pg_catalog.nextval(''public.probe_calls'') > 0'");
   pqxx::connection build_conn(pg.conninfo());
   pqxx::connection conn(pg.conninfo());
   policy::TablePolicy policy;
@@ -542,17 +546,22 @@ TEST_CASE("oracle: a function in another conjunct sees no row chosen by a raw va
   snap.catalog = std::make_shared<catalog::CatalogFacts>(catalog::read_catalog_facts(conn));
   rewriter::Rewriter rw;
   const rewriter::PlanContext session{"\"$user\", public", false};
-  const auto r = rw.rewrite(
-      "SELECT count(*) FROM probed WHERE age = " + std::to_string(age) + " AND probe(zip)", snap,
-      session);
-  CAPTURE(r.sql);
-  REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
-  REQUIRE(r.sql.find("\" WHERE CASE WHEN \"age\" OPERATOR(pg_catalog.=) ") != std::string::npos);
-  run(conn, "SELECT pg_catalog.setval('public.probe_calls', 1, false)");
-  CHECK(run(conn, r.sql) == Rows{std::to_string(masked) + "|"});
-  const int calls = std::stoi(run(conn, "SELECT pg_catalog.nextval('public.probe_calls')")[0]) - 1;
-  // Every row (the function first) or the masked ones (after the filter):
-  // never the rows the raw value chose.
-  CHECK((calls == 120 || calls == masked));
-  CHECK(calls != raw);
+  for (const std::string probe : {"probe", "dear_probe"}) {
+    CAPTURE(probe);
+    const auto r = rw.rewrite("SELECT count(*) FROM probed WHERE age = " + std::to_string(age) +
+                                  " AND " + probe + "(zip)",
+                              snap, session);
+    CAPTURE(r.sql);
+    REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
+    REQUIRE(r.sql.find("\" WHERE CASE WHEN \"age\" OPERATOR(pg_catalog.=) ") != std::string::npos);
+    run(conn, "SELECT pg_catalog.setval('public.probe_calls', 1, false)");
+    CHECK(run(conn, r.sql) == Rows{std::to_string(masked) + "|"});
+    const int calls =
+        std::stoi(run(conn, "SELECT pg_catalog.nextval('public.probe_calls')")[0]) - 1;
+    // Every row (the cheap function first) or the masked ones (the dear one,
+    // after the filter): never the rows the raw value chose.
+    CHECK((calls == 120 || calls == masked));
+    CHECK(calls != raw);
+    if (probe == "dear_probe") CHECK(calls == masked);
+  }
 }
