@@ -37,13 +37,20 @@ std::string released_value(const ColumnInfo& col, const std::string& type) {
 
 // Values of the column compare under pg_catalog's operators for integers or
 // text, whose functions are leakproof and strict: a restriction on it can be
-// decided on the raw value first (ColumnMask::release_test).
-bool plainly_compared(const ColumnInfo& col) {
-  static const char* const kTypes[] = {"integer", "smallint", "bigint", "text",
-                                       "character varying"};
-  return col.released_form.empty() && col.setting_dependent.empty() &&
-         (col.equality.empty() || col.equality == "OPERATOR(pg_catalog.=)") &&
-         std::find(std::begin(kTypes), std::end(kTypes), col.type) != std::end(kTypes);
+// decided on the raw value first (ColumnMask::release_test). kNone otherwise.
+ColumnMask::Compared plainly_compared(const ColumnInfo& col) {
+  using C = ColumnMask::Compared;
+  static const std::pair<const char*, C> kTypes[] = {{"smallint", C::kSmallint},
+                                                     {"integer", C::kInteger},
+                                                     {"bigint", C::kBigint},
+                                                     {"text", C::kText},
+                                                     {"character varying", C::kVarchar}};
+  if (!col.released_form.empty() || !col.setting_dependent.empty() ||
+      !(col.equality.empty() || col.equality == "OPERATOR(pg_catalog.=)"))
+    return C::kNone;
+  for (const auto& [name, compared] : kTypes)
+    if (col.type == name) return compared;
+  return C::kNone;
 }
 
 }  // namespace
@@ -83,9 +90,10 @@ TableMasks build_masks(const TablePolicy& policy, const TableInfo& info,
         const std::string test =
             form == PredicateForm::kFunction ? *call : predicate_sql(predicates[i], attrs, form);
         m.expression = mask_sql(value, type, test);
-        if (test != "true" && test != "false" && plainly_compared(col)) {
+        const auto compared = plainly_compared(col);
+        if (test != "true" && test != "false" && compared != ColumnMask::Compared::kNone) {
           m.release_test = test;
-          m.holds_integers = col.type != "text" && col.type != "character varying";
+          m.compared = compared;
         }
       }
       if (!ReleasePredicate::constant(predicates[i].root()))

@@ -7,6 +7,7 @@
 // place of a reference to the table. Plain value; shareable.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,14 @@ struct ColumnMask {
   // then decides a restriction `col <op> <constant>` on the raw value before
   // the predicate (rewriter/restriction_filter.h). Empty otherwise.
   std::string release_test;
-  bool holds_integers = false;  // release_test set: integer, smallint or bigint (else text)
+  // release_test set: the column's type, for the types a restriction's
+  // constant or parameter may have (rewriter/restriction_filter.h).
+  enum class Compared : uint8_t { kNone, kSmallint, kInteger, kBigint, kText, kVarchar };
+  Compared compared = Compared::kNone;
+  bool holds_integers() const {
+    return compared == Compared::kSmallint || compared == Compared::kInteger ||
+           compared == Compared::kBigint;
+  }
 
   // expr AS "col": the column's item in a select list.
   std::string select_item() const;

@@ -129,8 +129,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // the session may have made temporary objects).
   rewriter::RewriteResult decide_again(const PreparedEntry& entry, std::string& sent,
                                        bool looked_up = false);
-  // An entry for `text` decided now; nullopt when it is not allowed.
-  std::optional<PreparedEntry> entry_now(std::string_view text);
+  // An entry for `text` decided now (a PREPARE or DECLARE statement's when
+  // `sql_level`, else the Parse's, with its parameter types); nullopt when
+  // it is not allowed.
+  std::optional<PreparedEntry> entry_now(std::string_view text, bool sql_level);
   // A denial unless every candidate was decided now or decides the same now.
   std::optional<rewriter::RewriteResult> check_use(
       Space space, const std::string& name, const std::vector<const PreparedEntry*>& candidates);

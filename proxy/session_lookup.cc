@@ -30,6 +30,10 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
   prepared_.reset();
   access_.absent_names.clear();
   access_.event_triggers_confirmed = false;
+  // The gate decides the frame with this context too: a Parse's parameter
+  // types (restriction_filter.h).
+  access_.parse_message = false;
+  access_.parameter_types.clear();
   std::string sql;
   if (frame.type == wire::frontend::kQuery) {
     auto q = wire::decode_query(frame.body);
@@ -39,6 +43,8 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
     auto p = wire::decode_parse(frame.body);
     if (!p.ok()) co_return;
     sql = std::move(p.value().query);
+    access_.parse_message = true;
+    access_.parameter_types = std::move(p.value().param_types);
   }
   // In another client encoding, Session::rewrite decides the text converted
   // to UTF-8 (encoding_guard.h); text it refuses needs no look-up.

@@ -94,6 +94,8 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
   // Checked when it was prepared; a newer snapshot has read them again.
   context.event_triggers_confirmed = true;
   context.serial_masks = entry.serial_masks;
+  context.parse_message = !entry.sql_level;
+  context.parameter_types = entry.param_types;
   std::string text = entry.text;
   if (text.find('\\') != std::string::npos) {
     auto respelled = rewriter::standard_text(text, backend_stream_.standard_conforming_strings());
@@ -130,9 +132,11 @@ void Session::read_before_use(StatementGate::Use& use, bool runs) {
     cycle_read_ = {gate_->cycle(), use.read_invalidations_first};
 }
 
-std::optional<PreparedEntry> Session::entry_now(std::string_view text) {
+std::optional<PreparedEntry> Session::entry_now(std::string_view text, bool sql_level) {
   PreparedEntry entry;
   entry.text = std::string(text);
+  entry.sql_level = sql_level;
+  if (!sql_level) entry.param_types = access_.parameter_types;  // the Parse's
   entry.search_path = access_.search_path;
   entry.absent_names = access_.absent_names;
   entry.serial_masks = access_.serial_masks;
@@ -211,8 +215,7 @@ std::optional<rewriter::RewriteResult> Session::track_names(
         st.kind == rewriter::StatementKind::kDeclareCursor) {
       const Space space =
           st.kind == rewriter::StatementKind::kPrepare ? Space::kStatement : Space::kPortal;
-      if (auto entry = entry_now(statement_text)) {
-        entry->sql_level = true;
+      if (auto entry = entry_now(statement_text, true)) {
         entry->hold = st.cursor_hold;
         list.push_back(addition(space, st.object_name, std::move(*entry)));
       } else {
@@ -242,7 +245,7 @@ void Session::track_decided(std::string_view text, const char* protocol,
   if (std::strcmp(protocol, "extended") == 0) {
     // Named and parameter types when the Parse is sent (note_sent).
     bool runs_names = false;
-    auto entry = entry_now(text);
+    auto entry = entry_now(text, false);
     std::vector<Change> list;
     if (entry) {
       std::vector<std::vector<Change>> unused;

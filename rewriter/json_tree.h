@@ -32,6 +32,7 @@ class JsonTree {
 
   const JsonValue& at(int32_t i) const { return values_[static_cast<size_t>(i)]; }
   int32_t root() const { return values_.empty() ? -1 : 0; }
+  int32_t size() const { return static_cast<int32_t>(values_.size()); }
   // Frees the buffers when they grew past `max_values` (a huge statement must
   // not pin its memory in a thread-local tree).
   void release_if_larger_than(size_t max_values);

@@ -19,9 +19,19 @@
 // columns compared as built-in integers or text (ColumnMask::release_test),
 // with pg_catalog's leakproof, strict comparison operators, and only while
 // the catalog holds no user-defined operator of that name (the user's
-// unqualified one could then be another). docs/rewriter.md, "Restrictions".
+// unqualified one could then be another).
+//
+// A parameter (`age = $1`, as drivers send restrictions) is compared as
+// the user's conjunct compares it only where the Parse gives it one type for
+// both: it is used nowhere else in the statement (ColumnRestriction), and
+// its declared type is unspecified (PostgreSQL then types it from the
+// column, in the filter as it would in the user's conjunct alone) or one
+// pg_catalog compares with the column by a leakproof operator (smallint,
+// integer, bigint for integer columns; text, character varying for text).
+// docs/rewriter.md, "Restrictions".
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,7 +43,12 @@ namespace kanon::rewriter {
 
 // " WHERE ..." for the derived table that reads `masks` in place of a
 // reference with `restrictions`; "" when none applies or `facts` is null.
+// `parameter_types`: those an extended-protocol Parse declares
+// (PlanContext::parameter_types); null where parameters are not typed by a
+// Parse (a simple Query's PREPARE): then no comparison with a parameter is
+// decided first.
 std::string restriction_filter(const std::vector<ColumnRestriction>& restrictions,
-                               const policy::TableMasks& masks, const catalog::CatalogFacts* facts);
+                               const policy::TableMasks& masks, const catalog::CatalogFacts* facts,
+                               const std::vector<uint32_t>* parameter_types = nullptr);
 
 }  // namespace kanon::rewriter

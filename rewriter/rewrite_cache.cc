@@ -35,6 +35,12 @@ std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_iden
   key += std::to_string(context.absent_names.size());
   key += ':';
   for (const auto& n : context.absent_names) add_field(key, n);
+  key += context.parse_message ? "x" : "q";
+  for (const uint32_t t : context.parameter_types) {
+    key += std::to_string(t);
+    key += ',';
+  }
+  key += ':';
   key += sql;
   return key;
 }

@@ -1076,7 +1076,8 @@ class Planner {
       // (restriction_filter.h).
       if (!child)
         s += restriction_filter(r.restrictions, snap.masks,
-                                inputs_.catalog ? &inputs_.catalog->facts() : nullptr);
+                                inputs_.catalog ? &inputs_.catalog->facts() : nullptr,
+                                context_.parse_message ? &context_.parameter_types : nullptr);
     }
     s += ')';
     if (fence) {

@@ -71,6 +71,12 @@ struct PlanContext {
   // The caller has just confirmed that the event triggers which fire now are
   // those of the snapshot's catalog (a kLookup answer with `event_triggers`).
   bool event_triggers_confirmed = false;
+  // An extended-protocol Parse's text: the parameter types it declares (0,
+  // or none past the end: unspecified). Only then is a restriction compared
+  // with a parameter (`age = $1`) decided on raw values first
+  // (restriction_filter.h); a simple Query's PREPARE types its own.
+  bool parse_message = false;
+  std::vector<uint32_t> parameter_types;
 };
 
 // kLookup: the statement names relations or functions the snapshot's catalog

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <tuple>
 
 #include "rewriter/json_tree.h"
@@ -525,10 +526,20 @@ class StatementWalker {
   }
 
   // A positive integer constant (libpg_query's JSON writes 0 and negative
-  // ones alike, so they are left out) or a string of printable ASCII without
-  // a backslash.
+  // ones alike, so they are left out), a string of printable ASCII without
+  // a backslash, or a parameter used nowhere else in the text (not PREPARE's).
   bool read_constant(int32_t node, ColumnRestriction::Comparison& c) const {
     const auto [kind, body] = node_of(node);
+    if (kind == "ParamRef") {
+      // PREPARE's statement has parameters of its own, typed by it.
+      if (out_.node == "PrepareStmt") return false;
+      const int32_t number = t_.member(body, "number");
+      if (number < 0 || t_.at(number).kind != Kind::kNumber || t_.at(number).number <= 0 ||
+          t_.at(number).number > 65535 || parameter_uses(t_.at(number).number) != 1)
+        return false;
+      c.parameter = static_cast<int>(t_.at(number).number);
+      return true;
+    }
     if (kind != "A_Const") return false;
     const int32_t ival = t_.member(t_.member(body, "ival"), "ival");
     if (ival >= 0) {
@@ -547,6 +558,21 @@ class StatementWalker {
     c.string = true;
     c.value = std::string(text);
     return true;
+  }
+
+  // How often the text refers to parameter $n (counted once per text).
+  int parameter_uses(int64_t n) const {
+    if (!parameters_counted_) {
+      parameters_counted_ = true;
+      for (int32_t i = 0; i < t_.size(); ++i) {
+        if (t_.at(i).key != "ParamRef") continue;
+        const int32_t number = t_.member(i, "number");
+        if (number >= 0 && t_.at(number).kind == Kind::kNumber)
+          ++parameter_uses_[t_.at(number).number];
+      }
+    }
+    const auto it = parameter_uses_.find(n);
+    return it == parameter_uses_.end() ? 0 : it->second;
   }
 
   void record_relation(int32_t body, std::string_view parent_type, std::string_view key) {
@@ -621,6 +647,8 @@ class StatementWalker {
   // note_restrictions: a RangeVar's body, and what its SELECT's WHERE
   // restricts its columns to.
   std::vector<std::pair<int32_t, std::vector<ColumnRestriction>>> restrictions_;
+  mutable bool parameters_counted_ = false;
+  mutable std::map<int64_t, int> parameter_uses_;  // parameter_uses: $n's number, its references
   bool table_form_from_ = false;
   std::vector<std::string_view> ctes_;
 };

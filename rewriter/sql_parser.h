@@ -29,13 +29,16 @@ namespace kanon::rewriter {
 // item; op = <> < <= > >= unqualified or OPERATOR(pg_catalog.op); a constant
 // a positive integer or a string of printable ASCII without a backslash (the
 // same characters in every client encoding, whatever
-// standard_conforming_strings says). rewriter/restriction_filter.h uses it.
+// standard_conforming_strings says), or a parameter `$n` the statement uses
+// nowhere else (so that its use here alone types it).
+// rewriter/restriction_filter.h uses it.
 struct ColumnRestriction {
   struct Comparison {
     std::string op;
     bool column_first = true;  // col <op> constant (false: constant <op> col)
     bool string = false;       // a string constant, else an integer
     std::string value;         // the integer's digits, or the string's characters
+    int parameter = 0;         // n of a parameter $n (then neither of the above)
   };
   std::string column;  // folded, unquoted
   std::vector<Comparison> comparisons;

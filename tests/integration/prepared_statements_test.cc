@@ -17,6 +17,7 @@
 #include "proxy/wire/frontend_messages.h"
 #include "proxy/wire/startup_messages.h"
 #include "tests/support/kanon_proxy.h"
+#include "tests/support/libpq_connection.h"
 #include "tests/support/pg_sandbox.h"
 #include "tests/support/raw_client.h"
 #include "tests/support/scratch_dir.h"
@@ -396,4 +397,74 @@ TEST_CASE("prepared: a RELOAD that leaves the decision alone passes; unprotected
   }
   check_denied(run(c, "EXECUTE p"));
   CHECK(run(c, "SELECT 1").rows == "1|\n");
+}
+
+// A Parse whose restriction compares a parameter (`city = $1`) is decided
+// with the parameter types it declares (restriction_filter.h): decided again
+// after a RELOAD with the same types, it sends the same text, so it is
+// neither stale nor prepared again, whichever types it declared.
+TEST_CASE("prepared: a restriction on a parameter is decided again with the Parse's types") {
+  fixture();
+  reload(true);
+  Pq c(fixture().proxy->conninfo("analyst"));
+  std::string city;
+  {
+    pqxx::connection look(fixture().proxy->conninfo("analyst"));
+    city = run(look,
+               "SELECT city FROM people WHERE city IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC "
+               "LIMIT 1")
+               .rows;
+  }
+  REQUIRE(city.size() > 2);
+  city = city.substr(0, city.size() - 2);  // "city|\n"
+  const char* value = city.c_str();
+  const auto rows = [&](PGresult* res) {
+    const auto status = PQresultStatus(res);
+    std::string out = status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK
+                          ? ""
+                          : "error: " + std::string(PQresultErrorMessage(res));
+    for (int r = 0; r < PQntuples(res); ++r, out += '\n')
+      for (int f = 0; f < PQnfields(res); ++f) out += std::string(PQgetvalue(res, r, f)) + "|";
+    PQclear(res);
+    return out;
+  };
+  struct Typed {
+    const char* name;
+    Oid type;  // 0: unspecified
+  };
+  const std::vector<Typed> typed = {
+      {"unspecified", 0}, {"text", 25}, {"varchar", 1043}, {"bpchar", 1042}};
+  for (const auto& t : typed)
+    REQUIRE(rows(PQprepare(c.get(), t.name,
+                           "SELECT occupation, city FROM people WHERE city = $1 ORDER BY id", 1,
+                           &t.type))
+                .empty());
+  std::string want;
+  for (const auto& t : typed) {
+    CAPTURE(t.name);
+    const std::string got = rows(PQexecPrepared(c.get(), t.name, 1, &value, nullptr, nullptr, 0));
+    CHECK_MESSAGE(got.find(city) != std::string::npos, got);
+    CHECK_FALSE(raw(got));
+    if (want.empty()) want = got;
+    CHECK(got == want);
+  }
+  // Decided first where the declared type is the column's kind (bpchar's
+  // comparison is not text's).
+  for (const auto& t : typed) {
+    CAPTURE(t.name);
+    const std::string plan = rows(
+        PQexec(c.get(),
+               ("EXPLAIN (VERBOSE, COSTS OFF) EXECUTE " + std::string(t.name) + "('x')").c_str()));
+    CHECK_MESSAGE(
+        (plan.find("CASE WHEN (people.city = 'x'") != std::string::npos) == (t.type != 1042), plan);
+  }
+  const std::string when = "SELECT name, prepare_time FROM pg_prepared_statements ORDER BY 1";
+  const std::string prepared = rows(PQexec(c.get(), when.c_str()));
+  REQUIRE(prepared.find("bpchar") != std::string::npos);
+  reload(true);  // the same policy: a new snapshot
+  for (const auto& t : typed) {
+    CAPTURE(t.name);
+    CHECK(rows(PQexecPrepared(c.get(), t.name, 1, &value, nullptr, nullptr, 0)) == want);
+  }
+  CHECK(rows(PQexec(c.get(), when.c_str())) == prepared);  // none prepared again
 }

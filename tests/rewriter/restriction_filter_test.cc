@@ -22,18 +22,22 @@ TableMasks masks() {
   TableMasks m;
   m.columns.push_back({"id", "integer", "\"id\"", Role::kOther});
   m.columns.push_back({"age", "integer", "CASE WHEN p_age THEN \"age\" END", Role::kQuasiIdentifier,
-                       "p_age", true});
-  m.columns.push_back(
-      {"sex", "text", "CASE WHEN p_sex THEN \"sex\" END", Role::kQuasiIdentifier, "p_sex", false});
+                       "p_age", ColumnMask::Compared::kInteger});
+  m.columns.push_back({"sex", "text", "CASE WHEN p_sex THEN \"sex\" END", Role::kQuasiIdentifier,
+                       "p_sex", ColumnMask::Compared::kText});
+  m.columns.push_back({"city", "character varying", "CASE WHEN p_city THEN \"city\" END",
+                       Role::kQuasiIdentifier, "p_city", ColumnMask::Compared::kVarchar});
   // A mask of another form (no release test): never filtered.
   m.columns.push_back({"race", "text", "flat", Role::kQuasiIdentifier});
   return m;
 }
 
-std::string filter_for(const std::string& sql, const CatalogFacts* facts) {
+std::string filter_for(const std::string& sql, const CatalogFacts* facts,
+                       const std::vector<uint32_t>* parameter_types = nullptr) {
   const auto parsed = parse_sql(sql);
   REQUIRE(parsed.ok);
-  return restriction_filter(parsed.statements.at(0).relations.at(0).restrictions, masks(), facts);
+  return restriction_filter(parsed.statements.at(0).relations.at(0).restrictions, masks(), facts,
+                            parameter_types);
 }
 
 }  // namespace
@@ -76,6 +80,50 @@ TEST_CASE("restriction filter: nothing where the comparison might not be the use
         " WHERE CASE WHEN \"age\" OPERATOR(pg_catalog.<) 50 THEN p_age ELSE false END");
 }
 
+// What drivers send: `age = $1` in a Parse. Decided first where the
+// parameter has one type in the filter and in the user's conjunct, and
+// pg_catalog compares it with the column by a leakproof operator.
+TEST_CASE("restriction filter: parameters a Parse types as the column") {
+  const CatalogFacts facts;
+  const std::vector<uint32_t> unspecified;
+  CHECK(filter_for("SELECT 1 FROM t WHERE age = $1 AND $2 <> sex", &facts, &unspecified) ==
+        " WHERE CASE WHEN \"age\" OPERATOR(pg_catalog.=) $1 THEN p_age ELSE false END AND "
+        "CASE WHEN $2 OPERATOR(pg_catalog.<>) \"sex\" THEN p_sex ELSE false END");
+  CHECK(filter_for("SELECT 1 FROM t WHERE age BETWEEN $2 AND 40 AND age IN ($1, 3)", &facts,
+                   &unspecified) ==
+        " WHERE CASE WHEN (\"age\" OPERATOR(pg_catalog.>=) $2 AND \"age\" OPERATOR(pg_catalog.<=) "
+        "40) AND (\"age\" OPERATOR(pg_catalog.=) $1 OR \"age\" OPERATOR(pg_catalog.=) 3) THEN "
+        "p_age ELSE false END");
+  // Not typed by a Parse (a simple Query's PREPARE names its own types).
+  CHECK(filter_for("SELECT 1 FROM t WHERE age = $1", &facts, nullptr).empty());
+  // Declared types: the integers for an integer column, text and character
+  // varying for text; not numeric (its operators are not leakproof), not a
+  // text type for an integer column or the reverse.
+  const auto with = [&](uint32_t type, const char* sql) {
+    const std::vector<uint32_t> types{type};
+    return !filter_for(sql, &facts, &types).empty();
+  };
+  for (uint32_t type : {20u, 21u, 23u}) CHECK(with(type, "SELECT 1 FROM t WHERE age < $1"));
+  for (uint32_t type : {25u, 1043u, 1700u, 701u, 705u})
+    CHECK_FALSE(with(type, "SELECT 1 FROM t WHERE age < $1"));
+  for (uint32_t type : {0u, 25u, 1043u}) CHECK(with(type, "SELECT 1 FROM t WHERE sex = $1"));
+  for (uint32_t type : {23u, 1042u, 19u, 705u})
+    CHECK_FALSE(with(type, "SELECT 1 FROM t WHERE sex = $1"));
+  // Character varying unspecified: `=` types it text, IN character varying.
+  CHECK(with(25, "SELECT 1 FROM t WHERE city IN ($1)"));
+  CHECK(with(1043, "SELECT 1 FROM t WHERE city = $1"));
+  CHECK_FALSE(with(0, "SELECT 1 FROM t WHERE city IN ($1)"));
+  CHECK_FALSE(with(0, "SELECT 1 FROM t WHERE city = $1"));
+  // Types past the Parse's list are unspecified.
+  const std::vector<uint32_t> one{25};
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex = $1 AND age = $2", &facts, &one) ==
+        " WHERE CASE WHEN \"sex\" OPERATOR(pg_catalog.=) $1 THEN p_sex ELSE false END AND "
+        "CASE WHEN \"age\" OPERATOR(pg_catalog.=) $2 THEN p_age ELSE false END");
+  // A parameter used anywhere else could be typed there first.
+  CHECK(filter_for("SELECT $1::text FROM t WHERE age = $1", &facts, &unspecified).empty());
+  CHECK(filter_for("SELECT 1 FROM t WHERE age = $1 AND age < $1", &facts, &unspecified).empty());
+}
+
 namespace {
 
 struct Env {
@@ -106,7 +154,10 @@ struct Env {
     auto people =
         std::make_shared<kanon::policy::TableSnapshot>(*unit.snapshot.tables.at("public.people"));
     for (auto& m : people->masks.columns)
-      if (m.column == "city") m.release_test = "\"city\" = 'Hamlet'";
+      if (m.column == "city") {
+        m.release_test = "\"city\" = 'Hamlet'";
+        m.compared = ColumnMask::Compared::kText;
+      }
     unit.snapshot.tables["public.people"] = people;
     ctx.event_triggers_confirmed = true;
   }
@@ -167,4 +218,29 @@ TEST_CASE("restriction filter: a masked copy or view holds no raw value to decid
   REQUIRE(r.verdict == Verdict::kRewritten);
   CHECK(r.sql.find("\"kanon_masked\".\"people\"") != std::string::npos);
   CHECK(r.sql.find("OPERATOR(pg_catalog.=) 'Hamlet'") == std::string::npos);
+}
+
+TEST_CASE("restriction filter: a parameter's, with the Parse's types, cached apart") {
+  Env e;
+  const std::string sql = "SELECT count(*) FROM people WHERE city = $1";
+  const std::string filter =
+      " WHERE CASE WHEN \"city\" OPERATOR(pg_catalog.=) $1 THEN \"city\" = 'Hamlet' ELSE false "
+      "END)";
+  // A simple Query's text (PREPARE's parameters are its own): none.
+  auto r = e.run(sql);
+  REQUIRE(r.verdict == Verdict::kRewritten);
+  CHECK(r.sql.find(filter) == std::string::npos);
+  e.ctx.parse_message = true;
+  r = e.run(sql);
+  REQUIRE(r.verdict == Verdict::kRewritten);
+  CHECK(r.sql.find(filter) != std::string::npos);
+  e.ctx.parameter_types = {1042};  // character: not text's comparison
+  r = e.run(sql);
+  REQUIRE(r.verdict == Verdict::kRewritten);
+  CHECK(r.sql.find(filter) == std::string::npos);
+  e.ctx.parameter_types = {25};
+  r = e.run(sql);
+  CHECK(r.sql.find(filter) != std::string::npos);
+  CHECK(e.rw.cache_stats().hits == 0);
+  CHECK(e.run(sql).cache_hit);
 }

@@ -1,6 +1,7 @@
 #include "rewriter/sql_parser.h"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "rewriter/json_tree.h"
 
@@ -157,7 +158,9 @@ std::string restrictions_of(const std::string& sql, size_t index = 0) {
   for (const auto& r : rels[index].restrictions) {
     s += (s.empty() ? "" : " | ") + std::string(r.any ? "any:" : "");
     for (const auto& c : r.comparisons) {
-      const std::string value = c.string ? "'" + c.value + "'" : c.value;
+      const std::string value = c.parameter > 0 ? fmt::format("${}", c.parameter)
+                                : c.string      ? "'" + c.value + "'"
+                                                : c.value;
       s += (c.column_first ? r.column + " " + c.op + " " + value
                            : value + " " + c.op + " " + r.column) +
            ";";
@@ -177,8 +180,12 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
   CHECK(restrictions_of("SELECT 1 FROM adult WHERE age BETWEEN 30 AND '35' AND race NOT IN "
                         "('White') AND age OPERATOR(pg_catalog.<>) 7 AND adult.sex != 'Male'") ==
         "age >= 30;age <= '35'; | race <> 'White'; | age <> 7; | sex <> 'Male';");
-  // Not restrictions: OR, NOT, functions, other operators, parameters,
-  // columns of other items, 0 and negative numbers (libpg_query writes them
+  // Parameters the text uses nowhere else (their use here types them).
+  CHECK(restrictions_of("SELECT 1 FROM adult WHERE age = $1 AND $2 < age AND sex IN ($3, 'F') "
+                        "AND age BETWEEN $4 AND $5") ==
+        "age = $1; | $2 < age; | any:sex = $3;sex = 'F'; | age >= $4;age <= $5;");
+  // Not restrictions: OR, NOT, functions, other operators, parameters used
+  // twice or cast, columns of other items, 0 and negative numbers (libpg_query writes them
   // alike), decimals, non-ASCII or backslashed strings, an alias that renames
   // columns, a bare name beside other FROM items (another's column, a USING
   // column), a table a join alias hides or another item's name shadows, a
@@ -188,7 +195,10 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
            "SELECT 1 FROM adult WHERE NOT age = 39",
            "SELECT 1 FROM adult WHERE abs(age) = 39 AND age + 1 = 40 AND age = age",
            "SELECT 1 FROM adult WHERE sex LIKE 'M%' AND age ~ '3' AND age IS NULL",
-           "SELECT 1 FROM adult WHERE age = $1 AND age = 0 AND age = -5 AND age = 39.5",
+           "SELECT 1 FROM adult WHERE age = 0 AND age = -5 AND age = 39.5 AND age = $1::int",
+           "SELECT $1 FROM adult WHERE age = $1 AND sex = $2 AND sex <> $2",
+           "SELECT 1 FROM adult WHERE age = $1 AND id IN (SELECT $1)",
+           "PREPARE p(numeric) AS SELECT 1 FROM adult WHERE age = $1",
            "SELECT 1 FROM adult WHERE sex = 'M\xc3\xa4' AND sex = 'a\\b' AND sex = E'\\n'",
            "SELECT 1 FROM adult AS t(a, b) WHERE a = 39",
            "SELECT 1 FROM adult a JOIN other o USING (age) WHERE age = 39",

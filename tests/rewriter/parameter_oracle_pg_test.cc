@@ -1,0 +1,154 @@
+// Restrictions with parameters (`WHERE age = $1`, what drivers send) are
+// decided on raw values first only where the Parse gives the parameter one
+// type in kanon's filter and in the user's conjunct (restriction_filter.h).
+// Each statement is rewritten with the parameter types a Parse declares,
+// prepared on PostgreSQL with those types (PREPARE types parameters as a
+// Parse does) and executed with many values; its rows must equal those of
+// the same statement prepared alike over a physically masked copy. Seeded.
+#include <doctest/doctest.h>
+
+#include <pqxx/pqxx>
+#include <random>
+
+#include "catalog/catalog_facts.h"
+#include "policy/table_snapshot.h"
+#include "rewriter/rewriter.h"
+#include "store/snapshot_build.h"
+#include "tests/support/pg_sandbox.h"
+
+using namespace kanon;
+using kanon::testing::PgSandbox;
+
+namespace {
+
+constexpr uint32_t kSeed = 20261128;
+
+// Every row of `sql`'s result, in order, fields separated by '|'.
+std::string rows_of(pqxx::connection& conn, const std::string& sql) {
+  pqxx::nontransaction tx(conn);
+  std::string out;
+  for (const auto& row : tx.exec(sql)) {
+    for (const auto& f : row) out += (f.is_null() ? std::string("<null>") : f.c_str()) + "|";
+    out += '\n';
+  }
+  return out;
+}
+
+struct Case {
+  const char* sql;                 // `$T` for the table
+  std::vector<std::string> types;  // as PREPARE names them; empty: unspecified
+  const char* kinds;               // per parameter: i an age, z a zip, c a city
+  bool filtered;                   // kanon decides the parameters' restrictions first
+};
+
+// A parameter list for `c`: random values of each parameter's kind, some
+// of them in no row.
+std::string values_for(const Case& c, std::mt19937& rng) {
+  auto any = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  const char* const zips[] = {"'10001'", "'10002'", "'20001'", "'20002'", "'30001'", "'x'"};
+  const char* const cities[] = {"'Akron'", "'Dayton'", "'Erie'", "'Reno'", "'y'"};
+  std::string out;
+  for (const char* k = c.kinds; *k; ++k) {
+    out += k == c.kinds ? "" : ", ";
+    out += *k == 'z' ? zips[any(6)] : *k == 'c' ? cities[any(5)] : std::to_string(16 + any(64));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's rows") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE TABLE public.visits (id integer PRIMARY KEY, age integer, zip text, "
+      "city character varying, sex text);"
+      "INSERT INTO public.visits SELECT i, 18 + (i * 7919) % 60, "
+      "(ARRAY['10001', '10002', '20001', '20002', '30001'])[1 + (i * 31) % 5], "
+      "(ARRAY['Akron', 'Akron', 'Dayton', 'Erie', 'Reno'])[1 + (i * 13) % 5], "
+      "CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END FROM generate_series(1, 400) i");
+  pqxx::connection build_conn(pg.conninfo());
+  pqxx::connection conn(pg.conninfo());
+  policy::TablePolicy policy;
+  policy.schema = "public";
+  policy.table = "visits";
+  policy.k = 4;
+  policy.quasi_identifiers = {"age", "zip", "city", "sex"};
+  policy.quasi_identifier_refs.resize(4);
+  const auto visits = store::build_table_snapshot(build_conn, policy);
+  pg.psql("CREATE SCHEMA masked_p; CREATE TABLE masked_p.visits AS SELECT " +
+          visits->masks.select_list() + " FROM public.visits");
+  store::PolicySnapshot snap;
+  snap.version = 1;
+  snap.catalog = std::make_shared<catalog::CatalogFacts>(catalog::read_catalog_facts(conn));
+  snap.tables["public.visits"] = visits;
+  rewriter::Rewriter rw;
+
+  const std::vector<Case> cases = {
+      {"SELECT count(*) FROM $T WHERE age = $1", {}, "i", true},
+      {"SELECT count(*) FROM $T WHERE age = $1", {"int8"}, "i", true},
+      {"SELECT count(*) FROM $T WHERE age = $1", {"numeric"}, "i", false},
+      {"SELECT zip, count(*) FROM $T WHERE age BETWEEN $1 AND $2 GROUP BY 1 ORDER BY 1",
+       {"int2", "int4"},
+       "ii",
+       true},
+      {"SELECT age, count(*) FROM $T WHERE zip IN ($1, $2) AND $3 > age GROUP BY 1 ORDER BY 1",
+       {},
+       "zzi",
+       true},
+      {"SELECT age, count(*) FROM $T WHERE zip IN ($1, $2) AND $3 > age GROUP BY 1 ORDER BY 1",
+       {"varchar", "text", "int8"},
+       "zzi",
+       true},
+      {"SELECT count(*) FROM $T WHERE city = $1", {"varchar"}, "c", true},
+      {"SELECT count(*) FROM $T WHERE city = $1", {}, "c", false},
+      {"SELECT count(*) FROM $T WHERE city IN ($1, $2)", {}, "cc", false},
+      {"SELECT sex, count(*) FROM $T t WHERE t.age <> $1 AND t.zip >= $2 GROUP BY 1 ORDER BY 1",
+       {},
+       "iz",
+       true},
+      {"SELECT sex, count(*) FROM $T t WHERE t.age NOT IN ($1, $2) GROUP BY 1 ORDER BY 1",
+       {"int8", "int2"},
+       "ii",
+       true},
+      {"SELECT count(*) FROM $T WHERE age = $1 AND age < $1 + 1", {}, "i", false},
+  };
+  std::mt19937 rng(kSeed);
+  int executions = 0, nonempty = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    CAPTURE(c.sql);
+    CAPTURE(c.types.size());
+    std::string text = c.sql;
+    const auto on = [&](const std::string& table) {
+      std::string out = text;
+      out.replace(out.find("$T"), 2, table);
+      return out;
+    };
+    rewriter::PlanContext session{"\"$user\", public", false};
+    session.parse_message = true;
+    std::string types;
+    for (const auto& t : c.types) {
+      types += (types.empty() ? "" : ", ") + t;
+      session.parameter_types.push_back(static_cast<uint32_t>(
+          std::stoul(rows_of(conn, "SELECT '" + t + "'::regtype::oid").substr(0, 10))));
+    }
+    const auto r = rw.rewrite(on("visits"), snap, session);
+    CAPTURE(r.sql);
+    REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
+    CHECK((r.sql.find("\" WHERE CASE WHEN ") != std::string::npos) == c.filtered);
+    const std::string declared = types.empty() ? "" : "(" + types + ")";
+    const std::string name = "p" + std::to_string(i);
+    rows_of(conn, "PREPARE " + name + declared + " AS " + r.sql);
+    rows_of(conn, "PREPARE o" + name + declared + " AS " + on("masked_p.visits"));
+    for (int v = 0; v < 25; ++v) {
+      const std::string values = values_for(c, rng);
+      CAPTURE(values);
+      const std::string got = rows_of(conn, "EXECUTE " + name + "(" + values + ")");
+      CHECK(got == rows_of(conn, "EXECUTE o" + name + "(" + values + ")"));
+      ++executions;
+      if (got != "0|\n" && !got.empty()) ++nonempty;
+    }
+  }
+  MESSAGE(executions << " executions, " << nonempty << " with rows");
+  CHECK(nonempty > executions / 2);
+}
