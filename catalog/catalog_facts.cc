@@ -254,7 +254,7 @@ std::string edges_sql(bool atomic_bodies) {
       // operators and casts created after initdb
       " UNION ALL SELECT 'o', o.oid, "
       "   'pg_catalog.pg_proc'::pg_catalog.regclass::pg_catalog.oid, o.oprcode::pg_catalog.oid, 0, "
-      "   on_.nspname || '.' || o.oprname "
+      "   o.oprleft || ' ' || o.oprright || ' ' || on_.nspname || '.' || o.oprname "
       " FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace on_ ON on_.oid = o.oprnamespace "
       " WHERE o.oid >= 16384 AND o.oprcode <> 0"
       " UNION ALL SELECT 'c', 0::pg_catalog.oid, "
@@ -643,9 +643,17 @@ CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts*
     if (what != 'o' && is_relation && !r[4].is_null())
       facts.system_relations.emplace(ref, text_of(r[4]));
     if (what == 'o') {
+      // "oprleft oprright schema.name" (no operator's name holds a dot)
       const std::string label = text_of(r[4]);
-      const size_t dot = label.find('.');
-      facts.operators.push_back({owner, label.substr(0, dot), label.substr(dot + 1), ref});
+      const size_t space = label.find(' '), second = label.find(' ', space + 1);
+      const size_t dot = label.rfind('.');
+      if (space == std::string::npos || second == std::string::npos || dot == std::string::npos ||
+          dot < second)
+        throw std::runtime_error("unreadable operator in the catalog: " + label);
+      facts.operators.push_back({owner, label.substr(second + 1, dot - second - 1),
+                                 label.substr(dot + 1), ref,
+                                 static_cast<uint32_t>(std::stoul(label.substr(0, space))),
+                                 static_cast<uint32_t>(std::stoul(label.substr(space + 1)))});
       continue;
     }
     if (what == 'c') {

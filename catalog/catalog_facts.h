@@ -118,6 +118,8 @@ struct OperatorFacts {
   std::string schema;
   std::string name;       // the symbol, e.g. "==="
   uint32_t function = 0;  // pg_operator.oprcode
+  uint32_t left = 0;      // pg_operator.oprleft (0: a prefix operator)
+  uint32_t right = 0;     // pg_operator.oprright
 };
 
 // An event trigger that fires in ordinary sessions (pg_event_trigger,

@@ -16,6 +16,29 @@ bool integer_text(const std::string& s) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
+constexpr uint32_t kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25, kVarchar = 1043;
+
+bool integer_type(uint32_t type) {
+  return type == kInt2 || type == kInt4 || type == kInt8;
+}
+
+// The type OID of column `m` (ColumnMask::compared).
+uint32_t column_type(const policy::ColumnMask& m) {
+  using C = policy::ColumnMask::Compared;
+  switch (m.compared) {
+    case C::kSmallint:
+      return kInt2;
+    case C::kInteger:
+      return kInt4;
+    case C::kBigint:
+      return kInt8;
+    case C::kVarchar:
+      return kVarchar;
+    default:
+      return kText;
+  }
+}
+
 // Whether a parameter a Parse declares as `type` (0: unspecified) is
 // compared with column `m` by one of pg_catalog's leakproof, strict
 // operators, the same in the filter as in the user's conjunct. Unspecified,
@@ -23,30 +46,59 @@ bool integer_text(const std::string& s) {
 // for character varying with `=`, but character varying with IN, so not
 // there).
 bool typed_as_column(uint32_t type, const policy::ColumnMask& m) {
-  constexpr uint32_t kInt8 = 20, kInt2 = 21, kInt4 = 23, kText = 25, kVarchar = 1043;
-  if (m.holds_integers()) return type == 0 || type == kInt2 || type == kInt4 || type == kInt8;
+  if (m.holds_integers()) return type == 0 || integer_type(type);
   if (type == kText || type == kVarchar) return true;
   return type == 0 && m.compared == policy::ColumnMask::Compared::kText;
 }
 
-// `col <op> constant` (or `$n`) as kanon writes it, or "" when the column
-// cannot be compared with it as built-in integers or text.
-std::string comparison(const ColumnRestriction::Comparison& c, const policy::ColumnMask& m,
-                       const std::vector<uint32_t>* parameter_types) {
+// A comparison as kanon writes it, and the argument types of the operator
+// PostgreSQL finds for the user's unqualified one by its exact types (both
+// 0 when it has to choose among candidates by coercions).
+struct Written {
+  std::string text;  // "" when the column cannot be compared with the operand
+  uint32_t left = 0, right = 0;
+};
+
+// `col <op> constant` (or `$n`), or nothing when the column cannot be
+// compared with it as built-in integers or text.
+Written comparison(const ColumnRestriction::Comparison& c, const policy::ColumnMask& m,
+                   const std::vector<uint32_t>* parameter_types) {
   std::string operand;
+  const uint32_t column = column_type(m);
+  uint32_t type = column;  // an unknown literal or unspecified parameter: the column's
   if (c.parameter > 0) {
     if (!parameter_types) return {};
     const size_t i = static_cast<size_t>(c.parameter) - 1;
-    if (!typed_as_column(i < parameter_types->size() ? (*parameter_types)[i] : 0, m)) return {};
+    const uint32_t declared = i < parameter_types->size() ? (*parameter_types)[i] : 0;
+    if (!typed_as_column(declared, m)) return {};
+    if (declared != 0) type = declared;
     operand = std::to_string(c.parameter);
     operand.insert(operand.begin(), '$');
   } else {
     if (m.holds_integers() ? c.string && !integer_text(c.value) : !c.string) return {};
+    if (!c.string) type = kInt4;  // libpg_query's ival: an int4 constant
     operand = c.string ? policy::quote_literal(c.value) : c.value;
   }
-  const std::string column = policy::quote_identifier(m.column);
+  const std::string name = policy::quote_identifier(m.column);
   const std::string op = " OPERATOR(pg_catalog." + c.op + ") ";
-  return c.column_first ? column + op + operand : operand + op + column;
+  Written w{c.column_first ? name + op + operand : operand + op + name};
+  // pg_catalog has the operator of exactly these types for integers with
+  // integers and text with text; not for character varying.
+  if ((integer_type(column) && integer_type(type)) || (column == kText && type == kText)) {
+    w.left = c.column_first ? column : type;
+    w.right = c.column_first ? type : column;
+  }
+  return w;
+}
+
+// Whether the user's unqualified operator could be a user-defined one:
+// PostgreSQL takes an operator of the exact argument types first, in
+// search_path order, pg_catalog's unless a user-defined one has the same
+// name and types; without one of exact types any of the name might win.
+bool shadowed(const catalog::CatalogFacts& facts, const std::string& op, const Written& w) {
+  return std::any_of(facts.operators.begin(), facts.operators.end(), [&](const auto& o) {
+    return o.name == op && (w.left == 0 || (o.left == w.left && o.right == w.right));
+  });
 }
 
 }  // namespace
@@ -64,9 +116,8 @@ std::string restriction_filter(const std::vector<ColumnRestriction>& restriction
     if (m == masks.columns.end()) continue;
     std::string condition;
     for (const auto& c : r.comparisons) {
-      const bool shadowed = std::any_of(facts->operators.begin(), facts->operators.end(),
-                                        [&](const auto& o) { return o.name == c.op; });
-      const std::string cmp = shadowed ? std::string() : comparison(c, *m, parameter_types);
+      const Written w = comparison(c, *m, parameter_types);
+      const std::string cmp = shadowed(*facts, c.op, w) ? std::string() : w.text;
       if (cmp.empty()) {
         condition.clear();
         break;

@@ -18,8 +18,10 @@
 // conjunct stays and still reads the masked column. Only for
 // columns compared as built-in integers or text (ColumnMask::release_test),
 // with pg_catalog's leakproof, strict comparison operators, and only while
-// the catalog holds no user-defined operator of that name (the user's
-// unqualified one could then be another).
+// the catalog holds no user-defined operator the user's unqualified one
+// could be: of that name and the comparison's exact types (PostgreSQL takes
+// an exact match first), or of that name at all where pg_catalog has none of
+// exact types (character varying).
 //
 // A parameter (`age = $1`, as drivers send restrictions) is compared as
 // the user's conjunct compares it only where the Parse gives it one type for

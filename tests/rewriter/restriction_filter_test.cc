@@ -72,12 +72,35 @@ TEST_CASE("restriction filter: nothing where the comparison might not be the use
   // string that is no integer for an integer column (an error PostgreSQL
   // reports for the user's own conjunct).
   CHECK(filter_for("SELECT 1 FROM t WHERE sex = 5 AND age = 'x' AND age = '1 '", &facts).empty());
-  // A user-defined operator of that name somewhere: the user's `=` might be
-  // it; other names still go.
-  facts.operators.push_back({40000, "public", "=", 40001});
-  CHECK(filter_for("SELECT 1 FROM t WHERE age = 39 AND sex IN ('F')", &facts).empty());
+  // A user-defined operator of that name and the comparison's exact types:
+  // the user's `=` might be it; other names and types still go.
+  facts.operators.push_back({40000, "public", "=", 40001, 23, 23});
+  CHECK(filter_for("SELECT 1 FROM t WHERE age = 39", &facts).empty());
+  CHECK(filter_for("SELECT 1 FROM t WHERE age = '39'", &facts).empty());  // unknown: integer's
   CHECK(filter_for("SELECT 1 FROM t WHERE age = 39 AND age < 50", &facts) ==
         " WHERE CASE WHEN \"age\" OPERATOR(pg_catalog.<) 50 THEN p_age ELSE false END");
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex = 'F'", &facts) ==
+        " WHERE CASE WHEN \"sex\" OPERATOR(pg_catalog.=) 'F' THEN p_sex ELSE false END");
+  // An extension's (citext's, PostGIS's) on types of its own: integers and
+  // text compared with themselves find pg_catalog's of exact types first.
+  facts.operators = {{40000, "public", "=", 40001, 50000, 50000}};
+  CHECK(filter_for("SELECT 1 FROM t WHERE age = 39 AND sex = 'F'", &facts) ==
+        " WHERE CASE WHEN \"age\" OPERATOR(pg_catalog.=) 39 THEN p_age ELSE false END AND "
+        "CASE WHEN \"sex\" OPERATOR(pg_catalog.=) 'F' THEN p_sex ELSE false END");
+  // Character varying has no `=` of its own in pg_catalog: PostgreSQL
+  // chooses among candidates, which any operator of the name may be.
+  CHECK(filter_for("SELECT 1 FROM t WHERE city = 'Erie'", &facts).empty());
+  const std::vector<uint32_t> varchar{1043};
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex = $1", &facts, &varchar).empty());
+  facts.operators.clear();
+  CHECK(filter_for("SELECT 1 FROM t WHERE city = 'Erie'", &facts) ==
+        " WHERE CASE WHEN \"city\" OPERATOR(pg_catalog.=) 'Erie' THEN p_city ELSE false END");
+  // Another pair of integer types: (smallint, integer) is not (integer, integer).
+  facts.operators = {{40000, "public", "<", 40001, 21, 23}};
+  CHECK(!filter_for("SELECT 1 FROM t WHERE age < 39", &facts).empty());
+  CHECK_FALSE(filter_for("SELECT 1 FROM t WHERE 39 < age", &facts).empty());
+  facts.operators = {{40000, "public", "<", 40001, 23, 23}};
+  CHECK(filter_for("SELECT 1 FROM t WHERE 39 < age", &facts).empty());
 }
 
 // What drivers send: `age = $1` in a Parse. Decided first where the

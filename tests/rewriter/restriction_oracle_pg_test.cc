@@ -152,3 +152,60 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
   MESSAGE(executions << " executions, " << nonempty << " with rows");
   CHECK(nonempty > executions / 2);
 }
+
+// A user-defined operator of a comparison's name keeps the filter away only
+// where the user's unqualified operator could be it: one of the exact types
+// the comparison has (PostgreSQL takes an exact match first), not one on
+// types of its own, as extensions such as citext and PostGIS define.
+TEST_CASE("restriction oracle: user-defined operators of other types leave the filter") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE TABLE public.rated (id integer PRIMARY KEY, age integer, grade text);"
+      "INSERT INTO public.rated SELECT i, 20 + i % 7, (ARRAY['a', 'b', 'c'])[1 + i % 3] "
+      "FROM generate_series(1, 210) i;"
+      "CREATE SCHEMA ops;"
+      "CREATE FUNCTION ops.same_box(box, box) RETURNS boolean LANGUAGE sql IMMUTABLE "
+      "AS 'SELECT $1 ~= $2';"
+      "CREATE OPERATOR ops.= (LEFTARG = box, RIGHTARG = box, FUNCTION = ops.same_box)");
+  pqxx::connection build_conn(pg.conninfo());
+  pqxx::connection conn(pg.conninfo());
+  policy::TablePolicy policy;
+  policy.schema = "public";
+  policy.table = "rated";
+  policy.k = 10;
+  policy.quasi_identifiers = {"age", "grade"};
+  policy.quasi_identifier_refs.resize(2);
+  const auto rated = store::build_table_snapshot(build_conn, policy);
+  pg.psql("CREATE SCHEMA masked_r; CREATE TABLE masked_r.rated AS SELECT " +
+          rated->masks.select_list() + " FROM public.rated");
+  const std::string sql = "SELECT count(*) FROM $T WHERE age = 23 AND grade = 'b'";
+  const auto on = [&](const std::string& table) {
+    std::string out = sql;
+    out.replace(out.find("$T"), 2, table);
+    return out;
+  };
+  const std::string want = rows_of(conn, on("masked_r.rated"));
+  // How many of age's and grade's comparisons the filter holds.
+  const auto filtered = [&]() {
+    store::PolicySnapshot snap;
+    snap.version = 1;
+    snap.catalog = std::make_shared<catalog::CatalogFacts>(catalog::read_catalog_facts(conn));
+    snap.tables["public.rated"] = rated;
+    rewriter::Rewriter rw;
+    const auto r = rw.rewrite(on("rated"), snap, rewriter::PlanContext{"\"$user\", public", false});
+    CAPTURE(r.sql);
+    REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
+    CHECK(rows_of(conn, r.sql) == want);
+    return std::string(r.sql.find("\"age\" OPERATOR(pg_catalog.=) 23") != std::string::npos ? "age"
+                                                                                            : "") +
+           (r.sql.find("\"grade\" OPERATOR(pg_catalog.=) 'b'") != std::string::npos ? " grade"
+                                                                                    : "");
+  };
+  CHECK(filtered() == "age grade");
+  // The same name for integers: the user's `=` on integers could be it.
+  pg.psql(
+      "CREATE FUNCTION ops.same_int(integer, integer) RETURNS boolean LANGUAGE sql IMMUTABLE "
+      "AS 'SELECT $1 OPERATOR(pg_catalog.=) $2';"
+      "CREATE OPERATOR ops.= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = ops.same_int)");
+  CHECK(filtered() == " grade");
+}
