@@ -402,13 +402,95 @@ class StatementWalker {
     for (int32_t item = first; item >= 0; item = t_.at(item).next_sibling)
       from_item_names(item, vars, names);
     const bool single =
-        first >= 0 && t_.at(first).next_sibling < 0 && node_of(first).first == "RangeVar";
+        first >= 0 && t_.at(first).next_sibling < 0 &&
+        (node_of(first).first == "RangeVar" || node_of(first).first == "RangeSubselect");
     for (const auto& [var, name] : vars) {
       if (std::count(names.begin(), names.end(), name) != 1) continue;
       std::vector<ColumnRestriction> found;
       collect_restrictions(where, {name, single}, found);
-      if (!found.empty()) restrictions_.emplace_back(var, std::move(found));
+      if (t_.at(var).key == "RangeVar") {
+        if (!found.empty()) restrictions_.emplace_back(var, std::move(found));
+        continue;
+      }
+      // A subquery that only passes a table's rows on: its column's
+      // restriction is the table's column's.
+      for (auto& r : found) {
+        const auto [table, column] = passed_on(var, r.column, 0);
+        if (table < 0) continue;
+        r.column = column;
+        restrictions_.emplace_back(table, std::vector<ColumnRestriction>{std::move(r)});
+      }
     }
+  }
+
+  // The table (RangeVar body) and its column that column `column` of the
+  // subquery `subselect` (a RangeSubselect body) passes on unchanged, row for
+  // row: a SELECT of plain columns (or only *) from one table, or from such
+  // a subquery, with no grouping, aggregate, DISTINCT, window, LIMIT,
+  // OFFSET, locking, WITH or set operation (its own WHERE may keep fewer
+  // rows); {-1, ""} otherwise. A restriction on the subquery's column then
+  // keeps the table's rows whose (masked) value satisfies it.
+  std::pair<int32_t, std::string> passed_on(int32_t subselect, const std::string& column,
+                                            int depth) const {
+    const std::pair<int32_t, std::string> none{-1, {}};
+    const int32_t select = t_.member(t_.member(subselect, "subquery"), "SelectStmt");
+    if (select < 0 || depth > 16) return none;
+    for (const char* key : {"groupClause", "havingClause", "windowClause", "distinctClause",
+                            "limitCount", "limitOffset", "lockingClause", "withClause",
+                            "valuesLists", "intoClause", "larg", "rarg"})
+      if (t_.member(select, key) >= 0) return none;
+    const std::string_view op = string_member(select, "op");
+    const int32_t from = t_.member(select, "fromClause");
+    const int32_t targets = t_.member(select, "targetList");
+    if (!(op.empty() || op == "SETOP_NONE") || from < 0 || targets < 0) return none;
+    const int32_t item = t_.at(from).first_child;
+    if (item < 0 || t_.at(item).next_sibling >= 0) return none;
+    const auto [kind, body] = node_of(item);
+    if (kind != "RangeVar" && kind != "RangeSubselect") return none;
+    const int32_t alias = t_.member(body, "alias");
+    if (t_.member(alias, "colnames") >= 0 || t_.member(body, "lateral") >= 0) return none;
+    const std::string_view name =
+        alias >= 0 ? string_member(alias, "aliasname") : string_member(body, "relname");
+    // The target list: plain columns of the item, or * alone.
+    std::string source;
+    int items = 0;
+    bool star = false;
+    for (int32_t t = t_.at(targets).first_child; t >= 0; t = t_.at(t).next_sibling, ++items) {
+      const int32_t target = t_.member(t, "ResTarget");
+      const int32_t fields = t_.member(t_.member(t_.member(target, "val"), "ColumnRef"), "fields");
+      if (fields < 0) return none;  // computed
+      std::vector<std::string_view> parts;
+      bool has_star = false;
+      for (int32_t f = t_.at(fields).first_child; f >= 0; f = t_.at(f).next_sibling) {
+        const int32_t s = t_.member(f, "String");
+        if (s >= 0)
+          parts.push_back(string_member(s, "sval"));
+        else if (t_.member(f, "A_Star") >= 0 && t_.at(f).next_sibling < 0)
+          has_star = true;
+        else
+          return none;
+      }
+      if (parts.size() > (has_star ? 1u : 2u) ||
+          (parts.size() == (has_star ? 1u : 2u) && parts[0] != name))
+        return none;
+      if (has_star) {
+        star = true;
+        continue;
+      }
+      if (parts.empty()) return none;
+      const std::string_view output =
+          t_.member(target, "name") >= 0 ? string_member(target, "name") : parts.back();
+      if (output != column) continue;
+      if (!source.empty()) return none;  // ambiguous
+      source = std::string(parts.back());
+    }
+    if (star) {
+      if (items != 1) return none;
+      source = column;
+    }
+    if (source.empty()) return none;
+    if (kind == "RangeVar") return {body, source};
+    return passed_on(body, source, depth + 1);
   }
 
   // The relations (RangeVar bodies) FROM item `item` holds outside
@@ -428,6 +510,10 @@ class StatementWalker {
       return;
     }
     if (alias >= 0) names.push_back(string_member(alias, "aliasname"));
+    // A subquery, by its alias (passed_on follows it to its table).
+    if (kind == "RangeSubselect" && alias >= 0 && t_.member(alias, "colnames") < 0 &&
+        t_.member(body, "lateral") < 0)
+      vars.emplace_back(body, string_member(alias, "aliasname"));
     if (kind != "JoinExpr") return;
     const int32_t using_alias = t_.member(body, "join_using_alias");
     if (using_alias >= 0) names.push_back(string_member(using_alias, "aliasname"));
@@ -578,7 +664,8 @@ class StatementWalker {
   void record_relation(int32_t body, std::string_view parent_type, std::string_view key) {
     RelationRef r;
     for (auto& [var, found] : restrictions_)
-      if (var == body) r.restrictions = std::move(found);
+      if (var == body)
+        for (auto& f : found) r.restrictions.push_back(std::move(f));
     r.catalog = std::string(string_member(body, "catalogname"));
     r.schema = std::string(string_member(body, "schemaname"));
     r.name = std::string(string_member(body, "relname"));

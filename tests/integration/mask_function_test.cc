@@ -192,7 +192,10 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
         std::string("SELECT sex, count(*) FROM $ WHERE age BETWEEN 30 AND '40' AND race IN "
                     "('White', 'Black') GROUP BY 1 ORDER BY 1"),
         std::string("SELECT count(*) FROM $ a JOIN adult_sql b USING (id) WHERE "
-                    "a.education = 'Bachelors' AND 'Male' = b.sex")}) {
+                    "a.education = 'Bachelors' AND 'Male' = b.sex"),
+        // A dataset's SQL wrapped as BI tools wrap it.
+        std::string("SELECT sex, count(*) FROM (SELECT * FROM $) AS virtual_table WHERE age = 39 "
+                    "GROUP BY 1 ORDER BY 1")}) {
     CAPTURE(sql);
     const auto on = [&](const std::string& table, const std::string& text) {
       std::string out = text;

@@ -216,13 +216,19 @@ TEST_CASE("restriction filter: in the masked read of the restricted item, nowher
       "SELECT count(*) FROM other o LEFT JOIN people p ON p.id = o.id WHERE p.city = 'Hamlet'");
   REQUIRE(r.verdict == Verdict::kRewritten);
   CHECK(r.sql.find(kCityFilter) != std::string::npos);
+  // An outer query's WHERE on a subquery that passes the rows on unchanged
+  // (as BI tools wrap a dataset's SQL): the table's read.
+  r = e.run("SELECT count(*) FROM (SELECT city AS c FROM people) s WHERE s.c = 'Hamlet'");
+  REQUIRE(r.verdict == Verdict::kRewritten);
+  CHECK(r.sql.find(kCityFilter) != std::string::npos);
   // Not a restriction of the item's rows: OR, a bare name in a join, a
-  // join's ON, an outer query's WHERE.
+  // join's ON, an outer query's WHERE above a subquery that changes rows.
   for (const char* sql : {
            "SELECT count(*) FROM people WHERE city = 'Hamlet' OR state = 'OH'",
            "SELECT count(*) FROM people p LEFT JOIN other o ON true WHERE city = 'Hamlet'",
            "SELECT count(*) FROM other o LEFT JOIN people p ON p.city = 'Hamlet'",
-           "SELECT count(*) FROM (SELECT city FROM people) s WHERE s.city = 'Hamlet'",
+           "SELECT count(*) FROM (SELECT city FROM people LIMIT 9) s WHERE s.city = 'Hamlet'",
+           "SELECT count(*) FROM (SELECT count(*) AS city FROM people) s WHERE s.city = 'Hamlet'",
        }) {
     CAPTURE(sql);
     r = e.run(sql);

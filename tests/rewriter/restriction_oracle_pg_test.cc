@@ -111,6 +111,14 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
        "ii",
        true},
       {"SELECT count(*) FROM $T WHERE age = $1 AND age < $1 + 1", {}, "i", false},
+      // Wrapped as BI tools wrap a dataset's SQL: through the subquery.
+      {"SELECT count(*) FROM (SELECT * FROM $T) AS virtual_table WHERE age = $1", {}, "i", true},
+      {"SELECT zip, count(*) FROM (SELECT age AS years, zip FROM $T) s WHERE s.years BETWEEN $1 "
+       "AND $2 AND zip <> $3 GROUP BY 1 ORDER BY 1",
+       {"int4", "int4", "text"},
+       "iiz",
+       true},
+      {"SELECT count(*) FROM (SELECT age + 0 AS age FROM $T) s WHERE s.age = $1", {}, "i", false},
   };
   std::mt19937 rng(kSeed);
   int executions = 0, nonempty = 0;

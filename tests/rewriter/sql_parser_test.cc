@@ -222,6 +222,39 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
   CHECK(restrictions_of("SELECT 1 FROM other, public.adult WHERE adult.sex = 'F'", 1) ==
         "sex = 'F';");
   CHECK(restrictions_of("SELECT 1 FROM other, public.adult WHERE adult.sex = 'F'", 0).empty());
+  // Through subqueries that pass a table's rows on unchanged (what BI tools
+  // wrap a dataset's SQL in), to the table's column: by * or by name,
+  // renamed, nested, beside the subquery's own WHERE.
+  CHECK(restrictions_of("SELECT count(*) FROM (SELECT * FROM adult) s WHERE s.age = 39") ==
+        "age = 39;");
+  CHECK(restrictions_of("SELECT 1 FROM (SELECT a.age AS years, sex FROM adult a WHERE race = "
+                        "'x') v WHERE years > 30 AND v.sex = 'F'") ==
+        "age > 30; | sex = 'F'; | race = 'x';");
+  CHECK(restrictions_of("SELECT 1 FROM (SELECT * FROM (SELECT age FROM public.adult) i) o, x "
+                        "WHERE o.age IN (1, 2)") == "any:age = 1;age = 2;");
+  // Not through: a computed column, grouping, DISTINCT, LIMIT, a set
+  // operation, a join inside, * beside other columns, an ambiguous name, an
+  // alias renaming columns, LATERAL, a bare name beside other items.
+  for (const char* sql : {
+           "SELECT 1 FROM (SELECT age + 0 AS age FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult GROUP BY age) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT DISTINCT age FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult LIMIT 5) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult UNION SELECT 1) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult a JOIN b USING (id)) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT *, sex AS age FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age, sex AS age FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult) s(a) WHERE s.a = 39",
+           "SELECT 1 FROM x, LATERAL (SELECT age FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult) s, x WHERE age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult TABLESAMPLE SYSTEM (5)) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age FROM adult FOR UPDATE) s WHERE s.age = 39",
+       }) {
+    CAPTURE(sql);
+    const auto out = parse_sql(sql);
+    REQUIRE(out.ok);
+    for (const auto& r : out.statements.at(0).relations) CHECK(r.restrictions.empty());
+  }
   // Each SELECT its own: a subquery's WHERE restricts its own item.
   const std::string nested =
       "SELECT * FROM adult WHERE age = 39 AND id IN (SELECT id FROM adult WHERE sex = 'Male')";
