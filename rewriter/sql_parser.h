@@ -30,7 +30,10 @@ namespace kanon::rewriter {
 // a positive integer or a string of printable ASCII without a backslash (the
 // same characters in every client encoding, whatever
 // standard_conforming_strings says), or a parameter `$n` the statement uses
-// nowhere else (so that its use here alone types it).
+// nowhere else (so that its use here alone types it). Also a restriction of
+// an outer WHERE on a subquery that passes the relation's rows on unchanged
+// (`FROM (SELECT * FROM t) s WHERE s.age = 39`: plain columns or * of one
+// relation, no grouping, DISTINCT, LIMIT, ...), by the relation's column.
 // rewriter/restriction_filter.h uses it.
 struct ColumnRestriction {
   struct Comparison {
