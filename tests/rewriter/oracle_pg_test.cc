@@ -61,7 +61,7 @@ class Generator {
   explicit Generator(uint32_t seed) : rng_(seed) {}
 
   Pair statement() {
-    switch (pick(21)) {
+    switch (pick(22)) {
       case 0:
         return simple();
       case 1:
@@ -102,6 +102,8 @@ class Generator {
         return visit_log();
       case 20:
         return visit_log_join();
+      case 21:
+        return wrapped();
       default:
         return nested_set_operations();
     }
@@ -185,6 +187,17 @@ class Generator {
         p ? "id, name, ssn, occupation, city, state, diagnosis" : "id, age, zip, sex, disease";
     return "SELECT " + (pick(3) == 0 ? std::string("*") : cols) + " FROM " +
            table(p ? "people" : "patients") + (alias.empty() ? "" : " " + alias) + where(p, alias);
+  }
+
+  // A dataset's SQL wrapped as BI tools wrap it, the WHERE outside.
+  Pair wrapped() {
+    const bool p = people_side();
+    const std::string cols =
+        p ? "id, name, ssn, occupation, city, state, diagnosis" : "id, age, zip, sex, disease";
+    const std::string g = qi(p);
+    return "SELECT " + g + ", count(*) FROM (SELECT " + (pick(2) ? std::string("*") : cols) +
+           " FROM " + table(p ? "people" : "patients") + (pick(3) == 0 ? where(p, "") : "") +
+           ") AS v" + where(p, pick(2) ? "v" : "") + " GROUP BY " + g;
   }
 
   Pair grouped() {
