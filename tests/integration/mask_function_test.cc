@@ -231,15 +231,8 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
   Pq driver(proxy.conninfo("analyst"));
   const auto with_parameters = [&](const std::string& sql, const std::vector<Oid>& types,
                                    const std::vector<const char*>& values) {
-    PGresult* res = PQexecParams(driver.get(), sql.c_str(), static_cast<int>(types.size()),
-                                 types.data(), values.data(), nullptr, nullptr, 0);
-    std::string out = PQresultStatus(res) == PGRES_TUPLES_OK
-                          ? ""
-                          : "error: " + std::string(PQresultErrorMessage(res));
-    for (int r = 0; r < PQntuples(res); ++r, out += '\n')
-      for (int f = 0; f < PQnfields(res); ++f) out += std::string(PQgetvalue(res, r, f)) + "|";
-    PQclear(res);
-    return out;
+    return result_rows(PQexecParams(driver.get(), sql.c_str(), static_cast<int>(types.size()),
+                                    types.data(), values.data(), nullptr, nullptr, 0));
   };
   struct Parameterized {
     std::string sql, wrapped;

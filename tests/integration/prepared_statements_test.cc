@@ -418,16 +418,6 @@ TEST_CASE("prepared: a restriction on a parameter is decided again with the Pars
   REQUIRE(city.size() > 2);
   city = city.substr(0, city.size() - 2);  // "city|\n"
   const char* value = city.c_str();
-  const auto rows = [&](PGresult* res) {
-    const auto status = PQresultStatus(res);
-    std::string out = status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK
-                          ? ""
-                          : "error: " + std::string(PQresultErrorMessage(res));
-    for (int r = 0; r < PQntuples(res); ++r, out += '\n')
-      for (int f = 0; f < PQnfields(res); ++f) out += std::string(PQgetvalue(res, r, f)) + "|";
-    PQclear(res);
-    return out;
-  };
   struct Typed {
     const char* name;
     Oid type;  // 0: unspecified
@@ -435,14 +425,15 @@ TEST_CASE("prepared: a restriction on a parameter is decided again with the Pars
   const std::vector<Typed> typed = {
       {"unspecified", 0}, {"text", 25}, {"varchar", 1043}, {"bpchar", 1042}};
   for (const auto& t : typed)
-    REQUIRE(rows(PQprepare(c.get(), t.name,
-                           "SELECT occupation, city FROM people WHERE city = $1 ORDER BY id", 1,
-                           &t.type))
+    REQUIRE(result_rows(PQprepare(c.get(), t.name,
+                                  "SELECT occupation, city FROM people WHERE city = $1 ORDER BY id",
+                                  1, &t.type))
                 .empty());
   std::string want;
   for (const auto& t : typed) {
     CAPTURE(t.name);
-    const std::string got = rows(PQexecPrepared(c.get(), t.name, 1, &value, nullptr, nullptr, 0));
+    const std::string got =
+        result_rows(PQexecPrepared(c.get(), t.name, 1, &value, nullptr, nullptr, 0));
     CHECK_MESSAGE(got.find(city) != std::string::npos, got);
     CHECK_FALSE(raw(got));
     if (want.empty()) want = got;
@@ -452,19 +443,19 @@ TEST_CASE("prepared: a restriction on a parameter is decided again with the Pars
   // comparison is not text's).
   for (const auto& t : typed) {
     CAPTURE(t.name);
-    const std::string plan = rows(
+    const std::string plan = result_rows(
         PQexec(c.get(),
                ("EXPLAIN (VERBOSE, COSTS OFF) EXECUTE " + std::string(t.name) + "('x')").c_str()));
     CHECK_MESSAGE(
         (plan.find("CASE WHEN (people.city = 'x'") != std::string::npos) == (t.type != 1042), plan);
   }
   const std::string when = "SELECT name, prepare_time FROM pg_prepared_statements ORDER BY 1";
-  const std::string prepared = rows(PQexec(c.get(), when.c_str()));
+  const std::string prepared = result_rows(PQexec(c.get(), when.c_str()));
   REQUIRE(prepared.find("bpchar") != std::string::npos);
   reload(true);  // the same policy: a new snapshot
   for (const auto& t : typed) {
     CAPTURE(t.name);
-    CHECK(rows(PQexecPrepared(c.get(), t.name, 1, &value, nullptr, nullptr, 0)) == want);
+    CHECK(result_rows(PQexecPrepared(c.get(), t.name, 1, &value, nullptr, nullptr, 0)) == want);
   }
-  CHECK(rows(PQexec(c.get(), when.c_str())) == prepared);  // none prepared again
+  CHECK(result_rows(PQexec(c.get(), when.c_str())) == prepared);  // none prepared again
 }

@@ -55,6 +55,39 @@ std::string values_for(const Case& c, std::mt19937& rng) {
   return out;
 }
 
+// `sql` with its `$T` naming `table`.
+std::string on_table(std::string sql, const std::string& table) {
+  return sql.replace(sql.find("$T"), 2, table);
+}
+
+// public.`table` protected with `k` and `quasi_identifiers` (read through
+// `build`), and its masked copy `copy` (schema-qualified) made on `pg`.
+std::shared_ptr<const policy::TableSnapshot> protect(PgSandbox& pg, pqxx::connection& build,
+                                                     const std::string& table, int k,
+                                                     std::vector<std::string> quasi_identifiers,
+                                                     const std::string& copy) {
+  policy::TablePolicy policy;
+  policy.schema = "public";
+  policy.table = table;
+  policy.k = k;
+  policy.quasi_identifier_refs.resize(quasi_identifiers.size());
+  policy.quasi_identifiers = std::move(quasi_identifiers);
+  auto snapshot = store::build_table_snapshot(build, policy);
+  pg.psql("CREATE SCHEMA " + copy.substr(0, copy.find('.')) + "; CREATE TABLE " + copy +
+          " AS SELECT " + snapshot->masks.select_list() + " FROM public." + table);
+  return snapshot;
+}
+
+// A policy snapshot of `table` with the catalog as `conn` reads it now.
+store::PolicySnapshot snapshot_with(pqxx::connection& conn, const std::string& table,
+                                    std::shared_ptr<const policy::TableSnapshot> snapshot) {
+  store::PolicySnapshot snap;
+  snap.version = 1;
+  snap.catalog = std::make_shared<catalog::CatalogFacts>(catalog::read_catalog_facts(conn));
+  snap.tables["public." + table] = std::move(snapshot);
+  return snap;
+}
+
 }  // namespace
 
 TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's rows") {
@@ -68,19 +101,9 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
       "CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END FROM generate_series(1, 400) i");
   pqxx::connection build_conn(pg.conninfo());
   pqxx::connection conn(pg.conninfo());
-  policy::TablePolicy policy;
-  policy.schema = "public";
-  policy.table = "visits";
-  policy.k = 4;
-  policy.quasi_identifiers = {"age", "zip", "city", "sex"};
-  policy.quasi_identifier_refs.resize(4);
-  const auto visits = store::build_table_snapshot(build_conn, policy);
-  pg.psql("CREATE SCHEMA masked_p; CREATE TABLE masked_p.visits AS SELECT " +
-          visits->masks.select_list() + " FROM public.visits");
-  store::PolicySnapshot snap;
-  snap.version = 1;
-  snap.catalog = std::make_shared<catalog::CatalogFacts>(catalog::read_catalog_facts(conn));
-  snap.tables["public.visits"] = visits;
+  const store::PolicySnapshot snap = snapshot_with(
+      conn, "visits",
+      protect(pg, build_conn, "visits", 4, {"age", "zip", "city", "sex"}, "masked_p.visits"));
   rewriter::Rewriter rw;
 
   const std::vector<Case> cases = {
@@ -126,12 +149,6 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
     const Case& c = cases[i];
     CAPTURE(c.sql);
     CAPTURE(c.types.size());
-    std::string text = c.sql;
-    const auto on = [&](const std::string& table) {
-      std::string out = text;
-      out.replace(out.find("$T"), 2, table);
-      return out;
-    };
     rewriter::PlanContext session{"\"$user\", public", false};
     session.parse_message = true;
     std::string types;
@@ -140,14 +157,14 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
       session.parameter_types.push_back(static_cast<uint32_t>(
           std::stoul(rows_of(conn, "SELECT '" + t + "'::regtype::oid").substr(0, 10))));
     }
-    const auto r = rw.rewrite(on("visits"), snap, session);
+    const auto r = rw.rewrite(on_table(c.sql, "visits"), snap, session);
     CAPTURE(r.sql);
     REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
     CHECK((r.sql.find("\" WHERE CASE WHEN ") != std::string::npos) == c.filtered);
     const std::string declared = types.empty() ? "" : "(" + types + ")";
     const std::string name = "p" + std::to_string(i);
     rows_of(conn, "PREPARE " + name + declared + " AS " + r.sql);
-    rows_of(conn, "PREPARE o" + name + declared + " AS " + on("masked_p.visits"));
+    rows_of(conn, "PREPARE o" + name + declared + " AS " + on_table(c.sql, "masked_p.visits"));
     for (int v = 0; v < 25; ++v) {
       const std::string values = values_for(c, rng);
       CAPTURE(values);
@@ -177,30 +194,15 @@ TEST_CASE("restriction oracle: user-defined operators of other types leave the f
       "CREATE OPERATOR ops.= (LEFTARG = box, RIGHTARG = box, FUNCTION = ops.same_box)");
   pqxx::connection build_conn(pg.conninfo());
   pqxx::connection conn(pg.conninfo());
-  policy::TablePolicy policy;
-  policy.schema = "public";
-  policy.table = "rated";
-  policy.k = 10;
-  policy.quasi_identifiers = {"age", "grade"};
-  policy.quasi_identifier_refs.resize(2);
-  const auto rated = store::build_table_snapshot(build_conn, policy);
-  pg.psql("CREATE SCHEMA masked_r; CREATE TABLE masked_r.rated AS SELECT " +
-          rated->masks.select_list() + " FROM public.rated");
+  const auto rated = protect(pg, build_conn, "rated", 10, {"age", "grade"}, "masked_r.rated");
   const std::string sql = "SELECT count(*) FROM $T WHERE age = 23 AND grade = 'b'";
-  const auto on = [&](const std::string& table) {
-    std::string out = sql;
-    out.replace(out.find("$T"), 2, table);
-    return out;
-  };
-  const std::string want = rows_of(conn, on("masked_r.rated"));
+  const std::string want = rows_of(conn, on_table(sql, "masked_r.rated"));
   // How many of age's and grade's comparisons the filter holds.
   const auto filtered = [&]() {
-    store::PolicySnapshot snap;
-    snap.version = 1;
-    snap.catalog = std::make_shared<catalog::CatalogFacts>(catalog::read_catalog_facts(conn));
-    snap.tables["public.rated"] = rated;
+    const store::PolicySnapshot snap = snapshot_with(conn, "rated", rated);
     rewriter::Rewriter rw;
-    const auto r = rw.rewrite(on("rated"), snap, rewriter::PlanContext{"\"$user\", public", false});
+    const auto r =
+        rw.rewrite(on_table(sql, "rated"), snap, rewriter::PlanContext{"\"$user\", public", false});
     CAPTURE(r.sql);
     REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
     CHECK(rows_of(conn, r.sql) == want);

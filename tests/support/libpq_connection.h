@@ -23,4 +23,17 @@ class Pq {
   PGconn* c_;
 };
 
+// `res`'s rows, each field followed by '|' and each row by '\n' ("" for a
+// command), or "error: " and its message; clears `res`.
+inline std::string result_rows(PGresult* res) {
+  const auto status = PQresultStatus(res);
+  std::string out = status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK
+                        ? ""
+                        : "error: " + std::string(PQresultErrorMessage(res));
+  for (int r = 0; r < PQntuples(res); ++r, out += '\n')
+    for (int f = 0; f < PQnfields(res); ++f) out += std::string(PQgetvalue(res, r, f)) + "|";
+  PQclear(res);
+  return out;
+}
+
 }  // namespace kanon::testing
