@@ -66,6 +66,13 @@ class StatementWalker {
     read_object_name(body);
     read_run_shape(body);
     visit_node(stmt, {}, {});
+    // Restrictions go to their relations once every SELECT has been seen: a
+    // CTE's relations are visited before the SELECTs of the statement's set
+    // operation that name the CTE.
+    for (const auto& [index, body] : relation_bodies_)
+      for (auto& [var, found] : restrictions_)
+        if (var == body)
+          for (auto& f : found) out_.relations[index].restrictions.push_back(std::move(f));
     out_.fingerprint = hash_;
   }
 
@@ -408,14 +415,16 @@ class StatementWalker {
       if (std::count(names.begin(), names.end(), name) != 1) continue;
       std::vector<ColumnRestriction> found;
       collect_restrictions(where, {name, single}, found);
-      if (t_.at(var).key == "RangeVar") {
+      const bool cte = t_.at(var).key == "RangeVar" && cte_named(var) != kNotCte;
+      if (t_.at(var).key == "RangeVar" && !cte) {
         if (!found.empty()) restrictions_.emplace_back(var, std::move(found));
         continue;
       }
-      // A subquery that only passes a table's rows on: its column's
+      // A subquery or a CTE that only passes a table's rows on: its column's
       // restriction is the table's column's.
       for (auto& r : found) {
-        const auto [table, column] = passed_on(var, r.column, 0);
+        const auto [table, column] =
+            cte ? through_cte(var, r.column, 0) : passed_on(var, r.column, 0);
         if (table < 0) continue;
         r.column = column;
         restrictions_.emplace_back(table, std::vector<ColumnRestriction>{std::move(r)});
@@ -432,8 +441,70 @@ class StatementWalker {
   // keeps the table's rows whose (masked) value satisfies it.
   std::pair<int32_t, std::string> passed_on(int32_t subselect, const std::string& column,
                                             int depth) const {
+    return passed_on_by(t_.member(t_.member(subselect, "subquery"), "SelectStmt"), column, depth);
+  }
+
+  // The same for a reference to a CTE (a RangeVar body cte_named finds):
+  // through the CTE's SELECT when the statement refers to the CTE's name in
+  // this one place only, so that the rows it keeps go nowhere else.
+  std::pair<int32_t, std::string> through_cte(int32_t var, const std::string& column,
+                                              int depth) const {
+    const int32_t cte = cte_named(var);
+    if (cte < 0 || relation_uses(string_member(var, "relname")) != 1) return {-1, {}};
+    if (t_.member(cte, "aliascolnames") >= 0 || t_.member(cte, "search_clause") >= 0 ||
+        t_.member(cte, "cycle_clause") >= 0)
+      return {-1, {}};
+    return passed_on_by(t_.member(t_.member(cte, "ctequery"), "SelectStmt"), column, depth);
+  }
+
+  static constexpr int32_t kNotCte = -1;
+  static constexpr int32_t kUnclearCte = -2;
+
+  // The CTE (CommonTableExpr body) a RangeVar without a schema names:
+  // kNotCte when no CTE of the statement has its name (a relation), the CTE
+  // when exactly one of a WITH without RECURSIVE does, kUnclearCte
+  // otherwise. The name alone, whatever the scope: a reference outside the
+  // CTE's scope (a relation of that name) leaves the CTE unreferenced, so
+  // through_cte's filter keeps rows nothing reads.
+  int32_t cte_named(int32_t var) const {
+    if (t_.member(var, "schemaname") >= 0 || t_.member(var, "catalogname") >= 0) return kNotCte;
+    count_names();
+    const auto it = cte_names_.find(string_member(var, "relname"));
+    if (it == cte_names_.end()) return kNotCte;
+    return it->second;
+  }
+
+  // How often the statement names `name` as a relation without a schema.
+  int relation_uses(std::string_view name) const {
+    count_names();
+    const auto it = relation_uses_.find(name);
+    return it == relation_uses_.end() ? 0 : it->second;
+  }
+
+  void count_names() const {
+    if (names_counted_) return;
+    names_counted_ = true;
+    for (int32_t i = 0; i < t_.size(); ++i) {
+      if (t_.at(i).kind != Kind::kObject) continue;
+      if (t_.member(i, "relname") >= 0 && t_.member(i, "schemaname") < 0 &&
+          t_.member(i, "catalogname") < 0)
+        ++relation_uses_[string_member(i, "relname")];
+      if (t_.at(i).key != "WithClause" && t_.at(i).key != "withClause") continue;
+      const int32_t list = t_.member(i, "ctes");
+      if (list < 0) continue;
+      for (int32_t c = t_.at(list).first_child; c >= 0; c = t_.at(c).next_sibling) {
+        const int32_t body = t_.at(c).first_child;
+        if (body < 0) continue;
+        const auto [it, fresh] = cte_names_.emplace(string_member(body, "ctename"), body);
+        if (!fresh || bool_member(i, "recursive")) it->second = kUnclearCte;
+      }
+    }
+  }
+
+  // passed_on for a SELECT (a SelectStmt body).
+  std::pair<int32_t, std::string> passed_on_by(int32_t select, const std::string& column,
+                                               int depth) const {
     const std::pair<int32_t, std::string> none{-1, {}};
-    const int32_t select = t_.member(t_.member(subselect, "subquery"), "SelectStmt");
     if (select < 0 || depth > 16) return none;
     for (const char* key : {"groupClause", "havingClause", "windowClause", "distinctClause",
                             "limitCount", "limitOffset", "lockingClause", "withClause",
@@ -489,7 +560,11 @@ class StatementWalker {
       source = column;
     }
     if (source.empty()) return none;
-    if (kind == "RangeVar") return {body, source};
+    if (kind == "RangeVar") {
+      const int32_t cte = cte_named(body);
+      if (cte == kNotCte) return {body, source};
+      return through_cte(body, source, depth + 1);
+    }
     return passed_on(body, source, depth + 1);
   }
 
@@ -663,9 +738,7 @@ class StatementWalker {
 
   void record_relation(int32_t body, std::string_view parent_type, std::string_view key) {
     RelationRef r;
-    for (auto& [var, found] : restrictions_)
-      if (var == body)
-        for (auto& f : found) r.restrictions.push_back(std::move(f));
+    relation_bodies_.emplace_back(out_.relations.size(), body);
     r.catalog = std::string(string_member(body, "catalogname"));
     r.schema = std::string(string_member(body, "schemaname"));
     r.name = std::string(string_member(body, "relname"));
@@ -734,8 +807,12 @@ class StatementWalker {
   // note_restrictions: a RangeVar's body, and what its SELECT's WHERE
   // restricts its columns to.
   std::vector<std::pair<int32_t, std::vector<ColumnRestriction>>> restrictions_;
+  std::vector<std::pair<size_t, int32_t>> relation_bodies_;  // out_.relations' index, its body
   mutable bool parameters_counted_ = false;
   mutable std::map<int64_t, int> parameter_uses_;  // parameter_uses: $n's number, its references
+  mutable bool names_counted_ = false;
+  mutable std::map<std::string_view, int> relation_uses_;  // relation_uses
+  mutable std::map<std::string_view, int32_t> cte_names_;  // cte_named
   bool table_form_from_ = false;
   std::vector<std::string_view> ctes_;
 };

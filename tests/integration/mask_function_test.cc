@@ -195,7 +195,10 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
                     "a.education = 'Bachelors' AND 'Male' = b.sex"),
         // A dataset's SQL wrapped as BI tools wrap it.
         std::string("SELECT sex, count(*) FROM (SELECT * FROM $) AS virtual_table WHERE age = 39 "
-                    "GROUP BY 1 ORDER BY 1")}) {
+                    "GROUP BY 1 ORDER BY 1"),
+        // A derived table as Looker writes it, a CTE named once.
+        std::string("WITH adult_dt AS (SELECT age, sex FROM $) SELECT adult_dt.sex, count(*) "
+                    "FROM adult_dt WHERE (adult_dt.age) = 39 GROUP BY 1 ORDER BY 1")}) {
     CAPTURE(sql);
     const auto on = [&](const std::string& table, const std::string& text) {
       std::string out = text;

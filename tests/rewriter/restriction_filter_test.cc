@@ -221,6 +221,10 @@ TEST_CASE("restriction filter: in the masked read of the restricted item, nowher
   r = e.run("SELECT count(*) FROM (SELECT city AS c FROM people) s WHERE s.c = 'Hamlet'");
   REQUIRE(r.verdict == Verdict::kRewritten);
   CHECK(r.sql.find(kCityFilter) != std::string::npos);
+  // The same through a CTE the statement names once.
+  r = e.run("WITH s AS (SELECT city AS c FROM people) SELECT count(*) FROM s WHERE s.c = 'Hamlet'");
+  REQUIRE(r.verdict == Verdict::kRewritten);
+  CHECK(r.sql.find(kCityFilter) != std::string::npos);
   // Not a restriction of the item's rows: OR, a bare name in a join, a
   // join's ON, an outer query's WHERE above a subquery that changes rows.
   for (const char* sql : {
@@ -229,6 +233,8 @@ TEST_CASE("restriction filter: in the masked read of the restricted item, nowher
            "SELECT count(*) FROM other o LEFT JOIN people p ON p.city = 'Hamlet'",
            "SELECT count(*) FROM (SELECT city FROM people LIMIT 9) s WHERE s.city = 'Hamlet'",
            "SELECT count(*) FROM (SELECT count(*) AS city FROM people) s WHERE s.city = 'Hamlet'",
+           "WITH s AS (SELECT * FROM people) SELECT count(*) FROM s WHERE city = 'Hamlet' AND "
+           "EXISTS (SELECT FROM s)",
        }) {
     CAPTURE(sql);
     r = e.run(sql);

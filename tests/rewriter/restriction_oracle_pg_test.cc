@@ -57,7 +57,9 @@ std::string values_for(const Case& c, std::mt19937& rng) {
 
 // `sql` with its `$T` naming `table`.
 std::string on_table(std::string sql, const std::string& table) {
-  return sql.replace(sql.find("$T"), 2, table);
+  for (size_t at = sql.find("$T"); at != std::string::npos; at = sql.find("$T", at))
+    sql.replace(at, 2, table);
+  return sql;
 }
 
 // public.`table` protected with `k` and `quasi_identifiers` (read through
@@ -136,6 +138,17 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
       {"SELECT count(*) FROM $T WHERE age = $1 AND age < $1 + 1", {}, "i", false},
       // Wrapped as BI tools wrap a dataset's SQL: through the subquery.
       {"SELECT count(*) FROM (SELECT * FROM $T) AS virtual_table WHERE age = $1", {}, "i", true},
+      {"WITH s AS (SELECT * FROM $T) SELECT count(*) FROM s WHERE age = $1", {"int4"}, "i", true},
+      {"WITH s AS (SELECT * FROM $T) SELECT count(*) FROM $T UNION ALL SELECT count(*) FROM s "
+       "WHERE age = $1",
+       {"int2"},
+       "i",
+       true},
+      {"WITH s AS (SELECT * FROM $T) SELECT count(*), (SELECT count(*) FROM s) FROM s WHERE "
+       "age = $1",
+       {},
+       "i",
+       false},
       {"SELECT zip, count(*) FROM (SELECT age AS years, zip FROM $T) s WHERE s.years BETWEEN $1 "
        "AND $2 AND zip <> $3 GROUP BY 1 ORDER BY 1",
        {"int4", "int4", "text"},

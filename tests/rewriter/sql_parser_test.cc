@@ -255,6 +255,43 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
     REQUIRE(out.ok);
     for (const auto& r : out.statements.at(0).relations) CHECK(r.restrictions.empty());
   }
+  // Through a CTE the statement names once (Looker's and hand-written SQL's
+  // form), the same way, also chained and from a subquery.
+  CHECK(restrictions_of("WITH s AS (SELECT * FROM adult) SELECT count(*) FROM s WHERE age = 39") ==
+        "age = 39;");
+  CHECK(restrictions_of("WITH a AS MATERIALIZED (SELECT age AS years FROM public.adult WHERE sex "
+                        "= 'F'), b AS (SELECT * FROM a) SELECT 1 FROM b x, other WHERE x.years "
+                        "BETWEEN 30 AND 40") == "age >= 30;age <= 40; | sex = 'F';");
+  CHECK(restrictions_of("WITH s AS (SELECT * FROM adult) SELECT 1 FROM (SELECT * FROM s) v "
+                        "WHERE v.age = $1") == "age = $1;");
+  CHECK(restrictions_of("WITH s AS (SELECT * FROM adult) SELECT 1 FROM other WHERE age = 1 "
+                        "UNION ALL SELECT 1 FROM s WHERE age = 39") == "age = 39;");
+  // Not through a CTE named twice (both would lose the rows), defined twice,
+  // RECURSIVE, renaming its columns or not passing rows on; nor is such a
+  // name taken for a table.
+  for (const char* sql : {
+           "WITH s AS (SELECT * FROM adult) SELECT 1 FROM s WHERE age = 39 UNION ALL SELECT 1 "
+           "FROM s",
+           "WITH s AS (SELECT * FROM adult) SELECT 1 FROM s WHERE age = 39 AND id IN (SELECT id "
+           "FROM s)",
+           "WITH s AS (SELECT * FROM adult) SELECT 1 FROM s, (WITH s AS (SELECT 1) SELECT * FROM "
+           "s) z WHERE s.age = 39",
+           "WITH RECURSIVE s AS (SELECT * FROM adult) SELECT 1 FROM s WHERE age = 39",
+           "WITH s(a) AS (SELECT age FROM adult) SELECT 1 FROM s WHERE a = 39",
+           "WITH s AS (SELECT DISTINCT age FROM adult) SELECT 1 FROM s WHERE age = 39",
+           "WITH s AS (SELECT age FROM adult LIMIT 3) SELECT 1 FROM s WHERE age = 39",
+           "WITH adult AS (SELECT * FROM adult) SELECT 1 FROM adult WHERE age = 39",
+       }) {
+    CAPTURE(std::string(sql));
+    const auto out = parse_sql(sql);
+    REQUIRE(out.ok);
+    for (const auto& r : out.statements.at(0).relations) CHECK(r.restrictions.empty());
+  }
+  // A schema names a table, never a CTE.
+  CHECK(restrictions_of("WITH s AS (SELECT * FROM adult) SELECT 1 FROM public.s WHERE age = 39",
+                        1) == "age = 39;");
+  CHECK(restrictions_of("WITH s AS (SELECT * FROM adult) SELECT 1 FROM public.s WHERE age = 39", 0)
+            .empty());
   // Each SELECT its own: a subquery's WHERE restricts its own item.
   const std::string nested =
       "SELECT * FROM adult WHERE age = 39 AND id IN (SELECT id FROM adult WHERE sex = 'Male')";
