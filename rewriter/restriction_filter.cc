@@ -67,9 +67,11 @@ Written comparison(const ColumnRestriction::Comparison& c, const policy::ColumnM
   const uint32_t column = column_type(m);
   uint32_t type = column;  // an unknown literal or unspecified parameter: the column's
   if (c.parameter > 0) {
-    if (!parameter_types) return {};
+    if (!c.prepared && !parameter_types) return {};
     const size_t i = static_cast<size_t>(c.parameter) - 1;
-    const uint32_t declared = i < parameter_types->size() ? (*parameter_types)[i] : 0;
+    const uint32_t declared = c.prepared                    ? c.declared
+                              : i < parameter_types->size() ? (*parameter_types)[i]
+                                                            : 0;
     if (!typed_as_column(declared, m)) return {};
     if (declared != 0) type = declared;
     operand = std::to_string(c.parameter);

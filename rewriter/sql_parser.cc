@@ -34,6 +34,7 @@ class StatementWalker {
     const auto& wrapper = t_.at(stmt);
     if (wrapper.kind != Kind::kObject || wrapper.first_child < 0) return;
     const int32_t body = wrapper.first_child;
+    top_body_ = body;
     out_.node = std::string(t_.at(body).key);
     out_.kind = statement_kind(out_.node);
     for (const char* field : {"query"}) {
@@ -692,14 +693,15 @@ class StatementWalker {
   bool read_constant(int32_t node, ColumnRestriction::Comparison& c) const {
     const auto [kind, body] = node_of(node);
     if (kind == "ParamRef") {
-      // PREPARE's statement has parameters of its own, typed by it.
-      if (out_.node == "PrepareStmt") return false;
       const int32_t number = t_.member(body, "number");
       if (number < 0 || t_.at(number).kind != Kind::kNumber || t_.at(number).number <= 0 ||
           t_.at(number).number > 65535 || parameter_uses(t_.at(number).number) != 1)
         return false;
       c.parameter = static_cast<int>(t_.at(number).number);
-      return true;
+      // PREPARE's statement has parameters of its own, typed by its list.
+      if (out_.node != "PrepareStmt") return true;
+      c.prepared = true;
+      return prepared_type(c.parameter, c.declared);
     }
     if (kind != "A_Const") return false;
     const int32_t ival = t_.member(t_.member(body, "ival"), "ival");
@@ -719,6 +721,32 @@ class StatementWalker {
     c.string = true;
     c.value = std::string(text);
     return true;
+  }
+
+  // The type PREPARE's list declares for $n (0 past its end: PostgreSQL
+  // infers it), when the list names it as the grammar writes integer,
+  // smallint, bigint and character varying: pg_catalog's, qualified, so
+  // neither search_path nor a temporary table's row type can stand in for
+  // it (`text` and `int4` are written unqualified: not read).
+  bool prepared_type(int n, uint32_t& oid) const {
+    const int32_t types = t_.member(top_body_, "argtypes");
+    int32_t type = types >= 0 ? t_.at(types).first_child : -1;
+    for (int i = 1; i < n && type >= 0; ++i) type = t_.at(type).next_sibling;
+    oid = 0;
+    if (type < 0) return true;
+    const int32_t name = t_.member(type, "TypeName");
+    for (const char* key : {"typmods", "arrayBounds", "setof", "pct_type"})
+      if (t_.member(name, key) >= 0) return false;
+    const int32_t names = t_.member(name, "names");
+    std::vector<std::string_view> parts;
+    for (int32_t p = names >= 0 ? t_.at(names).first_child : -1; p >= 0; p = t_.at(p).next_sibling)
+      parts.push_back(string_member(t_.member(p, "String"), "sval"));
+    if (parts.size() != 2 || parts[0] != "pg_catalog") return false;
+    static constexpr std::pair<std::string_view, uint32_t> kTypes[] = {
+        {"int2", 21}, {"int4", 23}, {"int8", 20}, {"varchar", 1043}};
+    for (const auto& [type_name, type_oid] : kTypes)
+      if (parts[1] == type_name) oid = type_oid;
+    return oid != 0;
   }
 
   // How often the text refers to parameter $n (counted once per text).
@@ -803,6 +831,7 @@ class StatementWalker {
   Statement& out_;
   uint64_t hash_ = kFnvOffset;
   int depth_ = -1;  // the statement node itself is depth 0
+  int32_t top_body_ = -1;
   bool in_locking_ = false;
   // note_restrictions: a RangeVar's body, and what its SELECT's WHERE
   // restricts its columns to.

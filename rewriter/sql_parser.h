@@ -30,10 +30,12 @@ namespace kanon::rewriter {
 // a positive integer or a string of printable ASCII without a backslash (the
 // same characters in every client encoding, whatever
 // standard_conforming_strings says), or a parameter `$n` the statement uses
-// nowhere else (so that its use here alone types it). Also a restriction of
-// an outer WHERE on a subquery that passes the relation's rows on unchanged
-// (`FROM (SELECT * FROM t) s WHERE s.age = 39`: plain columns or * of one
-// relation, no grouping, DISTINCT, LIMIT, ...), by the relation's column.
+// nowhere else (so that its use here alone types it; in PREPARE, declared
+// as integer, smallint, bigint or character varying, or not declared). Also
+// a restriction of an outer WHERE on a subquery, or a CTE the statement
+// names once, that passes the relation's rows on unchanged (`FROM (SELECT *
+// FROM t) s WHERE s.age = 39`: plain columns or * of one relation, no
+// grouping, DISTINCT, LIMIT, ...), by the relation's column.
 // rewriter/restriction_filter.h uses it.
 struct ColumnRestriction {
   struct Comparison {
@@ -42,6 +44,10 @@ struct ColumnRestriction {
     bool string = false;       // a string constant, else an integer
     std::string value;         // the integer's digits, or the string's characters
     int parameter = 0;         // n of a parameter $n (then neither of the above)
+    // A PREPARE's parameter: the type its list declares (0: none, PostgreSQL
+    // infers it), otherwise the Parse's (PlanContext::parameter_types).
+    bool prepared = false;
+    uint32_t declared = 0;
   };
   std::string column;  // folded, unquoted
   std::vector<Comparison> comparisons;

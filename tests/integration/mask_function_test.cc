@@ -281,6 +281,26 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
         plan("adult_fn"));
     CHECK(plan("adult_vfn").find("CASE WHEN (adult_vfn.") == std::string::npos);
   }
+  // Prepared in SQL, the parameter declared integer: decided first as well.
+  {
+    const std::string want =
+        with_parameters("SELECT count(*) FROM adult_sql WHERE (age = $1) IS TRUE", {23}, {"39"});
+    REQUIRE(want.find("error") == std::string::npos);
+    REQUIRE(want.size() > 3);
+    for (const std::string t : {"adult_fn", "adult_sql", "adult_vfn"}) {
+      CAPTURE(t);
+      result_rows(PQexec(
+          driver.get(),
+          ("PREPARE counted_" + t + "(integer) AS SELECT count(*) FROM " + t + " WHERE age = $1")
+              .c_str()));
+      CHECK(result_rows(PQexec(driver.get(), ("EXECUTE counted_" + t + "(39)").c_str())) == want);
+    }
+    const std::string plan = result_rows(
+        PQexec(driver.get(), "EXPLAIN (VERBOSE, COSTS OFF) EXECUTE counted_adult_fn(39)"));
+    CHECK_MESSAGE((plan.find("CASE WHEN ((adult_fn.") != std::string::npos ||
+                   plan.find("CASE WHEN (adult_fn.") != std::string::npos),
+                  plan);
+  }
   const std::string narrow = verbose("SELECT education, count(*) FROM adult_fn GROUP BY 1");
   CHECK_MESSAGE(narrow.find("NULL::integer") == std::string::npos, narrow);
   CHECK_MESSAGE(narrow.find("kanon_mask.released") != std::string::npos, narrow);

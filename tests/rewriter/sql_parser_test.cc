@@ -184,6 +184,17 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
   CHECK(restrictions_of("SELECT 1 FROM adult WHERE age = $1 AND $2 < age AND sex IN ($3, 'F') "
                         "AND age BETWEEN $4 AND $5") ==
         "age = $1; | $2 < age; | any:sex = $3;sex = 'F'; | age >= $4;age <= $5;");
+  // PREPARE's parameters, by the types its list declares as the grammar
+  // writes integer, smallint, bigint and character varying, or not at all.
+  const auto prepared = parse_sql(
+      "PREPARE p(integer, bigint, character varying, smallint) AS SELECT 1 FROM adult WHERE age "
+      "= $1 AND age < $2 AND sex = $3 AND race = $5");
+  REQUIRE(prepared.ok);
+  std::string declared;
+  for (const auto& r : prepared.statements.at(0).relations.at(0).restrictions)
+    for (const auto& c : r.comparisons)
+      declared += fmt::format("{}:{}:{} ", c.parameter, c.prepared, c.declared);
+  CHECK(declared == "1:true:23 2:true:20 3:true:1043 5:true:0 ");
   // Not restrictions: OR, NOT, functions, other operators, parameters used
   // twice or cast, columns of other items, 0 and negative numbers (libpg_query writes them
   // alike), decimals, non-ASCII or backslashed strings, an alias that renames
@@ -199,6 +210,9 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
            "SELECT $1 FROM adult WHERE age = $1 AND sex = $2 AND sex <> $2",
            "SELECT 1 FROM adult WHERE age = $1 AND id IN (SELECT $1)",
            "PREPARE p(numeric) AS SELECT 1 FROM adult WHERE age = $1",
+           "PREPARE p(int4) AS SELECT 1 FROM adult WHERE age = $1",
+           "PREPARE p(text, varchar(9), int[]) AS SELECT 1 FROM adult WHERE sex = $1 AND sex = "
+           "$2 AND age = $3",
            "SELECT 1 FROM adult WHERE sex = 'M\xc3\xa4' AND sex = 'a\\b' AND sex = E'\\n'",
            "SELECT 1 FROM adult AS t(a, b) WHERE a = 39",
            "SELECT 1 FROM adult a JOIN other o USING (age) WHERE age = 39",
