@@ -1036,7 +1036,11 @@ class Planner {
                (with_masks ? m->select_item() : policy::quote_identifier(m->column));
       return out;
     };
-    std::string s = "(SELECT";
+    // The fence: a WITH of its own (never referenced) keeps PostgreSQL from
+    // pulling the subquery up, so it estimates the masked columns at its
+    // defaults; nothing volatile, so a user's CTE around it is still inlined
+    // and quals on other columns still reach the scan.
+    std::string s = fence ? "(WITH \"kanon fence\" AS (SELECT) SELECT" : "(SELECT";
     bool first = true;
     const auto add = [&](const std::string& part) {
       if (part.empty()) return;
@@ -1054,10 +1058,6 @@ class Planner {
       add(joined(true));
     else
       add(t.select_list);
-    // The fence: a volatile (but parallel safe) call in an output column
-    // keeps PostgreSQL from pulling the subquery up; the column is dead, so
-    // planning the subquery folds it to NULL and nothing calls the clock.
-    if (fence) add("CASE WHEN false THEN pg_catalog.clock_timestamp() END AS \"kanon fence\"");
     s += " FROM ";
     if (copy) {
       // A masked view (mode: view): its masks, pulled up into the fence.

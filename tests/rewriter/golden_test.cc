@@ -22,8 +22,8 @@ namespace {
 // KANON_GOLDEN_DUMP=path writes every case with the result it got, in the
 // file format (masks folded back into @MASKS), for reviewing new cases.
 std::string fold_masks(std::string sql, const GoldenEnv& env) {
-  for (size_t at = sql.find(kFenceColumn); at != std::string::npos; at = sql.find(kFenceColumn, at))
-    sql.replace(at, kFenceColumn.size(), "@FENCE");
+  for (size_t at = sql.find(kFence); at != std::string::npos; at = sql.find(kFence, at))
+    sql.replace(at, kFence.size(), "@FENCE");
   for (const auto& [name, t] : env.snapshot.tables) {
     const std::string masks = t->masks.select_list();
     for (size_t at = sql.find(masks); at != std::string::npos; at = sql.find(masks, at))
