@@ -581,7 +581,7 @@ class Planner {
     }
     if (effective(rel.read).opaque) return deny(rules::kOpaqueRelation, describe(rel, false));
     std::string body;
-    if (!expand_view(rel, body)) return false;
+    if (!expand_view(rel, r.restrictions, body)) return false;
     const auto make_item = [&] {
       return body + (r.has_alias ? "" : " AS " + policy::quote_identifier(r.name));
     };
@@ -594,8 +594,11 @@ class Planner {
     return true;
   }
 
-  // `body`: "(<the view's definition, planned like any query>)".
-  bool expand_view(const CatalogRelation& view, std::string& body) {
+  // `body`: "(<the view's definition, planned like any query>)". What the
+  // statement's WHERE restricts the view's columns to restricts the columns
+  // of the relation the definition passes them on from (Statement::passed_on).
+  bool expand_view(const CatalogRelation& view, const std::vector<ColumnRestriction>& restricted,
+                   std::string& body) {
     const std::string name = qualified(*view.facts);
     if (depth_ >= kMaxViewDepth) return deny(rules::kUnsupportedReference, name);
     // pg_get_viewdef printed it with standard_conforming_strings on; the
@@ -607,12 +610,20 @@ class Planner {
       if (!respelled) return deny(rules::kStandardConformingStrings, name);
       definition = std::move(*respelled);
     }
-    const ParseOutcome parsed = parse_sql(definition);
+    ParseOutcome parsed = parse_sql(definition);
     if (!parsed.ok || parsed.statements.size() != 1 ||
         classify_statement(parsed.statements.front().kind) != StatementClass::kQuery)
       return deny(rules::kUnsupportedReference, name);
+    Statement& definition_st = parsed.statements.front();
+    for (const auto& restriction : restricted)
+      for (const auto& p : definition_st.passed_on)
+        if (p.output == restriction.column) {
+          ColumnRestriction on_relation = restriction;
+          on_relation.column = p.column;
+          definition_st.relations.at(p.relation).restrictions.push_back(std::move(on_relation));
+        }
     Planner inner(definition, inputs_, depth_ + 1);
-    inner.plan(parsed.statements.front());
+    inner.plan(definition_st);
     RewritePlan planned = inner.take();
     if (planned.denied) return deny(*planned.denied, planned.object + " in view " + name);
     plan_.unknown.insert(plan_.unknown.end(), planned.unknown.begin(), planned.unknown.end());

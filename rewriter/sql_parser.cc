@@ -74,6 +74,7 @@ class StatementWalker {
       for (auto& [var, found] : restrictions_)
         if (var == body)
           for (auto& f : found) out_.relations[index].restrictions.push_back(std::move(f));
+    if (out_.node == "SelectStmt") note_passed_on(body);
     out_.fingerprint = hash_;
   }
 
@@ -443,6 +444,27 @@ class StatementWalker {
   std::pair<int32_t, std::string> passed_on(int32_t subselect, const std::string& column,
                                             int depth) const {
     return passed_on_by(t_.member(t_.member(subselect, "subquery"), "SelectStmt"), column, depth);
+  }
+
+  // Statement::passed_on of the statement's SELECT: each plain output
+  // column that passed_on_by follows to a relation's column.
+  void note_passed_on(int32_t select) {
+    const int32_t targets = t_.member(select, "targetList");
+    if (targets < 0) return;
+    for (int32_t t = t_.at(targets).first_child; t >= 0; t = t_.at(t).next_sibling) {
+      const int32_t target = t_.member(t, "ResTarget");
+      const int32_t fields = t_.member(t_.member(t_.member(target, "val"), "ColumnRef"), "fields");
+      if (fields < 0) continue;
+      int32_t last = t_.at(fields).first_child;
+      while (last >= 0 && t_.at(last).next_sibling >= 0) last = t_.at(last).next_sibling;
+      const int32_t part = t_.member(last, "String");
+      if (part < 0) continue;
+      const std::string output(t_.member(target, "name") >= 0 ? string_member(target, "name")
+                                                              : string_member(part, "sval"));
+      const auto [table, column] = passed_on_by(select, output, 0);
+      for (const auto& [index, body] : relation_bodies_)
+        if (table >= 0 && body == table) out_.passed_on.push_back({output, index, column});
+    }
   }
 
   // The same for a reference to a CTE (a RangeVar body cte_named finds):

@@ -177,6 +177,16 @@ struct Statement {
   // The prepared statements an EXECUTE runs, at any depth (EXPLAIN ANALYZE
   // EXECUTE, CREATE TABLE AS EXECUTE).
   std::vector<std::string> executed;
+  // A SELECT that passes one relation's rows on unchanged (as a view's
+  // definition may): which column of which relation each plain output
+  // column is, so that a restriction on the output (on a view's column)
+  // restricts the relation's column.
+  struct PassedColumn {
+    std::string output;
+    size_t relation = 0;  // index into relations
+    std::string column;
+  };
+  std::vector<PassedColumn> passed_on;
   RunShape run;
   uint64_t fingerprint = 0;  // structure without literal values or positions
 };

@@ -310,6 +310,27 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
     CHECK_MESSAGE(plan.find("CTE") == std::string::npos, plan);
     CHECK_MESSAGE(plan.find("Seq Scan on public." + t) != std::string::npos, plan);
   }
+  // A view that passes the table's rows on (a dbt model, a dataset saved as
+  // a view): a restriction on its column is decided first on the table's.
+  pg.psql(
+      "CREATE VIEW public.adult_fn_dataset AS SELECT age AS years, sex, race FROM public.adult_fn "
+      "WHERE race <> 'Other'; GRANT SELECT ON public.adult_fn_dataset TO analyst");
+  {
+    const std::string sql =
+        "SELECT sex, count(*) FROM adult_fn_dataset WHERE years = 39 "
+        "GROUP BY 1 ORDER BY 1";
+    const std::string plan = verbose(sql);
+    CHECK_MESSAGE((plan.find("CASE WHEN ((adult_fn.") != std::string::npos ||
+                   plan.find("CASE WHEN (adult_fn.") != std::string::npos),
+                  plan);
+    const auto want = run(analyst,
+                          "SELECT sex, count(*) FROM adult_sql WHERE (age = 39) IS TRUE AND race "
+                          "<> 'Other' GROUP BY 1 ORDER BY 1",
+                          false);
+    REQUIRE_MESSAGE(want.sqlstate.empty(), want.message);
+    CHECK(want.rows.size() > 1);
+    for (bool extended : {false, true}) CHECK(run(analyst, sql, extended).rows == want.rows);
+  }
   const std::string narrow = verbose("SELECT education, count(*) FROM adult_fn GROUP BY 1");
   CHECK_MESSAGE(narrow.find("NULL::integer") == std::string::npos, narrow);
   CHECK_MESSAGE(narrow.find("kanon_mask.released") != std::string::npos, narrow);

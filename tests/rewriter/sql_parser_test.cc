@@ -306,6 +306,24 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
                         1) == "age = 39;");
   CHECK(restrictions_of("WITH s AS (SELECT * FROM adult) SELECT 1 FROM public.s WHERE age = 39", 0)
             .empty());
+  // What a SELECT (a view's definition) passes on: its plain output columns,
+  // by the relation's column.
+  const auto passed = [](const std::string& sql) {
+    const auto out = parse_sql(sql);
+    REQUIRE(out.ok);
+    std::string s;
+    const auto& st = out.statements.at(0);
+    for (const auto& p : st.passed_on)
+      s += p.output + "=" + st.relations.at(p.relation).name + "." + p.column + " ";
+    return s;
+  };
+  CHECK(passed("SELECT adult.age AS years, adult.sex FROM public.adult WHERE adult.race = 'x'") ==
+        "years=adult.age sex=adult.sex ");
+  // Only plain columns (a function in the list could return sets).
+  CHECK(passed("SELECT adult.age, adult.id + 1 AS n FROM public.adult").empty());
+  CHECK(passed("SELECT s.years FROM (SELECT age AS years FROM adult) s") == "years=adult.age ");
+  CHECK(passed("SELECT age FROM adult GROUP BY age").empty());
+  CHECK(passed("SELECT a.age FROM adult a JOIN other o USING (id)").empty());
   // Each SELECT its own: a subquery's WHERE restricts its own item.
   const std::string nested =
       "SELECT * FROM adult WHERE age = 39 AND id IN (SELECT id FROM adult WHERE sex = 'Male')";
