@@ -610,7 +610,7 @@ class Planner {
       if (!respelled) return deny(rules::kStandardConformingStrings, name);
       definition = std::move(*respelled);
     }
-    ParseOutcome parsed = parse_sql(definition);
+    ParseOutcome parsed = parse_sql(definition, true);
     if (!parsed.ok || parsed.statements.size() != 1 ||
         classify_statement(parsed.statements.front().kind) != StatementClass::kQuery)
       return deny(rules::kUnsupportedReference, name);

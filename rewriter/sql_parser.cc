@@ -28,7 +28,8 @@ bool is_upper(char c) {
 // fields such as InsertStmt.relation); bare RangeVars are known by "relname".
 class StatementWalker {
  public:
-  StatementWalker(const JsonTree& tree, Statement& out) : t_(tree), out_(out) {}
+  StatementWalker(const JsonTree& tree, Statement& out, bool passed_on)
+      : t_(tree), out_(out), passed_on_(passed_on) {}
 
   void walk_top(int32_t stmt) {
     const auto& wrapper = t_.at(stmt);
@@ -74,7 +75,7 @@ class StatementWalker {
       for (auto& [var, found] : restrictions_)
         if (var == body)
           for (auto& f : found) out_.relations[index].restrictions.push_back(std::move(f));
-    if (out_.node == "SelectStmt") note_passed_on(body);
+    if (passed_on_ && out_.node == "SelectStmt") note_passed_on(body);
     out_.fingerprint = hash_;
   }
 
@@ -490,38 +491,44 @@ class StatementWalker {
   // CTE's scope (a relation of that name) leaves the CTE unreferenced, so
   // through_cte's filter keeps rows nothing reads.
   int32_t cte_named(int32_t var) const {
-    if (t_.member(var, "schemaname") >= 0 || t_.member(var, "catalogname") >= 0) return kNotCte;
-    count_names();
+    if (!ctes_listed_) {
+      // Most statements have no WITH: one pass over the keys tells.
+      ctes_listed_ = true;
+      for (int32_t i = 0; i < t_.size(); ++i)
+        if (t_.at(i).key == "withClause") list_ctes(i);
+    }
+    if (cte_names_.empty() || t_.member(var, "schemaname") >= 0 ||
+        t_.member(var, "catalogname") >= 0)
+      return kNotCte;
     const auto it = cte_names_.find(string_member(var, "relname"));
     if (it == cte_names_.end()) return kNotCte;
     return it->second;
   }
 
-  // How often the statement names `name` as a relation without a schema.
-  int relation_uses(std::string_view name) const {
-    count_names();
-    const auto it = relation_uses_.find(name);
-    return it == relation_uses_.end() ? 0 : it->second;
+  void list_ctes(int32_t with) const {
+    const int32_t list = t_.member(with, "ctes");
+    if (list < 0) return;
+    for (int32_t c = t_.at(list).first_child; c >= 0; c = t_.at(c).next_sibling) {
+      const int32_t body = t_.at(c).first_child;
+      if (body < 0) continue;
+      const auto [it, fresh] = cte_names_.emplace(string_member(body, "ctename"), body);
+      if (!fresh || bool_member(with, "recursive")) it->second = kUnclearCte;
+    }
   }
 
-  void count_names() const {
-    if (names_counted_) return;
-    names_counted_ = true;
-    for (int32_t i = 0; i < t_.size(); ++i) {
-      if (t_.at(i).kind != Kind::kObject) continue;
-      if (t_.member(i, "relname") >= 0 && t_.member(i, "schemaname") < 0 &&
-          t_.member(i, "catalogname") < 0)
-        ++relation_uses_[string_member(i, "relname")];
-      if (t_.at(i).key != "WithClause" && t_.at(i).key != "withClause") continue;
-      const int32_t list = t_.member(i, "ctes");
-      if (list < 0) continue;
-      for (int32_t c = t_.at(list).first_child; c >= 0; c = t_.at(c).next_sibling) {
-        const int32_t body = t_.at(c).first_child;
-        if (body < 0) continue;
-        const auto [it, fresh] = cte_names_.emplace(string_member(body, "ctename"), body);
-        if (!fresh || bool_member(i, "recursive")) it->second = kUnclearCte;
+  // How often the statement names `name` as a relation without a schema.
+  int relation_uses(std::string_view name) const {
+    if (!relations_counted_) {
+      relations_counted_ = true;
+      for (int32_t i = 0; i < t_.size(); ++i) {
+        if (t_.at(i).kind != Kind::kObject) continue;
+        if (t_.member(i, "relname") >= 0 && t_.member(i, "schemaname") < 0 &&
+            t_.member(i, "catalogname") < 0)
+          ++relation_uses_[string_member(i, "relname")];
       }
     }
+    const auto it = relation_uses_.find(name);
+    return it == relation_uses_.end() ? 0 : it->second;
   }
 
   // passed_on for a SELECT (a SelectStmt body).
@@ -851,6 +858,7 @@ class StatementWalker {
 
   const JsonTree& t_;
   Statement& out_;
+  const bool passed_on_;
   uint64_t hash_ = kFnvOffset;
   int depth_ = -1;  // the statement node itself is depth 0
   int32_t top_body_ = -1;
@@ -861,7 +869,8 @@ class StatementWalker {
   std::vector<std::pair<size_t, int32_t>> relation_bodies_;  // out_.relations' index, its body
   mutable bool parameters_counted_ = false;
   mutable std::map<int64_t, int> parameter_uses_;  // parameter_uses: $n's number, its references
-  mutable bool names_counted_ = false;
+  mutable bool ctes_listed_ = false;
+  mutable bool relations_counted_ = false;
   mutable std::map<std::string_view, int> relation_uses_;  // relation_uses
   mutable std::map<std::string_view, int32_t> cte_names_;  // cte_named
   bool table_form_from_ = false;
@@ -870,7 +879,7 @@ class StatementWalker {
 
 }  // namespace
 
-ParseOutcome parse_sql(std::string_view sql) {
+ParseOutcome parse_sql(std::string_view sql, bool passed_on) {
   const std::string text(sql);  // libpg_query wants a NUL-terminated string
   PgQueryParseResult result = pg_query_parse(text.c_str());
   ParseOutcome out;
@@ -900,7 +909,7 @@ ParseOutcome parse_sql(std::string_view sql) {
       st.length = len >= 0 && tree.at(len).number > 0 ? static_cast<int>(tree.at(len).number)
                                                       : static_cast<int>(sql.size()) - st.location;
       const int32_t stmt = tree.member(s, "stmt");
-      if (stmt >= 0) StatementWalker(tree, st).walk_top(stmt);
+      if (stmt >= 0) StatementWalker(tree, st, passed_on).walk_top(stmt);
       out.statements.push_back(std::move(st));
     }
   }

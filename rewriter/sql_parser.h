@@ -180,7 +180,7 @@ struct Statement {
   // A SELECT that passes one relation's rows on unchanged (as a view's
   // definition may): which column of which relation each plain output
   // column is, so that a restriction on the output (on a view's column)
-  // restricts the relation's column.
+  // restricts the relation's column. Filled when parse_sql is asked to.
   struct PassedColumn {
     std::string output;
     size_t relation = 0;  // index into relations
@@ -200,8 +200,10 @@ struct ParseOutcome {
   int error_offset = -1;
 };
 
-// Parses `sql` with PostgreSQL 15's grammar. Thread-safe.
-ParseOutcome parse_sql(std::string_view sql);
+// Parses `sql` with PostgreSQL 15's grammar. Thread-safe. With
+// `passed_on`, also fills Statement::passed_on (a view's definition; other
+// statements need not pay for it).
+ParseOutcome parse_sql(std::string_view sql, bool passed_on = false);
 
 // True when libpg_query's scanner finds no plain '...' string constant with
 // a backslash in `sql` (E'...', dollar-quoted, bit strings do not count), so

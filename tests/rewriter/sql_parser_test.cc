@@ -309,7 +309,8 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
   // What a SELECT (a view's definition) passes on: its plain output columns,
   // by the relation's column.
   const auto passed = [](const std::string& sql) {
-    const auto out = parse_sql(sql);
+    CHECK(parse_sql(sql).statements.at(0).passed_on.empty());  // only when asked for
+    const auto out = parse_sql(sql, true);
     REQUIRE(out.ok);
     std::string s;
     const auto& st = out.statements.at(0);
