@@ -531,7 +531,11 @@ TEST_CASE("oracle: a function in another conjunct sees no row chosen by a raw va
       // The same, dear enough that PostgreSQL evaluates it last (STRICT
       // with its argument unused: not inlined, so its COST counts).
       "CREATE FUNCTION public.dear_probe(text) RETURNS boolean LANGUAGE sql VOLATILE STRICT "
-      "COST 1000000 AS 'SELECT pg_catalog.nextval(''public.probe_calls'') > 0'");
+      "COST 1000000 AS 'SELECT pg_catalog.nextval(''public.probe_calls'') > 0';"
+      // Views calling them in their WHERE, which a restriction looks through.
+      "CREATE VIEW public.probed_by_probe AS SELECT * FROM public.probed WHERE public.probe(zip);"
+      "CREATE VIEW public.probed_by_dear_probe AS SELECT * FROM public.probed "
+      "WHERE public.dear_probe(zip)");
   pqxx::connection build_conn(pg.conninfo());
   pqxx::connection conn(pg.conninfo());
   policy::TablePolicy policy;
@@ -570,10 +574,11 @@ TEST_CASE("oracle: a function in another conjunct sees no row chosen by a raw va
   rewriter::Rewriter rw;
   const rewriter::PlanContext session{"\"$user\", public", false};
   const std::string v = std::to_string(age);
-  // The function beside the restriction, or inside a subquery or CTE the
-  // restriction looks through (its own WHERE), as BI tools wrap SQL.
+  // The function beside the restriction, or inside a subquery, CTE or view
+  // the restriction looks through (its own WHERE), as BI tools wrap SQL.
   for (const std::string& form :
        {"SELECT count(*) FROM probed WHERE age = " + v + " AND $(zip)",
+        "SELECT count(*) FROM probed_by_$ v WHERE v.age = " + v,
         "SELECT count(*) FROM (SELECT * FROM probed WHERE $(zip)) s WHERE s.age = " + v,
         "WITH s AS (SELECT * FROM probed WHERE $(zip)) SELECT count(*) FROM s WHERE s.age = " + v,
         "WITH s AS MATERIALIZED (SELECT * FROM probed WHERE $(zip)) SELECT count(*) FROM s "
