@@ -30,6 +30,8 @@
 // column, in the filter as it would in the user's conjunct alone) or one
 // pg_catalog compares with the column by a leakproof operator (smallint,
 // integer, bigint for integer columns; text, character varying for text).
+// SQL's PREPARE declares its parameters' types in its own list
+// (ColumnRestriction::Comparison::declared).
 // docs/rewriter.md, "Restrictions".
 #pragma once
 
@@ -46,8 +48,8 @@ namespace kanon::rewriter {
 // " WHERE ..." for the derived table that reads `masks` in place of a
 // reference with `restrictions`; "" when none applies or `facts` is null.
 // `parameter_types`: those an extended-protocol Parse declares
-// (PlanContext::parameter_types); null where parameters are not typed by a
-// Parse (a simple Query's PREPARE): then no comparison with a parameter is
+// (PlanContext::parameter_types); null outside a Parse: then only a
+// PREPARE's parameters (Comparison::prepared, typed by its own list) are
 // decided first.
 std::string restriction_filter(const std::vector<ColumnRestriction>& restrictions,
                                const policy::TableMasks& masks, const catalog::CatalogFacts* facts,
