@@ -48,6 +48,12 @@
 //                    the policy lists it under allowed_functions (one that
 //                    runs with its caller's rights reads only what the
 //                    caller may: no path of its own)
+//   partial-index    (role PUBLIC) a partial index whose keys or predicate
+//                    read a quasi-identifier: pg_class.reltuples counts the
+//                    raw rows it holds
+//   index-size       (role PUBLIC) any other index whose keys read one: its
+//                    size (pg_relation_size) follows how often raw values
+//                    repeat (B-tree deduplication)
 //   exempt-through-role  informational, see above
 // The objects of the privilege paths are rewriter::privilege_paths' lists,
 // the ones the proxy asks about too; a privilege counts whether or not the
@@ -164,6 +170,7 @@ enum class ExposurePath {
   kWriteRelation,
   kExecuteFunction,
   kPartialIndex,  // every login: the catalog counts rows by a quasi-identifier
+  kIndexSize,     // every login: an index's size follows how raw values repeat
   kExemptThroughRole,
 };
 const char* to_string(ExposurePath path);
