@@ -39,6 +39,27 @@ uint32_t column_type(const policy::ColumnMask& m) {
   }
 }
 
+constexpr uint32_t kNoType = 0xffffffff;
+
+// The element type of the array types a list parameter may have; kNoType
+// for any other.
+uint32_t element_type(uint32_t array) {
+  switch (array) {
+    case 1005:
+      return kInt2;
+    case 1007:
+      return kInt4;
+    case 1016:
+      return kInt8;
+    case 1009:
+      return kText;
+    case 1015:
+      return kVarchar;
+    default:
+      return kNoType;
+  }
+}
+
 // Whether a parameter a Parse declares as `type` (0: unspecified) is
 // compared with column `m` by one of pg_catalog's leakproof, strict
 // operators, the same in the filter as in the user's conjunct. Unspecified,
@@ -69,13 +90,17 @@ Written comparison(const ColumnRestriction::Comparison& c, const policy::ColumnM
   if (c.parameter > 0) {
     if (!c.prepared && !parameter_types) return {};
     const size_t i = static_cast<size_t>(c.parameter) - 1;
-    const uint32_t declared = c.prepared                    ? c.declared
-                              : i < parameter_types->size() ? (*parameter_types)[i]
-                                                            : 0;
-    if (!typed_as_column(declared, m)) return {};
+    uint32_t declared = c.prepared                    ? c.declared
+                        : i < parameter_types->size() ? (*parameter_types)[i]
+                                                      : 0;
+    // An array's elements are compared: smallint[], integer[], bigint[],
+    // text[], character varying[].
+    if (c.array && declared != 0) declared = element_type(declared);
+    if (declared == kNoType || !typed_as_column(declared, m)) return {};
     if (declared != 0) type = declared;
     operand = std::to_string(c.parameter);
     operand.insert(operand.begin(), '$');
+    if (c.array) operand = (c.op == "=" ? "ANY (" : "ALL (") + operand + ")";
   } else {
     if (m.holds_integers() ? c.string && !integer_text(c.value) : !c.string) return {};
     if (!c.string) type = kInt4;  // libpg_query's ival: an int4 constant

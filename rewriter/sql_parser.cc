@@ -680,6 +680,29 @@ class StatementWalker {
       }
       if (form == "AEXPR_BETWEEN" && r.comparisons.size() != 2) return;
       r.any = op == "=";
+    } else if ((form == "AEXPR_OP_ANY" && op == "=") || (form == "AEXPR_OP_ALL" && op == "<>")) {
+      // IN and NOT IN as drivers write them for a list.
+      if (!restricted_column(lexpr, item, r.column)) return;
+      const auto [array_kind, array] = node_of(rexpr);
+      if (array_kind == "ParamRef") {
+        ColumnRestriction::Comparison c{op, true, false, {}};
+        // (PREPARE's list names no array type kanon reads: prepared_type.)
+        if (!read_constant(rexpr, c)) return;
+        c.array = true;
+        r.comparisons.push_back(std::move(c));
+      } else if (array_kind == "A_ArrayExpr") {
+        // Constants only: ARRAY[$1] would be typed by kanon's filter, where
+        // alone PostgreSQL types it text.
+        const int32_t items = t_.member(array, "elements");
+        if (items < 0) return;
+        for (int32_t i = t_.at(items).first_child; i >= 0; i = t_.at(i).next_sibling) {
+          ColumnRestriction::Comparison c{op, true, false, {}};
+          if (node_of(i).first != "A_Const" || !read_constant(i, c) || r.comparisons.size() >= 1000)
+            return;
+          r.comparisons.push_back(std::move(c));
+        }
+        r.any = op == "=";
+      }
     }
     if (!r.comparisons.empty()) out.push_back(std::move(r));
   }

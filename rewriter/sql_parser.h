@@ -23,7 +23,8 @@ namespace kanon::rewriter {
 // it, whatever else the statement does (a row of the relation that fails it
 // contributes nothing; an outer join extends the other side with NULLs
 // instead, which fail it too): `col <op> constant` either way round, `col IN
-// (constants)`, `col NOT IN (constants)`, `col BETWEEN c1 AND c2`; `col`
+// (constants)`, `col NOT IN (constants)`, `col BETWEEN c1 AND c2`, `col =
+// ANY (ARRAY[constants] or $n)`, `col <> ALL (ARRAY[constants] or $n)`; `col`
 // qualified by the name the relation goes by (its alias, or its name), which
 // no other FROM item goes by, or bare when the relation is the only FROM
 // item; op = <> < <= > >= unqualified or OPERATOR(pg_catalog.op); a constant
@@ -48,6 +49,9 @@ struct ColumnRestriction {
     // infers it), otherwise the Parse's (PlanContext::parameter_types).
     bool prepared = false;
     uint32_t declared = 0;
+    // `col = ANY ($n)` (op "=") or `col <> ALL ($n)` (op "<>"): $n is an
+    // array, as drivers send a list.
+    bool array = false;
   };
   std::string column;  // folded, unquoted
   std::vector<Comparison> comparisons;

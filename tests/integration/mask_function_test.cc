@@ -258,6 +258,12 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
             true},
            // numeric's operators are not leakproof: the masks alone decide.
            {"SELECT count(*) FROM $ WHERE age = $1", "(age = $1) IS TRUE", {1700}, {"39"}, false},
+           // A list as drivers send it: an array.
+           {"SELECT sex, count(*) FROM $ WHERE age = ANY ($1) GROUP BY 1 ORDER BY 1",
+            "(age = ANY ($1)) IS TRUE GROUP BY 1 ORDER BY 1",
+            {1007},
+            {"{39,40}"},
+            true},
        }) {
     CAPTURE(c.sql);
     const auto on = [&](const std::string& table, const std::string& text) {

@@ -278,4 +278,18 @@ TEST_CASE("restriction filter: a parameter's, with the Parse's types, cached apa
   CHECK(r.sql.find(filter) != std::string::npos);
   CHECK(e.rw.cache_stats().hits == 0);
   CHECK(e.run(sql).cache_hit);
+  // A list as drivers send it, `= ANY ($1)` of an array: text[] or
+  // character varying[] (or unspecified) for a text column, not integer[].
+  const std::string list = "SELECT count(*) FROM people WHERE city = ANY ($1)";
+  const std::string list_filter =
+      " WHERE CASE WHEN \"city\" OPERATOR(pg_catalog.=) ANY ($1) THEN \"city\" = 'Hamlet' "
+      "ELSE false END)";
+  for (const auto& [types, filtered] : std::vector<std::pair<std::vector<uint32_t>, bool>>{
+           {{}, true}, {{1009}, true}, {{1015}, true}, {{1007}, false}, {{25}, false}}) {
+    CAPTURE(types.size());
+    e.ctx.parameter_types = types;
+    r = e.run(list);
+    REQUIRE(r.verdict == Verdict::kRewritten);
+    CHECK((r.sql.find(list_filter) != std::string::npos) == filtered);
+  }
 }

@@ -51,6 +51,21 @@ std::string values_for(const Case& c, std::mt19937& rng) {
   std::string out;
   for (const char* k = c.kinds; *k; ++k) {
     out += k == c.kinds ? "" : ", ";
+    // a: ages, w: zips, l: cities, as arrays.
+    if (*k == 'a' || *k == 'w' || *k == 'l') {
+      std::string list;
+      for (int n = 1 + any(3); n > 0; --n) {
+        list += list.empty() ? "" : ",";
+        list += *k == 'a'   ? std::to_string(16 + any(64))
+                : *k == 'w' ? std::string(zips[any(6)])
+                            : std::string(cities[any(5)]);
+      }
+      std::string bare;  // the strings without their quotes
+      for (char ch : list)
+        if (ch != '\'') bare += ch;
+      out += "'{" + bare + "}'";
+      continue;
+    }
     out += *k == 'z' ? zips[any(6)] : *k == 'c' ? cities[any(5)] : std::to_string(16 + any(64));
   }
   return out;
@@ -137,6 +152,15 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
        "ii",
        true},
       {"SELECT count(*) FROM $T WHERE age = $1 AND age < $1 + 1", {}, "i", false},
+      // Lists as drivers send them: an array parameter.
+      {"SELECT sex, count(*) FROM $T WHERE age = ANY ($1) GROUP BY 1 ORDER BY 1", {}, "a", true},
+      {"SELECT sex, count(*) FROM $T WHERE age = ANY ($1) AND zip <> ALL ($2) GROUP BY 1 ORDER "
+       "BY 1",
+       {"int8[]", "text[]"},
+       "aw",
+       true},
+      {"SELECT count(*) FROM $T WHERE city = ANY ($1)", {"varchar[]"}, "l", true},
+      {"SELECT count(*) FROM $T WHERE age = ANY ($1)", {"numeric[]"}, "a", false},
       // Wrapped as BI tools wrap a dataset's SQL: through the subquery.
       {"SELECT count(*) FROM (SELECT * FROM $T) AS virtual_table WHERE age = $1", {}, "i", true},
       {"WITH s AS (SELECT * FROM $T) SELECT count(*) FROM s WHERE age = $1", {"int4"}, "i", true},
@@ -207,8 +231,10 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
     std::string types;
     bool read = true;
     for (const auto& t : c.types) {
-      types += (types.empty() ? "" : ", ") + spelled.at(t);
-      read = read && t != "text" && t != "numeric";
+      const bool array = t.size() > 2 && t.substr(t.size() - 2) == "[]";
+      types += (types.empty() ? "" : ", ") + spelled.at(array ? t.substr(0, t.size() - 2) : t) +
+               (array ? "[]" : "");
+      read = read && t != "text" && t != "numeric" && !array;
     }
     const std::string declared = types.empty() ? "" : "(" + types + ")";
     const std::string name = "s" + std::to_string(i);

@@ -158,9 +158,11 @@ std::string restrictions_of(const std::string& sql, size_t index = 0) {
   for (const auto& r : rels[index].restrictions) {
     s += (s.empty() ? "" : " | ") + std::string(r.any ? "any:" : "");
     for (const auto& c : r.comparisons) {
-      const std::string value = c.parameter > 0 ? fmt::format("${}", c.parameter)
-                                : c.string      ? "'" + c.value + "'"
-                                                : c.value;
+      const std::string value =
+          c.array           ? fmt::format("{}(${})", c.op == "=" ? "ANY" : "ALL", c.parameter)
+          : c.parameter > 0 ? fmt::format("${}", c.parameter)
+          : c.string        ? "'" + c.value + "'"
+                            : c.value;
       s += (c.column_first ? r.column + " " + c.op + " " + value
                            : value + " " + c.op + " " + r.column) +
            ";";
@@ -195,6 +197,20 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
     for (const auto& c : r.comparisons)
       declared += fmt::format("{}:{}:{} ", c.parameter, c.prepared, c.declared);
   CHECK(declared == "1:true:23 2:true:20 3:true:1043 5:true:0 ");
+  // Lists as drivers write them: = ANY and <> ALL of a parameter (an
+  // array) or of an ARRAY of constants (IN and NOT IN).
+  CHECK(restrictions_of("SELECT 1 FROM adult WHERE age = ANY($1) AND sex <> ALL($2) AND race = "
+                        "ANY(ARRAY['a', 'b']) AND age <> ALL(ARRAY[3])") ==
+        "age = ANY($1); | sex <> ALL($2); | any:race = 'a';race = 'b'; | age <> 3;");
+  for (const char* sql : {
+           "SELECT 1 FROM adult WHERE age = ANY(ARRAY[$1]) AND age = ANY($2::int[])",
+           "SELECT 1 FROM adult WHERE age > ANY($1) AND age = ALL($2) AND age <> ANY($3)",
+           "SELECT 1 FROM adult WHERE age = ANY('{1,2}') AND age = ANY(ARRAY[1, age])",
+           "PREPARE p(integer[]) AS SELECT 1 FROM adult WHERE age = ANY($1)",
+       }) {
+    CAPTURE(std::string(sql));
+    CHECK(restrictions_of(sql).empty());
+  }
   // Not restrictions: OR, NOT, functions, other operators, parameters used
   // twice or cast, columns of other items, 0 and negative numbers (libpg_query writes them
   // alike), decimals, non-ASCII or backslashed strings, an alias that renames
