@@ -84,6 +84,10 @@ struct Written {
 // compared with it as built-in integers or text.
 Written comparison(const ColumnRestriction::Comparison& c, const policy::ColumnMask& m,
                    const std::vector<uint32_t>* parameter_types) {
+  // LIKE and NOT LIKE (the parser's "~~", "!~~"): text against a constant
+  // pattern.
+  if ((c.op == "~~" || c.op == "!~~") && (c.parameter > 0 || !c.string || m.holds_integers()))
+    return {};
   std::string operand;
   const uint32_t column = column_type(m);
   uint32_t type = column;  // an unknown literal or unspecified parameter: the column's

@@ -17,6 +17,8 @@
 // it with its default selectivity, not from raw statistics. The user's own
 // conjunct stays and still reads the masked column. Only for
 // columns compared as built-in integers or text (ColumnMask::release_test),
+// and for LIKE / NOT LIKE of a text column with a constant pattern (textlike's
+// errors depend on the pattern alone, and it holds no backslash),
 // with pg_catalog's leakproof, strict comparison operators, and only while
 // the catalog holds no user-defined operator the user's unqualified one
 // could be: of that name and the comparison's exact types (PostgreSQL takes

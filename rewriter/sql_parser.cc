@@ -18,6 +18,8 @@ using Kind = JsonValue::Kind;
 
 constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
 constexpr uint64_t kFnvPrime = 1099511628211ULL;
+// The longest LIKE pattern a restriction reads (bytes).
+constexpr size_t kMaxLikePattern = 256;
 
 bool is_upper(char c) {
   return c >= 'A' && c <= 'Z';
@@ -654,8 +656,8 @@ class StatementWalker {
       return;
     }
     if (kind != "A_Expr") return;
-    const std::string op = restriction_operator(t_.member(body, "name"));
     const std::string_view form = string_member(body, "kind");
+    const std::string op = restriction_operator(t_.member(body, "name"), form == "AEXPR_LIKE");
     const int32_t lexpr = t_.member(body, "lexpr");
     const int32_t rexpr = t_.member(body, "rexpr");
     ColumnRestriction r;
@@ -703,20 +705,31 @@ class StatementWalker {
         }
         r.any = op == "=";
       }
+    } else if (form == "AEXPR_LIKE") {
+      // `col LIKE 'pattern'` and NOT LIKE: the column on the left only (a
+      // raw value as the pattern could make textlike fail on it: a trailing
+      // backslash is an error once the text before it matched), a constant
+      // pattern only (a parameter's could end with a backslash), bounded
+      // (textlike recurses once per '%' it passes).
+      ColumnRestriction::Comparison c{op, true, false, {}};
+      if (restricted_column(lexpr, item, r.column) && node_of(rexpr).first == "A_Const" &&
+          read_constant(rexpr, c) && c.string && c.value.size() <= kMaxLikePattern)
+        r.comparisons.push_back(std::move(c));
     }
     if (!r.comparisons.empty()) out.push_back(std::move(r));
   }
 
   // An A_Expr's operator name when it is one a restriction may use ("=",
-  // "<>", "<", "<=", ">", ">=", "BETWEEN"), unqualified or in pg_catalog;
-  // "" otherwise.
-  std::string restriction_operator(int32_t name) const {
+  // "<>", "<", "<=", ">", ">=", "BETWEEN"; with `like`, LIKE's "~~" and NOT
+  // LIKE's "!~~"), unqualified or in pg_catalog; "" otherwise.
+  std::string restriction_operator(int32_t name, bool like) const {
     if (name < 0 || t_.at(name).kind != Kind::kArray) return {};
     std::vector<std::string_view> parts;
     for (int32_t p = t_.at(name).first_child; p >= 0; p = t_.at(p).next_sibling)
       parts.push_back(string_member(t_.member(p, "String"), "sval"));
     if (parts.empty() || parts.size() > 2 || (parts.size() == 2 && parts[0] != "pg_catalog"))
       return {};
+    if (like) return parts.back() == "~~" || parts.back() == "!~~" ? std::string(parts.back()) : "";
     for (const char* op : {"=", "<>", "<", "<=", ">", ">=", "BETWEEN"})
       if (parts.back() == op) return op;
     return {};

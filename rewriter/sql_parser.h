@@ -24,7 +24,9 @@ namespace kanon::rewriter {
 // contributes nothing; an outer join extends the other side with NULLs
 // instead, which fail it too): `col <op> constant` either way round, `col IN
 // (constants)`, `col NOT IN (constants)`, `col BETWEEN c1 AND c2`, `col =
-// ANY (ARRAY[constants] or $n)`, `col <> ALL (ARRAY[constants] or $n)`; `col`
+// ANY (ARRAY[constants] or $n)`, `col <> ALL (ARRAY[constants] or $n)`, `col
+// LIKE 'pattern'` and NOT LIKE (op "~~", "!~~"; a string constant of at most
+// 256 bytes, the column on the left); `col`
 // qualified by the name the relation goes by (its alias, or its name), which
 // no other FROM item goes by, or bare when the relation is the only FROM
 // item; op = <> < <= > >= unqualified or OPERATOR(pg_catalog.op); a constant

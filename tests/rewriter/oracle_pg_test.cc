@@ -140,6 +140,7 @@ class Generator {
         "(" + a + "state = 'OH' OR " + a + "occupation = 'Farmer')",
         "'Hamlet' = " + a + "city AND " + a + "state NOT IN ('MA', 'TX')",
         a + "occupation IN ('Accountant', 'Lawyer') AND " + a + "occupation <> 'Lawyer'",
+        a + "city LIKE 'H%' AND " + a + "occupation NOT LIKE '%er'",
     };
     return one(preds);
   }
@@ -157,6 +158,8 @@ class Generator {
         a + "age <= " + std::to_string(lo) + " AND " + a + "zip IN ('10001', '20002')",
         std::to_string(lo) + " < " + a + "age AND " + a + "age = '" + std::to_string(lo + 3) + "'",
         a + "zip >= '2' AND " + a + "sex <> 'F'",
+        a + "zip LIKE '" + one(zips()).substr(0, 3) + "%'",
+        a + "zip NOT LIKE '_000_' AND " + a + "age < " + std::to_string(lo),
     };
     return one(preds);
   }

@@ -62,6 +62,31 @@ TEST_CASE("restriction filter: one CASE per column, the raw comparison guarding 
         "35) THEN p_age ELSE false END");
 }
 
+// LIKE and NOT LIKE with a constant pattern on a text column: pg_catalog's
+// textlike and textnlike, whose errors depend on the pattern alone (one
+// without a backslash raises none).
+TEST_CASE("restriction filter: LIKE patterns on text columns") {
+  CatalogFacts facts;
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex LIKE 'F%' AND city NOT LIKE '_rie'", &facts) ==
+        " WHERE CASE WHEN \"sex\" OPERATOR(pg_catalog.~~) 'F%' THEN p_sex ELSE false END AND "
+        "CASE WHEN \"city\" OPERATOR(pg_catalog.!~~) '_rie' THEN p_city ELSE false END");
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex LIKE 'F%' AND sex <> 'Fx'", &facts) ==
+        " WHERE CASE WHEN \"sex\" OPERATOR(pg_catalog.~~) 'F%' AND \"sex\" "
+        "OPERATOR(pg_catalog.<>) 'Fx' THEN p_sex ELSE false END");
+  // An integer column has no LIKE of its own: the user's statement fails
+  // with PostgreSQL's own error, not kanon's filter's.
+  CHECK(filter_for("SELECT 1 FROM t WHERE age LIKE '3%' AND age LIKE '39'", &facts).empty());
+  // A user-defined `~~` of text's types could be the user's; for character
+  // varying any of the name could.
+  facts.operators = {{40000, "public", "~~", 40001, 25, 25}};
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex LIKE 'F%'", &facts).empty());
+  CHECK(filter_for("SELECT 1 FROM t WHERE sex NOT LIKE 'F%'", &facts) ==
+        " WHERE CASE WHEN \"sex\" OPERATOR(pg_catalog.!~~) 'F%' THEN p_sex ELSE false END");
+  facts.operators = {{40000, "public", "~~", 40001, 50000, 25}};
+  CHECK(!filter_for("SELECT 1 FROM t WHERE sex LIKE 'F%'", &facts).empty());
+  CHECK(filter_for("SELECT 1 FROM t WHERE city LIKE 'E%'", &facts).empty());
+}
+
 TEST_CASE("restriction filter: nothing where the comparison might not be the user's") {
   CatalogFacts facts;
   // No catalog to tell which operators exist.

@@ -202,6 +202,14 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
   CHECK(restrictions_of("SELECT 1 FROM adult WHERE age = ANY($1) AND sex <> ALL($2) AND race = "
                         "ANY(ARRAY['a', 'b']) AND age <> ALL(ARRAY[3])") ==
         "age = ANY($1); | sex <> ALL($2); | any:race = 'a';race = 'b'; | age <> 3;");
+  // LIKE and NOT LIKE of a constant pattern, the column on the left, at
+  // most 256 bytes.
+  CHECK(restrictions_of("SELECT 1 FROM adult WHERE sex LIKE 'M%' AND race NOT LIKE '_hi%'") ==
+        "sex ~~ 'M%'; | race !~~ '_hi%';");
+  CHECK(restrictions_of("SELECT 1 FROM adult WHERE sex LIKE '" + std::string(256, '%') + "'") ==
+        "sex ~~ '" + std::string(256, '%') + "';");
+  CHECK(restrictions_of("SELECT 1 FROM adult WHERE sex LIKE '" + std::string(257, '%') + "'")
+            .empty());
   for (const char* sql : {
            "SELECT 1 FROM adult WHERE age = ANY(ARRAY[$1]) AND age = ANY($2::int[])",
            "SELECT 1 FROM adult WHERE age > ANY($1) AND age = ALL($2) AND age <> ANY($3)",
@@ -221,7 +229,11 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
            "SELECT 1 FROM adult WHERE age = 39 OR sex = 'Male'",
            "SELECT 1 FROM adult WHERE NOT age = 39",
            "SELECT 1 FROM adult WHERE abs(age) = 39 AND age + 1 = 40 AND age = age",
-           "SELECT 1 FROM adult WHERE sex LIKE 'M%' AND age ~ '3' AND age IS NULL",
+           "SELECT 1 FROM adult WHERE sex ILIKE 'M%' AND age ~ '3' AND age IS NULL",
+           "SELECT 1 FROM adult WHERE 'M%' LIKE sex AND sex LIKE $1 AND sex LIKE 'M#%' ESCAPE '#'",
+           "SELECT 1 FROM adult WHERE sex LIKE 'M%' COLLATE \"C\" AND sex ~~ 'M%' AND sex "
+           "SIMILAR TO 'M%'",
+           "SELECT 1 FROM adult WHERE sex LIKE 'a\\%' AND sex LIKE 'M\xc3\xa4%' AND sex LIKE 7",
            "SELECT 1 FROM adult WHERE age = 0 AND age = -5 AND age = 39.5 AND age = $1::int",
            "SELECT $1 FROM adult WHERE age = $1 AND sex = $2 AND sex <> $2",
            "SELECT 1 FROM adult WHERE age = $1 AND id IN (SELECT $1)",
