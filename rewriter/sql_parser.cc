@@ -554,14 +554,23 @@ class StatementWalker {
     if (t_.member(alias, "colnames") >= 0 || t_.member(body, "lateral") >= 0) return none;
     const std::string_view name =
         alias >= 0 ? string_member(alias, "aliasname") : string_member(body, "relname");
-    // The target list: plain columns of the item, or * alone.
+    // The target list: plain columns of the item, *, and computed columns
+    // named by an alias (`age / 10 AS decade`: an expression keeps the
+    // rows; without an alias its name is PostgreSQL's guess, which may be a
+    // column's) with no window function (computed over rows the filter
+    // would take out). An aggregate beside a plain column is PostgreSQL's
+    // error, with or without the filter.
     std::string source;
-    int items = 0;
-    bool star = false;
-    for (int32_t t = t_.at(targets).first_child; t >= 0; t = t_.at(t).next_sibling, ++items) {
+    bool star = false, named_twice = false;
+    for (int32_t t = t_.at(targets).first_child; t >= 0; t = t_.at(t).next_sibling) {
       const int32_t target = t_.member(t, "ResTarget");
-      const int32_t fields = t_.member(t_.member(t_.member(target, "val"), "ColumnRef"), "fields");
-      if (fields < 0) return none;  // computed
+      const int32_t val = t_.member(target, "val");
+      const int32_t fields = t_.member(t_.member(val, "ColumnRef"), "fields");
+      if (fields < 0) {
+        if (t_.member(target, "name") < 0 || has_key(val, "over")) return none;
+        named_twice = named_twice || string_member(target, "name") == column;
+        continue;
+      }
       std::vector<std::string_view> parts;
       bool has_star = false;
       for (int32_t f = t_.at(fields).first_child; f >= 0; f = t_.at(f).next_sibling) {
@@ -584,13 +593,12 @@ class StatementWalker {
       const std::string_view output =
           t_.member(target, "name") >= 0 ? string_member(target, "name") : parts.back();
       if (output != column) continue;
-      if (!source.empty()) return none;  // ambiguous
+      named_twice = named_twice || !source.empty();
       source = std::string(parts.back());
     }
-    if (star) {
-      if (items != 1) return none;
-      source = column;
-    }
+    // A name given twice (or by * and a target) is ambiguous, or computed.
+    if (named_twice || (star && !source.empty())) return none;
+    if (star) source = column;
     if (source.empty()) return none;
     if (kind == "RangeVar") {
       const int32_t cte = cte_named(body);

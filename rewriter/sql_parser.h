@@ -37,7 +37,8 @@ namespace kanon::rewriter {
 // as integer, smallint, bigint or character varying, or not declared). Also
 // a restriction of an outer WHERE on a subquery, or a CTE the statement
 // names once, that passes the relation's rows on unchanged (`FROM (SELECT *
-// FROM t) s WHERE s.age = 39`: plain columns or * of one relation, no
+// FROM t) s WHERE s.age = 39`: plain columns or * of one relation, beside
+// computed ones under other aliases without window functions, no
 // grouping, DISTINCT, LIMIT, ...), by the relation's column.
 // rewriter/restriction_filter.h uses it.
 struct ColumnRestriction {

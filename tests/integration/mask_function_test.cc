@@ -199,6 +199,9 @@ TEST_CASE("evaluator: function releases what the SQL masks release; a rival name
         // A derived table as Looker writes it, a CTE named once.
         std::string("WITH adult_dt AS (SELECT age, sex FROM $) SELECT adult_dt.sex, count(*) "
                     "FROM adult_dt WHERE (adult_dt.age) = 39 GROUP BY 1 ORDER BY 1"),
+        // A virtual dataset with a derived column.
+        std::string("SELECT decade, count(*) FROM (SELECT *, age / 10 AS decade FROM $) AS "
+                    "virtual_table WHERE sex = 'Female' GROUP BY 1 ORDER BY 1"),
         // "Starts with" and "does not contain", as BI filters write them.
         std::string("SELECT race, count(*) FROM $ WHERE occupation LIKE 'Prof%' AND education "
                     "NOT LIKE '%Grad%' GROUP BY 1 ORDER BY 1")}) {

@@ -578,11 +578,17 @@ TEST_CASE("oracle: a function in another conjunct sees no row chosen by a raw va
   const rewriter::PlanContext session{"\"$user\", public", false};
   const std::string v = std::to_string(age);
   // The function beside the restriction, or inside a subquery, CTE or view
-  // the restriction looks through (its own WHERE), as BI tools wrap SQL.
+  // the restriction looks through (its own WHERE, or a computed column), as
+  // BI tools wrap SQL.
   for (const std::string& form :
        {"SELECT count(*) FROM probed WHERE age = " + v + " AND $(zip)",
         "SELECT count(*) FROM probed_by_$ v WHERE v.age = " + v,
         "SELECT count(*) FROM (SELECT * FROM probed WHERE $(zip)) s WHERE s.age = " + v,
+        // In a computed column of the subquery (evaluated for the rows it
+        // passes on).
+        "SELECT count(*) FILTER (WHERE s.p) FROM (SELECT age, $(zip) AS p FROM probed) s WHERE "
+        "s.age = " +
+            v,
         "WITH s AS (SELECT * FROM probed WHERE $(zip)) SELECT count(*) FROM s WHERE s.age = " + v,
         "WITH s AS MATERIALIZED (SELECT * FROM probed WHERE $(zip)) SELECT count(*) FROM s "
         "WHERE s.age = " +

@@ -180,6 +180,24 @@ TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's
        "iiz",
        true},
       {"SELECT count(*) FROM (SELECT age + 0 AS age FROM $T) s WHERE s.age = $1", {}, "i", false},
+      // Computed columns beside the passed ones, under aliases: the rows
+      // stay the table's (a set-returning function repeats each kept row).
+      {"SELECT decade, count(*) FROM (SELECT *, age / 10 AS decade FROM $T) v WHERE v.age = $1 "
+       "GROUP BY 1 ORDER BY 1",
+       {},
+       "i",
+       true},
+      {"SELECT n, s, count(*) FROM (SELECT age, zip, generate_series(1, 2) AS n, lower(sex) AS s "
+       "FROM $T) v WHERE zip = $1 AND age > $2 GROUP BY 1, 2 ORDER BY 1, 2",
+       {},
+       "zi",
+       true},
+      // A window function is computed over the rows the filter would take
+      // out: not through it.
+      {"SELECT count(*), max(n) FROM (SELECT age, count(*) OVER () AS n FROM $T) v WHERE age = $1",
+       {},
+       "i",
+       false},
   };
   std::mt19937 rng(kSeed);
   int executions = 0, nonempty = 0;
@@ -289,7 +307,11 @@ TEST_CASE("restriction oracle: through views that pass the table's rows on") {
             schema + ".stays_g AS SELECT age, count(*) AS n FROM " + schema +
             ".stays GROUP BY age;"
             "CREATE VIEW " +
-            schema + ".stays_c AS SELECT age + 0 AS age, zip FROM " + schema + ".stays");
+            schema + ".stays_c AS SELECT age + 0 AS age, zip FROM " + schema +
+            ".stays;"
+            "CREATE VIEW " +
+            schema + ".stays_x AS SELECT id, age, zip || '-' || sex AS label FROM " + schema +
+            ".stays");
   const store::PolicySnapshot snap = snapshot_with(conn, "stays", stays);
   rewriter::Rewriter rw;
   struct ViewCase {
@@ -306,6 +328,7 @@ TEST_CASE("restriction oracle: through views that pass the table's rows on") {
       {"SELECT zip, count(*) FROM $S.stays_sb WHERE age = $1 GROUP BY 1 ORDER BY 1", true},
       {"SELECT n FROM $S.stays_g WHERE age = $1", false},
       {"SELECT count(*) FROM $S.stays_c WHERE age = $1", false},
+      {"SELECT label, count(*) FROM $S.stays_x WHERE age = $1 GROUP BY 1 ORDER BY 1", true},
   };
   std::mt19937 rng(kSeed);
   int nonempty = 0;

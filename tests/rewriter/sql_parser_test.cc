@@ -274,11 +274,25 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
         "age > 30; | sex = 'F'; | race = 'x';");
   CHECK(restrictions_of("SELECT 1 FROM (SELECT * FROM (SELECT age FROM public.adult) i) o, x "
                         "WHERE o.age IN (1, 2)") == "any:age = 1;age = 2;");
-  // Not through: a computed column, grouping, DISTINCT, LIMIT, a set
-  // operation, a join inside, * beside other columns, an ambiguous name, an
+  // Computed columns beside them, each under an alias (a Superset virtual
+  // dataset's `age / 10 AS decade`; a set-returning function repeats kept
+  // rows only).
+  CHECK(restrictions_of("SELECT decade, count(*) FROM (SELECT *, age / 10 AS decade FROM adult) "
+                        "v WHERE v.age = 39 GROUP BY 1") == "age = 39;");
+  CHECK(restrictions_of("SELECT 1 FROM (SELECT sex, upper(race) AS r, generate_series(1, 2) AS n "
+                        "FROM adult) v WHERE sex = 'F' AND r = 'X'") == "sex = 'F';");
+  // Not through: a computed column of that name, one without an alias, a
+  // window function, grouping, DISTINCT, LIMIT, a set operation, a join
+  // inside, * beside a column of that name, an ambiguous name, an
   // alias renaming columns, LATERAL, a bare name beside other items.
   for (const char* sql : {
            "SELECT 1 FROM (SELECT age + 0 AS age FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT *, age + 0 AS age FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age, age::text FROM adult) s WHERE s.age = 39",
+           "SELECT 1 FROM (SELECT age, sum(id) OVER (ORDER BY id) AS n FROM adult) s WHERE s.age "
+           "= 39",
+           "SELECT 1 FROM (SELECT age, id - lag(id) OVER w AS n FROM adult WINDOW w AS (ORDER BY "
+           "id)) s WHERE s.age = 39",
            "SELECT 1 FROM (SELECT age FROM adult GROUP BY age) s WHERE s.age = 39",
            "SELECT 1 FROM (SELECT DISTINCT age FROM adult) s WHERE s.age = 39",
            "SELECT 1 FROM (SELECT age FROM adult LIMIT 5) s WHERE s.age = 39",
@@ -348,8 +362,11 @@ TEST_CASE("parse_sql: what a SELECT's WHERE restricts its only FROM item's colum
   };
   CHECK(passed("SELECT adult.age AS years, adult.sex FROM public.adult WHERE adult.race = 'x'") ==
         "years=adult.age sex=adult.sex ");
-  // Only plain columns (a function in the list could return sets).
-  CHECK(passed("SELECT adult.age, adult.id + 1 AS n FROM public.adult").empty());
+  // Plain columns; computed ones beside them only under an alias (without
+  // one PostgreSQL names them, maybe as a column), with no window function.
+  CHECK(passed("SELECT adult.age, adult.id + 1 AS n FROM public.adult") == "age=adult.age ");
+  CHECK(passed("SELECT adult.age, adult.id::int FROM public.adult").empty());
+  CHECK(passed("SELECT age, count(*) OVER () AS n FROM adult").empty());
   CHECK(passed("SELECT s.years FROM (SELECT age AS years FROM adult) s") == "years=adult.age ");
   CHECK(passed("SELECT age FROM adult GROUP BY age").empty());
   CHECK(passed("SELECT a.age FROM adult a JOIN other o USING (id)").empty());
