@@ -12,8 +12,17 @@
 #include "policy/history_refresh.h"
 #include "store/history_build.h"
 #include "store/materializer.h"
+#include "store/physical_order.h"
 
 namespace kanon::store {
+
+namespace {
+
+uint64_t root_rows(const policy::TableSnapshot& snap) {
+  return snap.tree.nodes().empty() ? 0 : static_cast<uint64_t>(snap.tree.nodes().front().rows);
+}
+
+}  // namespace
 
 std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connection_base& conn,
                                                                   const policy::TablePolicy& policy,
@@ -50,6 +59,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
     snap->stats.load_ms = load_ms;
     snap->release.key = key;
     snap->release.released_fraction = policy::released_fraction(snap->tree, table);
+    check_physical_order(conn, policy, snap->masks, root_rows(*snap));
     return snap;
   }
   // The history-aware tree (its own keyed load, in the history's
@@ -79,6 +89,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
   snap->stats.load_ms = load_ms;
   snap->stats.tree_ms = tree_ms;
   snap->release = std::move(built.release);
+  check_physical_order(conn, policy, snap->masks, root_rows(*snap));
   return snap;
 }
 
