@@ -36,8 +36,8 @@ struct StoredRows {
 
 struct OrderGuess {
   std::string column;
-  size_t hidden = 0;   // hidden non-NULL values with a shown neighbour
-  size_t guessed = 0;  // of those, equal to the nearest shown neighbour's
+  size_t hidden = 0;    // hidden non-NULL values with a shown neighbour
+  size_t guessed = 0;   // of those, equal to the nearest shown neighbour's
   double expected = 0;  // the share guessed right when the order tells nothing
 
   double rate() const { return hidden ? static_cast<double>(guessed) / hidden : 0.0; }

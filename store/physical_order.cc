@@ -4,7 +4,6 @@
 
 #include <pqxx/pqxx>
 
-#include "base/config_error.h"
 #include "policy/order_inference.h"
 #include "policy/sql_text.h"
 
@@ -38,9 +37,9 @@ void check_physical_order(pqxx::connection_base& conn, const policy::TablePolicy
                          100.0 * static_cast<double>(kSampleRows) / static_cast<double>(rows));
   pqxx::work tx(conn);
   tx.exec("SET LOCAL jit = off");
-  const auto result = tx.exec("SELECT " + list + " FROM " +
-                              policy::qualified_name(policy.schema, policy.table) + sample +
-                              " ORDER BY 1, ctid");
+  const auto result =
+      tx.exec("SELECT " + list + " FROM " + policy::qualified_name(policy.schema, policy.table) +
+              sample + " ORDER BY 1, ctid");
   tx.commit();
   for (const auto& row : result) {
     stored.block.push_back(row[0].as<int64_t>());
@@ -53,7 +52,7 @@ void check_physical_order(pqxx::connection_base& conn, const policy::TablePolicy
   }
   for (const auto& g : policy::guess_from_order(stored)) {
     if (!g.leaks()) continue;
-    throw base::ConfigError(fmt::format(
+    throw StoredOrderLeak(fmt::format(
         "{}:{}: {}: mode: {} hands restricted sessions the rows of {} in the order they are "
         "stored, and that order tells the values of '{}' the release hides: of {} rows read in "
         "stored order whose value it hides, {} ({:.0f}%) hold the value of the nearest row that "
@@ -62,8 +61,8 @@ void check_physical_order(pqxx::connection_base& conn, const policy::TablePolicy
         "the rows in an order that follows no quasi-identifier (CREATE TABLE ... AS SELECT ... "
         "ORDER BY random()), then refresh",
         policy.where.file, policy.where.line, policy.where.key,
-        policy.mode == policy::EnforcementMode::kView ? "view" : "inline", policy.name(),
-        g.column, g.hidden, g.guessed, 100 * g.rate(), 100 * g.expected));
+        policy.mode == policy::EnforcementMode::kView ? "view" : "inline", policy.name(), g.column,
+        g.hidden, g.guessed, 100 * g.rate(), 100 * g.expected));
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "base/config_error.h"
 #include "policy/table_masks.h"
 #include "policy/table_policy.h"
 
@@ -20,7 +21,15 @@ class connection_base;
 
 namespace kanon::store {
 
-// Throws base::ConfigError naming the first column whose hidden values the
+// The build's failure when the stored order tells hidden values. Unlike
+// other failures it withdraws the snapshot served before (PolicyStore):
+// the old masks read the same rows in the same order.
+class StoredOrderLeak : public base::ConfigError {
+ public:
+  using base::ConfigError::ConfigError;
+};
+
+// Throws StoredOrderLeak naming the first column whose hidden values the
 // stored order tells. `rows`: the table's (and its children's) row count.
 void check_physical_order(pqxx::connection_base& conn, const policy::TablePolicy& policy,
                           const policy::TableMasks& masks, uint64_t rows);

@@ -6,6 +6,7 @@
 
 #include "store/builder_request.h"
 #include "store/materializer.h"
+#include "store/physical_order.h"
 
 namespace kanon::store {
 
@@ -187,10 +188,14 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     board_.publish(table, nullptr, refused);
     return false;
   }
+  bool withdraw = false;
   for (const auto& p : policies()) {
     if (p.name() != table) continue;
     try {
       built = builder_(p);
+    } catch (const StoredOrderLeak& e) {
+      error = e.what();
+      withdraw = true;
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -201,12 +206,12 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
   else if (!built && sharing())
     sync_.fail_requests(replica_group(policies()), table, error);  // whoever asked stops waiting
   if (!with_catalog || !catalog_.enabled()) {
-    board_.publish(table, built, error);
+    board_.publish(table, built, error, nullptr, nullptr, withdraw);
     return built != nullptr;
   }
   // The catalog as it is after the build, published in the same version.
   catalog_.read([&](CatalogReader::Facts facts, const std::string& catalog_error) {
-    board_.publish(table, built, error, std::move(facts), &catalog_error);
+    board_.publish(table, built, error, std::move(facts), &catalog_error, withdraw);
   });
   return built != nullptr;
 }

@@ -66,7 +66,7 @@ void SnapshotBoard::publish(const std::string& table,
                             std::shared_ptr<const policy::TableSnapshot> built,
                             const std::string& error,
                             std::shared_ptr<const catalog::CatalogFacts> catalog,
-                            const std::string* catalog_error) {
+                            const std::string* catalog_error, bool withdraw) {
   std::unique_lock lock(mu_);
   if (built && built->shared_version > 0)
     if (const auto* served = current_->find(table);
@@ -89,6 +89,7 @@ void SnapshotBoard::publish(const std::string& table,
     next->errors.erase(table);
   } else {
     next->errors[table] = why;
+    if (withdraw) next->tables.erase(table);
   }
   if (catalog) {
     next->catalog = std::move(catalog);

@@ -86,11 +86,13 @@ class SnapshotBoard {
   // after it when `catalog` (or its failure, `catalog_error`) is given. A
   // stored version (shared_version) no newer than the one served is not
   // published; a build of whatever holds the name of a renamed table is
-  // published as a failure (refused_rename).
+  // published as a failure (refused_rename). A failure keeps the snapshot
+  // served before, unless `withdraw` (StoredOrderLeak): then the table is
+  // served by none, and its reads are denied.
   void publish(const std::string& table, std::shared_ptr<const policy::TableSnapshot> built,
                const std::string& error,
                std::shared_ptr<const catalog::CatalogFacts> catalog = nullptr,
-               const std::string* catalog_error = nullptr);
+               const std::string* catalog_error = nullptr, bool withdraw = false);
   // The catalog facts (or, when null, the read's error), same tables.
   void publish_catalog(std::shared_ptr<const catalog::CatalogFacts> catalog,
                        const std::string& error);

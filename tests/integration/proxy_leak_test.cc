@@ -21,6 +21,7 @@
 #include "tests/support/demo_data.h"
 #include "tests/support/kanon_proxy.h"
 #include "tests/support/pg_sandbox.h"
+#include "tests/support/process.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/statement_outcome.h"
 
@@ -649,6 +650,53 @@ TEST_CASE("the materialized copy does not keep the table's physical order") {
     CHECK(o.rows.size() == heap.size() + 1);
   }
   pg.psql("DROP TABLE public.leak_sorted CASCADE");
+}
+
+// In mode: inline a restricted session reads rows in the order they are
+// stored: a table loaded sorted by city showed each hidden city among shown
+// ones equal to it (found by an adversarial probe). Such a table is not
+// built, so its reads are denied, until its rows are stored otherwise
+// (store/physical_order.h).
+TEST_CASE("a table stored sorted by a quasi-identifier is not served in mode: inline") {
+  PgSandbox& pg = PgSandbox::shared();
+  const std::string rows =
+      "SELECT i AS id, 'c' || (CASE WHEN i % 10 < 4 THEN 0 WHEN i % 10 < 7 THEN 1 ELSE i % 10 - 5 "
+      "END) || '-' || (i % 17 / 9) AS city, 'g' || (i * 7 % 3) AS grade FROM "
+      "generate_series(1, 1200) i";
+  pg.psql("DROP TABLE IF EXISTS public.leak_order; CREATE TABLE public.leak_order AS " + rows +
+          " ORDER BY city, id; GRANT SELECT ON public.leak_order TO analyst");
+  const std::string policy = scratch_path("kanon-leak-order.yaml");
+  std::ofstream(policy) << "tables:\n  - table: public.leak_order\n    k: 5\n"
+                           "    quasi_identifiers: [city, grade]\n    exempt: [postgres]\n"
+                           "    mode: inline\n";
+  KanonProxy proxy(pg.port(),
+                   "admin: {database: kanon, users: [postgres]}\npolicies: [" + policy + "]\n");
+  INFO("kanon's log: " << proxy.log());
+  const auto console = [&](const std::string& command) {
+    const auto r =
+        run_command({"psql", "-X", "-A", "-d", proxy.conninfo("postgres", "kanon"), "-c", command});
+    return r.out + r.err;
+  };
+  CHECK(console("REFRESH public.leak_order").find("that order tells the values of 'city'") !=
+        std::string::npos);
+  pqxx::connection analyst(proxy.conninfo("analyst"));
+  const Outcome denied =
+      run(analyst, "SELECT string_agg(coalesce(city, '-'), ',') FROM leak_order");
+  CHECK(denied.sqlstate == "42501");
+  CHECK(denied.message.find("no built policy") != std::string::npos);
+  pqxx::connection exempt(proxy.conninfo("postgres"));
+  CHECK(run(exempt, "SELECT count(*) FROM leak_order").rows == "1200|\n");
+  // Stored in another order, it is built and served masked.
+  pg.psql(
+      "CREATE TABLE public.leak_order2 AS SELECT * FROM public.leak_order ORDER BY "
+      "md5(id::text); DROP TABLE public.leak_order; ALTER TABLE public.leak_order2 RENAME TO "
+      "leak_order; GRANT SELECT ON public.leak_order TO analyst");
+  console("REFRESH public.leak_order");
+  const Outcome served = run(analyst, "SELECT count(*), count(city) FROM leak_order");
+  REQUIRE_MESSAGE(served.sqlstate.empty(), served.message);
+  CHECK(served.rows.rfind("1200|", 0) == 0);
+  CHECK(served.rows != "1200|1200|\n");
+  pg.psql("DROP TABLE public.leak_order");
 }
 
 // PostgreSQL sends its own diagnostics (severity LOG and DEBUG) to a client

@@ -110,5 +110,6 @@ TEST_CASE("order inference: copies hidden alike tell nothing about each other") 
   // Fewer than ten hidden values: too few to tell.
   auto sorted = cities();
   std::sort(sorted.begin(), sorted.end());
-  CHECK_FALSE(guess_from_order(stored(sorted, [](size_t i) { return i % 250 == 7; })).at(0).leaks());
+  CHECK_FALSE(
+      guess_from_order(stored(sorted, [](size_t i) { return i % 250 == 7; })).at(0).leaks());
 }

@@ -10,6 +10,7 @@
 #include <pqxx/pqxx>
 
 #include "policy/table_snapshot.h"
+#include "store/policy_store.h"
 #include "store/snapshot_build.h"
 #include "tests/support/pg_sandbox.h"
 
@@ -59,8 +60,8 @@ TEST_CASE("a table stored in a quasi-identifier's order fails the build in inlin
   // The first k whose release hides the city of some rows and shows others'.
   int k = 0;
   for (int candidate = 5; candidate <= 200 && !k; candidate += 5) {
-    const auto snap =
-        build_table_snapshot(conn, ordered_policy("order_mixed", candidate, EnforcementMode::kInline));
+    const auto snap = build_table_snapshot(
+        conn, ordered_policy("order_mixed", candidate, EnforcementMode::kInline));
     const auto [hidden, shown] = city_counts(conn, *snap, "order_mixed");
     if (hidden >= 50 && shown >= 50) k = candidate;
   }
@@ -82,12 +83,53 @@ TEST_CASE("a table stored in a quasi-identifier's order fails the build in inlin
     }
   }
   // The copy of mode: materialized is written in random order.
-  CHECK_NOTHROW(
-      build_table_snapshot(conn, ordered_policy("order_sorted", k, EnforcementMode::kMaterialized)));
+  CHECK_NOTHROW(build_table_snapshot(
+      conn, ordered_policy("order_sorted", k, EnforcementMode::kMaterialized)));
   // Stored again in another order (what the message advises), it builds.
   pg.psql(
       "CREATE TABLE public.order_again AS SELECT * FROM public.order_sorted ORDER BY md5(id::text "
       "|| 'x'); DROP TABLE public.order_sorted; ALTER TABLE public.order_again RENAME TO "
       "order_sorted");
-  CHECK_NOTHROW(build_table_snapshot(conn, ordered_policy("order_sorted", k, EnforcementMode::kInline)));
+  CHECK_NOTHROW(
+      build_table_snapshot(conn, ordered_policy("order_sorted", k, EnforcementMode::kInline)));
+}
+
+// A refresh that finds the rows stored in such an order withdraws the
+// snapshot served before (its masks read the same rows in the same order):
+// the table is served by none, its reads denied, until the rows are stored
+// otherwise and a refresh builds it again.
+TEST_CASE("a refresh that finds the stored order telling hidden values withdraws the table") {
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE TABLE public.order_live AS SELECT * FROM public.order_src ORDER BY md5(id::text)");
+  pqxx::connection conn(pg.conninfo());
+  int k = 0;
+  for (int candidate = 5; candidate <= 200 && !k; candidate += 5) {
+    const auto snap = build_table_snapshot(
+        conn, ordered_policy("order_live", candidate, EnforcementMode::kInline));
+    const auto [hidden, shown] = city_counts(conn, *snap, "order_live");
+    if (hidden >= 50 && shown >= 50) k = candidate;
+  }
+  REQUIRE(k > 0);
+  PolicyStore store(pg.conninfo(), {ordered_policy("order_live", k, EnforcementMode::kInline)});
+  REQUIRE(store.refresh_all());
+  REQUIRE(store.current()->find("public.order_live") != nullptr);
+  // Stored again sorted by city, under the same name.
+  pg.psql(
+      "BEGIN; CREATE TABLE public.order_live2 AS SELECT * FROM public.order_live ORDER BY city; "
+      "DROP TABLE public.order_live; ALTER TABLE public.order_live2 RENAME TO order_live; COMMIT");
+  CHECK_FALSE(store.refresh("public.order_live"));
+  const auto served = store.current();
+  CHECK(served->find("public.order_live") == nullptr);
+  REQUIRE(served->errors.count("public.order_live") == 1);
+  CHECK(served->errors.at("public.order_live").find("that order tells the values of 'city'") !=
+        std::string::npos);
+  // Any other failure keeps the snapshot served before: stored in another
+  // order again, it builds and is served.
+  pg.psql(
+      "BEGIN; CREATE TABLE public.order_live2 AS SELECT * FROM public.order_live ORDER BY "
+      "md5(id::text || 'y'); DROP TABLE public.order_live; ALTER TABLE public.order_live2 RENAME "
+      "TO order_live; COMMIT");
+  CHECK(store.refresh("public.order_live"));
+  CHECK(store.current()->find("public.order_live") != nullptr);
 }
