@@ -3,13 +3,14 @@
 // order PostgreSQL stores them (a plain scan follows the heap), masked. When
 // an administrator loaded the table sorted by a quasi-identifier, grouped by
 // it, or CLUSTERed it so, a hidden value sits among shown values equal to
-// it: `Boston, Boston, NULL, Boston` tells the NULL. This measures that on
-// rows in stored order: for each row whose value of a column the release
+// it: `Boston, Boston, NULL, Boston` tells the NULL; so do keys numbered
+// during such a load, in key order. This measures that on rows in an order
+// (stored, or by key): for each row whose value of a column the release
 // hides, the guess "the nearest row (before or after it, among rows stored
 // next to each other) whose value is shown has the same one", against how
 // often that guess is right when the order says nothing (each hidden value's
 // share among the hidden rows times its share among the shown ones).
-// store/physical_order.h reads the rows and fails the build on a leak.
+// store/row_order.h reads the rows and fails the build on a leak.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,7 @@
 
 #include "store/builder_request.h"
 #include "store/materializer.h"
-#include "store/physical_order.h"
+#include "store/row_order.h"
 
 namespace kanon::store {
 
@@ -193,7 +193,7 @@ bool PolicyStore::build_table(const std::string& table, bool with_catalog) {
     if (p.name() != table) continue;
     try {
       built = builder_(p);
-    } catch (const StoredOrderLeak& e) {
+    } catch (const RowOrderLeak& e) {
       error = e.what();
       withdraw = true;
     } catch (const std::exception& e) {

@@ -87,7 +87,7 @@ class SnapshotBoard {
   // stored version (shared_version) no newer than the one served is not
   // published; a build of whatever holds the name of a renamed table is
   // published as a failure (refused_rename). A failure keeps the snapshot
-  // served before, unless `withdraw` (StoredOrderLeak): then the table is
+  // served before, unless `withdraw` (RowOrderLeak): then the table is
   // served by none, and its reads are denied.
   void publish(const std::string& table, std::shared_ptr<const policy::TableSnapshot> built,
                const std::string& error,

@@ -12,7 +12,7 @@
 #include "policy/history_refresh.h"
 #include "store/history_build.h"
 #include "store/materializer.h"
-#include "store/physical_order.h"
+#include "store/row_order.h"
 
 namespace kanon::store {
 
@@ -59,7 +59,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
     snap->stats.load_ms = load_ms;
     snap->release.key = key;
     snap->release.released_fraction = policy::released_fraction(snap->tree, table);
-    check_physical_order(conn, policy, snap->masks, root_rows(*snap));
+    check_row_order(conn, policy, snap->masks, root_rows(*snap), key);
     return snap;
   }
   // The history-aware tree (its own keyed load, in the history's
@@ -89,7 +89,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
   snap->stats.load_ms = load_ms;
   snap->stats.tree_ms = tree_ms;
   snap->release = std::move(built.release);
-  check_physical_order(conn, policy, snap->masks, root_rows(*snap));
+  check_row_order(conn, policy, snap->masks, root_rows(*snap), key);
   return snap;
 }
 

@@ -656,7 +656,7 @@ TEST_CASE("the materialized copy does not keep the table's physical order") {
 // stored: a table loaded sorted by city showed each hidden city among shown
 // ones equal to it (found by an adversarial probe). Such a table is not
 // built, so its reads are denied, until its rows are stored otherwise
-// (store/physical_order.h).
+// (store/row_order.h).
 TEST_CASE("a table stored sorted by a quasi-identifier is not served in mode: inline") {
   PgSandbox& pg = PgSandbox::shared();
   const std::string rows =
