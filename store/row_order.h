@@ -7,11 +7,12 @@
 // - the key's order, in every mode: a primary key (or the policy's `key:`)
 //   shown raw is an ORDER BY away, and keys numbered during a sorted load
 //   follow the sort (the materialized copy's random order does not help).
-// At every build and refresh kanon reads rows in each order with their masks
-// (stored order: all of a table of up to 20,000 rows, else a repeatable
-// sample of whole blocks of about that many; key order: the first 20,000
-// keys) and fails the build, naming the column, when the nearest shown value
-// guesses hidden ones far more often than chance.
+// At every build and refresh kanon reads rows with their masks once (all of
+// a table of up to 20,000 rows, else a repeatable sample of whole blocks of
+// about that many), in stored order and ranked by key (keys that follow a
+// column's order still do in a sample), and fails the build, naming the
+// column, when the nearest shown value guesses hidden ones far more often
+// than chance.
 #pragma once
 
 #include <cstdint>
