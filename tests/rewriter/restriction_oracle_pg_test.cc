@@ -106,22 +106,31 @@ store::PolicySnapshot snapshot_with(pqxx::connection& conn, const std::string& t
   return snap;
 }
 
+// public.`table`: 400 rows of age, zip (`zip4` the fourth of five),
+// city (character varying) and sex, protected with k = 4 over all four, its
+// masked copy in schema `copy`; the snapshot with the catalog as `conn`
+// reads it then.
+store::PolicySnapshot visits_table(PgSandbox& pg, pqxx::connection& conn, const std::string& table,
+                                   const std::string& zip4, const std::string& copy) {
+  pg.psql("CREATE TABLE public." + table +
+          " (id integer PRIMARY KEY, age integer, zip text, city character varying, sex text);"
+          "INSERT INTO public." +
+          table + " SELECT i, 18 + (i * 7919) % 60, (ARRAY['10001', '10002', '20001', '" + zip4 +
+          "', '30001'])[1 + (i * 31) % 5], (ARRAY['Akron', 'Akron', 'Dayton', 'Erie', "
+          "'Reno'])[1 + (i * 13) % 5], CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END FROM "
+          "generate_series(1, 400) i");
+  pqxx::connection build_conn(pg.conninfo());
+  return snapshot_with(
+      conn, table,
+      protect(pg, build_conn, table, 4, {"age", "zip", "city", "sex"}, copy + "." + table));
+}
+
 }  // namespace
 
 TEST_CASE("parameter oracle: restrictions on parameters return the masked copy's rows") {
   auto& pg = PgSandbox::shared();
-  pg.psql(
-      "CREATE TABLE public.visits (id integer PRIMARY KEY, age integer, zip text, "
-      "city character varying, sex text);"
-      "INSERT INTO public.visits SELECT i, 18 + (i * 7919) % 60, "
-      "(ARRAY['10001', '10002', '20001', '20002', '30001'])[1 + (i * 31) % 5], "
-      "(ARRAY['Akron', 'Akron', 'Dayton', 'Erie', 'Reno'])[1 + (i * 13) % 5], "
-      "CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END FROM generate_series(1, 400) i");
-  pqxx::connection build_conn(pg.conninfo());
   pqxx::connection conn(pg.conninfo());
-  const store::PolicySnapshot snap = snapshot_with(
-      conn, "visits",
-      protect(pg, build_conn, "visits", 4, {"age", "zip", "city", "sex"}, "masked_p.visits"));
+  const store::PolicySnapshot snap = visits_table(pg, conn, "visits", "20002", "masked_p");
   rewriter::Rewriter rw;
 
   const std::vector<Case> cases = {
@@ -405,18 +414,8 @@ TEST_CASE("restriction oracle: user-defined operators of other types leave the f
 // pieces of the values. Seeded.
 TEST_CASE("restriction oracle: LIKE patterns return the masked copy's rows") {
   auto& pg = PgSandbox::shared();
-  pg.psql(
-      "CREATE TABLE public.calls (id integer PRIMARY KEY, age integer, zip text, "
-      "city character varying, sex text);"
-      "INSERT INTO public.calls SELECT i, 18 + (i * 7919) % 60, "
-      "(ARRAY['10001', '10002', '20001', '20012', '30001'])[1 + (i * 31) % 5], "
-      "(ARRAY['Akron', 'Akron', 'Dayton', 'Erie', 'Reno'])[1 + (i * 13) % 5], "
-      "CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END FROM generate_series(1, 400) i");
-  pqxx::connection build_conn(pg.conninfo());
   pqxx::connection conn(pg.conninfo());
-  const store::PolicySnapshot snap = snapshot_with(
-      conn, "calls",
-      protect(pg, build_conn, "calls", 4, {"age", "zip", "city", "sex"}, "masked_l.calls"));
+  const store::PolicySnapshot snap = visits_table(pg, conn, "calls", "20012", "masked_l");
   rewriter::Rewriter rw;
   std::mt19937 rng(kSeed);
   auto any = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
