@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <pqxx/pqxx>
 
+#include "base/text.h"
 #include "policy/order_inference.h"
 #include "policy/sql_text.h"
 
@@ -132,14 +133,12 @@ void check_row_order(pqxx::connection_base& conn, const policy::TablePolicy& pol
   if (order.empty()) return;
   const auto by_key = policy::guess_from_order(by_rank(stored, rank));
   if (const auto* g = leaking(by_key)) {
-    std::string names;
-    for (const auto& k : key.columns) names += (names.empty() ? "" : ", ") + k;
     throw RowOrderLeak(fmt::format(
         "{}restricted sessions read the key of {} ({}) as it is, so they can order its rows by "
         "it, and that order tells the values of '{}' the release hides: {}; the keys were "
         "numbered in an order following it (a sorted load). Number the rows again in an order "
         "that follows no quasi-identifier, or hide the key (direct_identifiers), then refresh",
-        at, policy.name(), names, g->column, rates(*g)));
+        at, policy.name(), base::join(key.columns), g->column, rates(*g)));
   }
 }
 

@@ -16,14 +16,6 @@
 
 namespace kanon::store {
 
-namespace {
-
-uint64_t root_rows(const policy::TableSnapshot& snap) {
-  return snap.tree.nodes().empty() ? 0 : static_cast<uint64_t>(snap.tree.nodes().front().rows);
-}
-
-}  // namespace
-
 std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connection_base& conn,
                                                                   const policy::TablePolicy& policy,
                                                                   const BuildOptions& options) {
@@ -59,7 +51,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
     snap->stats.load_ms = load_ms;
     snap->release.key = key;
     snap->release.released_fraction = policy::released_fraction(snap->tree, table);
-    check_row_order(conn, policy, snap->masks, root_rows(*snap), key);
+    check_row_order(conn, policy, snap->masks, snap->stats.rows, key);
     return snap;
   }
   // The history-aware tree (its own keyed load, in the history's
@@ -89,7 +81,7 @@ std::shared_ptr<const policy::TableSnapshot> build_table_snapshot(pqxx::connecti
   snap->stats.load_ms = load_ms;
   snap->stats.tree_ms = tree_ms;
   snap->release = std::move(built.release);
-  check_row_order(conn, policy, snap->masks, root_rows(*snap), key);
+  check_row_order(conn, policy, snap->masks, snap->stats.rows, key);
   return snap;
 }
 

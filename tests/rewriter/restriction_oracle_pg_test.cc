@@ -405,6 +405,28 @@ TEST_CASE("restriction oracle: user-defined operators of other types leave the f
       "AS 'SELECT $1 OPERATOR(pg_catalog.=) $2';"
       "CREATE OPERATOR ops.= (LEFTARG = integer, RIGHTARG = integer, FUNCTION = ops.same_int)");
   CHECK(filtered() == " grade");
+  // LIKE alike: a user-defined `~~` of text's types could be the user's
+  // LIKE (a schema earlier in search_path than pg_catalog, an adversarial
+  // set-up): no filter for it, the rows still the masked copy's.
+  const std::string like = "SELECT count(*) FROM $T WHERE grade LIKE 'b%' AND age NOT IN (21)";
+  const auto like_filter = [&]() {
+    const store::PolicySnapshot snap = snapshot_with(conn, "rated", rated);
+    rewriter::Rewriter rw;
+    const auto r = rw.rewrite(on_table(like, "rated"), snap,
+                              rewriter::PlanContext{"\"$user\", public", false});
+    CAPTURE(r.sql);
+    REQUIRE(r.verdict == rewriter::Verdict::kRewritten);
+    CHECK(rows_of(conn, r.sql) == rows_of(conn, on_table(like, "masked_r.rated")));
+    return r.sql.find("OPERATOR(pg_catalog.~~)") != std::string::npos;
+  };
+  CHECK(like_filter());
+  pg.psql(
+      "CREATE FUNCTION ops.like_any(text, text) RETURNS boolean LANGUAGE sql IMMUTABLE "
+      "AS 'SELECT true';"
+      "CREATE OPERATOR ops.~~ (LEFTARG = text, RIGHTARG = text, FUNCTION = ops.like_any)");
+  CHECK_FALSE(like_filter());
+  // The other cases share the database.
+  pg.psql("DROP OPERATOR ops.~~ (text, text); DROP FUNCTION ops.like_any(text, text)");
 }
 
 // LIKE and NOT LIKE with constant patterns (BI tools' "starts with",
