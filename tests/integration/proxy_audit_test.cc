@@ -90,12 +90,16 @@ std::string with_app(const std::string& conninfo, const std::string& app) {
   return conninfo + " application_name=" + app;
 }
 
+// Complete records only: a line the writer is still appending (no newline
+// yet) is read on the next poll.
 std::vector<Json> read_records(const std::string& path) {
   std::vector<Json> out;
   std::ifstream in(path);
   std::string line;
-  while (std::getline(in, line))
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // the last line had no newline: still being written
     if (!line.empty()) out.push_back(Json::parse(line));
+  }
   return out;
 }
 
