@@ -13,8 +13,8 @@ void add_field(std::string& key, std::string_view value) {
 
 }  // namespace
 
-std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_identity,
-                                   const PlanContext& context, std::string_view sql) {
+std::string rewrite_cache_key(uint64_t policy_version, uint64_t policy_identity,
+                              const PlanContext& context, std::string_view sql) {
   std::string key;
   key.reserve(sql.size() + context.search_path.size() + context.role.size() +
               context.database.size() + 64);
@@ -43,40 +43,6 @@ std::string RewriteCache::make_key(uint64_t policy_version, uint64_t policy_iden
   key += ':';
   key += sql;
   return key;
-}
-
-std::optional<RewriteResult> RewriteCache::get(const std::string& key) {
-  std::lock_guard lock(mu_);
-  const auto it = map_.find(key);
-  if (it == map_.end()) {
-    ++misses_;
-    return std::nullopt;
-  }
-  ++hits_;
-  lru_.splice(lru_.begin(), lru_, it->second);
-  return it->second->second;
-}
-
-void RewriteCache::put(const std::string& key, const RewriteResult& result) {
-  if (capacity_ == 0) return;
-  std::lock_guard lock(mu_);
-  const auto it = map_.find(key);
-  if (it != map_.end()) {
-    it->second->second = result;
-    lru_.splice(lru_.begin(), lru_, it->second);
-    return;
-  }
-  lru_.emplace_front(key, result);
-  map_.emplace(lru_.front().first, lru_.begin());
-  while (lru_.size() > capacity_) {
-    map_.erase(lru_.back().first);
-    lru_.pop_back();
-  }
-}
-
-CacheStats RewriteCache::stats() const {
-  std::lock_guard lock(mu_);
-  return {hits_, misses_, lru_.size()};
 }
 
 }  // namespace kanon::rewriter

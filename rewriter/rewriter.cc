@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "rewriter/catalog_guard.h"
+#include "rewriter/literal_shape.h"
 #include "rewriter/object_catalog.h"
 #include "rewriter/protected_index.h"
 #include "rewriter/rewrite_cache.h"
@@ -116,6 +117,39 @@ bool guard(std::string_view sql, const ParseOutcome& parsed, int64_t generation,
   return true;
 }
 
+// A decision by the statement's shape (literal_shape.h): one for every text
+// of that shape, or `usable` false when each must be decided.
+struct ShapedDecision {
+  bool usable = false;
+  RewriteResult result;  // kRewritten: `sql` a template (shape_template)
+};
+
+// What `result`, decided for `sql`, says of every statement of its shape.
+// Shared: a pass, or a rewrite that only guards the catalog (`masked`
+// false: no protected reference replaced, so no restriction filter copied a
+// constant), when PostgreSQL's parse has each constant compared with a
+// column. Not: denials, whose messages and positions are the text's own.
+ShapedDecision shaped(std::string_view sql, const LiteralShape& shape, const RewriteResult& result,
+                      const std::vector<Edit>& edits) {
+  ShapedDecision d;
+  const bool pass = result.verdict == Verdict::kPass && !result.masked;
+  const bool guarded = result.verdict == Verdict::kRewritten && !result.masked;
+  if (!pass && !guarded) return d;
+  if (shape.spans.front().begin < result.leading_control_bytes) return d;
+  if (!constants_compared_with_columns(sql, shape.spans)) return d;
+  d.result = result;
+  d.result.cache_hit = false;
+  if (guarded) {
+    auto templ = shape_template(sql, edits, shape.spans);
+    if (!templ ||
+        static_cast<size_t>(std::count(templ->begin(), templ->end(), kSlot)) != shape.spans.size())
+      return {};
+    d.result.sql = std::move(*templ);
+  }
+  d.usable = true;
+  return d;
+}
+
 }  // namespace
 
 // What planning needs of one snapshot, built once per snapshot version.
@@ -125,7 +159,7 @@ struct SnapshotIndexes {
 };
 
 struct Rewriter::Impl {
-  explicit Impl(size_t capacity) : cache(capacity) {}
+  explicit Impl(size_t capacity) : cache(capacity), shapes(capacity) {}
 
   // The indexes of the newest snapshot seen of each store (a store per
   // database): sessions of several databases do not rebuild each other's.
@@ -168,6 +202,7 @@ struct Rewriter::Impl {
   };
 
   RewriteCache cache;
+  LruCache<ShapedDecision> shapes;
   std::mutex mu;
   std::vector<std::string> listed;
   std::vector<std::string> internal;
@@ -232,10 +267,26 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
 
   const uint64_t identity =
       combine(combine(reinterpret_cast<uintptr_t>(&policies), policies.store), impl_->generation());
-  const std::string key = RewriteCache::make_key(policies.version, identity, context, sql);
+  const std::string key = rewrite_cache_key(policies.version, identity, context, sql);
   if (auto cached = impl_->cache.get(key)) {
     cached->cache_hit = true;
     return *cached;
+  }
+  // The same statement with other integer constants compared with columns
+  // (pgbench's `WHERE aid = 123`, an ORM's `WHERE id IN (1, 2)`).
+  std::optional<LiteralShape> shape = literal_shape(sql);
+  std::string shape_key;
+  if (shape) {
+    shape_key = rewrite_cache_key(policies.version, identity, context, shape->key);
+    if (auto shaped = impl_->shapes.get(shape_key)) {
+      if (shaped->usable) {
+        RewriteResult r = std::move(shaped->result);
+        if (r.verdict == Verdict::kRewritten) r.sql = fill_template(r.sql, sql, shape->spans);
+        r.cache_hit = true;
+        return r;
+      }
+      shape.reset();  // decided one by one
+    }
   }
 
   const ParseOutcome parsed = parse_sql(sql);
@@ -264,6 +315,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
   }
   const PlanInputs inputs{*indexes.index, indexes.catalog.get(), require_catalog, context};
   RewritePlan plan = plan_rewrite(sql, parsed, inputs);
+  std::vector<Edit> shaped_edits;  // kRewritten with a shape: the edits made
   if (plan.denied) {
     const uint64_t fingerprint = result.fingerprint;
     result = make_denial(*plan.denied, std::move(plan.object));
@@ -295,6 +347,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
       if (!result.transaction_control) leading_control(sql, parsed, plan.edits, result);
       if (!plan.edits.empty()) {
         result.verdict = Verdict::kRewritten;
+        if (shape && !result.masked) shaped_edits = plan.edits;
         result.sql = apply_edits(sql, std::move(plan.edits));
         result.tables = std::move(plan.tables);
         if (generation > 0 && result.sql.size() != sql.size()) result.guard_generation = generation;
@@ -304,7 +357,10 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
   if (result.verdict != Verdict::kDenied)
     result.encoding_effect = encoding_effect(parsed, sql, indexes.catalog.get());
   // A plan that relied on names being absent holds only as long as they are.
-  if (context.absent_names.empty()) impl_->cache.put(key, result);
+  if (context.absent_names.empty()) {
+    impl_->cache.put(key, result);
+    if (shape) impl_->shapes.put(shape_key, shaped(sql, *shape, result, shaped_edits));
+  }
   return result;
 }
 

@@ -5,9 +5,12 @@
 // names the catalog does not know ask for a look-up.
 #include <doctest/doctest.h>
 
+#include <random>
+
 #include "rewriter/rewriter.h"
 #include "tests/rewriter/golden_env.h"
 #include "tests/rewriter/golden_file.h"
+#include "tests/rewriter/shape_variants.h"
 
 using namespace kanon::rewriter;
 using kanon::catalog::CatalogFacts;
@@ -498,6 +501,45 @@ TEST_CASE("reach plan: a statement that may call a function read late holds the 
   // A domain's CHECK may run on any value.
   GuardEnv domain(true);
   CHECK(domain.guard("SELECT 1 + 2") == "catalog_stays");
+}
+
+TEST_CASE("shapes: statements that differ in compared constants share a guarded decision") {
+  GuardEnv e;
+  const PlanContext context{"public", false};
+  // Shared (each constant compared with a column): guards in WHERE, in an
+  // OFFSET (a gathering SELECT), catalog_stays, after transaction control.
+  // Not shared: a masked read (its restriction filter copies the constant),
+  // a LIMIT's constant, a constant in arithmetic.
+  const std::vector<std::pair<std::string, bool>> statements = {
+      {"SELECT id, label FROM public.plain WHERE id = 5", true},
+      {"SELECT count(*) FROM plain WHERE id IN (1, 2, 3)", true},
+      {"UPDATE plain SET label = 'x' WHERE id = 12", true},
+      {"DELETE FROM plain WHERE id >= 100 AND id < 2147483648", true},
+      {"SELECT app.f_safe(id) FROM public.plain WHERE id = 7", true},
+      {"BEGIN; SELECT label FROM plain WHERE 0 = id", true},
+      {"SELECT city FROM people WHERE id = 5", false},
+      {"SELECT count(*) FROM people WHERE age = 39", false},
+      {"SELECT * FROM plain WHERE id = 1 LIMIT 5", false},
+      {"SELECT id FROM plain WHERE id + 1 = 2", false},
+  };
+  std::mt19937 rng(7);
+  for (const auto& [sql, shared] : statements) {
+    CAPTURE(sql);
+    Rewriter cached(64);
+    const auto first = cached.rewrite(sql, e.unit.snapshot, context);
+    REQUIRE(first.verdict != Verdict::kDenied);
+    CHECK(first.guard_generation == 7);
+    for (int round = 0; round < 6; ++round) {
+      const std::string variant = kanon::testing::with_other_constants(sql, rng);
+      if (variant == sql) continue;
+      CAPTURE(variant);
+      Rewriter fresh(0);
+      const auto want = fresh.rewrite(variant, e.unit.snapshot, context);
+      const auto got = cached.rewrite(variant, e.unit.snapshot, context);
+      CHECK(kanon::testing::result_difference(got, want) == "");
+      CHECK(got.cache_hit == shared);
+    }
+  }
 }
 
 TEST_CASE("reach plan: INSERT ... VALUES of several rows: the guard around the first item") {
