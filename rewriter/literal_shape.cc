@@ -12,13 +12,17 @@ namespace kanon::rewriter {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 bool is_letter(char c) {
   const auto u = static_cast<unsigned char>(c);
   return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u >= 0x80;
 }
 // What continues a name, or makes a number something other than an integer.
-bool continues_token(char c) { return is_letter(c) || is_digit(c) || c == '$' || c == '.'; }
+bool continues_token(char c) {
+  return is_letter(c) || is_digit(c) || c == '$' || c == '.';
+}
 
 // The class PostgreSQL's scanner gives a run of digits: zero (libpg_query
 // writes its value as an empty node), an integer (ICONST), or a number that
@@ -132,7 +136,9 @@ void note_operand(const JsonTree& t, int32_t node, std::vector<Operand>& out) {
   out.push_back(o);
 }
 
-bool is_column(const JsonTree& t, int32_t node) { return node_of(t, node).first == "ColumnRef"; }
+bool is_column(const JsonTree& t, int32_t node) {
+  return node_of(t, node).first == "ColumnRef";
+}
 
 // Every integer constant compared with a column: A_Expr of kind AEXPR_OP
 // (one unqualified comparison operator) or AEXPR_IN (a list).
@@ -200,9 +206,9 @@ std::optional<LiteralShape> literal_shape(std::string_view sql) {
         continue;
       }
       // A fraction, an exponent, or digits running into a name: kept as written.
-      while (i < sql.size() && (continues_token(sql[i]) ||
-                                ((sql[i] == '+' || sql[i] == '-') &&
-                                 (sql[i - 1] == 'e' || sql[i - 1] == 'E'))))
+      while (i < sql.size() &&
+             (continues_token(sql[i]) ||
+              ((sql[i] == '+' || sql[i] == '-') && (sql[i - 1] == 'e' || sql[i - 1] == 'E'))))
         ++i;
     } else {
       ++i;
@@ -256,6 +262,27 @@ std::optional<std::string> shape_template(std::string_view sql, const std::vecto
     all.push_back({span.begin, span.end, std::string(1, kSlot)});
   }
   return apply_edits(sql, std::move(all));
+}
+
+bool template_repeats_constants(std::string_view templ, std::string_view sql,
+                                const std::vector<LiteralSpan>& spans) {
+  const auto value = [](std::string_view digits) {
+    const size_t first = digits.find_first_not_of('0');
+    return first == std::string_view::npos ? std::string_view("0") : digits.substr(first);
+  };
+  std::vector<std::string_view> constants;
+  for (const auto& s : spans) constants.push_back(value(sql.substr(s.begin, s.end - s.begin)));
+  for (size_t i = 0; i < templ.size();) {
+    if (!is_digit(templ[i])) {
+      ++i;
+      continue;
+    }
+    const size_t start = i;
+    while (i < templ.size() && is_digit(templ[i])) ++i;
+    const std::string_view run = value(templ.substr(start, i - start));
+    if (std::find(constants.begin(), constants.end(), run) != constants.end()) return true;
+  }
+  return false;
 }
 
 std::string fill_template(std::string_view templ, std::string_view sql,

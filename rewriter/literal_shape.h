@@ -15,8 +15,8 @@
 //     constant the grammar placed there, as an operand of a comparison (=,
 //     <>, <, <=, >, >=, IN) whose other operand is a column. kanon decides no
 //     rule on the value of such a constant except the restriction filter of a
-//     protected table's column, whose statements are masked and never shared
-//     (rewriter.cc).
+//     protected table's column, which copies it into the text sent: such
+//     rewrites are never shared (RewritePlan::copies_constants, rewriter.cc).
 // Two texts of one key differ only in the digits of those runs, so
 // PostgreSQL reads the same tokens from both.
 #pragma once
@@ -57,6 +57,12 @@ bool constants_compared_with_columns(std::string_view sql, const std::vector<Lit
 // when an edit replaces any of a constant's bytes.
 std::optional<std::string> shape_template(std::string_view sql, const std::vector<Edit>& edits,
                                           const std::vector<LiteralSpan>& spans);
+
+// Whether `templ` holds, outside its slots, a run of digits of the value of
+// one of the constants: a copy of it (or a number that happens to be equal),
+// which filling the slots would leave as it was.
+bool template_repeats_constants(std::string_view templ, std::string_view sql,
+                                const std::vector<LiteralSpan>& spans);
 
 // `templ` with its slots filled, in order, by the constants of `sql` at `spans`.
 std::string fill_template(std::string_view templ, std::string_view sql,

@@ -330,6 +330,7 @@ class Planner {
   }
 
   RewritePlan take() {
+    plan_.copies_constants = plan_.copies_constants || copies_constants_;
     if (!plan_.denied) {
       std::sort(plan_.edits.begin(), plan_.edits.end(),
                 [](const Edit& a, const Edit& b) { return a.begin < b.begin; });
@@ -634,6 +635,7 @@ class Planner {
     note_shadowable(planned.shadowable);
     plan_.inline_masks = plan_.inline_masks || planned.inline_masks;
     plan_.function_masks = plan_.function_masks || planned.function_masks;
+    plan_.copies_constants = plan_.copies_constants || planned.copies_constants;
     body = "(" + apply_edits(definition, std::move(planned.edits)) + ")";
     // A security_barrier view keeps outer conditions from being pushed below
     // its own: an OFFSET 0 subquery is not flattened.
@@ -1085,10 +1087,13 @@ class Planner {
                  : policy::qualified_name(t.schema, t.table);
       // Rows the statement's WHERE keeps, decided on raw values first
       // (restriction_filter.h).
-      if (!child)
-        s += restriction_filter(r.restrictions, snap.masks,
-                                inputs_.catalog ? &inputs_.catalog->facts() : nullptr,
-                                context_.parse_message ? &context_.parameter_types : nullptr);
+      if (!child) {
+        const std::string filter = restriction_filter(
+            r.restrictions, snap.masks, inputs_.catalog ? &inputs_.catalog->facts() : nullptr,
+            context_.parse_message ? &context_.parameter_types : nullptr);
+        if (!filter.empty()) copies_constants_ = true;
+        s += filter;
+      }
     }
     s += ')';
     if (fence) {
@@ -1199,6 +1204,8 @@ class Planner {
   const Statement* current_ = nullptr;  // the CREATE FUNCTION check_code() is in
   bool dropping_ = false;               // planning a top-level DROP
   RewritePlan plan_;
+  // masked_item wrote a restriction filter (RewritePlan::copies_constants).
+  mutable bool copies_constants_ = false;
 };
 
 }  // namespace

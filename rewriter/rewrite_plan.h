@@ -59,6 +59,10 @@ struct RewritePlan {
   // It evaluates masks that call kanon_mask.released (evaluator: function):
   // serial only while the server is busy (PlanContext::serial_masks).
   bool function_masks = false;
+  // A restriction filter wrote the statement's constants (or parameters)
+  // into the text sent (restriction_filter.h): the text's own rewrite,
+  // shared with no other text of its shape (literal_shape.h).
+  bool copies_constants = false;
   // Not denied, but it fires event triggers (rewrite_plan.cc) and the caller
   // has not confirmed they are the catalog's (RewriteResult::event_triggers).
   bool confirm_event_triggers = false;

@@ -125,24 +125,27 @@ struct ShapedDecision {
 };
 
 // What `result`, decided for `sql`, says of every statement of its shape.
-// Shared: a pass, or a rewrite that only guards the catalog (`masked`
-// false: no protected reference replaced, so no restriction filter copied a
-// constant), when PostgreSQL's parse has each constant compared with a
-// column. Not: denials, whose messages and positions are the text's own.
+// Shared: a pass, or a rewrite (masks, the catalog guard) whose edits leave
+// the constants where they are and copy none (`copies_constants`: a
+// restriction filter), when PostgreSQL's parse has each constant compared
+// with a column. Not: denials, whose messages and positions are the text's
+// own.
 ShapedDecision shaped(std::string_view sql, const LiteralShape& shape, const RewriteResult& result,
-                      const std::vector<Edit>& edits) {
+                      const std::vector<Edit>& edits, bool copies_constants) {
   ShapedDecision d;
-  const bool pass = result.verdict == Verdict::kPass && !result.masked;
-  const bool guarded = result.verdict == Verdict::kRewritten && !result.masked;
-  if (!pass && !guarded) return d;
+  const bool pass = result.verdict == Verdict::kPass;
+  const bool rewritten = result.verdict == Verdict::kRewritten && !copies_constants;
+  if (!pass && !rewritten) return d;
   if (shape.spans.front().begin < result.leading_control_bytes) return d;
   if (!constants_compared_with_columns(sql, shape.spans)) return d;
   d.result = result;
   d.result.cache_hit = false;
-  if (guarded) {
+  if (rewritten) {
     auto templ = shape_template(sql, edits, shape.spans);
     if (!templ ||
-        static_cast<size_t>(std::count(templ->begin(), templ->end(), kSlot)) != shape.spans.size())
+        static_cast<size_t>(std::count(templ->begin(), templ->end(), kSlot)) !=
+            shape.spans.size() ||
+        template_repeats_constants(*templ, sql, shape.spans))
       return {};
     d.result.sql = std::move(*templ);
   }
@@ -316,6 +319,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
   const PlanInputs inputs{*indexes.index, indexes.catalog.get(), require_catalog, context};
   RewritePlan plan = plan_rewrite(sql, parsed, inputs);
   std::vector<Edit> shaped_edits;  // kRewritten with a shape: the edits made
+  const bool copies_constants = plan.copies_constants;
   if (plan.denied) {
     const uint64_t fingerprint = result.fingerprint;
     result = make_denial(*plan.denied, std::move(plan.object));
@@ -347,7 +351,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
       if (!result.transaction_control) leading_control(sql, parsed, plan.edits, result);
       if (!plan.edits.empty()) {
         result.verdict = Verdict::kRewritten;
-        if (shape && !result.masked) shaped_edits = plan.edits;
+        if (shape && !plan.copies_constants) shaped_edits = plan.edits;
         result.sql = apply_edits(sql, std::move(plan.edits));
         result.tables = std::move(plan.tables);
         if (generation > 0 && result.sql.size() != sql.size()) result.guard_generation = generation;
@@ -359,7 +363,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
   // A plan that relied on names being absent holds only as long as they are.
   if (context.absent_names.empty()) {
     impl_->cache.put(key, result);
-    if (shape) impl_->shapes.put(shape_key, shaped(sql, *shape, result, shaped_edits));
+    if (shape)
+      impl_->shapes.put(shape_key, shaped(sql, *shape, result, shaped_edits, copies_constants));
   }
   return result;
 }

@@ -15,6 +15,7 @@ using kanon::rewriter::kSlot;
 using kanon::rewriter::literal_shape;
 using kanon::rewriter::LiteralSpan;
 using kanon::rewriter::shape_template;
+using kanon::rewriter::template_repeats_constants;
 
 namespace {
 
@@ -45,14 +46,14 @@ TEST_CASE("a shape takes out integer constants, and only those") {
   CHECK(constants("SELECT 1") == V{"1"});
   // Not: inside strings (E'' with escapes too), quoted names, comments,
   // dollar quotes; parameters; names with digits; fractions and exponents.
-  CHECK(constants("SELECT '12', E'\\'3', \"4\" FROM t -- 5\n/* 6 /* 7 */ */ WHERE $8 = a") ==
-        V{});
+  CHECK(constants("SELECT '12', E'\\'3', \"4\" FROM t -- 5\n/* 6 /* 7 */ */ WHERE $8 = a") == V{});
   CHECK(constants("SELECT $$ 9 $$, $q$ 10 $q$, t1.c2 FROM t1 WHERE x = 1.5 OR y = 2e3 OR z = .5") ==
         V{});
   CHECK(constants("SELECT 12abc, 3_000, 7$") == V{});
   CHECK(key("SELECT 5") != "(none)");
   // The class is in the key: zero, an integer, more than an integer.
-  CHECK(key("SELECT a FROM t WHERE a = 0") == std::string("SELECT a FROM t WHERE a = ") + kSlot + "z");
+  CHECK(key("SELECT a FROM t WHERE a = 0") ==
+        std::string("SELECT a FROM t WHERE a = ") + kSlot + "z");
   CHECK(key("SELECT a FROM t WHERE a = 007") == key("SELECT a FROM t WHERE a = 2147483647"));
   CHECK(key("SELECT a FROM t WHERE a = 2147483647") != key("SELECT a FROM t WHERE a = 2147483648"));
   CHECK(key("SELECT a FROM t WHERE a = 5") != key("SELECT a FROM t WHERE a = 0"));
@@ -71,16 +72,16 @@ TEST_CASE("PostgreSQL's parse confirms constants compared with a column, and not
   CHECK(confirmed("SELECT * FROM t WHERE 5 < a AND t.b >= 0 AND c IN (1, 2, 3)"));
   CHECK(confirmed("SELECT * FROM t WHERE a NOT IN (1, 2) AND b != 2147483648"));
   CHECK(confirmed("UPDATE t SET x = 'y' WHERE id = 3"));
-  CHECK_FALSE(confirmed("SELECT 1"));                              // not compared
-  CHECK_FALSE(confirmed("SELECT * FROM t LIMIT 10"));              // LIMIT's
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a = 1 LIMIT 10"));  // one of them is not
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a + 1 = b"));       // arithmetic
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a = -5"));          // the minus is the constant's
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE f(a) = 5"));        // not a column
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a = 5::regclass"));      // cast
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a OPERATOR(s.=) 5"));    // qualified operator
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a ~~ 5"));               // not a comparison
-  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a BETWEEN 1 AND 2"));    // not read
+  CHECK_FALSE(confirmed("SELECT 1"));                                 // not compared
+  CHECK_FALSE(confirmed("SELECT * FROM t LIMIT 10"));                 // LIMIT's
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a = 1 LIMIT 10"));     // one of them is not
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a + 1 = b"));          // arithmetic
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a = -5"));             // the minus is the constant's
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE f(a) = 5"));           // not a column
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a = 5::regclass"));    // cast
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a OPERATOR(s.=) 5"));  // qualified operator
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a ~~ 5"));             // not a comparison
+  CHECK_FALSE(confirmed("SELECT * FROM t WHERE a BETWEEN 1 AND 2"));  // not read
   CHECK_FALSE(confirmed("INSERT INTO t VALUES (1, 2)"));
   CHECK_FALSE(confirmed("SELECT * FROM t WHERE a = 1 +"));  // does not parse
   // The scan's spans must be the parse's constants: a text whose spans the
@@ -100,8 +101,8 @@ TEST_CASE("a template holds the sent text with slots for the constants, filled p
   const std::vector<Edit> edits{{22, 22, "G AND ("}, {38, 38, ")"}, {7, 8, "m(b)"}};
   const auto templ = shape_template(sql, edits, shape->spans);
   REQUIRE(templ);
-  CHECK(*templ == std::string("SELECT m(b) FROM t WHERE G AND (a = ") + kSlot + " AND c = " + kSlot +
-                      ")");
+  CHECK(*templ ==
+        std::string("SELECT m(b) FROM t WHERE G AND (a = ") + kSlot + " AND c = " + kSlot + ")");
   CHECK(fill_template(*templ, sql, shape->spans) ==
         "SELECT m(b) FROM t WHERE G AND (a = 12 AND c = 3)");
   const std::string other = "SELECT b FROM t WHERE a = 4567 AND c = 0";
@@ -117,4 +118,27 @@ TEST_CASE("a template holds the sent text with slots for the constants, filled p
   CHECK_FALSE(shape_template(sql, {{27, 27, "x"}}, shape->spans));
   CHECK_FALSE(shape_template(sql, {{24, 27, "x"}}, shape->spans));
   CHECK_FALSE(shape_template(sql, {{27, 30, "x"}}, shape->spans));
+}
+
+TEST_CASE("a template that repeats a constant's value outside its slots is noticed") {
+  const std::string sql = "SELECT b FROM t WHERE a = 039";
+  const auto shape = literal_shape(sql);
+  REQUIRE(shape);
+  const std::string slot(1, kSlot);
+  // A restriction filter would write the value again (as 39).
+  CHECK(
+      template_repeats_constants("SELECT b FROM (SELECT b FROM t WHERE CASE WHEN a = 39 THEN m "
+                                 "END) t WHERE a = " +
+                                     slot,
+                                 sql, shape->spans));
+  CHECK(template_repeats_constants("SELECT b FROM t WHERE a = " + slot + " OFFSET 039", sql,
+                                   shape->spans));
+  CHECK_FALSE(template_repeats_constants(
+      "SELECT b FROM t WHERE g(7) AND a = " + slot + " AND x = 390 AND y = 3.9", sql,
+      shape->spans));
+  // Zero, however written.
+  const std::string zero = "SELECT b FROM t WHERE a = 00";
+  const auto zero_shape = literal_shape(zero);
+  REQUIRE(zero_shape);
+  CHECK(template_repeats_constants("x = 0 AND a = " + slot, zero, zero_shape->spans));
 }

@@ -465,6 +465,24 @@ struct GuardEnv {
     facts->index();
     unit.snapshot.catalog = facts;
   }
+  // people's id read through a mask with a release test, compared as an
+  // integer: a restriction on it is decided on raw values first.
+  void restrict_people_id() {
+    auto facts = std::make_shared<CatalogFacts>(*unit.snapshot.catalog);
+    for (auto& r : facts->relations)
+      if (r.name == "people") r.columns[0].sql_type = "pg_catalog.int4";
+    facts->index();
+    unit.snapshot.catalog = facts;
+    auto people =
+        std::make_shared<kanon::policy::TableSnapshot>(*unit.snapshot.tables.at("public.people"));
+    for (auto& m : people->masks.columns)
+      if (m.column == "id") {
+        m.expression = "CASE WHEN \"id\" > 100 THEN \"id\" END";
+        m.release_test = "\"id\" > 100";
+        m.compared = kanon::policy::ColumnMask::Compared::kInteger;
+      }
+    unit.snapshot.tables["public.people"] = people;
+  }
   RewriteResult rewrite(const std::string& sql) {
     return rw.rewrite(sql, unit.snapshot, PlanContext{"public", false});
   }
@@ -507,21 +525,31 @@ TEST_CASE("shapes: statements that differ in compared constants share a guarded 
   GuardEnv e;
   const PlanContext context{"public", false};
   // Shared (each constant compared with a column): guards in WHERE, in an
-  // OFFSET (a gathering SELECT), catalog_stays, after transaction control.
-  // Not shared: a masked read (its restriction filter copies the constant),
-  // a LIMIT's constant, a constant in arithmetic.
+  // OFFSET (a gathering SELECT), catalog_stays, after transaction control;
+  // a masked read whose constants stay where they are. Not shared: a
+  // restriction decided on raw values first (its filter copies the
+  // constant), a LIMIT's constant, a constant in arithmetic, a constant
+  // whose value the text sent holds elsewhere.
   const std::vector<std::pair<std::string, bool>> statements = {
       {"SELECT id, label FROM public.plain WHERE id = 5", true},
-      {"SELECT count(*) FROM plain WHERE id IN (1, 2, 3)", true},
+      {"SELECT count(*) FROM plain WHERE id IN (11, 12, 13)", true},
       {"UPDATE plain SET label = 'x' WHERE id = 12", true},
       {"DELETE FROM plain WHERE id >= 100 AND id < 2147483648", true},
-      {"SELECT app.f_safe(id) FROM public.plain WHERE id = 7", true},
+      {"SELECT app.f_safe(id) FROM public.plain WHERE id = 17", true},
       {"BEGIN; SELECT label FROM plain WHERE 0 = id", true},
-      {"SELECT city FROM people WHERE id = 5", false},
-      {"SELECT count(*) FROM people WHERE age = 39", false},
+      {"SELECT city FROM people WHERE id IN (SELECT id FROM plain WHERE plain.id = 123457)", true},
+      {"SELECT * FROM people p JOIN plain USING (id) WHERE plain.id IN (123457, 2)", true},
+      {"SELECT count(*) FROM people WHERE id = 123457", false},
       {"SELECT * FROM plain WHERE id = 1 LIMIT 5", false},
       {"SELECT id FROM plain WHERE id + 1 = 2", false},
+      // The text sent holds a number of the constant's value (the guard's
+      // generation, 7): it could be a copy, so the text is decided alone.
+      {"SELECT id FROM public.plain WHERE id = 7", false},
   };
+  e.restrict_people_id();
+  // The restriction's filter holds the constant (restriction_filter.h).
+  CHECK(e.rewrite("SELECT count(*) FROM people WHERE id = 123457")
+            .sql.find("CASE WHEN \"id\" OPERATOR(pg_catalog.=) 123457 THEN") != std::string::npos);
   std::mt19937 rng(7);
   for (const auto& [sql, shared] : statements) {
     CAPTURE(sql);

@@ -8,7 +8,8 @@ namespace {
 
 std::string random_digits(size_t n, std::mt19937& rng, char first_min) {
   std::string out;
-  out += static_cast<char>(first_min + static_cast<char>(rng() % static_cast<unsigned>('9' - first_min + 1)));
+  out += static_cast<char>(first_min +
+                           static_cast<char>(rng() % static_cast<unsigned>('9' - first_min + 1)));
   while (out.size() < n) out += static_cast<char>('0' + rng() % 10);
   return out;
 }
