@@ -28,6 +28,9 @@ class LruCache {
  public:
   explicit LruCache(size_t capacity) : capacity_(capacity) {}
 
+  // Capacity 0: nothing is kept.
+  bool keeps() const { return capacity_ > 0; }
+
   std::optional<Value> get(const std::string& key) {
     std::lock_guard lock(mu_);
     const auto it = map_.find(key);

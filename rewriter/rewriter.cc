@@ -277,7 +277,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
   }
   // The same statement with other integer constants compared with columns
   // (pgbench's `WHERE aid = 123`, an ORM's `WHERE id IN (1, 2)`).
-  std::optional<LiteralShape> shape = literal_shape(sql);
+  std::optional<LiteralShape> shape;
+  if (impl_->shapes.keeps()) shape = literal_shape(sql);
   std::string shape_key;
   if (shape) {
     shape_key = rewrite_cache_key(policies.version, identity, context, shape->key);
