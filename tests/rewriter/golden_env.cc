@@ -147,4 +147,17 @@ std::string env_macro(const GoldenEnv& env, const std::string& kind, const std::
   return out;
 }
 
+void add_release_test(GoldenEnv& env, const std::string& table, const std::string& column,
+                      const std::string& test, policy::ColumnMask::Compared compared,
+                      const std::string& expression) {
+  auto copy = std::make_shared<policy::TableSnapshot>(*env.snapshot.tables.at(table));
+  for (auto& m : copy->masks.columns)
+    if (m.column == column) {
+      m.release_test = test;
+      m.compared = compared;
+      if (!expression.empty()) m.expression = expression;
+    }
+  env.snapshot.tables[table] = copy;
+}
+
 }  // namespace kanon::testing

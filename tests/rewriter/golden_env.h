@@ -31,4 +31,12 @@ std::shared_ptr<policy::TableSnapshot> hand_snapshot(
     const std::vector<std::pair<std::string, std::string>>& columns,
     const std::vector<std::string>& masks, const std::vector<std::string>& direct = {});
 
+// Gives `table` (a key of env.snapshot.tables) a copy of its snapshot whose
+// `column` has a release test, compared as `compared`, as build_masks
+// describes a quasi-identifier's mask (`expression`, when not empty, as its
+// masked value): a restriction on it is then decided on raw values first.
+void add_release_test(GoldenEnv& env, const std::string& table, const std::string& column,
+                      const std::string& test, policy::ColumnMask::Compared compared,
+                      const std::string& expression = "");
+
 }  // namespace kanon::testing

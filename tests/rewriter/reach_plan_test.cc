@@ -473,15 +473,9 @@ struct GuardEnv {
       if (r.name == "people") r.columns[0].sql_type = "pg_catalog.int4";
     facts->index();
     unit.snapshot.catalog = facts;
-    auto people =
-        std::make_shared<kanon::policy::TableSnapshot>(*unit.snapshot.tables.at("public.people"));
-    for (auto& m : people->masks.columns)
-      if (m.column == "id") {
-        m.expression = "CASE WHEN \"id\" > 100 THEN \"id\" END";
-        m.release_test = "\"id\" > 100";
-        m.compared = kanon::policy::ColumnMask::Compared::kInteger;
-      }
-    unit.snapshot.tables["public.people"] = people;
+    kanon::testing::add_release_test(unit, "public.people", "id", "\"id\" > 100",
+                                     kanon::policy::ColumnMask::Compared::kInteger,
+                                     "CASE WHEN \"id\" > 100 THEN \"id\" END");
   }
   RewriteResult rewrite(const std::string& sql) {
     return rw.rewrite(sql, unit.snapshot, PlanContext{"public", false});

@@ -199,14 +199,8 @@ struct Env {
     facts->index();
     unit.snapshot.catalog = facts;
     // The hand-made people's city mask as build_masks describes it.
-    auto people =
-        std::make_shared<kanon::policy::TableSnapshot>(*unit.snapshot.tables.at("public.people"));
-    for (auto& m : people->masks.columns)
-      if (m.column == "city") {
-        m.release_test = "\"city\" = 'Hamlet'";
-        m.compared = ColumnMask::Compared::kText;
-      }
-    unit.snapshot.tables["public.people"] = people;
+    kanon::testing::add_release_test(unit, "public.people", "city", "\"city\" = 'Hamlet'",
+                                     ColumnMask::Compared::kText);
     ctx.event_triggers_confirmed = true;
   }
   kanon::testing::GoldenEnv unit;
