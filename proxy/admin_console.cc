@@ -399,6 +399,7 @@ class Commands {
     add("cache_hits", std::to_string(cache.hits));
     add("cache_misses", std::to_string(cache.misses));
     add("cache_entries", std::to_string(cache.entries));
+    add("cache_shape_hits", std::to_string(cache.shape_hits));
     const uint64_t lookups = cache.hits + cache.misses;
     add("cache_hit_rate",
         lookups ? fmt::format("{:.3f}", static_cast<double>(cache.hits) / lookups) : "n/a");

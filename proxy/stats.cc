@@ -100,6 +100,9 @@ std::string Stats::prometheus(const rewriter::CacheStats& cache, uint32_t active
     out += fmt::format("kanon_statements_denied_total{{rule=\"{}\"}} {}\n", rule, n);
   counter("kanon_rewrite_cache_hits_total", "Rewrite cache hits.", cache.hits);
   counter("kanon_rewrite_cache_misses_total", "Rewrite cache misses.", cache.misses);
+  counter("kanon_rewrite_cache_shape_hits_total",
+          "Rewrite cache hits by the statement's shape (a text new to the cache).",
+          cache.shape_hits);
   out +=
       "# HELP kanon_rewrite_seconds Time spent rewriting one statement.\n"
       "# TYPE kanon_rewrite_seconds histogram\n";

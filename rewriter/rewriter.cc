@@ -1,6 +1,7 @@
 #include "rewriter/rewriter.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -206,6 +207,7 @@ struct Rewriter::Impl {
 
   RewriteCache cache;
   LruCache<ShapedDecision> shapes;
+  std::atomic<uint64_t> shape_hits{0};
   std::mutex mu;
   std::vector<std::string> listed;
   std::vector<std::string> internal;
@@ -260,7 +262,12 @@ std::shared_ptr<const ObjectCatalog> Rewriter::catalog_for(const store::PolicySn
 }
 
 CacheStats Rewriter::cache_stats() const {
-  return impl_->cache.stats();
+  CacheStats out = impl_->cache.stats();
+  out.shape_hits = impl_->shape_hits.load(std::memory_order_relaxed);
+  // The exact lookup missed each of them first.
+  out.hits += out.shape_hits;
+  out.misses -= std::min(out.misses, out.shape_hits);
+  return out;
 }
 
 RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapshot& policies,
@@ -287,6 +294,7 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
         RewriteResult r = std::move(shaped->result);
         if (r.verdict == Verdict::kRewritten) r.sql = fill_template(r.sql, sql, shape->spans);
         r.cache_hit = true;
+        impl_->shape_hits.fetch_add(1, std::memory_order_relaxed);
         return r;
       }
       shape.reset();  // decided one by one

@@ -115,7 +115,14 @@ class Generator {
   }
   std::string where() {
     const std::string c = column();
-    switch (pick(8)) {
+    // Integer constants compared with id: texts of one shape share a
+    // decision (rewriter/literal_shape.h), each run with its own constants.
+    const auto n = [&] { return std::to_string(1 + pick(12)); };
+    switch (pick(10)) {
+      case 8:
+        return " WHERE id >= " + n() + " AND " + c + " IS NOT NULL";
+      case 9:
+        return " WHERE id IN (" + n() + ", " + n() + ")";
       case 0:
         return "";
       case 1:

@@ -138,6 +138,46 @@ TEST_CASE("console: help, policies, tree, predicates, verify; errors are clear")
   CHECK(refused.err.find("may not use the admin console") != std::string::npos);
 }
 
+// A statement sent again with other integer constants (as pgbench and ORMs
+// write them) is decided once, by its shape (rewriter/literal_shape.h), and
+// each text runs with its own constants: every row is the one it asked for.
+TEST_CASE("statements that differ only in integer constants: decided once, each with its own") {
+  auto& f = fixture();
+  const std::string before = f.console_ok("SHOW STATS");
+  pqxx::connection c(f.proxy->conninfo("analyst"));
+  pqxx::nontransaction tx(c);
+  pqxx::connection d(PgSandbox::shared().conninfo("postgres"));
+  pqxx::nontransaction direct(d);
+  const auto ids = direct.exec("SELECT id FROM public.people ORDER BY id");
+  REQUIRE(ids.size() >= 10);
+  // The first of each shape is decided in full: with a constant no number
+  // in the text sent could equal (the catalog guard's generation, say).
+  CHECK(tx.exec("SELECT id, city FROM people WHERE id = 1000001").empty());
+  CHECK(tx.exec("SELECT count(*) FROM people WHERE id IN (1000001, 1000002)")[0][0].as<int>() == 0);
+  for (const auto& row : ids) {
+    const std::string id = row[0].c_str();
+    const auto r = tx.exec("SELECT id, city FROM people WHERE id = " + id);
+    REQUIRE(r.size() == 1);
+    CHECK(std::string(r[0][0].c_str()) == id);
+    // The same answer as the text decided on its own (the comment makes
+    // each a shape of its own).
+    const auto alone =
+        tx.exec("SELECT id, city FROM people WHERE id = " + id + " /* alone " + id + " */");
+    REQUIRE(alone.size() == 1);
+    CHECK(std::string(r[0][1].is_null() ? "(null)" : r[0][1].c_str()) ==
+          std::string(alone[0][1].is_null() ? "(null)" : alone[0][1].c_str()));
+  }
+  // Two constants, an IN list: each row set is its own.
+  const auto two = tx.exec("SELECT count(*) FROM people WHERE id IN (" +
+                           std::string(ids[0][0].c_str()) + ", " + ids[1][0].c_str() + ")");
+  CHECK(two[0][0].as<int>() == 2);
+  const auto none = tx.exec("SELECT count(*) FROM people WHERE id IN (987654, 987655)");
+  CHECK(none[0][0].as<int>() == 0);
+  const std::string after = f.console_ok("SHOW STATS");
+  // Every `id = N` of a row, both IN lists.
+  CHECK(stat(after, "cache_shape_hits") - stat(before, "cache_shape_hits") == ids.size() + 2);
+}
+
 TEST_CASE("SHOW STATS, SHOW CLIENTS and /metrics count what restricted sessions do") {
   auto& f = fixture();
   const std::string before = f.console_ok("SHOW STATS");
