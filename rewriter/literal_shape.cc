@@ -89,23 +89,56 @@ size_t after_dollar(std::string_view s, size_t at) {
   return close == std::string_view::npos ? close : close + tag.size();
 }
 
-// The integer value of a JSON A_Const body, or false when it is something
-// else (a string, a boolean, NULL, a fraction). `digits`: as written (fval)
-// or empty (ival, in `value`).
-bool integer_constant(const JsonTree& t, int32_t body, int64_t& value, std::string_view& digits) {
+// An integer constant as PostgreSQL's parse placed it: its location and
+// value. A negated one (`-5`) is folded by the grammar into one constant at
+// the minus's location; libpg_query's JSON writes a negative integer, like
+// zero, as an empty node (`"ival": {}`), so its value is the digits after
+// that minus.
+struct Operand {
+  size_t location = 0;
+  std::string_view fval;  // a number larger than an integer, as written ("-" first when negated)
+  int64_t ival = 0;       // otherwise: its value, 0 when the node is empty
+  bool ival_written = false;
+};
+
+// The integer constant of a JSON A_Const body, or false when it is
+// something else (a string, a boolean, NULL, a fraction).
+bool integer_constant(const JsonTree& t, int32_t body, Operand& o) {
   for (const char* other : {"sval", "bsval", "boolval", "isnull"})
     if (t.member(body, other) >= 0) return false;
   const int32_t ival = t.member(body, "ival");
   if (ival >= 0) {
-    const int32_t v = t.member(ival, "ival");  // absent for 0
-    value = v >= 0 && t.at(v).kind == JsonValue::Kind::kNumber ? t.at(v).number : 0;
-    digits = {};
-    return v < 0 || t.at(v).kind == JsonValue::Kind::kNumber;
+    const int32_t v = t.member(ival, "ival");
+    if (v >= 0 && t.at(v).kind != JsonValue::Kind::kNumber) return false;
+    o.ival_written = v >= 0;
+    o.ival = v >= 0 ? t.at(v).number : 0;
+    return true;
   }
   const int32_t fval = t.member(t.member(body, "fval"), "fval");
   if (fval < 0 || t.at(fval).kind != JsonValue::Kind::kString) return false;
-  digits = t.at(fval).text;
+  o.fval = t.at(fval).text;
+  std::string_view digits = o.fval;
+  if (!digits.empty() && digits.front() == '-') digits.remove_prefix(1);
   return !digits.empty() && std::all_of(digits.begin(), digits.end(), is_digit);
+}
+
+// Whether the constant `o` is the run of digits at `span` of `sql` (after a
+// minus right before it, for a negated one).
+bool is_constant_at(const Operand& o, std::string_view sql, const LiteralSpan& span) {
+  const std::string_view digits = sql.substr(span.begin, span.end - span.begin);
+  const bool negated = o.location < sql.size() && sql[o.location] == '-';
+  if (o.location + (negated ? 1 : 0) != span.begin) return false;
+  if (!o.fval.empty()) {
+    std::string_view written = o.fval;
+    if (negated != (written.front() == '-')) return false;
+    if (negated) written.remove_prefix(1);
+    return written == digits;
+  }
+  if (digits_class(digits) == 'b') return false;  // an integer's digits
+  int64_t v = 0;
+  for (char d : digits) v = v * 10 + (d - '0');  // at most 10 digits: no overflow
+  if (negated) return o.ival_written ? o.ival == -v : o.ival == 0 && v != 0;
+  return o.ival == v;
 }
 
 // The node inside a one-member wrapper object ({"ColumnRef": {...}}): its
@@ -117,55 +150,88 @@ std::pair<std::string_view, int32_t> node_of(const JsonTree& t, int32_t wrapper)
   return {t.at(inner).key, inner};
 }
 
-struct Operand {
-  size_t location = 0;
-  int64_t value = 0;
-  std::string_view digits;
-};
-
-// An integer constant operand (A_Const) of the comparison whose other side is a column.
-void note_operand(const JsonTree& t, int32_t node, std::vector<Operand>& out) {
+// `node` when it is an integer constant (A_Const).
+void note_constant(const JsonTree& t, int32_t node, std::vector<Operand>& out) {
   const auto [kind, body] = node_of(t, node);
   if (kind != "A_Const") return;
   Operand o;
   const int32_t location = t.member(body, "location");
   if (location < 0 || t.at(location).kind != JsonValue::Kind::kNumber || t.at(location).number < 0)
     return;
-  if (!integer_constant(t, body, o.value, o.digits)) return;
+  if (!integer_constant(t, body, o)) return;
   o.location = static_cast<size_t>(t.at(location).number);
   out.push_back(o);
+}
+
+// The items of each array member `key` of the objects named `parent`
+// (UpdateStmt's targetList: ResTarget's val) or of each List in it
+// (valuesLists: a VALUES row's items).
+void note_items(const JsonTree& t, int32_t array, bool lists, std::vector<Operand>& out) {
+  if (array < 0 || t.at(array).kind != JsonValue::Kind::kArray) return;
+  for (int32_t e = t.at(array).first_child; e >= 0; e = t.at(e).next_sibling) {
+    const auto [kind, body] = node_of(t, e);
+    if (lists && kind == "List") {
+      const int32_t items = t.member(body, "items");
+      for (int32_t item = items >= 0 ? t.at(items).first_child : -1; item >= 0;
+           item = t.at(item).next_sibling)
+        note_constant(t, item, out);
+    } else if (!lists && kind == "ResTarget") {
+      note_constant(t, t.member(body, "val"), out);
+    }
+  }
 }
 
 bool is_column(const JsonTree& t, int32_t node) {
   return node_of(t, node).first == "ColumnRef";
 }
 
-// Every integer constant compared with a column: A_Expr of kind AEXPR_OP
-// (one unqualified comparison operator) or AEXPR_IN (a list).
-std::vector<Operand> compared_constants(const JsonTree& t) {
+// The one unqualified operator of an A_Expr of kind AEXPR_OP or AEXPR_IN
+// ("" for anything else: OPERATOR(s.=), other kinds).
+std::string_view plain_operator(const JsonTree& t, int32_t expr, std::string_view& kind) {
+  const int32_t k = t.member(expr, "kind");
+  const int32_t name = t.member(expr, "name");
+  if (k < 0 || name < 0 || t.at(name).kind != JsonValue::Kind::kArray) return {};
+  kind = t.at(k).text;
+  const int32_t first = t.at(name).first_child;
+  if (first < 0 || t.at(first).next_sibling >= 0) return {};
+  const int32_t sval = t.member(t.member(first, "String"), "sval");
+  return sval < 0 ? std::string_view() : t.at(sval).text;
+}
+
+// Every integer constant whose value no rule of kanon reads: an operand of a
+// comparison (=, <>, <, <=, >, >=, IN) with a column, of arithmetic (+, -,
+// *, /, %), an item of a VALUES row, the value an UPDATE sets. (The one
+// rule that reads such a value, the restriction filter, copies it into the
+// text sent; rewriter.cc never shares those decisions.)
+std::vector<Operand> inert_constants(const JsonTree& t) {
   std::vector<Operand> out;
   for (int32_t i = 0; i < t.size(); ++i) {
-    if (t.at(i).key != "A_Expr" || t.at(i).kind != JsonValue::Kind::kObject) continue;
-    const int32_t kind = t.member(i, "kind");
-    const int32_t name = t.member(i, "name");
-    if (kind < 0 || name < 0 || t.at(name).kind != JsonValue::Kind::kArray) continue;
-    const int32_t first = t.at(name).first_child;
-    if (first < 0 || t.at(first).next_sibling >= 0) continue;  // schema-qualified: OPERATOR(s.=)
-    const int32_t sval = t.member(t.member(first, "String"), "sval");
-    if (sval < 0) continue;
-    const std::string_view op = t.at(sval).text;
-    if (op != "=" && op != "<>" && op != "<" && op != "<=" && op != ">" && op != ">=") continue;
+    const std::string_view key = t.at(i).key;
+    if (t.at(i).kind != JsonValue::Kind::kObject) {
+      if (key == "valuesLists") note_items(t, i, true, out);
+      continue;
+    }
+    if (key == "UpdateStmt") note_items(t, t.member(i, "targetList"), false, out);
+    if (key != "A_Expr") continue;
+    std::string_view kind;
+    const std::string_view op = plain_operator(t, i, kind);
     const int32_t lexpr = t.member(i, "lexpr");
     const int32_t rexpr = t.member(i, "rexpr");
-    if (t.at(kind).text == "AEXPR_OP") {
-      if (is_column(t, lexpr)) note_operand(t, rexpr, out);
-      if (is_column(t, rexpr)) note_operand(t, lexpr, out);
-    } else if (t.at(kind).text == "AEXPR_IN" && is_column(t, lexpr)) {
+    const bool comparison =
+        op == "=" || op == "<>" || op == "<" || op == "<=" || op == ">" || op == ">=";
+    const bool arithmetic = op == "+" || op == "-" || op == "*" || op == "/" || op == "%";
+    if (kind == "AEXPR_OP" && arithmetic) {
+      note_constant(t, lexpr, out);
+      note_constant(t, rexpr, out);
+    } else if (kind == "AEXPR_OP" && comparison) {
+      if (is_column(t, lexpr)) note_constant(t, rexpr, out);
+      if (is_column(t, rexpr)) note_constant(t, lexpr, out);
+    } else if (kind == "AEXPR_IN" && comparison && is_column(t, lexpr)) {
       const auto [list_kind, list] = node_of(t, rexpr);
       const int32_t items = list_kind == "List" ? t.member(list, "items") : -1;
       for (int32_t item = items >= 0 ? t.at(items).first_child : -1; item >= 0;
            item = t.at(item).next_sibling)
-        note_operand(t, item, out);
+        note_constant(t, item, out);
     }
   }
   return out;
@@ -220,30 +286,17 @@ std::optional<LiteralShape> literal_shape(std::string_view sql) {
   return out;
 }
 
-bool constants_compared_with_columns(std::string_view sql, const std::vector<LiteralSpan>& spans) {
+bool constants_are_inert(std::string_view sql, const std::vector<LiteralSpan>& spans) {
   const std::string text(sql);
   PgQueryParseResult parsed = pg_query_parse(text.c_str());
   bool ok = parsed.error == nullptr;
   if (ok) {
     JsonTree tree;
     ok = tree.parse(parsed.parse_tree);
-    const std::vector<Operand> operands = ok ? compared_constants(tree) : std::vector<Operand>{};
+    const std::vector<Operand> operands = ok ? inert_constants(tree) : std::vector<Operand>{};
     for (const auto& span : spans) {
-      const std::string_view digits = sql.substr(span.begin, span.end - span.begin);
-      const auto o = std::find_if(operands.begin(), operands.end(),
-                                  [&](const Operand& x) { return x.location == span.begin; });
-      if (o == operands.end()) {
-        ok = false;
-        break;
-      }
-      if (!o->digits.empty()) {
-        ok = ok && o->digits == digits;
-      } else {
-        // An integer (ICONST): its value, read from the digits.
-        int64_t v = 0;
-        for (char d : digits) v = v * 10 + (d - '0');  // at most 10 digits: no overflow
-        ok = ok && digits_class(digits) != 'b' && v == o->value;
-      }
+      ok = std::any_of(operands.begin(), operands.end(),
+                       [&](const Operand& o) { return is_constant_at(o, sql, span); });
       if (!ok) break;
     }
   }

@@ -10,13 +10,17 @@
 //     followed by a character that ends it (not a letter, digit, `_`, `$`
 //     or `.`). Each run's class (zero, integer, bigger than an integer) is
 //     part of the key: PostgreSQL types them differently.
-//   - constants_compared_with_columns(), PostgreSQL's own parse of the text a
-//     decision was made for (once per shape): each run must be an integer
-//     constant the grammar placed there, as an operand of a comparison (=,
-//     <>, <, <=, >, >=, IN) whose other operand is a column. kanon decides no
-//     rule on the value of such a constant except the restriction filter of a
+//   - constants_are_inert(), PostgreSQL's own parse of the text a decision
+//     was made for (once per shape): each run must be an integer constant
+//     the grammar placed there (or a negated one, its minus right before
+//     the digits), as an operand of a comparison (=, <>, <, <=, >, >=, IN)
+//     whose other operand is a column, of arithmetic (+, -, *, /, %), an item
+//     of a VALUES row or the value an UPDATE sets. kanon decides no rule on
+//     the value of such a constant except the restriction filter of a
 //     protected table's column, which copies it into the text sent: such
 //     rewrites are never shared (RewritePlan::copies_constants, rewriter.cc).
+//     Not: a LIMIT's count, FETCH's (a raw number in the statement's
+//     fingerprint), a function's or a cast's argument.
 // Two texts of one key differ only in the digits of those runs, so
 // PostgreSQL reads the same tokens from both.
 #pragma once
@@ -49,8 +53,8 @@ inline constexpr char kSlot = '\x01';
 std::optional<LiteralShape> literal_shape(std::string_view sql);
 
 // Whether PostgreSQL's parse of `sql` has an integer constant at each span,
-// of that value, compared with a column (see above).
-bool constants_compared_with_columns(std::string_view sql, const std::vector<LiteralSpan>& spans);
+// of that value, where no rule reads it (see above).
+bool constants_are_inert(std::string_view sql, const std::vector<LiteralSpan>& spans);
 
 // The text sent for `sql` (the statement with `edits` applied, as
 // apply_edits does) with each constant at `spans` replaced by kSlot; nullopt

@@ -138,7 +138,7 @@ ShapedDecision shaped(std::string_view sql, const LiteralShape& shape, const Rew
   const bool rewritten = result.verdict == Verdict::kRewritten && !copies_constants;
   if (!pass && !rewritten) return d;
   if (shape.spans.front().begin < result.leading_control_bytes) return d;
-  if (!constants_compared_with_columns(sql, shape.spans)) return d;
+  if (!constants_are_inert(sql, shape.spans)) return d;
   d.result = result;
   d.result.cache_hit = false;
   if (rewritten) {

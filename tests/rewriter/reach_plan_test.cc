@@ -531,6 +531,12 @@ TEST_CASE("shapes: statements that differ in compared constants share a guarded 
       {"DELETE FROM plain WHERE id >= 100 AND id < 2147483648", true},
       {"SELECT app.f_safe(id) FROM public.plain WHERE id = 17", true},
       {"BEGIN; SELECT label FROM plain WHERE 0 = id", true},
+      // pgbench's TPC-B-like statements: arithmetic, a negated constant,
+      // VALUES rows (one row becomes INSERT ... SELECT, several keep their
+      // VALUES with the guard around the first item).
+      {"UPDATE plain SET id = id + -1234 WHERE id = 56", true},
+      {"INSERT INTO plain (id, label) VALUES (31, 'x'), (32, 'y')", true},
+      {"INSERT INTO plain (id) VALUES (-31)", true},
       {"SELECT city FROM people WHERE id IN (SELECT id FROM plain WHERE plain.id = 123457)", true},
       {"SELECT * FROM people p JOIN plain USING (id) WHERE plain.id IN (123457, 2)", true},
       {"SELECT count(*) FROM people WHERE id = 123457", false},
