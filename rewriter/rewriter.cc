@@ -128,9 +128,9 @@ struct ShapedDecision {
 // What `result`, decided for `sql`, says of every statement of its shape.
 // Shared: a pass, or a rewrite (masks, the catalog guard) whose edits leave
 // the constants where they are and copy none (`copies_constants`: a
-// restriction filter), when PostgreSQL's parse has each constant compared
-// with a column. Not: denials, whose messages and positions are the text's
-// own.
+// restriction filter), when PostgreSQL's parse has each constant where no
+// rule reads it (constants_are_inert). Not: denials, whose messages and
+// positions are the text's own.
 ShapedDecision shaped(std::string_view sql, const LiteralShape& shape, const RewriteResult& result,
                       const std::vector<Edit>& edits, bool copies_constants) {
   ShapedDecision d;
@@ -282,8 +282,8 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
     cached->cache_hit = true;
     return *cached;
   }
-  // The same statement with other integer constants compared with columns
-  // (pgbench's `WHERE aid = 123`, an ORM's `WHERE id IN (1, 2)`).
+  // The same statement with other integer constants (pgbench's `WHERE aid =
+  // 123`, an ORM's `WHERE id IN (1, 2)`): its shape's decision.
   std::optional<LiteralShape> shape;
   if (impl_->shapes.keeps()) shape = literal_shape(sql);
   std::string shape_key;
