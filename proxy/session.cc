@@ -386,6 +386,7 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
 
 rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version) {
   rewriter::RewriteResult result;
+  decided_at_.reset();
   if (text.find('\\') != std::string_view::npos) {
     // A backslash: decide, and send, the text with plain constants that hold
     // one spelled E'...', which the server reads alike whatever
@@ -409,10 +410,14 @@ rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version
     }
     return result;
   }
-  if (prepared_ && prepared_sql_ == text) return std::move(*prepared_);
+  if (prepared_ && prepared_sql_ == text) {
+    decided_at_ = prepared_at_;
+    return std::move(*prepared_);
+  }
   const auto current = snapshot();
   result = context_.rewriter.rewrite(text, *current, access_);
   version = current->version;
+  decided_at_ = DecidedAt{current->store, current->version};
   return result;
 }
 
@@ -479,9 +484,12 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
       }
     }
   }
-  if (read.read != EncodingGuard::Read::kRefused)  // session_prepared.cc
+  if (read.read != EncodingGuard::Read::kRefused) {  // session_prepared.cc
+    const bool fresh =
+        read.read == EncodingGuard::Read::kAsIs && decided_at_ && *decided_at_ == decided_now();
     track_decided(read.read == EncodingGuard::Read::kAsIs ? sql : std::string_view(read.utf8),
-                  protocol, result);
+                  protocol, result, fresh);
+  }
   prepared_.reset();
   access_.absent_names.clear();
   access_.event_triggers_confirmed = false;

@@ -119,7 +119,11 @@ class Session : public std::enable_shared_from_this<Session> {
   // `result` into a denial; what the text prepares or removes is staged for
   // note_sent. use_prepared: the gate's UseFn (Bind, Execute, Close).
   // note_sent: what went to the backend for a client frame.
-  void track_decided(std::string_view text, const char* protocol, rewriter::RewriteResult& result);
+  // `fresh`: `result` was decided just now from `text` itself under the
+  // current snapshot (not a look-up's decision, no respelling or
+  // conversion), so a Parse's entry takes it as it is.
+  void track_decided(std::string_view text, const char* protocol, rewriter::RewriteResult& result,
+                     bool fresh);
   StatementGate::Use use_prepared(const wire::Frame& frame);
   void note_sent(const wire::Frame& frame, StatementGate::Action action);
   DecidedAt decided_now();
@@ -131,8 +135,11 @@ class Session : public std::enable_shared_from_this<Session> {
                                        bool looked_up = false);
   // An entry for `text` decided now (a PREPARE or DECLARE statement's when
   // `sql_level`, else the Parse's, with its parameter types); nullopt when
-  // it is not allowed.
-  std::optional<PreparedEntry> entry_now(std::string_view text, bool sql_level);
+  // it is not allowed. `decided`: the decision rewrite() just made of the
+  // same text with the same context under the current snapshot (a Parse's,
+  // as decide_again would make it), used instead of deciding it again.
+  std::optional<PreparedEntry> entry_now(std::string_view text, bool sql_level,
+                                         const rewriter::RewriteResult* decided = nullptr);
   // A denial unless every candidate was decided now or decides the same now.
   std::optional<rewriter::RewriteResult> check_use(
       Space space, const std::string& name, const std::vector<const PreparedEntry*>& candidates);
@@ -285,6 +292,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // Whether TemporaryClear covers `names` now.
   bool clear_of_temporary(const std::vector<std::string>& names);
   std::optional<rewriter::RewriteResult> prepared_;
+  // The snapshot prepared_ was decided under, and the one the result
+  // decide() last returned was (nullopt: a respelled text's).
+  DecidedAt prepared_at_;
+  std::optional<DecidedAt> decided_at_;
   DenialQueue denials_;
   GuardedQueue guarded_;
   std::optional<EncodingGuard> encoding_;

@@ -114,6 +114,7 @@ boost::asio::awaitable<void> Session::look_up_unknown_names(const wire::Frame& f
       }
       prepared_sql_ = std::move(sql);
       prepared_ = std::move(result);
+      prepared_at_ = {decided_with->store, decided_with->version};
       co_return;
     }
     if (result.event_triggers) {

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 
 #include "proxy/log.h"
@@ -28,10 +27,17 @@ namespace {
 bool may_name_prepared(std::string_view text) {
   static constexpr std::string_view kWords[] = {"prepare", "execute", "deallocate", "declare",
                                                 "fetch",   "move",    "close",      "discard"};
-  std::string lower(text);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (auto w : kWords)
-    if (lower.find(w) != std::string::npos) return true;
+  // ASCII case folding (the words are ASCII), one pass, no copy.
+  const auto fold = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = fold(text[i]);
+    for (const auto w : kWords) {
+      if (w[0] != c || text.size() - i < w.size()) continue;
+      size_t j = 1;
+      while (j < w.size() && fold(text[i + j]) == w[j]) ++j;
+      if (j == w.size()) return true;
+    }
+  }
   return false;
 }
 
@@ -132,7 +138,8 @@ void Session::read_before_use(StatementGate::Use& use, bool runs) {
     cycle_read_ = {gate_->cycle(), use.read_invalidations_first};
 }
 
-std::optional<PreparedEntry> Session::entry_now(std::string_view text, bool sql_level) {
+std::optional<PreparedEntry> Session::entry_now(std::string_view text, bool sql_level,
+                                                const rewriter::RewriteResult* decided) {
   PreparedEntry entry;
   entry.text = std::string(text);
   entry.sql_level = sql_level;
@@ -141,10 +148,18 @@ std::optional<PreparedEntry> Session::entry_now(std::string_view text, bool sql_
   entry.absent_names = access_.absent_names;
   entry.serial_masks = access_.serial_masks;
   entry.decided = decided_now();
-  // Just decided with its look-up (session_lookup.cc).
-  auto result = decide_again(entry, entry.sent, true);
+  // Just decided with its look-up (session_lookup.cc), or by the caller
+  // with the context decide_again() gives: the same search_path, absent
+  // names, parameters and masks, under the same snapshot. Only its event
+  // triggers differ, confirmed here: a decision that needed them confirmed
+  // was a look-up (never allowed), and one that did not is the same either way.
+  rewriter::RewriteResult again;
+  if (!decided) again = decide_again(entry, entry.sent, true);
+  const rewriter::RewriteResult& result = decided ? *decided : again;
   if (!allowed(result)) return std::nullopt;  // denied at use
-  entry.shadowable = std::move(result.shadowable);
+  if (decided)
+    entry.sent = result.verdict == rewriter::Verdict::kRewritten ? result.sql : entry.text;
+  entry.shadowable = result.shadowable;
   entry.reads_protected = !result.tables.empty();
   entry.runs = !result.transaction_control;
   return entry;
@@ -239,13 +254,13 @@ std::optional<rewriter::RewriteResult> Session::track_names(
 }
 
 void Session::track_decided(std::string_view text, const char* protocol,
-                            rewriter::RewriteResult& result) {
+                            rewriter::RewriteResult& result, bool fresh) {
   staged_.clear();
   if (!allowed(result)) return;
   if (std::strcmp(protocol, "extended") == 0) {
     // Named and parameter types when the Parse is sent (note_sent).
     bool runs_names = false;
-    auto entry = entry_now(text, false);
+    auto entry = entry_now(text, false, fresh ? &result : nullptr);
     std::vector<Change> list;
     if (entry) {
       std::vector<std::vector<Change>> unused;

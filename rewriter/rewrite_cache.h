@@ -19,7 +19,9 @@
 namespace kanon::rewriter {
 
 // The key of `sql` (a statement's text, or a shape's key) for a session
-// planning with `context` under one policy snapshot.
+// planning with `context` under one policy snapshot: the context's fields,
+// then `sql` itself as the key's last bytes (so another text's key under
+// the same context is the prefix followed by that text).
 std::string rewrite_cache_key(uint64_t policy_version, uint64_t policy_identity,
                               const PlanContext& context, std::string_view sql);
 

@@ -288,7 +288,10 @@ RewriteResult Rewriter::rewrite(std::string_view sql, const store::PolicySnapsho
   if (impl_->shapes.keeps()) shape = literal_shape(sql);
   std::string shape_key;
   if (shape) {
-    shape_key = rewrite_cache_key(policies.version, identity, context, shape->key);
+    // The exact key's context prefix (rewrite_cache_key ends with the text).
+    shape_key.reserve(key.size() - sql.size() + shape->key.size());
+    shape_key.assign(key, 0, key.size() - sql.size());
+    shape_key += shape->key;
     if (auto shaped = impl_->shapes.get(shape_key)) {
       if (shaped->usable) {
         RewriteResult r = std::move(shaped->result);

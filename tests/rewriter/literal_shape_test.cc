@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "rewriter/rewrite_cache.h"
+
 using kanon::rewriter::constants_are_inert;
 using kanon::rewriter::Edit;
 using kanon::rewriter::fill_template;
@@ -151,4 +153,34 @@ TEST_CASE("a template that repeats a constant's value outside its slots is notic
   const auto zero_shape = literal_shape(zero);
   REQUIRE(zero_shape);
   CHECK(template_repeats_constants("x = 0 AND a = " + slot, zero, zero_shape->spans));
+}
+
+TEST_CASE("a cache key is its context's prefix followed by the text, so a shape's key shares it") {
+  using kanon::rewriter::PlanContext;
+  using kanon::rewriter::rewrite_cache_key;
+  PlanContext context;
+  context.search_path = "\"$user\", public";
+  context.role = "analyst";
+  context.parameter_types = {23};
+  const std::string sql = "SELECT b FROM t WHERE a = 5";
+  const std::string key = rewrite_cache_key(7, 11, context, sql);
+  REQUIRE(key.size() > sql.size());
+  CHECK(key.substr(key.size() - sql.size()) == sql);
+  const std::string prefix = key.substr(0, key.size() - sql.size());
+  const auto shape = literal_shape(sql);
+  REQUIRE(shape);
+  CHECK(rewrite_cache_key(7, 11, context, shape->key) == prefix + shape->key);
+  // Every field of the context counts, and a field's bytes never pass for
+  // the text's: the same text with another search_path, or the text's
+  // start moved into the search_path, gives another key.
+  PlanContext other = context;
+  other.search_path = "public";
+  CHECK(rewrite_cache_key(7, 11, other, sql) != key);
+  other = context;
+  other.search_path += "SELECT";
+  CHECK(rewrite_cache_key(7, 11, other, sql.substr(6)) != key);
+  other = context;
+  other.parameter_types = {25};
+  CHECK(rewrite_cache_key(7, 11, other, sql) != key);
+  CHECK(rewrite_cache_key(8, 11, context, sql) != key);
 }
