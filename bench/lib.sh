@@ -81,6 +81,18 @@ install_kanon_mask() {
     -v library="$WORK/kanon_mask.so" -f "$ROOT/maskfn/install.sql"
 }
 
+# The server loads $WORK/kanon_mask.so (install_kanon_mask) at start
+# (shared_preload_libraries, then a restart), as maskfn/README.md
+# recommends: a new session then does not load it at its first statement.
+# Before kanon starts (a restart ends every connection).
+preload_kanon_mask() {
+  psql -X -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 \
+    -c "ALTER SYSTEM SET shared_preload_libraries = '$WORK/kanon_mask.so'"
+  local ctl=(/usr/lib/postgresql/15/bin/pg_ctl -D "$KANON_PG_DIR/data" -l "$KANON_PG_DIR/server.log"
+    -w -t 60 restart -m fast)
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "${ctl[@]}" >/dev/null; else "${ctl[@]}" >/dev/null; fi
+}
+
 # Starts kanon in front of the sandbox (KANON_PORT) with the demo's people
 # policy and the admin console, its service account the sandbox's superuser,
 # and waits until it has installed the catalog guard (catalog/catalog_watch.h).

@@ -5,7 +5,7 @@
 #
 #   bench/proxy_masked.sh [--copies N] [--reps N] [--modes "inline materialized view"]
 #                         [--settings "jit=off"] [--clients N] [--duration S]
-#                         [--serial-masks-at N]
+#                         [--serial-masks-at N] [--no-preload]
 #
 # The table is ADULT repeated --copies times (default 32, ~965k rows) with
 # k = 10 x copies and eight quasi-identifiers; one copy of it per mode, each
@@ -30,6 +30,11 @@
 # kanon's serial_masks_at (default: kanon's, one per core); a number above
 # the clients keeps the function's masks parallel whatever the load.
 #
+# With a -fn mode the server loads kanon_mask.so at start
+# (shared_preload_libraries, as maskfn/README.md recommends; the direct
+# queries never call it); --no-preload leaves it to each session's first
+# masked statement (2-3 ms on a new session on this VM, bench/README.md "Stop 66").
+#
 # Needs a Release build in build/ (scripts/build.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,6 +45,7 @@ SETTINGS="jit=off"
 CLIENTS=0
 DURATION=30
 SERIAL_AT=""
+PRELOAD=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --copies) COPIES="$2"; shift 2 ;;
@@ -49,6 +55,7 @@ while [ $# -gt 0 ]; do
     --clients) CLIENTS="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
     --serial-masks-at) SERIAL_AT="$2"; shift 2 ;;
+    --no-preload) PRELOAD=0; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -84,6 +91,7 @@ copy_adult() {
 tbl() { echo "adult_${1//-/_}"; }
 if [[ " $MODES" == *-fn* ]]; then
   install_kanon_mask
+  [ "$PRELOAD" -eq 0 ] || preload_kanon_mask
 fi
 {
   echo "tables:"
@@ -196,7 +204,9 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 
 echo "ADULT x $COPIES ($("${PSQL[@]}" -Atc "SELECT count(*) FROM adult_direct") rows), k=$K," \
   "median of $REPS runs, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg);" \
-  "restricted_settings: ${SETTINGS:-none}; commit $(git -C "$ROOT" rev-parse --short HEAD)"
+  "restricted_settings: ${SETTINGS:-none};" \
+  "kanon_mask preloaded: $([ "$PRELOAD" -eq 1 ] && [[ " $MODES" == *-fn* ]] && echo yes || echo no);" \
+  "commit $(git -C "$ROOT" rev-parse --short HEAD)"
 header="| query | direct ms (cpu) | direct+rs ms (cpu) |"
 rule="|---|---|---|"
 for mode in $MODES; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL 15 cluster for tests, benchmarks and the demo.
 #
-#   pg-sandbox.sh start [--port N] [--demo] [--hardened] [--mask-function LIB] [--owner-pid PID]
+#   pg-sandbox.sh start [--port N] [--demo] [--hardened] [--mask-function LIB [--preload]]
+#                       [--owner-pid PID]
 #       initdb in a new temporary directory, start on 127.0.0.1 (a free port
 #       unless --port), create the test roles, and with --demo load the demo
 #       tables (public.adult, public.people). --hardened sets the cluster up
@@ -11,7 +12,10 @@
 #       pg_read_all_data, so they reach data only over TCP from 127.0.0.1,
 #       kanon's address. --mask-function installs kanon_mask (maskfn/install.sql)
 #       from the library LIB (build/maskfn/kanon_mask.so), copied into the
-#       cluster's directory, in database postgres. Prints shell assignments:
+#       cluster's directory, in database postgres; with --preload the server
+#       also loads it at start (shared_preload_libraries, then a restart), so
+#       a new session does not load it at its first masked statement (maskfn/README.md).
+#       Prints shell assignments:
 #         KANON_PG_DIR=... KANON_PG_HOST=127.0.0.1 KANON_PG_PORT=...
 #       With --owner-pid, a watchdog stops and removes the cluster as soon as
 #       that process is gone, even if it was killed with SIGKILL.
@@ -114,13 +118,14 @@ load_demo() {
 }
 
 start() {
-  local port="" demo=0 hardened=0 owner="" mask_library=""
+  local port="" demo=0 hardened=0 owner="" mask_library="" preload=0
   while [ $# -gt 0 ]; do
     case "$1" in
       --port) port="$2"; shift 2 ;;
       --demo) demo=1; shift ;;
       --hardened) hardened=1; shift ;;
       --mask-function) mask_library="$2"; shift 2 ;;
+      --preload) preload=1; shift ;;
       --owner-pid) owner="$2"; shift 2 ;;
       *) echo "pg-sandbox: unknown option $1" >&2; exit 2 ;;
     esac
@@ -163,6 +168,12 @@ start() {
   [ $demo -eq 1 ] && load_demo "$port"
   [ $hardened -eq 1 ] && harden_grants "$port"
   [ -n "$mask_library" ] && install_mask_function "$port" "$dir" "$mask_library"
+  if [ -n "$mask_library" ] && [ $preload -eq 1 ]; then
+    psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d postgres \
+      -c "ALTER SYSTEM SET shared_preload_libraries = '$dir/kanon_mask.so'"
+    as_server_user "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 restart -m fast \
+      >/dev/null
+  fi
   trap - ERR
   echo "KANON_PG_DIR=$dir"
   echo "KANON_PG_HOST=127.0.0.1"
@@ -172,5 +183,5 @@ start() {
 case "${1:-}" in
   start) shift; start "$@" ;;
   stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop_cluster "$2" ;;
-  *) echo "usage: $0 start [--port N] [--demo] [--hardened] [--mask-function LIB] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--port N] [--demo] [--hardened] [--mask-function LIB [--preload]] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
 esac

@@ -12,9 +12,11 @@ LISTEN="${KANON_LISTEN:-127.0.0.1:6432}"
 
 echo "run: starting a throwaway PostgreSQL 15 with the demo data..."
 # kanon_mask (maskfn/) when it was built: public.adult's policy says
-# evaluator: auto, so its masks call the C function.
+# evaluator: auto, so its masks call the C function. Loaded by the server at
+# start, as maskfn/README.md recommends.
 MASK=()
-[ -f "$ROOT/build/maskfn/kanon_mask.so" ] && MASK=(--mask-function "$ROOT/build/maskfn/kanon_mask.so")
+[ -f "$ROOT/build/maskfn/kanon_mask.so" ] &&
+  MASK=(--mask-function "$ROOT/build/maskfn/kanon_mask.so" --preload)
 eval "$("$ROOT/scripts/pg-sandbox.sh" start --demo --hardened "${MASK[@]}" --owner-pid $$)"
 PROXY_PID=""
 cleanup() {

@@ -258,11 +258,12 @@ TEST_CASE("the demo set-up (scripts/run.sh: pg-sandbox.sh --demo --hardened) has
   // Its own cluster: the shared sandbox keeps pg_read_all_data and a trusted
   // Unix socket for every login, which the other tests rely on (and which
   // kanon check reports, as the first half of this case shows). With
-  // kanon_mask installed, as scripts/run.sh does (public.adult's policy
-  // says evaluator: auto).
-  const auto start = run_command(
-      {source_dir() + "/scripts/pg-sandbox.sh", "start", "--demo", "--hardened", "--mask-function",
-       binary_dir() + "/maskfn/kanon_mask.so", "--owner-pid", std::to_string(getpid())});
+  // kanon_mask installed and preloaded, as scripts/run.sh does (public.adult's
+  // policy says evaluator: auto).
+  const auto start =
+      run_command({source_dir() + "/scripts/pg-sandbox.sh", "start", "--demo", "--hardened",
+                   "--mask-function", binary_dir() + "/maskfn/kanon_mask.so", "--preload",
+                   "--owner-pid", std::to_string(getpid())});
   REQUIRE_MESSAGE(start.exit_code == 0, start.err);
   std::string dir, port;
   std::istringstream lines(start.out);
@@ -272,6 +273,10 @@ TEST_CASE("the demo set-up (scripts/run.sh: pg-sandbox.sh --demo --hardened) has
   }
   REQUIRE(!port.empty());
   const std::string conninfo = "host=127.0.0.1 port=" + port + " user=postgres dbname=postgres";
+  // The server loaded the library at start (maskfn/README.md, "Preloading").
+  const auto preload =
+      run_command({"psql", "-X", "-At", "-d", conninfo, "-c", "SHOW shared_preload_libraries"});
+  CHECK(has(preload.out, dir + "/kanon_mask.so"));
   const std::string config = source_dir() + "/config/kanon.yaml";
   const auto check = [&] {
     return run_command({kanon_executable(), "check", "--config", config, "--conninfo", conninfo});
