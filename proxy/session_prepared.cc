@@ -77,6 +77,14 @@ Change removal(Space space, std::string name, bool all = false) {
   return c;
 }
 
+// One message's changes, moved: a braced list would copy them (an
+// initializer_list's elements are const), each entry's strings with them.
+std::vector<std::vector<Change>> one(std::vector<Change> list) {
+  std::vector<std::vector<Change>> out;
+  out.push_back(std::move(list));
+  return out;
+}
+
 Change addition(Space space, std::string name, PreparedEntry entry) {
   Change c;
   c.space = space;
@@ -269,7 +277,7 @@ void Session::track_decided(std::string_view text, const char* protocol,
       entry->runs_names = runs_names;
       list.push_back(addition(Space::kStatement, "", std::move(*entry)));
     }
-    staged_.push_back({wire::frontend::kParse, {std::move(list)}});
+    staged_.push_back({wire::frontend::kParse, one(std::move(list))});
     return;
   }
   std::vector<std::vector<Change>> changes;
@@ -319,7 +327,7 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
     const bool runs =
         std::any_of(candidates.begin(), candidates.end(), [](const auto* c) { return c->runs; });
     read_before_use(use, runs);
-    if (!changes.empty()) staged_.push_back({frame.type, {std::move(changes.front())}});
+    if (!changes.empty()) staged_.push_back({frame.type, one(std::move(changes.front()))});
     return use;
   }
   // Bind.
@@ -354,7 +362,7 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
     read_before_use(use, bound.runs);
     if (candidates.size() == 1) registry_.confirm_decision(Space::kStatement, name, now);
     portal_changes.push_back(addition(Space::kPortal, portal, std::move(bound)));
-    staged_.push_back({frame.type, {std::move(portal_changes)}});
+    staged_.push_back({frame.type, one(std::move(portal_changes))});
     return use;
   }
   const PreparedEntry& old = *candidates.front();
@@ -391,7 +399,7 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   staged_.push_back(
       {wire::frontend::kParse, {{addition(Space::kStatement, name, std::move(renewed))}}});
   portal_changes.push_back(addition(Space::kPortal, portal, std::move(bound)));
-  staged_.push_back({frame.type, {std::move(portal_changes)}});
+  staged_.push_back({frame.type, one(std::move(portal_changes))});
   log(LogLevel::kInfo, "client {}: statement \"{}\" prepared again under snapshot {}", peer_, name,
       now.version);
   return use;
