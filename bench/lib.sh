@@ -86,11 +86,7 @@ install_kanon_mask() {
 # recommends: a new session then does not load it at its first statement.
 # Before kanon starts (a restart ends every connection).
 preload_kanon_mask() {
-  psql -X -q -h 127.0.0.1 -p "$KANON_PG_PORT" -U postgres -d postgres -v ON_ERROR_STOP=1 \
-    -c "ALTER SYSTEM SET shared_preload_libraries = '$WORK/kanon_mask.so'"
-  local ctl=(/usr/lib/postgresql/15/bin/pg_ctl -D "$KANON_PG_DIR/data" -l "$KANON_PG_DIR/server.log"
-    -w -t 60 restart -m fast)
-  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "${ctl[@]}" >/dev/null; else "${ctl[@]}" >/dev/null; fi
+  "$ROOT/scripts/pg-sandbox.sh" preload "$KANON_PG_DIR" "$KANON_PG_PORT" "$WORK/kanon_mask.so"
 }
 
 # Starts kanon in front of the sandbox (KANON_PORT) with the demo's people

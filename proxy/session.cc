@@ -384,9 +384,10 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
   }
 }
 
-rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version) {
+rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version,
+                                        std::optional<DecidedAt>& at) {
   rewriter::RewriteResult result;
-  decided_at_.reset();
+  at.reset();
   if (text.find('\\') != std::string_view::npos) {
     // A backslash: decide, and send, the text with plain constants that hold
     // one spelled E'...', which the server reads alike whatever
@@ -411,13 +412,13 @@ rewriter::RewriteResult Session::decide(std::string_view text, uint64_t& version
     return result;
   }
   if (prepared_ && prepared_sql_ == text) {
-    decided_at_ = prepared_at_;
+    at = prepared_at_;
     return std::move(*prepared_);
   }
   const auto current = snapshot();
   result = context_.rewriter.rewrite(text, *current, access_);
   version = current->version;
-  decided_at_ = DecidedAt{current->store, current->version};
+  at = DecidedAt{current->store, current->version};
   return result;
 }
 
@@ -456,6 +457,7 @@ int64_t Session::read_before(bool runs) {
 rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* protocol) {
   rewriter::RewriteResult result;
   uint64_t version = 0;
+  std::optional<DecidedAt> decided_at;  // decide()'s snapshot
   const auto t0 = std::chrono::steady_clock::now();
   // The text as PostgreSQL will read it (encoding_guard.h): the client's
   // bytes, or their UTF-8 conversion in another client encoding, or nothing
@@ -466,10 +468,10 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
     result = rewriter::make_denial(rewriter::rules::kClientEncoding, read.refusal);
     if (!is_valid_utf8(sql)) read_text = printable_utf8(sql);
   } else if (read.read == EncodingGuard::Read::kAsIs) {
-    result = decide(sql, version);
+    result = decide(sql, version, decided_at);
   } else {
     read_text = read.utf8;
-    result = decide(read.utf8, version);
+    result = decide(read.utf8, version, decided_at);
     if (result.verdict == rewriter::Verdict::kRewritten) {
       // Sent in the client's encoding; kPass sends the client's own bytes.
       if (auto back = encoding_->write(result.sql)) {
@@ -486,7 +488,7 @@ rewriter::RewriteResult Session::rewrite(std::string_view sql, const char* proto
   }
   if (read.read != EncodingGuard::Read::kRefused) {  // session_prepared.cc
     const bool fresh =
-        read.read == EncodingGuard::Read::kAsIs && decided_at_ && *decided_at_ == decided_now();
+        read.read == EncodingGuard::Read::kAsIs && decided_at && *decided_at == decided_now();
     track_decided(read.read == EncodingGuard::Read::kAsIs ? sql : std::string_view(read.utf8),
                   protocol, result, fresh);
   }

@@ -101,8 +101,10 @@ class Session : public std::enable_shared_from_this<Session> {
   void read_before_use(StatementGate::Use& use, bool runs);
   // The rewriter's decision on `text` (UTF-8), respelled when it holds a
   // backslash; sets `version` to the snapshot version it used (0: a decision
-  // look_up_unknown_names() prepared).
-  rewriter::RewriteResult decide(std::string_view text, uint64_t& version);
+  // look_up_unknown_names() prepared) and `at` to the snapshot the decision
+  // was made under (a look-up's too; nullopt for a respelled text).
+  rewriter::RewriteResult decide(std::string_view text, uint64_t& version,
+                                 std::optional<DecidedAt>& at);
   // session_lookup.cc: before the gate decides a Query or Parse, names the
   // snapshot's catalog does not know are looked up in the database; the
   // catalog is re-read when one of them now exists.
@@ -292,10 +294,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // Whether TemporaryClear covers `names` now.
   bool clear_of_temporary(const std::vector<std::string>& names);
   std::optional<rewriter::RewriteResult> prepared_;
-  // The snapshot prepared_ was decided under, and the one the result
-  // decide() last returned was (nullopt: a respelled text's).
+  // The snapshot prepared_ was decided under.
   DecidedAt prepared_at_;
-  std::optional<DecidedAt> decided_at_;
   DenialQueue denials_;
   GuardedQueue guarded_;
   std::optional<EncodingGuard> encoding_;

@@ -54,6 +54,11 @@ bool allowed(const rewriter::RewriteResult& r) {
   return r.verdict == rewriter::Verdict::kPass || r.verdict == rewriter::Verdict::kRewritten;
 }
 
+// What goes to the server for `text` decided as `r` (allowed).
+const std::string& sent_for(const rewriter::RewriteResult& r, const std::string& text) {
+  return r.verdict == rewriter::Verdict::kRewritten ? r.sql : text;
+}
+
 rewriter::RewriteResult stale(Space space, std::string_view name) {
   return rewriter::make_denial(
       rewriter::rules::kStalePrepared,
@@ -120,8 +125,7 @@ rewriter::RewriteResult Session::decide_again(const PreparedEntry& entry, std::s
     text = std::move(*respelled);
   }
   auto result = context_.rewriter.rewrite(text, *snapshot(), context);
-  if (result.verdict == rewriter::Verdict::kPass) sent = text;
-  if (result.verdict == rewriter::Verdict::kRewritten) sent = result.sql;
+  if (allowed(result)) sent = sent_for(result, text);
   if (result.verdict == rewriter::Verdict::kLookup) return lookup_denial(result);
   // PostgreSQL looks the names of a prepared statement up again whenever it
   // analyses it again (after DDL on what it reads, new statistics), the
@@ -165,8 +169,7 @@ std::optional<PreparedEntry> Session::entry_now(std::string_view text, bool sql_
   if (!decided) again = decide_again(entry, entry.sent, true);
   const rewriter::RewriteResult& result = decided ? *decided : again;
   if (!allowed(result)) return std::nullopt;  // denied at use
-  if (decided)
-    entry.sent = result.verdict == rewriter::Verdict::kRewritten ? result.sql : entry.text;
+  if (decided) entry.sent = sent_for(result, entry.text);
   entry.shadowable = result.shadowable;
   entry.reads_protected = !result.tables.empty();
   entry.runs = !result.transaction_control;

@@ -19,6 +19,9 @@
 #         KANON_PG_DIR=... KANON_PG_HOST=127.0.0.1 KANON_PG_PORT=...
 #       With --owner-pid, a watchdog stops and removes the cluster as soon as
 #       that process is gone, even if it was killed with SIGKILL.
+#   pg-sandbox.sh preload DIR PORT LIB
+#       have the cluster in DIR (on PORT) load the library LIB at start
+#       (shared_preload_libraries) and restart it (what --preload does).
 #   pg-sandbox.sh stop DIR
 #       stop the cluster in DIR and remove DIR.
 #
@@ -106,6 +109,16 @@ install_mask_function() {
     -U postgres -d postgres -f "$ROOT/maskfn/install.sql" >/dev/null
 }
 
+# The server loads `library` at start: set, then restart (pg_ctl reuses the
+# options of the last start).
+preload_library() {
+  local dir="$1" port="$2" library="$3"
+  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d postgres \
+    -c "ALTER SYSTEM SET shared_preload_libraries = '$library'"
+  as_server_user "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 restart -m fast \
+    >/dev/null
+}
+
 load_demo() {
   local port="$1"
   local adult="${KANON_ADULT_CSV:-$ROOT/data/adult/adult.csv}"
@@ -169,10 +182,7 @@ start() {
   [ $hardened -eq 1 ] && harden_grants "$port"
   [ -n "$mask_library" ] && install_mask_function "$port" "$dir" "$mask_library"
   if [ -n "$mask_library" ] && [ $preload -eq 1 ]; then
-    psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d postgres \
-      -c "ALTER SYSTEM SET shared_preload_libraries = '$dir/kanon_mask.so'"
-    as_server_user "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 restart -m fast \
-      >/dev/null
+    preload_library "$dir" "$port" "$dir/kanon_mask.so"
   fi
   trap - ERR
   echo "KANON_PG_DIR=$dir"
@@ -182,6 +192,7 @@ start() {
 
 case "${1:-}" in
   start) shift; start "$@" ;;
+  preload) [ $# -eq 4 ] || { echo "usage: $0 preload DIR PORT LIB" >&2; exit 2; }; preload_library "$2" "$3" "$4" ;;
   stop) [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }; stop_cluster "$2" ;;
-  *) echo "usage: $0 start [--port N] [--demo] [--hardened] [--mask-function LIB [--preload]] [--owner-pid PID] | stop DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 start [--port N] [--demo] [--hardened] [--mask-function LIB [--preload]] [--owner-pid PID] | preload DIR PORT LIB | stop DIR" >&2; exit 2 ;;
 esac
