@@ -16,8 +16,8 @@
  * deterministic collation, compared byte for byte as texteq does; int2, int4, int8, bool, date,
  * oid, compared as the values their DatumGet* macros give); any other type or a nondeterministic
  * collation is an error, never a guess. The code is decoded once per call site (it must be a
- * constant) and kept in the function's memory context; the backend keeps the last codes it
- * decoded, so a statement run again copies them instead of decoding (km_lookup). A run of tests
+ * constant); the backend keeps the last codes it decoded, and call sites read a kept code in
+ * place, so a statement run again neither decodes nor copies (km_lookup). A run of tests
  * on one integer argument, each "not equal" branch leading to the next, is decoded into a table
  * indexed by the value (build_switches): one lookup instead of a test per value.
  *
@@ -81,13 +81,17 @@ typedef enum {
 } km_kind;
 
 typedef struct {
-  uint8 arg;
+  union {
+    uint64 value; /* pass-by-value: km_datum_key of the value */
+    struct {
+      uint32 off; /* KM_BYTES: the value's bytes are the block's, from off */
+      int32 len;
+    } text;
+  } v;
   uint32 if_equal;
   uint32 if_not;
-  uint32 sw;    /* 0, or 1 + the km_switch that stands for the run from here */
-  uint64 value; /* pass-by-value: km_datum_key of the value */
-  uint32 off;   /* KM_BYTES: the value's bytes are the block's, from off */
-  int len;
+  uint32 sw; /* 0, or 1 + the km_switch that stands for the run from here */
+  uint8 arg;
 } km_test;
 
 /* A run of tests on one integer argument, each "equal" branch taken by the
@@ -126,6 +130,7 @@ typedef struct {
   int nargs;
   Oid types[KM_MAX_ARGS];
   km_code* decoded;
+  int pins; /* call sites reading `decoded` now (km_pin) */
 } km_cached;
 
 static km_cached km_cache[KM_CACHE_ENTRIES];
@@ -149,7 +154,10 @@ static km_kind kind_of(Oid type, Oid collation) {
       if (!OidIsValid(collation))
         ereport(ERROR, (errcode(ERRCODE_INDETERMINATE_COLLATION),
                         errmsg("kanon_mask.released: a text argument has no collation")));
-      if (!get_collation_isdeterministic(collation))
+      /* The built-in collations are deterministic: no catalog read (a new
+       * backend's first look into pg_collation). */
+      if (collation != DEFAULT_COLLATION_OID && collation != C_COLLATION_OID &&
+          collation != POSIX_COLLATION_OID && !get_collation_isdeterministic(collation))
         ereport(ERROR,
                 (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
                  errmsg("kanon_mask.released: collation %u is nondeterministic", collation)));
@@ -275,7 +283,7 @@ static void build_switches(km_test* tests, uint32 ntests, uint32 root, const km_
      * the work, past which the remaining runs stay tests. */
     if (walked > 16 * (uint64)ntests + 65536) break;
     for (; km_same_arg(tests, id, arg); id = tests[id - 2].if_not) {
-      keys[n] = tests[id - 2].value;
+      keys[n] = tests[id - 2].v.value;
       to[n++] = tests[id - 2].if_equal;
     }
     walked += n;
@@ -337,10 +345,10 @@ static km_code* pack(int nargs, const km_kind* kinds, uint32 root, uint32 ntests
     const uint32 v = test_value[i];
     t->sw = 0;
     if (kinds[t->arg] == KM_BYTES) {
-      t->off = off[v];
-      t->len = len[v];
+      t->v.text.off = off[v];
+      t->v.text.len = len[v];
     } else {
-      t->value = km_datum_key(kinds[t->arg], values[v]);
+      t->v.value = km_datum_key(kinds[t->arg], values[v]);
     }
   }
   build_switches(tests, ntests, root, kinds, &switches, &nswitches, &targets, &ntargets);
@@ -474,52 +482,89 @@ static km_code* decode2(const unsigned char* p, Size len, int nargs, const Oid* 
   return pack(nargs, kinds, root, ntests, tests, test_value, nvalues, value_arg, values, context);
 }
 
+/* The decoded block in `context`; what decoding needs on the way (the
+ * tests, the converted values) in a context of its own, freed before
+ * returning, so that the next code's decode reuses its memory. */
 static km_code* decode(const unsigned char* p, Size len, int nargs, const Oid* types,
                        const km_kind* kinds, MemoryContext context) {
-  return p[3] == '2' ? decode2(p, len, nargs, types, kinds, context)
-                     : decode1(p, len, nargs, types, kinds, context);
+  MemoryContext scratch =
+      AllocSetContextCreate(CurrentMemoryContext, "kanon_mask decode", ALLOCSET_DEFAULT_SIZES);
+  MemoryContext caller = MemoryContextSwitchTo(scratch);
+  km_code* code = p[3] == '2' ? decode2(p, len, nargs, types, kinds, context)
+                              : decode1(p, len, nargs, types, kinds, context);
+  MemoryContextSwitchTo(caller);
+  MemoryContextDelete(scratch);
+  return code;
+}
+
+/* A call site's hold on a kept code: released when the call site's memory
+ * context is reset or deleted (the statement's end, an error included). */
+static void km_unpin(void* arg) {
+  --((km_cached*)arg)->pins;
+}
+
+static void km_pin(km_cached* e, MemoryContext call_site) {
+  MemoryContextCallback* cb = MemoryContextAlloc(call_site, sizeof(MemoryContextCallback));
+  cb->func = km_unpin;
+  cb->arg = e;
+  MemoryContextRegisterResetCallback(call_site, cb);
+  ++e->pins;
 }
 
 /*
- * The decoded code for this call, in `context`. A backend keeps the last
- * KM_CACHE_ENTRIES codes it decoded (up to KM_CACHE_MAX_BYTES each), keyed
- * by the code's bytes and the arguments' types, and gives each call site its
- * own copy, so no call site points into an entry another one evicts. Only
- * codes whose values convert the same whatever the session's settings are
- * kept (not date, whose input follows DateStyle); the call's form and the
- * collations are checked every time (check_call).
+ * The decoded code for this call. A backend keeps the last KM_CACHE_ENTRIES
+ * codes it decoded (up to KM_CACHE_MAX_BYTES each), keyed by the code's bytes
+ * and the arguments' types; a call site reads a kept code in place and pins
+ * it until its memory context (`call_site`) goes, and only an entry no call
+ * site pins is evicted. Where every entry is pinned, or the code is not kept,
+ * the call site decodes its own copy into `call_site`. In place, not copied:
+ * a new backend's first statement pays for every fresh page it touches (on a
+ * small VM ~17 us a page, more than decoding). Only codes whose values
+ * convert the same whatever the session's settings are kept (not date, whose
+ * input follows DateStyle); the call's form and the collations are checked
+ * every time (check_call).
  */
-static km_code* km_lookup(const unsigned char* p, Size len, int nargs, const Oid* types,
-                          const km_kind* kinds, MemoryContext context) {
+static const km_code* km_lookup(const unsigned char* p, Size len, int nargs, const Oid* types,
+                                const km_kind* kinds, MemoryContext call_site) {
   bool keep = len <= KM_CACHE_MAX_BYTES;
   uint32 hash = hash_bytes(p, (int)len);
   km_code* code;
-  km_cached* e;
+  km_cached* e = NULL;
   int i;
 
   for (i = 0; i < nargs; ++i) {
     if (types[i] == DATEOID) keep = false;
     hash = hash_combine(hash, hash_bytes_uint32(types[i]));
   }
-  if (!keep) return decode(p, len, nargs, types, kinds, context);
+  if (!keep) return decode(p, len, nargs, types, kinds, call_site);
   for (i = 0; i < km_cache_used; ++i) {
     e = &km_cache[i];
     if (e->hash == hash && e->len == len && e->nargs == nargs &&
         memcmp(e->types, types, sizeof(Oid) * (size_t)nargs) == 0 && memcmp(e->code, p, len) == 0) {
-      code = MemoryContextAlloc(context, e->decoded->size);
-      memcpy(code, e->decoded, e->decoded->size);
-      return code;
+      km_pin(e, call_site);
+      return e->decoded;
     }
   }
-  code = decode(p, len, nargs, types, kinds, context);
+  e = NULL;
+  if (km_cache_used < KM_CACHE_ENTRIES) {
+    e = &km_cache[km_cache_used];
+  } else {
+    for (i = 0; i < KM_CACHE_ENTRIES && e == NULL; ++i) {
+      const int slot = (km_cache_next + i) % KM_CACHE_ENTRIES;
+      if (km_cache[slot].pins == 0) {
+        e = &km_cache[slot];
+        km_cache_next = (slot + 1) % KM_CACHE_ENTRIES;
+      }
+    }
+  }
+  if (e == NULL) return decode(p, len, nargs, types, kinds, call_site);
   if (km_cache_context == NULL)
     km_cache_context =
         AllocSetContextCreate(TopMemoryContext, "kanon_mask codes", ALLOCSET_DEFAULT_SIZES);
-  if (km_cache_used < KM_CACHE_ENTRIES) {
-    e = &km_cache[km_cache_used++];
+  code = decode(p, len, nargs, types, kinds, km_cache_context);
+  if (e == &km_cache[km_cache_used]) {
+    ++km_cache_used;
   } else {
-    e = &km_cache[km_cache_next];
-    km_cache_next = (km_cache_next + 1) % KM_CACHE_ENTRIES;
     pfree(e->code);
     pfree(e->decoded);
   }
@@ -529,13 +574,14 @@ static km_code* km_lookup(const unsigned char* p, Size len, int nargs, const Oid
   memcpy(e->types, types, sizeof(Oid) * (size_t)nargs);
   e->code = MemoryContextAlloc(km_cache_context, len ? len : 1);
   memcpy(e->code, p, len);
-  e->decoded = MemoryContextAlloc(km_cache_context, code->size);
-  memcpy(e->decoded, code, code->size);
+  e->decoded = code;
+  e->pins = 0;
+  km_pin(e, call_site);
   return code;
 }
 
 Datum kanon_mask_released(PG_FUNCTION_ARGS) {
-  km_code* code = (km_code*)fcinfo->flinfo->fn_extra;
+  const km_code* code = (const km_code*)fcinfo->flinfo->fn_extra;
   const km_test* tests;
   const km_switch* switches;
   const uint32* targets;
@@ -561,7 +607,7 @@ Datum kanon_mask_released(PG_FUNCTION_ARGS) {
                        types, kinds);
     code = km_lookup((const unsigned char*)VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw), nargs, types,
                      kinds, fcinfo->flinfo->fn_mcxt);
-    fcinfo->flinfo->fn_extra = code;
+    fcinfo->flinfo->fn_extra = (void*)code;
   }
   tests = KM_TESTS(code);
   switches = KM_SWITCHES(code);
@@ -583,7 +629,7 @@ Datum kanon_mask_released(PG_FUNCTION_ARGS) {
     }
     if (!PG_ARGISNULL(a + 1)) {
       if (code->kind[a] != KM_BYTES) {
-        equal = km_datum_key(code->kind[a], PG_GETARG_DATUM(a + 1)) == t->value;
+        equal = km_datum_key(code->kind[a], PG_GETARG_DATUM(a + 1)) == t->v.value;
       } else {
         if (!loaded[a]) {
           text* v = PG_GETARG_TEXT_PP(a + 1);
@@ -591,7 +637,8 @@ Datum kanon_mask_released(PG_FUNCTION_ARGS) {
           len[a] = (int)VARSIZE_ANY_EXHDR(v);
           loaded[a] = true;
         }
-        equal = len[a] == t->len && memcmp(data[a], bytes + t->off, (size_t)t->len) == 0;
+        equal = len[a] == t->v.text.len &&
+                memcmp(data[a], bytes + t->v.text.off, (size_t)t->v.text.len) == 0;
       }
     }
     id = equal ? t->if_equal : t->if_not;

@@ -532,6 +532,30 @@ TEST_CASE("kanon_mask.released: a backend's decoded codes answer as a fresh deco
   for (int round = 0; round < 2; ++round)
     for (int i = 0; i < 40; ++i) want += std::string(want.empty() ? "" : "|") + (i % 3 ? "t" : "f");
   CHECK(pg.psql(many + "; " + many) == want + "\n" + want + "\n");
+  // Over several rows (a value from the row, so no call is folded into a
+  // constant at planning): a call site reads its kept code in place on every
+  // row while later call sites decode more codes than the backend keeps (a
+  // code in use is never evicted), and again in the next statement, whose
+  // codes evict the ones the previous statement no longer holds.
+  const auto per_row = [&](const std::string& prefix, int every, std::string& want_row) {
+    std::string sql = "SELECT ";
+    for (int i = 0; i < 40; ++i) {
+      const std::string value = prefix + std::to_string(i % every ? i : i + 1);
+      sql += std::string(sql.size() > 7 ? ", " : "") + "kanon_mask.released(" +
+             one_test_code(prefix + std::to_string(i)) + ", ('" + value +
+             "' || left('', g))::text)";
+      want_row += std::string(want_row.empty() ? "" : "|") + (i % every ? "t" : "f");
+    }
+    return sql + " FROM generate_series(1, 3) g";
+  };
+  std::string v_row;
+  std::string w_row;
+  const std::string v_rows = per_row("v", 3, v_row);
+  const std::string w_rows = per_row("w", 4, w_row);
+  std::string three;
+  for (const std::string* row : {&v_row, &w_row, &v_row})
+    for (int r = 0; r < 3; ++r) three += *row + "\n";
+  CHECK(pg.psql(v_rows + "; " + w_rows + "; " + v_rows) == three);
   // A code kept for a deterministic collation is still refused under a
   // nondeterministic one.
   pg.psql(
