@@ -309,7 +309,8 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          catalog_holding_guard_body() +
          "$kanon_guard$)))) OR (n.nspname = 'kanon_mask' AND l.lanname = 'c' AND "
          "(p.proname, p.prosrc) IN (('catalog_is', 'kanon_mask_catalog_is'), "
-         "('catalog_stays', 'kanon_mask_catalog_stays')) AND NOT p.prosecdef "
+         "('catalog_stays', 'kanon_mask_catalog_stays'), "
+         "('copy_current', 'kanon_mask_copy_current')) AND NOT p.prosecdef "
          "AND p.proconfig IS NULL), "
          "p.prorettype IN ('pg_catalog.trigger'::pg_catalog.regtype, "
          "'pg_catalog.event_trigger'::pg_catalog.regtype), "
@@ -328,23 +329,24 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          std::string(user_only ? "WHERE p.oid >= 16384 " : "") + "ORDER BY p.oid";
 }
 
-// Whether the catalog guard in C is installed as maskfn/install.sql installs
-// it (CatalogFacts::c_guard), callable by every login. Only a superuser creates a C function; the
+// Whether the guards in C (the catalog guard and a masked copy's,
+// maskfn/catalog_guard.c) are installed as maskfn/install.sql installs them
+// (CatalogFacts::c_guard), callable by every login. Only a superuser creates a C function; the
 // schema's owner could drop one and create another, and a role that may
 // create in the schema could add a rival, so both are superusers only.
 constexpr const char* kCGuardSql =
-    "SELECT pg_catalog.count(*) = 2 FROM pg_catalog.pg_proc p "
+    "SELECT pg_catalog.count(*) = 3 FROM pg_catalog.pg_proc p "
     "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
     "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
     "JOIN pg_catalog.pg_roles po ON po.oid = p.proowner "
     "JOIN pg_catalog.pg_roles so ON so.oid = n.nspowner "
     "WHERE n.nspname = 'kanon_mask' AND so.rolsuper AND po.rolsuper AND l.lanname = 'c' "
-    "AND (p.proname, p.prosrc, p.proparallel) IN "
-    "  (('catalog_is', 'kanon_mask_catalog_is', 's'), "
-    "   ('catalog_stays', 'kanon_mask_catalog_stays', 'r')) "
+    "AND (p.proname, p.prosrc, p.proparallel, p.proargtypes) IN "
+    "  (('catalog_is', 'kanon_mask_catalog_is', 's', '20'::pg_catalog.oidvector), "
+    "   ('catalog_stays', 'kanon_mask_catalog_stays', 'r', '20'::pg_catalog.oidvector), "
+    "   ('copy_current', 'kanon_mask_copy_current', 's', '2205 25'::pg_catalog.oidvector)) "
     "AND p.provolatile = 's' AND NOT p.prosecdef AND p.proconfig IS NULL AND NOT p.proretset "
     "AND p.prorettype = 'pg_catalog.bool'::pg_catalog.regtype "
-    "AND p.proargtypes = '20'::pg_catalog.oidvector "
     "AND pg_catalog.has_function_privilege('public', p.oid, 'EXECUTE') "
     "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc o "
     "  JOIN pg_catalog.pg_roles oo ON oo.oid = o.proowner "

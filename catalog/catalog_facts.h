@@ -84,10 +84,10 @@ struct FunctionFacts {
   bool trigger = false;
   // kanon.catalog_is or kanon.catalog_stays as install_catalog_event_trigger
   // makes them (their plpgsql bodies, invoker's rights, no settings), or
-  // kanon_mask.catalog_is or kanon_mask.catalog_stays as maskfn/install.sql
-  // makes them (LANGUAGE c, their symbols): they read the catalog generation
-  // (and take an advisory lock) and nothing else, so they reach nothing
-  // (catalog_watch.h).
+  // kanon_mask.catalog_is, catalog_stays or copy_current as
+  // maskfn/install.sql makes them (LANGUAGE c, their symbols): they read the
+  // catalog generation (and take an advisory lock) or a pg_class row and
+  // nothing else, so they reach nothing (catalog_watch.h).
   bool kanon_guard = false;
   // A constructor PostgreSQL made with a range type (CREATE TYPE ... AS
   // RANGE, which any role may run): LANGUAGE internal, its code the server's
@@ -176,10 +176,11 @@ struct CatalogFacts {
   int64_t generation = 0;
   // The catalog guard in C is installed (maskfn/install.sql): schema
   // kanon_mask and every function in it belong to superusers, no other role
-  // may create in it, and kanon_mask.catalog_is(int8) and catalog_stays(int8)
-  // are the C functions install.sql creates, executable by PUBLIC. The
-  // rewriter then writes them instead of the PL/pgSQL guards in schema
-  // kanon (rewriter/catalog_guard.h).
+  // may create in it, and kanon_mask.catalog_is(int8), catalog_stays(int8)
+  // and copy_current(regclass, text) are the C functions install.sql
+  // creates, executable by PUBLIC. The rewriter then writes them instead of
+  // the PL/pgSQL guards in schema kanon (rewriter/catalog_guard.h) and of the
+  // SQL guard of a masked copy (rewriter/rewrite_plan.cc).
   bool c_guard = false;
   // The built-in functions' count and newest change; while it stays the
   // same, read_catalog_facts reuses the previous facts' built-in functions.

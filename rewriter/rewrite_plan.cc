@@ -1003,20 +1003,23 @@ class Planner {
   // would count nothing). The copy's pg_class row was written by that
   // refresh: a snapshot that cannot see it cannot see the rows either. A
   // one-time filter, as the masked view's guard (store/materializer.h). ""
-  // for mode: view (the view carries its own guard).
-  static std::string copy_snapshot_guard(const policy::TableSnapshot& snap) {
+  // for mode: view (the view carries its own guard). `c_function`: the same
+  // check in C, kanon_mask.copy_current (maskfn/catalog_guard.c), which a
+  // new backend does not plan as a subquery over pg_class.
+  static std::string copy_snapshot_guard(const policy::TableSnapshot& snap, bool c_function) {
     if (snap.policy.mode != policy::EnforcementMode::kMaterialized) return {};
+    const std::string message = policy::quote_literal(
+        "kanon: this transaction's snapshot is older than the masked copy of " +
+        snap.policy.name() + ", which a refresh replaced since: start a new transaction to " +
+        "read it; snapshot ");
+    const std::string copy = policy::quote_literal(snap.materialized_name);
+    if (c_function)
+      return " WHERE \"kanon_mask\".\"copy_current\"(" + copy + "::pg_catalog.regclass, " +
+             message + ")";
     return " WHERE CASE WHEN EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid "
            "OPERATOR(pg_catalog.=) " +
-           policy::quote_literal(snap.materialized_name) +
-           "::pg_catalog.regclass::pg_catalog.oid) THEN true ELSE pg_catalog.concat(" +
-           policy::quote_literal(
-               "kanon: this transaction's snapshot is older than the masked "
-               "copy of " +
-               snap.policy.name() +
-               ", which a refresh replaced since: start a new transaction to "
-               "read it; snapshot ") +
-           ", pg_catalog.pg_current_snapshot())::pg_catalog.bool END";
+           copy + "::pg_catalog.regclass::pg_catalog.oid) THEN true ELSE pg_catalog.concat(" +
+           message + ", pg_catalog.pg_current_snapshot())::pg_catalog.bool END";
   }
 
   // The reference's replacement: the masked subquery (a child's own columns,
@@ -1032,7 +1035,8 @@ class Planner {
     const bool copy = reads_copy(r, t, child);
     if (copy && !fence) {
       // The fence goes with masks only: a copy is read here, a view below.
-      const std::string guard = copy_snapshot_guard(snap);
+      const std::string guard =
+          copy_snapshot_guard(snap, inputs_.catalog && inputs_.catalog->facts().c_guard);
       if (guard.empty()) return snap.materialized_name + alias;
       return "(SELECT * FROM " + snap.materialized_name + guard + ")" + alias;
     }
