@@ -310,7 +310,8 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          "$kanon_guard$)))) OR (n.nspname = 'kanon_mask' AND l.lanname = 'c' AND "
          "(p.proname, p.prosrc) IN (('catalog_is', 'kanon_mask_catalog_is'), "
          "('catalog_stays', 'kanon_mask_catalog_stays'), "
-         "('copy_current', 'kanon_mask_copy_current')) AND NOT p.prosecdef "
+         "('copy_current', 'kanon_mask_copy_current'), "
+         "('snapshot_sees', 'kanon_mask_snapshot_sees')) AND NOT p.prosecdef "
          "AND p.proconfig IS NULL), "
          "p.prorettype IN ('pg_catalog.trigger'::pg_catalog.regtype, "
          "'pg_catalog.event_trigger'::pg_catalog.regtype), "
@@ -335,7 +336,7 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
 // schema's owner could drop one and create another, and a role that may
 // create in the schema could add a rival, so both are superusers only.
 constexpr const char* kCGuardSql =
-    "SELECT pg_catalog.count(*) = 3 FROM pg_catalog.pg_proc p "
+    "SELECT pg_catalog.count(*) = 4 FROM pg_catalog.pg_proc p "
     "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace "
     "JOIN pg_catalog.pg_language l ON l.oid = p.prolang "
     "JOIN pg_catalog.pg_roles po ON po.oid = p.proowner "
@@ -344,7 +345,8 @@ constexpr const char* kCGuardSql =
     "AND (p.proname, p.prosrc, p.proparallel, p.proargtypes) IN "
     "  (('catalog_is', 'kanon_mask_catalog_is', 's', '20'::pg_catalog.oidvector), "
     "   ('catalog_stays', 'kanon_mask_catalog_stays', 'r', '20'::pg_catalog.oidvector), "
-    "   ('copy_current', 'kanon_mask_copy_current', 's', '2205 25'::pg_catalog.oidvector)) "
+    "   ('copy_current', 'kanon_mask_copy_current', 's', '2205 25'::pg_catalog.oidvector), "
+    "   ('snapshot_sees', 'kanon_mask_snapshot_sees', 's', '5069 25'::pg_catalog.oidvector)) "
     "AND p.provolatile = 's' AND NOT p.prosecdef AND p.proconfig IS NULL AND NOT p.proretset "
     "AND p.prorettype = 'pg_catalog.bool'::pg_catalog.regtype "
     "AND pg_catalog.has_function_privilege('public', p.oid, 'EXECUTE') "
@@ -532,6 +534,10 @@ void CatalogFacts::index() {
     function_by_oid_.emplace(functions[i].oid, i);
     function_by_name_.emplace(functions[i].name, i);
   }
+}
+
+bool c_guards_installed(pqxx::transaction_base& tx) {
+  return bool_of(tx.exec(kCGuardSql)[0][0]);
 }
 
 CatalogFacts read_catalog_facts(pqxx::connection_base& conn, const CatalogFacts* previous) {

@@ -18,7 +18,8 @@
 
 namespace pqxx {
 class connection_base;
-}
+class transaction_base;
+}  // namespace pqxx
 
 namespace kanon::catalog {
 
@@ -84,10 +85,10 @@ struct FunctionFacts {
   bool trigger = false;
   // kanon.catalog_is or kanon.catalog_stays as install_catalog_event_trigger
   // makes them (their plpgsql bodies, invoker's rights, no settings), or
-  // kanon_mask.catalog_is, catalog_stays or copy_current as
+  // kanon_mask.catalog_is, catalog_stays, copy_current or snapshot_sees as
   // maskfn/install.sql makes them (LANGUAGE c, their symbols): they read the
-  // catalog generation (and take an advisory lock) or a pg_class row and
-  // nothing else, so they reach nothing (catalog_watch.h).
+  // catalog generation (and take an advisory lock), a pg_class row or the
+  // snapshot and nothing else, so they reach nothing (catalog_watch.h).
   bool kanon_guard = false;
   // A constructor PostgreSQL made with a range type (CREATE TYPE ... AS
   // RANGE, which any role may run): LANGUAGE internal, its code the server's
@@ -176,11 +177,13 @@ struct CatalogFacts {
   int64_t generation = 0;
   // The catalog guard in C is installed (maskfn/install.sql): schema
   // kanon_mask and every function in it belong to superusers, no other role
-  // may create in it, and kanon_mask.catalog_is(int8), catalog_stays(int8)
-  // and copy_current(regclass, text) are the C functions install.sql
-  // creates, executable by PUBLIC. The rewriter then writes them instead of
-  // the PL/pgSQL guards in schema kanon (rewriter/catalog_guard.h) and of the
-  // SQL guard of a masked copy (rewriter/rewrite_plan.cc).
+  // may create in it, and kanon_mask.catalog_is(int8), catalog_stays(int8),
+  // copy_current(regclass, text) and snapshot_sees(xid8, text) are the C
+  // functions install.sql creates, executable by PUBLIC. The rewriter then
+  // writes them instead of the PL/pgSQL guards in schema kanon
+  // (rewriter/catalog_guard.h) and of the SQL guard of a masked copy
+  // (rewriter/rewrite_plan.cc), and a refresh instead of a masked view's
+  // SQL guard (store/materializer.cc).
   bool c_guard = false;
   // The built-in functions' count and newest change; while it stays the
   // same, read_catalog_facts reuses the previous facts' built-in functions.
@@ -211,6 +214,11 @@ struct CatalogFacts {
 // pass through.
 CatalogFacts read_catalog_facts(pqxx::connection_base& conn,
                                 const CatalogFacts* previous = nullptr);
+
+// CatalogFacts::c_guard alone, read in `tx`: whether the guards in C are
+// installed as maskfn/install.sql makes them (store/materializer.cc writes
+// a masked view's guard with it).
+bool c_guards_installed(pqxx::transaction_base& tx);
 
 // Whether some relation of a persistent (not temporary) schema has one of
 // these names (as stored: case kept); one cheap catalog query, so a name the

@@ -34,9 +34,15 @@ CREATE OR REPLACE FUNCTION kanon_mask.copy_current(pg_catalog.regclass, pg_catal
   RETURNS pg_catalog.bool
   AS :'library', 'kanon_mask_copy_current'
   LANGUAGE C STABLE PARALLEL SAFE;
+CREATE OR REPLACE FUNCTION kanon_mask.snapshot_sees(pg_catalog.xid8, pg_catalog.text)
+  RETURNS pg_catalog.bool
+  AS :'library', 'kanon_mask_snapshot_sees'
+  LANGUAGE C STABLE PARALLEL SAFE;
 COMMENT ON FUNCTION kanon_mask.catalog_is(pg_catalog.int8) IS
   'kanon: the catalog guard, true at the generation kanon decided with, else KN001';
 COMMENT ON FUNCTION kanon_mask.catalog_stays(pg_catalog.int8) IS
   'kanon: the catalog guard that also holds DDL off to the end of the transaction';
 COMMENT ON FUNCTION kanon_mask.copy_current(pg_catalog.regclass, pg_catalog.text) IS
   'kanon: the guard of a masked copy, true when the snapshot sees the copy, else 22P02';
+COMMENT ON FUNCTION kanon_mask.snapshot_sees(pg_catalog.xid8, pg_catalog.text) IS
+  'kanon: the guard of a masked view, true when the snapshot sees its refresh end, else 22P02';

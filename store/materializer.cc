@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "base/text.h"
+#include "catalog/catalog_facts.h"
 #include "catalog/schema_trust.h"
 #include "policy/sql_text.h"
 #include "settings/server_config.h"
@@ -215,15 +216,21 @@ std::string copy_select_list(const policy::TableSnapshot& snapshot) {
 // end (and so every row the tree was built from); an older one gets an
 // error naming the view. No column in it: PostgreSQL evaluates it once per
 // scan, before the first row. The ELSE arm casts text that depends on the
-// snapshot, so the planner cannot evaluate it ahead.
-std::string snapshot_guard(const policy::TablePolicy& policy, const std::string& xid) {
-  const std::string sees = fmt::format(
-      "pg_catalog.pg_visible_in_snapshot({}::pg_catalog.xid8, pg_catalog.pg_current_snapshot())",
-      policy::quote_literal(xid));
+// snapshot, so the planner cannot evaluate it ahead. `c_function`: the same
+// test in C, kanon_mask.snapshot_sees (maskfn/catalog_guard.c), which a new
+// backend resolves as one function instead of four and a cast.
+std::string snapshot_guard(const policy::TablePolicy& policy, const std::string& xid,
+                           bool c_function) {
   const std::string message = fmt::format(
       "kanon: this transaction's snapshot is older than the masked view of {} (replaced by "
       "transaction {}): start a new transaction to read it; snapshot ",
       policy.name(), xid);
+  if (c_function)
+    return fmt::format("\"kanon_mask\".\"snapshot_sees\"({}::pg_catalog.xid8, {})",
+                       policy::quote_literal(xid), policy::quote_literal(message));
+  const std::string sees = fmt::format(
+      "pg_catalog.pg_visible_in_snapshot({}::pg_catalog.xid8, pg_catalog.pg_current_snapshot())",
+      policy::quote_literal(xid));
   return fmt::format(
       "CASE WHEN {} THEN true ELSE pg_catalog.concat({}, "
       "pg_catalog.pg_current_snapshot())::pg_catalog.bool END",
@@ -343,7 +350,7 @@ MaskedView build_masked_view(pqxx::connection_base& conn, const policy::TableSna
   const std::string xid =
       tx.exec1("SELECT pg_catalog.pg_current_xact_id()::pg_catalog.text")[0].as<std::string>();
   const std::string query = "SELECT " + snapshot.masks.select_list() + " FROM " + base + " WHERE " +
-                            snapshot_guard(policy, xid);
+                            snapshot_guard(policy, xid, catalog::c_guards_installed(tx));
   ensure_trusted_schema(tx);
   const char existing = existing_object(tx, policy, target);
   // The first DDL on the old object waits for its readers, briefly

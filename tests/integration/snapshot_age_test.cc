@@ -68,6 +68,17 @@ std::unique_ptr<KanonProxy> start_proxy(PgSandbox& pg, const std::string& table,
                                           path + "]\n");
 }
 
+// The guards in C (maskfn/install.sql) in place, or two of them dropped
+// (and what a previous case built on them), so that kanon writes the SQL
+// forms (CatalogFacts::c_guard).
+void guards_in_c(PgSandbox& pg, bool on) {
+  if (on) return pg.install_mask_function();
+  pg.psql(
+      "DO $$BEGIN IF to_regnamespace('kanon_mask') IS NOT NULL THEN "
+      "DROP FUNCTION IF EXISTS kanon_mask.snapshot_sees(xid8, text) CASCADE; "
+      "DROP FUNCTION IF EXISTS kanon_mask.copy_current(regclass, text) CASCADE; END IF; END$$");
+}
+
 // Opens a repeatable-read transaction and takes its snapshot.
 void begin_old(pqxx::connection& c) {
   REQUIRE(run(c, "BEGIN ISOLATION LEVEL REPEATABLE READ").sqlstate.empty());
@@ -79,43 +90,55 @@ void begin_old(pqxx::connection& c) {
 TEST_CASE("mode: view refuses a snapshot older than the view's refresh") {
   scratch_dir();
   auto& pg = PgSandbox::shared();
-  make_table(pg, "sv_people");
-  auto proxy = start_proxy(pg, "sv_people", "view");
-  INFO("kanon's log: " << proxy->log());
+  // The view's guard in SQL, then in C (kanon_mask.snapshot_sees): the same
+  // refusal, through kanon and reading the view directly.
+  for (const bool c_guard : {false, true}) {
+    CAPTURE(c_guard);
+    const std::string table = c_guard ? "svc_people" : "sv_people";
+    make_table(pg, table);
+    guards_in_c(pg, c_guard);
+    auto proxy = start_proxy(pg, table, "view");
+    INFO("kanon's log: " << proxy->log());
 
-  pqxx::connection through(proxy->conninfo("analyst"));
-  pqxx::connection direct(pg.conninfo("analyst"));
-  const std::string query =
-      "SELECT id, occupation, city FROM public.sv_people WHERE state = 'OH' ORDER BY id";
-  const std::string direct_query =
-      "SELECT id, occupation, city FROM kanon_masked.sv_people WHERE state = 'OH' ORDER BY id";
-  // Before: Gus's occupation is not released.
-  CHECK(run(through, query).rows.find("7|<null>|") != std::string::npos);
-  begin_old(through);
-  begin_old(direct);
+    pqxx::connection through(proxy->conninfo("analyst"));
+    pqxx::connection direct(pg.conninfo("analyst"));
+    const std::string query =
+        "SELECT id, occupation, city FROM public." + table + " WHERE state = 'OH' ORDER BY id";
+    const std::string direct_query = "SELECT id, occupation, city FROM kanon_masked." + table +
+                                     " WHERE state = 'OH' ORDER BY id";
+    // Before: Gus's occupation is not released.
+    CHECK(run(through, query).rows.find("7|<null>|") != std::string::npos);
+    begin_old(through);
+    begin_old(direct);
 
-  change_rows(pg, *proxy, "sv_people");
-  // The new tree releases Lawyer for the two who arrived (so the old rows,
-  // read with it, would show Gus's).
-  {
-    pqxx::connection fresh(proxy->conninfo("analyst"));
-    CHECK(run(fresh, "SELECT count(*) FROM sv_people WHERE occupation = 'Lawyer'").rows == "2|\n");
-  }
+    change_rows(pg, *proxy, table);
+    // The new tree releases Lawyer for the two who arrived (so the old rows,
+    // read with it, would show Gus's).
+    {
+      pqxx::connection fresh(proxy->conninfo("analyst"));
+      CHECK(run(fresh, "SELECT count(*) FROM " + table + " WHERE occupation = 'Lawyer'").rows ==
+            "2|\n");
+    }
 
-  for (auto* c : {&through, &direct}) {
-    CAPTURE(c == &through);
-    const Outcome old = run(*c, c == &through ? query : direct_query);
-    CHECK(old.rows.find("Lawyer") == std::string::npos);
-    CHECK(old.sqlstate == "22P02");
-    CHECK_MESSAGE(old.message.find("kanon: this transaction's snapshot is older than the masked "
-                                   "view of public.sv_people") != std::string::npos,
-                  old.message);
-    // A new transaction reads the new release; Gus is gone.
-    REQUIRE(run(*c, "ROLLBACK").sqlstate.empty());
-    const Outcome now = run(*c, c == &through ? query : direct_query);
-    CHECK_MESSAGE(now.sqlstate.empty(), now.message);
-    CHECK(now.rows.find("7|") == std::string::npos);
-    CHECK(now.rows.find("12|Lawyer|") != std::string::npos);
+    for (auto* c : {&through, &direct}) {
+      CAPTURE(c == &through);
+      const Outcome old = run(*c, c == &through ? query : direct_query);
+      CHECK(old.rows.find("Lawyer") == std::string::npos);
+      CHECK(old.sqlstate == "22P02");
+      CHECK_MESSAGE(old.message.find("kanon: this transaction's snapshot is older than the masked "
+                                     "view of public." +
+                                     table) != std::string::npos,
+                    old.message);
+      CHECK_MESSAGE((old.message.find("invalid input syntax for type boolean") ==
+                     std::string::npos) == c_guard,
+                    old.message);
+      // A new transaction reads the new release; Gus is gone.
+      REQUIRE(run(*c, "ROLLBACK").sqlstate.empty());
+      const Outcome now = run(*c, c == &through ? query : direct_query);
+      CHECK_MESSAGE(now.sqlstate.empty(), now.message);
+      CHECK(now.rows.find("7|") == std::string::npos);
+      CHECK(now.rows.find("12|Lawyer|") != std::string::npos);
+    }
   }
 }
 
@@ -129,7 +152,7 @@ TEST_CASE("mode: materialized refuses a snapshot older than the copy instead of 
     CAPTURE(c_guard);
     const std::string table = c_guard ? "smc_people" : "sm_people";
     make_table(pg, table);
-    if (c_guard) pg.install_mask_function();
+    guards_in_c(pg, c_guard);
     auto proxy = start_proxy(pg, table, "materialized");
     INFO("kanon's log: " << proxy->log());
 

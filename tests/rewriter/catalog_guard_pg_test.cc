@@ -361,6 +361,9 @@ TEST_CASE("the catalog reader finds the C guard only as install.sql makes it, in
        "DROP FUNCTION kanon_mask.rival()"},
       {"DROP FUNCTION kanon_mask.catalog_stays(int8)", ""},
       {"DROP FUNCTION kanon_mask.copy_current(regclass, text)", ""},
+      {"DROP FUNCTION kanon_mask.snapshot_sees(xid8, text)", ""},
+      {"ALTER FUNCTION kanon_mask.snapshot_sees(xid8, text) SECURITY DEFINER",
+       "ALTER FUNCTION kanon_mask.snapshot_sees(xid8, text) SECURITY INVOKER"},
       {"ALTER FUNCTION kanon_mask.copy_current(regclass, text) PARALLEL UNSAFE",
        "ALTER FUNCTION kanon_mask.copy_current(regclass, text) PARALLEL SAFE"},
   };
@@ -422,4 +425,39 @@ TEST_CASE("kanon_mask.copy_current: true where the snapshot sees the table, else
   CHECK_THROWS_AS(fresh.exec("SELECT kanon_mask.copy_current(NULL, 'm')"), pqxx::sql_error);
   fresh.abort();
   pg.psql("DROP TABLE public.copy_a, public.copy_b");
+}
+
+TEST_CASE("kanon_mask.snapshot_sees: true where the snapshot saw the transaction end, else 22P02") {
+  pqxx::connection conn(conninfo());
+  set_up(conn);
+  const auto sees = [](pqxx::transaction_base& tx, const std::string& xid) {
+    return tx.exec("SELECT kanon_mask.snapshot_sees('" + xid + "'::xid8, 'kanon: old; ')")[0][0]
+        .as<bool>();
+  };
+  pqxx::connection old(conninfo());
+  pqxx::transaction<pqxx::isolation_level::repeatable_read> tx(old);
+  tx.exec("SELECT 1");  // the snapshot is taken here
+  // A transaction that ends after that snapshot.
+  std::string xid;
+  {
+    pqxx::connection other(conninfo());
+    pqxx::work w(other);
+    xid = w.exec("SELECT pg_current_xact_id()::text")[0][0].as<std::string>();
+    w.commit();
+  }
+  std::string sqlstate;
+  std::string message;
+  try {
+    sees(tx, xid);
+  } catch (const pqxx::sql_error& e) {
+    sqlstate = e.sqlstate();
+    message = e.what();
+  }
+  CHECK(sqlstate == "22P02");
+  CHECK_MESSAGE(message.rfind("ERROR:  kanon: old; ", 0) == 0, message);
+  tx.abort();
+  pqxx::work fresh(old);
+  CHECK(sees(fresh, xid));
+  CHECK_THROWS_AS(fresh.exec("SELECT kanon_mask.snapshot_sees(NULL, 'm')"), pqxx::sql_error);
+  fresh.abort();
 }
