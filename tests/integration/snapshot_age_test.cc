@@ -79,6 +79,15 @@ void guards_in_c(PgSandbox& pg, bool on) {
       "DROP FUNCTION IF EXISTS kanon_mask.copy_current(regclass, text) CASCADE; END IF; END$$");
 }
 
+// A keyed copy of public.people named `table`, protected by kanon in `mode`,
+// with the guards in C or in SQL.
+std::unique_ptr<KanonProxy> protect(PgSandbox& pg, const std::string& table,
+                                    const std::string& mode, bool c_guard) {
+  make_table(pg, table);
+  guards_in_c(pg, c_guard);
+  return start_proxy(pg, table, mode);
+}
+
 // Opens a repeatable-read transaction and takes its snapshot.
 void begin_old(pqxx::connection& c) {
   REQUIRE(run(c, "BEGIN ISOLATION LEVEL REPEATABLE READ").sqlstate.empty());
@@ -95,9 +104,7 @@ TEST_CASE("mode: view refuses a snapshot older than the view's refresh") {
   for (const bool c_guard : {false, true}) {
     CAPTURE(c_guard);
     const std::string table = c_guard ? "svc_people" : "sv_people";
-    make_table(pg, table);
-    guards_in_c(pg, c_guard);
-    auto proxy = start_proxy(pg, table, "view");
+    auto proxy = protect(pg, table, "view", c_guard);
     INFO("kanon's log: " << proxy->log());
 
     pqxx::connection through(proxy->conninfo("analyst"));
@@ -151,9 +158,7 @@ TEST_CASE("mode: materialized refuses a snapshot older than the copy instead of 
   for (const bool c_guard : {false, true}) {
     CAPTURE(c_guard);
     const std::string table = c_guard ? "smc_people" : "sm_people";
-    make_table(pg, table);
-    guards_in_c(pg, c_guard);
-    auto proxy = start_proxy(pg, table, "materialized");
+    auto proxy = protect(pg, table, "materialized", c_guard);
     INFO("kanon's log: " << proxy->log());
 
     pqxx::connection through(proxy->conninfo("analyst"));
