@@ -330,8 +330,8 @@ std::string functions_sql(bool atomic_bodies, bool user_only) {
          std::string(user_only ? "WHERE p.oid >= 16384 " : "") + "ORDER BY p.oid";
 }
 
-// Whether the guards in C (the catalog guard and a masked copy's,
-// maskfn/catalog_guard.c) are installed as maskfn/install.sql installs them
+// Whether the guards in C (the catalog guard, a masked copy's and a masked
+// view's, maskfn/catalog_guard.c) are installed as maskfn/install.sql installs them
 // (CatalogFacts::c_guard), callable by every login. Only a superuser creates a C function; the
 // schema's owner could drop one and create another, and a role that may
 // create in the schema could add a rival, so both are superusers only.
