@@ -88,6 +88,22 @@ std::unique_ptr<KanonProxy> protect(PgSandbox& pg, const std::string& table,
   return start_proxy(pg, table, mode);
 }
 
+// The analyst's own schema with guards of its own that let every snapshot
+// through, first on the search_path `session` sets: kanon writes its guards
+// schema-qualified, so these are never called.
+void rival_guards(PgSandbox& pg, pqxx::connection& session) {
+  pg.psql(
+      "DROP SCHEMA IF EXISTS rival CASCADE; CREATE SCHEMA rival AUTHORIZATION analyst; "
+      "CREATE FUNCTION rival.copy_current(regclass, text) RETURNS boolean LANGUAGE sql "
+      "AS 'SELECT true'; "
+      "CREATE FUNCTION rival.snapshot_sees(xid8, text) RETURNS boolean LANGUAGE sql "
+      "AS 'SELECT true'; "
+      "ALTER FUNCTION rival.copy_current(regclass, text) OWNER TO analyst; "
+      "ALTER FUNCTION rival.snapshot_sees(xid8, text) OWNER TO analyst;");
+  const Outcome set = run(session, "SET search_path = rival, kanon_mask, public");
+  REQUIRE_MESSAGE(set.sqlstate.empty(), set.message);
+}
+
 // Opens a repeatable-read transaction and takes its snapshot.
 void begin_old(pqxx::connection& c) {
   REQUIRE(run(c, "BEGIN ISOLATION LEVEL REPEATABLE READ").sqlstate.empty());
@@ -100,7 +116,8 @@ TEST_CASE("mode: view refuses a snapshot older than the view's refresh") {
   scratch_dir();
   auto& pg = PgSandbox::shared();
   // The view's guard in SQL, then in C (kanon_mask.snapshot_sees): the same
-  // refusal, through kanon and reading the view directly.
+  // refusal, through kanon and reading the view directly; in C with the
+  // analyst's own snapshot_sees first on its search_path.
   for (const bool c_guard : {false, true}) {
     CAPTURE(c_guard);
     const std::string table = c_guard ? "svc_people" : "sv_people";
@@ -113,6 +130,10 @@ TEST_CASE("mode: view refuses a snapshot older than the view's refresh") {
         "SELECT id, occupation, city FROM public." + table + " WHERE state = 'OH' ORDER BY id";
     const std::string direct_query = "SELECT id, occupation, city FROM kanon_masked." + table +
                                      " WHERE state = 'OH' ORDER BY id";
+    if (c_guard) {
+      rival_guards(pg, through);
+      rival_guards(pg, direct);
+    }
     // Before: Gus's occupation is not released.
     CHECK(run(through, query).rows.find("7|<null>|") != std::string::npos);
     begin_old(through);
@@ -154,7 +175,8 @@ TEST_CASE("mode: materialized refuses a snapshot older than the copy instead of 
   auto& pg = PgSandbox::shared();
   // The guard in SQL, then in C (kanon_mask.copy_current, once install.sql
   // has put the C guards in place): the same refusal; the SQL form's comes
-  // from its text cast to boolean, the C form's is the message alone.
+  // from its text cast to boolean, the C form's is the message alone. In C
+  // with the analyst's own copy_current first on its search_path.
   for (const bool c_guard : {false, true}) {
     CAPTURE(c_guard);
     const std::string table = c_guard ? "smc_people" : "sm_people";
@@ -163,6 +185,7 @@ TEST_CASE("mode: materialized refuses a snapshot older than the copy instead of 
 
     pqxx::connection through(proxy->conninfo("analyst"));
     const std::string query = "SELECT count(*), count(occupation) FROM " + table;
+    if (c_guard) rival_guards(pg, through);
     CHECK(run(through, query).rows == "11|5|\n");
     begin_old(through);
     change_rows(pg, *proxy, table);
