@@ -1,5 +1,7 @@
 #include "proxy/role_directory.h"
 
+#include <fmt/format.h>
+
 #include <pqxx/pqxx>
 
 #include "access/direct_access.h"
@@ -17,11 +19,31 @@ RoleDirectory::RoleDirectory(std::string conninfo, std::chrono::seconds ttl)
 
 RoleDirectory::~RoleDirectory() = default;
 
+std::optional<std::set<std::string>> RoleDirectory::fresh_memberships(
+    const std::string& login, std::chrono::steady_clock::time_point now) {
+  if (auto it = cache_.find(login); it != cache_.end() && now - it->second.fetched < ttl_)
+    return it->second.roles;
+  return std::nullopt;
+}
+
+std::optional<bool> RoleDirectory::fresh_verdict(const std::string& login, const std::string& key,
+                                                 std::chrono::steady_clock::time_point now) {
+  if (auto it = code_cache_.find(login);
+      it != code_cache_.end() && it->second.candidates == key && now - it->second.fetched < ttl_)
+    return it->second.reads_nothing;
+  return std::nullopt;
+}
+
+std::optional<std::set<std::string>> RoleDirectory::cached_memberships(const std::string& login) {
+  const std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return fresh_memberships(login, std::chrono::steady_clock::now());
+}
+
 std::optional<std::set<std::string>> RoleDirectory::memberships(const std::string& login) {
   const std::lock_guard lock(mu_);
   const auto now = std::chrono::steady_clock::now();
-  if (auto it = cache_.find(login); it != cache_.end() && now - it->second.fetched < ttl_)
-    return it->second.roles;
+  if (auto cached = fresh_memberships(login, now)) return cached;
   for (int attempt = 0; attempt < 2; ++attempt) {
     try {
       if (!conn_ || !conn_->conn.is_open()) conn_ = std::make_unique<Connection>(conninfo_);
@@ -56,19 +78,31 @@ std::string oid_array(const std::vector<uint32_t>& oids) {
   return s + "}";
 }
 
+// What a verdict was decided for: the policy version and the three lists.
+std::string verdict_key(const rewriter::PrivilegePaths& paths, uint64_t version) {
+  return fmt::format("{}|{}|{}|{}", version, oid_array(paths.read), oid_array(paths.written),
+                     oid_array(paths.definer));
+}
+
 }  // namespace
+
+std::optional<bool> RoleDirectory::cached_reads_nothing_protected(
+    const std::string& login, const rewriter::PrivilegePaths& paths, uint64_t version) {
+  const std::string key = verdict_key(paths, version);
+  const std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return fresh_verdict(login, key, std::chrono::steady_clock::now());
+}
 
 std::optional<bool> RoleDirectory::reads_nothing_protected(const std::string& login,
                                                            const rewriter::PrivilegePaths& paths,
                                                            uint64_t version) {
   const std::string read = oid_array(paths.read), write = oid_array(paths.written),
                     definer = oid_array(paths.definer);
-  const std::string key = std::to_string(version) + "|" + read + "|" + write + "|" + definer;
+  const std::string key = verdict_key(paths, version);
   const std::lock_guard lock(mu_);
   const auto now = std::chrono::steady_clock::now();
-  if (auto it = code_cache_.find(login);
-      it != code_cache_.end() && it->second.candidates == key && now - it->second.fetched < ttl_)
-    return it->second.reads_nothing;
+  if (auto cached = fresh_verdict(login, key, now)) return cached;
   for (int attempt = 0; attempt < 2; ++attempt) {
     try {
       if (!conn_ || !conn_->conn.is_open()) conn_ = std::make_unique<Connection>(conninfo_);

@@ -4,7 +4,10 @@
 // session changes nothing.
 //
 // Blocking (one catalog query per login, cached for `ttl`); call it from
-// the blocking pool, never from an I/O thread. Thread-safe.
+// the blocking pool, never from an I/O thread, except the `cached_` forms,
+// which never wait: they answer from the cache, or nullopt when the answer
+// is not there or another thread holds the directory (then ask the
+// blocking form). Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -45,7 +48,19 @@ class RoleDirectory {
                                               const rewriter::PrivilegePaths& paths,
                                               uint64_t version);
 
+  // The two answers above while they are cached and fresh, without waiting.
+  std::optional<std::set<std::string>> cached_memberships(const std::string& login);
+  std::optional<bool> cached_reads_nothing_protected(const std::string& login,
+                                                     const rewriter::PrivilegePaths& paths,
+                                                     uint64_t version);
+
  private:
+  // Under mu_: the cached answers, nullopt when absent or older than ttl_.
+  std::optional<std::set<std::string>> fresh_memberships(const std::string& login,
+                                                         std::chrono::steady_clock::time_point now);
+  std::optional<bool> fresh_verdict(const std::string& login, const std::string& key,
+                                    std::chrono::steady_clock::time_point now);
+
   struct Entry {
     std::set<std::string> roles;
     std::chrono::steady_clock::time_point fetched;

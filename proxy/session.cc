@@ -48,6 +48,24 @@ void set_no_delay(Session::tcp::socket& s) {
   s.set_option(Session::tcp::no_delay(true), ec);
 }
 
+// The server's addresses: a numeric host as it is (no thread switch to the
+// resolver's thread for every session), a name through getaddrinfo.
+awaitable<std::vector<Session::tcp::endpoint>> backend_endpoints(const std::string& host,
+                                                                 uint16_t port,
+                                                                 boost::system::error_code& ec) {
+  ec = {};
+  boost::system::error_code not_numeric;
+  const auto address = asio::ip::make_address(host, not_numeric);
+  if (!not_numeric) co_return std::vector<Session::tcp::endpoint>{{address, port}};
+  Session::tcp::resolver resolver(co_await asio::this_coro::executor);
+  const auto found = co_await resolver.async_resolve(host, std::to_string(port),
+                                                     asio::redirect_error(use_awaitable, ec));
+  std::vector<Session::tcp::endpoint> endpoints;
+  if (!ec)
+    for (const auto& entry : found) endpoints.push_back(entry.endpoint());
+  co_return endpoints;
+}
+
 std::string param(const wire::StartupMessage& m, std::string_view name) {
   const std::string* v = m.find(name);
   return v ? *v : std::string();
@@ -346,9 +364,13 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
   std::set<std::string> roles{user};
   const bool all_direct =
       std::all_of(tables.begin(), tables.end(), [&](const auto& p) { return exempt_by(p, roles); });
+  // Cached answers are taken on this thread; the blocking pool is asked
+  // (two thread switches each way) only when the directory must read.
   if (!all_direct && context_.roles) {
-    auto found =
-        co_await run_blocking(context_.blocking, [&] { return context_.roles->memberships(user); });
+    auto found = context_.roles->cached_memberships(user);
+    if (!found)
+      found = co_await run_blocking(context_.blocking,
+                                    [&] { return context_.roles->memberships(user); });
     if (found) roles = std::move(*found);  // else: only the login's own name counts
   }
   // Exempt from every table everywhere: relayed untouched. Otherwise the
@@ -377,9 +399,11 @@ awaitable<void> Session::resolve_access(const std::string& user, const std::stri
   const auto catalog = snapshot ? context_.rewriter.catalog_for(*snapshot) : nullptr;
   if (catalog) {
     const auto paths = context_.privilege_paths.paths(catalog, home->policies());
-    const auto proven = co_await run_blocking(context_.blocking, [&] {
-      return context_.roles->reads_nothing_protected(user, *paths, snapshot->version);
-    });
+    auto proven = context_.roles->cached_reads_nothing_protected(user, *paths, snapshot->version);
+    if (!proven)
+      proven = co_await run_blocking(context_.blocking, [&] {
+        return context_.roles->reads_nothing_protected(user, *paths, snapshot->version);
+      });
     access_.reads_nothing_protected = proven.value_or(false);
   }
 }
@@ -750,10 +774,10 @@ awaitable<void> Session::forward_cancel(const wire::CancelRequest& request) {
     co_return;
   }
   try {
-    tcp::resolver resolver(client_.socket().get_executor());
     const auto& b = runtime_->config->backend;
-    const auto endpoints =
-        co_await resolver.async_resolve(b.host, std::to_string(b.port), use_awaitable);
+    boost::system::error_code ec;
+    const auto endpoints = co_await backend_endpoints(b.host, b.port, ec);
+    if (ec) throw boost::system::system_error(ec);
     tcp::socket socket(client_.socket().get_executor());
     co_await asio::async_connect(socket, endpoints, use_awaitable);
     wire::Buffer out;
@@ -770,9 +794,7 @@ awaitable<bool> Session::connect_backend() {
   const auto& config = *runtime_->config;
   const auto& b = config.backend;
   boost::system::error_code ec;
-  tcp::resolver resolver(client_.socket().get_executor());
-  const auto endpoints = co_await resolver.async_resolve(b.host, std::to_string(b.port),
-                                                         asio::redirect_error(use_awaitable, ec));
+  const auto endpoints = co_await backend_endpoints(b.host, b.port, ec);
   if (!ec)
     co_await asio::async_connect(backend_.socket(), endpoints,
                                  asio::redirect_error(use_awaitable, ec));

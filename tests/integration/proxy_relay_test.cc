@@ -111,9 +111,9 @@ TEST_CASE("COPY FROM STDIN and COPY TO STDOUT through the proxy") {
   CHECK(bad.out.find("42") != std::string::npos);
 }
 
-TEST_CASE("a cancel request through the proxy stops pg_sleep with 57014") {
-  auto& f = fixture();
-  PGconn* conn = PQconnectdb(f.proxy.conninfo().c_str());
+// Cancels pg_sleep through `proxy`: 57014, and the session goes on.
+static void check_cancel(SandboxedProxy& f, KanonProxy& proxy) {
+  PGconn* conn = PQconnectdb(proxy.conninfo().c_str());
   REQUIRE(PQstatus(conn) == CONNECTION_OK);
   const int client_pid = PQbackendPID(conn);
   // The proxy hands out its own key, never the server's.
@@ -145,6 +145,21 @@ TEST_CASE("a cancel request through the proxy stops pg_sleep with 57014") {
   CHECK(std::string(PQgetvalue(res, 0, 0)) == "7");
   PQclear(res);
   PQfinish(conn);
+}
+
+TEST_CASE("a cancel request through the proxy stops pg_sleep with 57014") {
+  auto& f = fixture();
+  check_cancel(f, f.proxy);
+}
+
+TEST_CASE("a backend named by host name: sessions and cancel requests reach it") {
+  // kanon takes a numeric backend address as it is and resolves a name; the
+  // name goes through the resolver for the session and for the cancel.
+  auto& f = fixture();
+  KanonProxy named(f.pg.port(), "", ", host: localhost");
+  const auto r = psql_through(named.conninfo(), "SELECT current_user, 6 * 7");
+  CHECK_MESSAGE(r.out == "postgres|42\n", r.err);
+  check_cancel(f, named);
 }
 
 TEST_CASE("a cancel request with a wrong key cancels nothing") {

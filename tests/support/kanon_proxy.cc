@@ -50,7 +50,10 @@ KanonProxy::KanonProxy(uint16_t backend_port, const std::string& extra_yaml,
   port_ = free_port();
   const std::string config = dir_ + "/kanon.yaml";
   std::ofstream(config) << "listen: {host: 127.0.0.1, port: " << port_ << "}\n"
-                        << "backend: {host: 127.0.0.1, port: " << backend_port
+                        << "backend: {"
+                        << (backend_extra.find(" host:") == std::string::npos ? "host: 127.0.0.1, "
+                                                                              : "")
+                        << "port: " << backend_port
                         << (backend_extra.find("user:") == std::string::npos ? ", user: postgres"
                                                                              : "")
                         << ", dbname: postgres" << backend_extra << "}\n"

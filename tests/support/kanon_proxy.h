@@ -14,7 +14,7 @@ class KanonProxy {
   // `extra_yaml` is appended to the generated config file; `backend_extra`
   // to the backend mapping (e.g. ", sslmode: require"). kanon's service
   // account is the sandbox's superuser, postgres, unless `backend_extra`
-  // names a user.
+  // names a user; the backend is 127.0.0.1 unless it names a host.
   KanonProxy(uint16_t backend_port, const std::string& extra_yaml = "",
              const std::string& backend_extra = "");
   ~KanonProxy();
