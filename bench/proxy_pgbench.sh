@@ -14,7 +14,10 @@
 #                          [--placement spread|pack] [--audit file|table] [--guard c|plpgsql]
 #
 # --scripts: pgbench -b names (select-only is pgbench -S; tpcb-like is
-# pgbench's default script, 7 statements per transaction). --threads: kanon's
+# pgbench's default script, 7 statements per transaction), or connect:
+# select-only with a new connection per transaction (pgbench -C), which
+# measures session start-up (PgBouncer hands each new client a pooled
+# server connection; kanon and direct start a backend). --threads: kanon's
 # I/O threads (default: its own, one per core). --placement: kanon's
 # io_placement (default: its own, spread).
 #
@@ -110,7 +113,9 @@ BOUNCER_PID="$(cat "$WORK/pgbouncer.pid")"
 run_cell() {
   local jobs=$(($4 < 2 ? 1 : 2)) before=0 after=0 out tps lat tx
   [ -z "${6:-}" ] || before="$(cpu_ticks "$6")"
-  out="$(pgbench -n -b "$2" -M "$3" -c "$4" -j "$jobs" -T "$SECONDS_PER_CELL" -h 127.0.0.1 \
+  local script=(-b "$2")
+  [ "$2" != connect ] || script=(-C -b select-only)
+  out="$(pgbench -n "${script[@]}" -M "$3" -c "$4" -j "$jobs" -T "$SECONDS_PER_CELL" -h 127.0.0.1 \
     -p "$1" -U "$5" bench 2>&1)" || { echo "pgbench failed: $out" >&2; echo "0 0 0"; return; }
   [ -z "${6:-}" ] || after="$(cpu_ticks "$6")"
   tps="$(sed -nE 's/^tps = ([0-9.]+) .*/\1/p' <<<"$out" | tail -n 1)"
