@@ -35,6 +35,16 @@
 # queries never call it); --no-preload leaves it to each session's first
 # masked statement (2-3 ms on a new session on this VM, bench/README.md "Stop 66").
 #
+# With --first-statement N, only a new session's first `SELECT * ... LIMIT
+# 1000` is measured, taken apart for each mode: N new sessions per cell,
+# cells interleaved, each cell the median (min-max) of the statement's
+# duration inside its backend (log_min_duration_statement: parsing to the
+# last row sent, no connection set-up) for the plain query directly (as
+# postgres, and as analyst with the restricted settings), kanon's rewritten
+# text sent directly as analyst (taken from the server's log), the same
+# without the catalog guard, with the masks replaced by `true` (inline
+# modes), and the plain query through kanon.
+#
 # Needs a Release build in build/ (scripts/build.sh).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,6 +56,7 @@ CLIENTS=0
 DURATION=30
 SERIAL_AT=""
 PRELOAD=1
+FIRST=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --copies) COPIES="$2"; shift 2 ;;
@@ -56,6 +67,7 @@ while [ $# -gt 0 ]; do
     --duration) DURATION="$2"; shift 2 ;;
     --serial-masks-at) SERIAL_AT="$2"; shift 2 ;;
     --no-preload) PRELOAD=0; shift ;;
+    --first-statement) FIRST="$2"; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -152,6 +164,13 @@ QUERIES=(
   # once (ASIDE: shown, not in the median).
   'ASIDE WITH d AS (SELECT age, sex FROM :tbl) SELECT d.sex, count(*) FROM d WHERE d.age = 39 GROUP BY 1'
 )
+
+if [ "$FIRST" -gt 0 ]; then
+  # shellcheck source=bench/first_statement.sh
+  source "$ROOT/bench/first_statement.sh"
+  first_statement_table
+  exit 0
+fi
 
 PM_PID="$(head -1 "$KANON_PG_DIR/data/postmaster.pid")"
 HZ="$(getconf CLK_TCK)"
