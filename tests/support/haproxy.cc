@@ -19,15 +19,7 @@
 namespace kanon::testing {
 
 std::string haproxy_executable() {
-  std::string dirs = "/usr/sbin:/usr/local/sbin";
-  if (const char* path = std::getenv("PATH")) dirs = std::string(path) + ":" + dirs;
-  std::istringstream in(dirs);
-  std::string dir;
-  while (std::getline(in, dir, ':')) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/haproxy";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
+  return find_executable("haproxy");
 }
 
 std::string http_get(uint16_t port, const std::string& path) {

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "tests/support/kanon_proxy.h"
@@ -15,15 +14,7 @@
 namespace kanon::testing {
 
 std::string pgbouncer_executable() {
-  std::string dirs = "/usr/sbin:/usr/local/sbin";
-  if (const char* path = std::getenv("PATH")) dirs = std::string(path) + ":" + dirs;
-  std::istringstream in(dirs);
-  std::string dir;
-  while (std::getline(in, dir, ':')) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/pgbouncer";
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
+  return find_executable("pgbouncer");
 }
 
 PgBouncer::PgBouncer(uint16_t kanon_port, const std::vector<std::string>& users) {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -154,6 +155,18 @@ int ChildProcess::signal_and_wait(int signo, int seconds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return decode_status(status_);
+}
+
+std::string find_executable(const std::string& name) {
+  std::string dirs = "/usr/sbin:/usr/local/sbin";
+  if (const char* path = std::getenv("PATH")) dirs = std::string(path) + ":" + dirs;
+  std::istringstream in(dirs);
+  std::string dir;
+  while (std::getline(in, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
 }
 
 std::string read_file(const std::string& path) {

@@ -45,6 +45,10 @@ class ChildProcess {
   bool reaped_ = false;
 };
 
+// Where the executable `name` is: the first directory of PATH, then
+// /usr/sbin and /usr/local/sbin, that holds it; "" when none does.
+std::string find_executable(const std::string& name);
+
 // The whole text of a file ("" if missing).
 std::string read_file(const std::string& path);
 
