@@ -37,6 +37,10 @@ PgBouncer::PgBouncer(uint16_t kanon_port, const std::vector<std::string>& users)
         << "auth_type = trust\n"
         << "auth_file = " << dir_ << "/userlist.txt\n"
         << "pool_mode = session\n"
+        // One server connection per login: a client waits for it while
+        // PgBouncer resets it after the previous client, and then gets it
+        // (with more, a quick next client may get a new one instead).
+        << "default_pool_size = 1\n"
         << "logfile = " << dir_ << "/pgbouncer.log\n";
   }
   // pgbouncer will not run as root: it switches to postgres (-u), which

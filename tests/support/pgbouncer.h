@@ -1,9 +1,10 @@
 // PgBouncer: Debian's pgbouncer started for a test in front of kanon, as
 // docs/operations.md describes it: session pooling (PgBouncer's default
-// `server_reset_query = DISCARD ALL` between clients), trust for the listed
-// logins, and one database entry `postgres` that points at kanon without a
-// forced user, so each client's own login reaches kanon. Logs to a file in
-// its temporary directory; stopped on destruction.
+// `server_reset_query = DISCARD ALL` between clients) with one server
+// connection per login (a login's clients take turns on it), trust for the
+// listed logins, and one database entry `postgres` that points at kanon
+// without a forced user, so each client's own login reaches kanon. Logs to
+// a file in its temporary directory; stopped on destruction.
 #pragma once
 
 #include <cstdint>
