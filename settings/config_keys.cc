@@ -148,7 +148,10 @@ const std::vector<ConfigKey> kKeys = {
    [](const Input& in, C& c) { c.listen.host = text(in); }},
   {"listen.port", "where clients connect: port", "6432",
    [](const Input& in, C& c) { c.listen.port = static_cast<uint16_t>(integer(in, 1, 65535)); }},
-  {"backend.host", "the PostgreSQL server: address", "127.0.0.1",
+  {"backend.host",
+   "the PostgreSQL server: an IP address (used as it is), or a host name (resolved for every "
+   "session and cancel request)",
+   "127.0.0.1",
    [](const Input& in, C& c) { c.backend.host = text(in); }},
   {"backend.port", "the PostgreSQL server: port", "5432",
    [](const Input& in, C& c) { c.backend.port = static_cast<uint16_t>(integer(in, 1, 65535)); }},
