@@ -66,6 +66,9 @@ struct PreparedEntry {
   // transaction_control): a Bind or Execute of it may go after
   // kReadInvalidations (Session::read_before).
   bool runs = true;
+  // The server holds it but kanon could not decide its text when it was
+  // prepared: every use is stale (rules::kStalePrepared), never unknown.
+  bool undecided = false;
 };
 
 enum class Space { kStatement, kPortal };

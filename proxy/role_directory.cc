@@ -78,9 +78,15 @@ std::string oid_array(const std::vector<uint32_t>& oids) {
   return s + "}";
 }
 
-// What a verdict was decided for: the policy version and the three lists.
+// What a verdict was decided for: the policy version and the three lists
+// (as oid_array() spells them).
+std::string verdict_key(uint64_t version, const std::string& read, const std::string& written,
+                        const std::string& definer) {
+  return fmt::format("{}|{}|{}|{}", version, read, written, definer);
+}
+
 std::string verdict_key(const rewriter::PrivilegePaths& paths, uint64_t version) {
-  return fmt::format("{}|{}|{}|{}", version, oid_array(paths.read), oid_array(paths.written),
+  return verdict_key(version, oid_array(paths.read), oid_array(paths.written),
                      oid_array(paths.definer));
 }
 
@@ -99,7 +105,7 @@ std::optional<bool> RoleDirectory::reads_nothing_protected(const std::string& lo
                                                            uint64_t version) {
   const std::string read = oid_array(paths.read), write = oid_array(paths.written),
                     definer = oid_array(paths.definer);
-  const std::string key = verdict_key(paths, version);
+  const std::string key = verdict_key(version, read, write, definer);
   const std::lock_guard lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   if (auto cached = fresh_verdict(login, key, now)) return cached;

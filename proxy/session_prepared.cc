@@ -4,8 +4,9 @@
 // decides the client's text again: the same text sent passes; otherwise a
 // Bind prepares a Parse's statement again (Close + Parse before it, their
 // answers swallowed), and EXECUTE, FETCH, MOVE, a Bind of a PREPARE'd
-// statement and an Execute are denied (stale-prepared-statement), as is
-// any name kanon does not know.
+// statement and an Execute are denied (stale-prepared-statement); a name
+// kanon holds nothing of is refused with PostgreSQL's SQLSTATE for a name
+// that does not exist (unknown-prepared-statement, unknown-cursor).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -72,6 +73,24 @@ StatementGate::Use undecodable(StatementGate::Use& use, const char* message) {
   use.denial = rewriter::make_denial(rewriter::rules::kMalformedMessage,
                                      fmt::format("a {} message kanon cannot decode", message));
   return use;
+}
+
+// A name kanon holds nothing of: not passed (the server could hold anything
+// under it), answered as PostgreSQL answers a name it does not hold.
+rewriter::RewriteResult absent(Space space, std::string_view name) {
+  return space == Space::kStatement
+             ? rewriter::make_denial(rewriter::rules::kUnknownStatement,
+                                     fmt::format("prepared statement \"{}\" does not exist", name))
+             : rewriter::make_denial(rewriter::rules::kUnknownCursor,
+                                     fmt::format("cursor \"{}\" does not exist", name));
+}
+
+// What the server holds under a name whose text kanon could not decide when
+// it was prepared: every use is stale.
+PreparedEntry undecided_entry() {
+  PreparedEntry e;
+  e.undecided = true;
+  return e;
 }
 
 Change removal(Space space, std::string name, bool all = false) {
@@ -178,9 +197,10 @@ std::optional<PreparedEntry> Session::entry_now(std::string_view text, bool sql_
 
 std::optional<rewriter::RewriteResult> Session::check_use(
     Space space, const std::string& name, const std::vector<const PreparedEntry*>& candidates) {
-  if (candidates.empty()) return stale(space, name);
+  if (candidates.empty()) return absent(space, name);
   const DecidedAt now = decided_now();
   for (const PreparedEntry* c : candidates) {
+    if (c->undecided) return stale(space, name);
     if (c->decided == now) continue;
     std::string sent;
     if (c->text.empty() || !allowed(decide_again(*c, sent)) || sent != c->sent)
@@ -211,7 +231,7 @@ std::optional<rewriter::RewriteResult> Session::track_names(
     for (auto it = earlier.rbegin(); it != earlier.rend(); ++it) {
       if (it->space != space) continue;
       if (it->op == Change::Op::kRemoveAll || (it->op == Change::Op::kRemove && it->name == name))
-        return std::optional(stale(space, name));
+        return std::optional(absent(space, name));
       if (it->op == Change::Op::kAdd && it->name == name)
         return check_use(space, name, {&it->entry});
     }
@@ -245,7 +265,10 @@ std::optional<rewriter::RewriteResult> Session::track_names(
         entry->hold = st.cursor_hold;
         list.push_back(addition(space, st.object_name, std::move(*entry)));
       } else {
-        list.push_back(removal(space, st.object_name));
+        auto held = undecided_entry();
+        held.sql_level = true;
+        held.hold = st.cursor_hold;
+        list.push_back(addition(space, st.object_name, std::move(held)));
       }
     } else if (st.kind == rewriter::StatementKind::kDeallocate) {
       list.push_back(removal(Space::kStatement, st.object_name, st.object_name.empty()));
@@ -279,6 +302,8 @@ void Session::track_decided(std::string_view text, const char* protocol,
       if (track_names(text, unused, &runs_names)) runs_names = true;
       entry->runs_names = runs_names;
       list.push_back(addition(Space::kStatement, "", std::move(*entry)));
+    } else {
+      list.push_back(addition(Space::kStatement, "", undecided_entry()));
     }
     staged_.push_back({wire::frontend::kParse, one(std::move(list))});
     return;
@@ -340,13 +365,17 @@ StatementGate::Use Session::use_prepared(const wire::Frame& frame) {
   const std::string& portal = bind.value().portal;
   const auto candidates = registry_.candidates(Space::kStatement, name);
   if (candidates.empty()) {
-    use.denial = stale(Space::kStatement, name);
+    use.denial = absent(Space::kStatement, name);
     return use;
   }
   const DecidedAt now = decided_now();
   std::optional<rewriter::RewriteResult> again;  // the differing decision
   std::string again_sent;
   for (const PreparedEntry* c : candidates) {
+    if (c->undecided) {
+      use.denial = stale(Space::kStatement, name);
+      return use;
+    }
     if (c->decided == now) continue;
     std::string sent;
     auto result = c->text.empty() ? stale(Space::kStatement, name) : decide_again(*c, sent);

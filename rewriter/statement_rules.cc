@@ -139,8 +139,17 @@ const Rule kMalformedMessage{"malformed-message", "the message could not be deco
                              sqlstate::kProtocolViolation};
 const Rule kStalePrepared{"stale-prepared-statement",
                           "the prepared statement or cursor was decided under an older policy "
-                          "or catalog, or kanon did not see it prepared; prepare or declare it "
-                          "again"};
+                          "or catalog, or kanon could not decide it when it was prepared; "
+                          "prepare or declare it again"};
+const Rule kUnknownStatement{"unknown-prepared-statement",
+                             "kanon holds no prepared statement of that name in this session "
+                             "(none was prepared through kanon, or it was deallocated)",
+                             sqlstate::kInvalidSqlStatementName};
+const Rule kUnknownCursor{"unknown-cursor",
+                          "kanon holds no cursor or portal of that name in this session (none "
+                          "was declared or bound through kanon, or it was closed or ended with "
+                          "its transaction)",
+                          sqlstate::kInvalidCursorName};
 const Rule kAuditUnavailable{"audit-unavailable",
                              "restricted statements are refused while kanon cannot write its "
                              "audit trail"};

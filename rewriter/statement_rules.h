@@ -100,9 +100,15 @@ extern const Rule kClientEncoding;
 extern const Rule kCatalogGuard;
 extern const Rule kMalformedMessage;
 // A prepared statement, cursor or portal decided under an older policy
-// snapshot whose decision now differs, or one kanon never saw prepared
-// (proxy/prepared_registry.h).
+// snapshot whose decision now differs, or one whose text kanon could not
+// decide when it was prepared (proxy/prepared_registry.h).
 extern const Rule kStalePrepared;
+// A use of a name kanon holds no statement (26000), cursor or portal
+// (34000) of: never prepared through kanon, or removed since. Never passed
+// to the server (it could hold anything); PostgreSQL's own SQLSTATE, so
+// that a driver prepares it again as it would after a DISCARD ALL.
+extern const Rule kUnknownStatement;
+extern const Rule kUnknownCursor;
 // The audit trail cannot take records (a sink is down or the queue is full)
 // and audit.on_failure is deny.
 extern const Rule kAuditUnavailable;

@@ -113,6 +113,15 @@ void check_denied(const Outcome& o) {
   CHECK_FALSE(raw(o.rows));
 }
 
+// A name kanon holds nothing of: refused (never passed) with PostgreSQL's
+// SQLSTATE for a name that does not exist, so that a driver prepares again.
+void check_unknown(const Outcome& o, const std::string& sqlstate, const std::string& rule) {
+  CHECK(o.sqlstate == sqlstate);
+  CHECK_MESSAGE(o.message.find("does not exist (kanon rule " + rule + ")") != std::string::npos,
+                o.message);
+  CHECK_FALSE(raw(o.rows));
+}
+
 void check_masked(const Outcome& o) {
   CHECK_MESSAGE(o.sqlstate.empty(), o.message);
   CHECK(!o.rows.empty());
@@ -208,9 +217,9 @@ TEST_CASE("prepared: SQL PREPARE before RELOAD, EXECUTE after is denied; prepare
   CHECK(plain.rows.find("Result") != std::string::npos);
   // In one message: prepared, executed, removed.
   check_masked(run(c, "DEALLOCATE ALL; PREPARE p AS " + kRead + "; EXECUTE p"));
-  check_denied(run(c, "DEALLOCATE p; EXECUTE p"));
+  check_unknown(run(c, "DEALLOCATE p; EXECUTE p"), "26000", "unknown-prepared-statement");
   // A name kanon never saw prepared is not passed.
-  check_denied(run(c, "EXECUTE never_prepared"));
+  check_unknown(run(c, "EXECUTE never_prepared"), "26000", "unknown-prepared-statement");
   check_usable(c);
 }
 
@@ -280,6 +289,17 @@ TEST_CASE("prepared: the unnamed statement and a suspended portal") {
   const std::string after = w.query(kRead);
   CHECK(types(after).find('E') == std::string::npos);
   CHECK_FALSE(raw(after));
+  // Names kanon holds nothing of: a Bind of a statement and an Execute of a
+  // portal get PostgreSQL's SQLSTATEs, and the session goes on.
+  w.send(wire::Bind{"", "never_parsed", {}, {}, {}}, wire::Execute{"", 0}, wire::Sync{});
+  const std::string no_statement = w.until_ready();
+  CHECK(types(no_statement) == "E:26000 Z");
+  CHECK(no_statement.find("unknown-prepared-statement") != std::string::npos);
+  w.send(wire::Execute{"never_bound", 0}, wire::Sync{});
+  const std::string no_portal = w.until_ready();
+  CHECK(types(no_portal) == "E:34000 Z");
+  CHECK(no_portal.find("unknown-cursor") != std::string::npos);
+  CHECK_FALSE(raw(w.query(kRead)));
 }
 
 // A Bind kanon cannot decode (a format code of 2) is one PostgreSQL may still
@@ -360,7 +380,8 @@ TEST_CASE("prepared: cursors declared before RELOAD are not fetched after it") {
   REQUIRE(run(c, "ROLLBACK").sqlstate.empty());
   check_denied(run(c, "FETCH 3 FROM held"));
   check_denied(run(c, "MOVE 1 IN held"));
-  check_denied(run(c, "FETCH 1 FROM cur"));  // ended with its transaction: unknown
+  // Ended with its transaction: kanon holds nothing of it.
+  check_unknown(run(c, "FETCH 1 FROM cur"), "34000", "unknown-cursor");
   REQUIRE(run(c, "CLOSE held").sqlstate.empty());
   REQUIRE(run(c, "DECLARE held CURSOR WITH HOLD FOR " + kRead).sqlstate.empty());
   check_masked(run(c, "FETCH ALL FROM held"));
