@@ -48,8 +48,9 @@ std::string policy_path() {
 }
 
 // public.prep_items is always protected; public.people when `people` (its
-// `exempt` list then names `exempt` too).
-void write_policy(bool people, const std::string& exempt = "postgres") {
+// `exempt` list then names `exempt` too, and its allowed_functions `allowed`).
+void write_policy(bool people, const std::string& exempt = "postgres",
+                  const std::string& allowed = "") {
   std::ofstream out(policy_path());
   out << "tables:\n"
          "  - table: public.prep_items\n"
@@ -66,6 +67,7 @@ void write_policy(bool people, const std::string& exempt = "postgres") {
         << exempt
         << "]\n"
            "    refresh: 1h\n";
+  if (people && !allowed.empty()) out << "    allowed_functions: [" << allowed << "]\n";
 }
 
 struct Fixture {
@@ -89,8 +91,8 @@ Fixture& fixture() {
 
 // Rewrites the policy file, RELOADs, and waits until a new session reads
 // public.people as the policy says.
-void reload(bool people, const std::string& exempt = "postgres") {
-  write_policy(people, exempt);
+void reload(bool people, const std::string& exempt = "postgres", const std::string& allowed = "") {
+  write_policy(people, exempt, allowed);
   {
     pqxx::connection admin(fixture().proxy->conninfo("postgres", "kanon"));
     pqxx::nontransaction tx(admin);
@@ -387,6 +389,43 @@ TEST_CASE("prepared: cursors declared before RELOAD are not fetched after it") {
   check_masked(run(c, "FETCH ALL FROM held"));
   REQUIRE(run(c, "CLOSE ALL").sqlstate.empty());
   check_usable(c);
+}
+
+// A cursor the server holds but kanon never saw declared: one a function
+// declared inside the session (a LANGUAGE sql function an administrator
+// wrote and listed under allowed_functions, its result being nothing; its
+// DECLARE runs in the analyst's session). kanon decided the call, not the
+// cursor's query, so the cursor holds raw rows of a protected table: it is
+// never fetched or moved through kanon (unknown-cursor, PostgreSQL's
+// SQLSTATE for a cursor that does not exist), and CLOSE, which reads
+// nothing, still reaches the server.
+TEST_CASE("prepared: a cursor a function declared, unseen by kanon, is never fetched") {
+  fixture();
+  auto& pg = PgSandbox::shared();
+  pg.psql(
+      "CREATE OR REPLACE FUNCTION public.prep_open_cursor() RETURNS void LANGUAGE sql AS "
+      "$$DECLARE unseen CURSOR WITH HOLD FOR SELECT occupation, city, state, name "
+      "FROM public.people ORDER BY id$$");
+  pg.psql("GRANT EXECUTE ON FUNCTION public.prep_open_cursor() TO analyst");
+  reload(true, "postgres", "public.prep_open_cursor");
+  pqxx::connection c(fixture().proxy->conninfo("analyst"));
+  const Outcome call = run(c, "SELECT public.prep_open_cursor()");
+  CAPTURE(call.message);
+  CHECK_FALSE(raw(call.rows));
+  if (call.sqlstate.empty()) {
+    // The server holds the cursor (kanon holds nothing of it).
+    CHECK(run(c, "SELECT name FROM pg_cursors WHERE name = 'unseen'").rows == "unseen|\n");
+    check_unknown(run(c, "FETCH ALL FROM unseen"), "34000", "unknown-cursor");
+    check_unknown(run(c, "MOVE 1 IN unseen"), "34000", "unknown-cursor");
+    check_unknown(run(c, "SELECT 1; FETCH 1 FROM unseen"), "34000", "unknown-cursor");
+    CHECK(run(c, "CLOSE unseen").sqlstate.empty());
+    CHECK(run(c, "SELECT count(*) FROM pg_cursors WHERE name = 'unseen'").rows == "0|\n");
+  } else {
+    FAIL_CHECK("the call was refused: ", call.message);
+  }
+  check_usable(c);
+  reload(true);
+  pg.psql("DROP FUNCTION public.prep_open_cursor()");
 }
 
 TEST_CASE("prepared: a RELOAD that leaves the decision alone passes; unprotected prepares again") {
