@@ -76,13 +76,13 @@ StatementGate::Use undecodable(StatementGate::Use& use, const char* message) {
 }
 
 // A name kanon holds nothing of: not passed (the server could hold anything
-// under it), answered as PostgreSQL answers a name it does not hold.
+// under it), with PostgreSQL's SQLSTATE for a name it does not hold.
 rewriter::RewriteResult absent(Space space, std::string_view name) {
   return space == Space::kStatement
              ? rewriter::make_denial(rewriter::rules::kUnknownStatement,
-                                     fmt::format("prepared statement \"{}\" does not exist", name))
+                                     fmt::format("prepared statement \"{}\"", name))
              : rewriter::make_denial(rewriter::rules::kUnknownCursor,
-                                     fmt::format("cursor \"{}\" does not exist", name));
+                                     fmt::format("cursor \"{}\"", name));
 }
 
 // What the server holds under a name whose text kanon could not decide when

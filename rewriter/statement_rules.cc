@@ -143,12 +143,13 @@ const Rule kStalePrepared{"stale-prepared-statement",
                           "prepare or declare it again"};
 const Rule kUnknownStatement{"unknown-prepared-statement",
                              "kanon holds no prepared statement of that name in this session "
-                             "(none was prepared through kanon, or it was deallocated)",
+                             "(none was prepared through kanon, or it was deallocated), so for "
+                             "kanon it does not exist",
                              sqlstate::kInvalidSqlStatementName};
 const Rule kUnknownCursor{"unknown-cursor",
                           "kanon holds no cursor or portal of that name in this session (none "
                           "was declared or bound through kanon, or it was closed or ended with "
-                          "its transaction)",
+                          "its transaction), so for kanon it does not exist",
                           sqlstate::kInvalidCursorName};
 const Rule kAuditUnavailable{"audit-unavailable",
                              "restricted statements are refused while kanon cannot write its "
